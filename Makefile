@@ -1,0 +1,45 @@
+# Thin wrapper over CMake. `make demo` and `make test` each do the whole
+# set-up on a fresh Debian 12 machine: install what is missing, configure,
+# build, then run.
+
+BUILD ?= build
+JOBS ?= $(shell nproc)
+MIB ?= 512
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+.PHONY: all deps configure build test demo bench asan tsan format clean
+
+all: build
+
+deps:
+	@bash tools/install-deps.sh
+
+configure: deps
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure --timeout 600
+
+demo: build
+	bash examples/demo.sh $(BUILD)/bin/epochrt
+
+bench: build
+	$(BUILD)/bin/checkpoint_bench --mib $(MIB)
+
+# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
+asan:
+	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DCMAKE_BUILD_TYPE=Debug -DEPOCHRT_SANITIZE=ON -DEPOCHRT_BUILD_BENCH=OFF"
+
+# The whole suite under ThreadSanitizer.
+tsan:
+	$(MAKE) test BUILD=build-tsan CMAKE_FLAGS="-DCMAKE_BUILD_TYPE=Debug -DEPOCHRT_TSAN=ON -DEPOCHRT_BUILD_BENCH=OFF"
+
+format:
+	find messages runtime persistence actors tools examples test bench \
+	  -name '*.hpp' -o -name '*.cpp' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD)
