@@ -1,0 +1,108 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/meta/type_name.hpp>
+
+#include "messages/tensor.hpp"
+
+// Records that describe checkpoints: what a node's database holds, what a
+// save or load cost, and which epochs are committed.
+
+namespace epochrt {
+
+/// One blob of a node's checkpoint, as listed in its manifest.
+struct blob_entry {
+  std::string name;
+  dtype type = dtype::f32;
+  std::vector<int64_t> shape;
+  uint64_t bytes = 0;
+  uint64_t digest = 0; // XXH3-64 of the blob's payload
+  uint32_t chunks = 0;
+};
+
+/// The last record written to a node's database; its presence is what makes
+/// the database complete.
+struct manifest {
+  std::string node;
+  int64_t epoch = 0;
+  std::vector<blob_entry> blobs;
+  uint64_t total_bytes = 0;
+  int64_t created_unix_ms = 0;
+};
+
+/// One stored piece of a blob's payload (the BlobChunk record). A blob of n
+/// chunks is stored as chunks 0..n-1; numeric payloads are split into
+/// `data` ranges, a string tensor keeps its elements in `strings`. `digest`
+/// is the XXH3-64 of this chunk's own bytes, so that a flipped byte is found
+/// at the chunk that holds it.
+struct blob_chunk {
+  std::string name;
+  uint32_t index = 0;
+  std::vector<char> data;
+  std::vector<std::string> strings;
+  uint64_t digest = 0;
+};
+
+/// What one node's save or load of one checkpoint cost.
+struct checkpoint_stats {
+  std::string node;
+  std::string db;
+  int64_t duration_us = 0;
+  uint64_t bytes = 0;
+  uint64_t blobs = 0;
+};
+
+/// The durable state kept by the default metadata handler.
+struct checkpoint_metadata {
+  std::string db_prefix;
+  std::vector<std::string> node_names;
+  std::vector<int64_t> committed_epochs; // ascending
+  std::vector<checkpoint_stats> last_stats;
+  std::string last_action;
+  /// The epoch after which a stop condition held, or -1. A job resumed from
+  /// it has nothing left of its epoch loop.
+  int64_t final_epoch = -1;
+};
+
+bool operator==(const blob_entry& x, const blob_entry& y) noexcept;
+bool operator==(const manifest& x, const manifest& y) noexcept;
+bool operator==(const blob_chunk& x, const blob_chunk& y) noexcept;
+bool operator==(const checkpoint_stats& x, const checkpoint_stats& y) noexcept;
+bool operator==(const checkpoint_metadata& x,
+                const checkpoint_metadata& y) noexcept;
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, blob_entry& x) {
+  return f(caf::meta::type_name("epochrt::blob_entry"), x.name, x.type,
+           x.shape, x.bytes, x.digest, x.chunks);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, manifest& x) {
+  return f(caf::meta::type_name("epochrt::manifest"), x.node, x.epoch,
+           x.blobs, x.total_bytes, x.created_unix_ms);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, blob_chunk& x) {
+  return f(caf::meta::type_name("epochrt::blob_chunk"), x.name, x.index,
+           x.data, x.strings, x.digest);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, checkpoint_stats& x) {
+  return f(caf::meta::type_name("epochrt::checkpoint_stats"), x.node, x.db,
+           x.duration_us, x.bytes, x.blobs);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, checkpoint_metadata& x) {
+  return f(caf::meta::type_name("epochrt::checkpoint_metadata"), x.db_prefix,
+           x.node_names, x.committed_epochs, x.last_stats, x.last_action,
+           x.final_epoch);
+}
+
+} // namespace epochrt

@@ -1,0 +1,122 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <caf/meta/type_name.hpp>
+
+#include "messages/tensor.hpp"
+
+// The definition of a job as data. Everything here is a plain value that can
+// be copied, compared, written to a job file and sent to another process:
+// ops are named by type and carry typed arguments, never code.
+
+namespace epochrt {
+
+/// One call of a registered op. Arguments are tensors: a scalar for a
+/// number, flag or string, a 1-D tensor for a list.
+struct op_def {
+  std::string type;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::map<std::string, tensor> args;
+};
+
+/// A list of ops run in order `num_iter` times (Caffe2's ExecutionStep).
+/// When `stop_blob` is set, the step also ends as soon as that blob holds a
+/// true (non-zero) scalar after an iteration; with `num_iter == 0` it then
+/// runs until the blob says stop.
+struct step_def {
+  std::string name;
+  std::vector<op_def> ops;
+  int64_t num_iter = 1;
+  std::string stop_blob;
+};
+
+/// Where a task's blobs live. GLOBAL tasks read and write the node's
+/// workspace. PRIVATE tasks read the node's workspace too, but blobs they
+/// create that the node's workspace does not have are scratch and die with
+/// the task.
+enum class workspace_type : uint8_t { global, private_scratch };
+
+/// Steps run in order on one node. `outputs` are blobs fetched when the task
+/// ends and returned to the job runner.
+struct task_def {
+  std::string name;
+  std::string node;
+  workspace_type workspace = workspace_type::global;
+  std::vector<step_def> steps;
+  std::vector<std::string> outputs;
+};
+
+/// The tasks of one phase; the tasks of a node run concurrently, and nodes
+/// run in parallel.
+struct task_group_def {
+  std::vector<task_def> tasks;
+};
+
+/// The job stops after an epoch in which this output of a task on `node`
+/// is true (non-zero).
+struct stop_condition {
+  std::string node;
+  std::string blob;
+};
+
+/// Caffe2's Job: init runs once from scratch, epoch loops until a stop
+/// condition holds, download runs once after the loop, exit runs last.
+/// An empty `nodes_to_checkpoint` means the nodes of the init group.
+struct job_def {
+  std::string name;
+  task_group_def init_group;
+  task_group_def epoch_group;
+  task_group_def download_group;
+  task_group_def exit_group;
+  std::vector<stop_condition> stop_conditions;
+  std::vector<std::string> nodes_to_checkpoint;
+};
+
+bool operator==(const op_def& x, const op_def& y) noexcept;
+bool operator==(const step_def& x, const step_def& y) noexcept;
+bool operator==(const task_def& x, const task_def& y) noexcept;
+bool operator==(const task_group_def& x, const task_group_def& y) noexcept;
+bool operator==(const stop_condition& x, const stop_condition& y) noexcept;
+bool operator==(const job_def& x, const job_def& y) noexcept;
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, op_def& x) {
+  return f(caf::meta::type_name("epochrt::op_def"), x.type, x.inputs,
+           x.outputs, x.args);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, step_def& x) {
+  return f(caf::meta::type_name("epochrt::step_def"), x.name, x.ops,
+           x.num_iter, x.stop_blob);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_def& x) {
+  return f(caf::meta::type_name("epochrt::task_def"), x.name, x.node,
+           x.workspace, x.steps, x.outputs);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_group_def& x) {
+  return f(caf::meta::type_name("epochrt::task_group_def"), x.tasks);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stop_condition& x) {
+  return f(caf::meta::type_name("epochrt::stop_condition"), x.node, x.blob);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_def& x) {
+  return f(caf::meta::type_name("epochrt::job_def"), x.name, x.init_group,
+           x.epoch_group, x.download_group, x.exit_group, x.stop_conditions,
+           x.nodes_to_checkpoint);
+}
+
+} // namespace epochrt

@@ -1,0 +1,186 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/meta/type_name.hpp>
+
+#include "messages/checkpoint_records.hpp"
+
+// Requests to the job runner actor and to the checkpoint manager actor, which fans them out to the
+// persistence actors of the nodes it manages and gathers the results. An
+// epoch of -1 means "none" where a field says so.
+
+namespace epochrt {
+
+/// A node as the checkpoint manager sees it: its name and the persistence
+/// actor that reads and writes its checkpoints.
+struct node_ref {
+  std::string name;
+  caf::actor persistence;
+};
+
+/// Set the nodes and where their checkpoints go (Caffe2's set_params).
+/// Replies `unit`.
+struct ckpt_set_params {
+  std::vector<std::string> node_names;
+  std::string path_prefix;
+};
+
+/// Bind the managed nodes to their persistence actors and list the blobs
+/// each checkpoint will hold — from the workspaces, or from the checkpoints
+/// of `retrieve_from_epoch` when it is not -1. Replies `ckpt_result`.
+struct ckpt_init {
+  std::vector<node_ref> nodes;
+  int64_t retrieve_from_epoch = -1;
+  std::string path_prefix;
+};
+
+/// Save every node's checkpoint of `epoch`; with `commit`, record the epoch
+/// as committed once every node succeeded, and with `final` also as the
+/// epoch after which the job stopped. Replies `ckpt_result`.
+struct ckpt_save {
+  int64_t epoch = 0;
+  bool commit = true;
+  bool final = false;
+};
+
+/// Load the checkpoints of `epoch` into the nodes' workspaces: every blob,
+/// or with `partial` only `blob_names` that a checkpoint has. Replies
+/// `ckpt_result`.
+struct ckpt_load {
+  int64_t epoch = 0;
+  std::string path_prefix;
+  std::vector<std::string> blob_names;
+  bool partial = false;
+};
+
+/// Do all nodes' checkpoints of `epoch` exist and are complete (and, with
+/// `verify_data`, intact)? Replies `checkpoint_status`.
+struct ckpt_exists {
+  int64_t epoch = 0;
+  bool verify_data = false;
+};
+
+/// The epoch to resume from: `user_epoch` if committed (an error otherwise),
+/// else the newest committed epoch below `before_epoch` (or the newest of all
+/// when it is -1), else -1. Replies `ckpt_epoch`.
+struct ckpt_resume_epoch {
+  int64_t user_epoch = -1;
+  int64_t before_epoch = -1;
+};
+
+struct ckpt_epoch {
+  int64_t epoch = -1;
+  /// True when the job stopped after `epoch` (see metadata_handler).
+  bool final = false;
+};
+
+/// Record `epoch` as committed. Replies `unit`.
+struct ckpt_write_metadata {
+  int64_t epoch = 0;
+};
+
+/// Hand the stats of the last save or load to the metadata handler under
+/// `action`. Replies `unit`.
+struct ckpt_report {
+  std::string action;
+};
+
+/// Is the checkpoint directory writable (epoch -1), or is `epoch`
+/// committed? Replies `bool`.
+struct ckpt_accessible {
+  int64_t epoch = -1;
+};
+
+/// Start the job (runner). `resume_from_epoch` -1 runs it from scratch;
+/// with `fall_back`, a checkpoint of that epoch that cannot be loaded makes
+/// the runner try the newest committed epoch before it, down to a start
+/// from scratch. Replies `ckpt_epoch` with the last epoch run.
+struct run_job {
+  int64_t resume_from_epoch = -1;
+  bool fall_back = false;
+};
+
+struct ckpt_result {
+  std::vector<checkpoint_stats> stats;
+  std::vector<std::string> node_names;
+  std::vector<std::vector<std::string>> blob_lists; // per node, for init
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_ref& x) {
+  return f(caf::meta::type_name("epochrt::node_ref"), x.name, x.persistence);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_set_params& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_set_params"), x.node_names,
+           x.path_prefix);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_init& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_init"), x.nodes,
+           x.retrieve_from_epoch, x.path_prefix);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_save& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_save"), x.epoch, x.commit,
+           x.final);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_load& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_load"), x.epoch, x.path_prefix,
+           x.blob_names, x.partial);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_exists& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_exists"), x.epoch,
+           x.verify_data);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_resume_epoch& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_resume_epoch"), x.user_epoch,
+           x.before_epoch);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_epoch& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_epoch"), x.epoch, x.final);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_write_metadata& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_write_metadata"), x.epoch);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_report& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_report"), x.action);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_accessible& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_accessible"), x.epoch);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_job& x) {
+  return f(caf::meta::type_name("epochrt::run_job"), x.resume_from_epoch,
+           x.fall_back);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_result& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_result"), x.stats,
+           x.node_names, x.blob_lists);
+}
+
+} // namespace epochrt

@@ -1,0 +1,40 @@
+#include "messages/names.hpp"
+
+namespace epochrt {
+
+namespace {
+
+bool node_char(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+         || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+}
+
+} // namespace
+
+bool valid_node_name(std::string_view name) noexcept {
+  return node_name_problem(name).empty();
+}
+
+std::string node_name_problem(std::string_view name) {
+  if (name.empty())
+    return "a node name must not be empty";
+  if (name.size() > 128)
+    return "a node name must be at most 128 characters";
+  if (name.front() == '.' || name.front() == '-')
+    return "a node name must not start with '.' or '-'";
+  for (char c : name)
+    if (!node_char(c))
+      return "a node name may only contain letters, digits, '_', '.' and '-'";
+  return {};
+}
+
+bool valid_blob_name(std::string_view name) noexcept {
+  if (name.empty() || name.size() > 256)
+    return false;
+  for (char c : name)
+    if (c <= ' ' || c > '~')
+      return false;
+  return true;
+}
+
+} // namespace epochrt

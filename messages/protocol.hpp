@@ -1,0 +1,179 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/meta/type_name.hpp>
+
+#include "messages/checkpoint_records.hpp"
+#include "messages/job_def.hpp"
+#include "messages/tensor.hpp"
+
+// The actor protocol. Every request an actor of epochrt sends is one of these
+// values; its reply is the named response type or a `caf::error`. The type of
+// the request selects the handler, so no atoms are needed.
+
+namespace epochrt {
+
+/// A named tensor.
+struct blob_value {
+  std::string name;
+  tensor value;
+};
+
+/// Node: run these tasks of `group` (all addressed to this node)
+/// concurrently on the node's workspace. Replies `tasks_done`.
+struct run_tasks {
+  std::string group;
+  int64_t epoch = 0;
+  std::vector<task_def> tasks;
+};
+
+/// One output of a finished task.
+struct task_output {
+  std::string task;
+  std::string blob;
+  tensor value;
+};
+
+struct tasks_done {
+  std::string node;
+  std::vector<task_output> outputs;
+};
+
+/// Node: reply `blob_values` with the named blobs of its workspace; an error
+/// names a missing one.
+struct fetch_blobs {
+  std::vector<std::string> names;
+};
+
+struct blob_values {
+  std::vector<blob_value> blobs;
+};
+
+/// Node: store these blobs in its workspace. Replies `unit`.
+struct put_blobs {
+  std::vector<blob_value> blobs;
+};
+
+/// Persistence: list the blobs a checkpoint of this node will hold — the
+/// workspace's blobs when `db` is empty, else the blobs of the checkpoint
+/// at `db`. Replies `blob_names`.
+struct init_checkpoint {
+  std::string node;
+  std::string db;
+};
+
+struct blob_names {
+  std::vector<std::string> names;
+};
+
+/// Persistence: snapshot the named blobs of the workspace and write them as
+/// the checkpoint `db` of `epoch`, manifest last. Replies `checkpoint_stats`.
+struct save_checkpoint {
+  std::string node;
+  int64_t epoch = 0;
+  std::string db;
+  std::vector<std::string> blob_names;
+};
+
+/// Persistence: read blobs of the checkpoint `db` into the workspace, every
+/// digest checked. An empty `blob_names` means every blob of the checkpoint.
+/// With `allow_incomplete`, names the checkpoint lacks are skipped instead of
+/// failing the load. Nothing is written to the workspace unless every blob
+/// read checks out. Replies `checkpoint_stats`.
+struct load_checkpoint {
+  std::string node;
+  int64_t epoch = 0;
+  std::string db;
+  std::vector<std::string> blob_names;
+  bool allow_incomplete = false;
+};
+
+/// Persistence: does the checkpoint `db` exist and is it complete? With
+/// `verify_data`, every digest is checked too. Replies `checkpoint_status`.
+struct check_checkpoint {
+  std::string db;
+  bool verify_data = false;
+};
+
+struct checkpoint_status {
+  bool exists = false;
+  bool complete = false;
+  bool intact = false; // meaningful only when verify_data was asked
+  std::string problem;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, blob_value& x) {
+  return f(caf::meta::type_name("epochrt::blob_value"), x.name, x.value);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_tasks& x) {
+  return f(caf::meta::type_name("epochrt::run_tasks"), x.group, x.epoch,
+           x.tasks);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_output& x) {
+  return f(caf::meta::type_name("epochrt::task_output"), x.task, x.blob,
+           x.value);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, tasks_done& x) {
+  return f(caf::meta::type_name("epochrt::tasks_done"), x.node, x.outputs);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fetch_blobs& x) {
+  return f(caf::meta::type_name("epochrt::fetch_blobs"), x.names);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, blob_values& x) {
+  return f(caf::meta::type_name("epochrt::blob_values"), x.blobs);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_blobs& x) {
+  return f(caf::meta::type_name("epochrt::put_blobs"), x.blobs);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, init_checkpoint& x) {
+  return f(caf::meta::type_name("epochrt::init_checkpoint"), x.node, x.db);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, blob_names& x) {
+  return f(caf::meta::type_name("epochrt::blob_names"), x.names);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, save_checkpoint& x) {
+  return f(caf::meta::type_name("epochrt::save_checkpoint"), x.node, x.epoch,
+           x.db, x.blob_names);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, load_checkpoint& x) {
+  return f(caf::meta::type_name("epochrt::load_checkpoint"), x.node, x.epoch,
+           x.db, x.blob_names, x.allow_incomplete);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, check_checkpoint& x) {
+  return f(caf::meta::type_name("epochrt::check_checkpoint"), x.db,
+           x.verify_data);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, checkpoint_status& x) {
+  return f(caf::meta::type_name("epochrt::checkpoint_status"), x.exists,
+           x.complete, x.intact, x.problem);
+}
+
+} // namespace epochrt
