@@ -1,0 +1,56 @@
+#include "runtime/epoch_limiter.hpp"
+
+#include <string>
+
+#include "runtime/job.hpp"
+#include "runtime/runtime_errc.hpp"
+
+namespace epochrt {
+
+namespace {
+
+bool has_task(const task_group_def& group, const std::string& name) {
+  for (auto& task : group.tasks)
+    if (task.name == name)
+      return true;
+  return false;
+}
+
+} // namespace
+
+caf::error epoch_limiter(job& j, int64_t num_epochs) {
+  if (num_epochs < 1)
+    return make_error(runtime_errc::bad_argument,
+                      "epoch_limiter: num_epochs must be at least 1, got "
+                        + std::to_string(num_epochs));
+  std::string node;
+  if (!j.epoch_group().tasks.empty()) {
+    node = j.epoch_group().tasks.front().node;
+  } else {
+    auto all = j.nodes();
+    if (all.empty())
+      return make_error(runtime_errc::invalid_job,
+                        "epoch_limiter: the job has no task, so no node to "
+                        "count epochs on");
+    node = all.front();
+  }
+  // A unique suffix when the job already has a limiter.
+  std::string suffix;
+  for (int n = 2; has_task(j.init_group(), "epoch_limiter/init" + suffix); ++n)
+    suffix = "_" + std::to_string(n);
+  auto counter = "epoch_limiter/counter" + suffix;
+  auto finished = "epoch_limiter/finished" + suffix;
+  j.add_task(j.init_group(),
+             make_task("epoch_limiter/init" + suffix, node,
+                       {make_op("CreateCounter", {}, {counter},
+                                {{"init_count",
+                                  make_scalar<int64_t>(num_epochs - 1)}})}));
+  j.add_task(j.epoch_group(),
+             make_task("epoch_limiter/countdown" + suffix, node,
+                       {make_op("CountDown", {counter}, {finished})},
+                       {finished}));
+  j.add_stop_condition(node, finished);
+  return caf::none;
+}
+
+} // namespace epochrt

@@ -1,0 +1,43 @@
+#include "runtime/runtime_errc.hpp"
+
+#include <caf/make_message.hpp>
+
+namespace epochrt {
+
+std::string to_string(runtime_errc x) {
+  switch (x) {
+    case runtime_errc::unknown_op:
+      return "unknown_op";
+    case runtime_errc::bad_argument:
+      return "bad_argument";
+    case runtime_errc::missing_blob:
+      return "missing_blob";
+    case runtime_errc::type_mismatch:
+      return "type_mismatch";
+    case runtime_errc::shape_mismatch:
+      return "shape_mismatch";
+    case runtime_errc::invalid_job:
+      return "invalid_job";
+    case runtime_errc::unreadable_file:
+      return "unreadable_file";
+    case runtime_errc::op_failed:
+      return "op_failed";
+  }
+  return "unknown";
+}
+
+caf::error make_error(runtime_errc code, std::string context) {
+  return caf::error{static_cast<uint8_t>(code), runtime_category,
+                    caf::make_message(std::move(context))};
+}
+
+std::string error_text(const caf::error& err) {
+  if (!err)
+    return {};
+  const auto& ctx = err.context();
+  if (ctx.size() == 1 && ctx.match_element<std::string>(0))
+    return ctx.get_as<std::string>(0);
+  return caf::to_string(err);
+}
+
+} // namespace epochrt

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/atom.hpp>
+#include <caf/error.hpp>
+
+namespace epochrt {
+
+/// Errors of the runtime: building, validating and running jobs.
+enum class runtime_errc : uint8_t {
+  /// An op type that the registry does not know.
+  unknown_op = 1,
+  /// An op argument or a definition field that is missing, unknown, of the
+  /// wrong kind or out of range.
+  bad_argument,
+  /// A blob that an op, a step or a task output needs does not exist.
+  missing_blob,
+  /// A blob of the wrong dtype for what reads it.
+  type_mismatch,
+  /// A blob of the wrong shape for what reads it.
+  shape_mismatch,
+  /// A job or task definition that breaks the job model's rules.
+  invalid_job,
+  /// A job file that cannot be read.
+  unreadable_file,
+  /// An op failed for another reason (threw, was cancelled, ...).
+  op_failed,
+};
+
+/// The category of `runtime_errc` in a `caf::error`.
+constexpr caf::atom_value runtime_category = caf::atom("ert_rt");
+
+std::string to_string(runtime_errc x);
+
+/// An error of `runtime_category` whose context is the one string `context`.
+caf::error make_error(runtime_errc code, std::string context = {});
+
+/// The human-readable text of an error: its context string when it is one
+/// (as every error made by `make_error` of epochrt is), otherwise CAF's
+/// rendering of the whole error.
+std::string error_text(const caf::error& err);
+
+} // namespace epochrt

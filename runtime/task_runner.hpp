@@ -1,0 +1,54 @@
+#pragma once
+
+#include <atomic>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "messages/job_def.hpp"
+#include "messages/protocol.hpp"
+#include "messages/tensor.hpp"
+
+namespace epochrt {
+
+class op_registry;
+class workspace;
+
+/// Runs one task to completion on the calling thread and returns its
+/// outputs (one `task_output` per name in `task.outputs`, in that order,
+/// valued after the last step).
+///
+/// Steps run in order. A step runs its ops `num_iter` times; when it has a
+/// `stop_blob`, it also ends after any iteration in which that blob is a
+/// true (non-zero) single element, and with `num_iter == 0` it runs until
+/// then. Every op of the task is validated against `registry` before the
+/// first one runs.
+///
+/// Concurrency: each op runs while holding `ws` locked (and only that op),
+/// so tasks on one workspace may run on several threads at once: they
+/// interleave at op granularity and never race. Blocking ops block the
+/// whole node; ops must be short.
+///
+/// PRIVATE tasks keep blobs they create that `ws` does not have in a
+/// scratch map that dies with the call; reads look there first.
+///
+/// Errors: `invalid_job` (bad step), the registry's error for an invalid
+/// op, `missing_blob` (absent input, stop blob or output), an op's own
+/// error, `op_failed` for an op that threw or for cancellation. The context
+/// names the task, the step, the op's index and type, then the cause:
+/// "task 'read', step 0 'main', op 2 'Add': shapes [3] and [4] differ ...".
+/// Blobs the task wrote before an error stay written.
+///
+/// `cancel`, when given, is polled before every op: once it is true, the
+/// task stops with `op_failed` ("cancelled"). It must outlive the call.
+caf::expected<std::vector<task_output>>
+run_task(const task_def& task, workspace& ws, const op_registry& registry,
+         const std::atomic<bool>* cancel = nullptr);
+
+/// The truth of a stop blob or stop condition: a single-element numeric or
+/// bool tensor (of any shape holding one element) that is not
+/// zero. Fails with `type_mismatch` for strings and tensors of more or
+/// fewer than one element.
+caf::expected<bool> truth_value(const tensor& x);
+
+} // namespace epochrt

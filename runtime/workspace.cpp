@@ -1,0 +1,158 @@
+#include "runtime/workspace.hpp"
+
+#include <atomic>
+
+#include "runtime/runtime_errc.hpp"
+
+namespace epochrt {
+
+namespace {
+
+// True when the map's pointer is the only owner of its tensor, so that the
+// tensor may be written in place. Precondition: the workspace is locked.
+//
+// Why use_count() is safe here: every new owner of a stored tensor is made
+// under the workspace's lock (get, snapshot), and an outside owner can only
+// copy its pointer, never create one from nothing. So while we hold the
+// lock the count can only go down, never from 1 up: reading 1 proves no one
+// else holds it. Reading a stale higher count only costs a needless clone.
+//
+// An outside owner that dropped its pointer may have read the tensor just
+// before; its decrement is a release, and our write must happen after its
+// reads. use_count() is a relaxed load, so we pair it with an acquire
+// fence. ThreadSanitizer does not model fences, so under TSan we copy the
+// pointer instead: that increment is an acquire-release read-modify-write
+// on the same counter in libstdc++, which TSan does see.
+bool sole_owner(std::shared_ptr<tensor>& ptr) {
+#if defined(__SANITIZE_THREAD__)
+  auto probe = ptr;
+  bool result = probe.use_count() == 2;
+  probe.reset();
+  return result;
+#else
+  if (ptr.use_count() != 1)
+    return false;
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return true;
+#endif
+}
+
+} // namespace
+
+workspace::blob_ptr workspace::get(std::string_view name) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = blobs_.find(name);
+  if (i == blobs_.end())
+    return nullptr;
+  return i->second;
+}
+
+bool workspace::has(std::string_view name) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return blobs_.count(name) > 0;
+}
+
+void workspace::set(std::string name, tensor value) {
+  auto ptr = std::make_shared<tensor>(std::move(value));
+  std::lock_guard<std::mutex> guard{mtx_};
+  blobs_.insert_or_assign(std::move(name), std::move(ptr));
+}
+
+void workspace::set_all(std::vector<std::pair<std::string, tensor>> values) {
+  // Allocate outside the lock; only pointer swaps happen inside it.
+  std::vector<std::pair<std::string, std::shared_ptr<tensor>>> ptrs;
+  ptrs.reserve(values.size());
+  for (auto& [name, value] : values)
+    ptrs.emplace_back(std::move(name),
+                      std::make_shared<tensor>(std::move(value)));
+  std::lock_guard<std::mutex> guard{mtx_};
+  for (auto& [name, ptr] : ptrs)
+    blobs_.insert_or_assign(std::move(name), std::move(ptr));
+}
+
+void workspace::erase(std::string_view name) {
+  std::shared_ptr<tensor> dropped; // freed after unlocking
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = blobs_.find(name);
+  if (i != blobs_.end()) {
+    dropped = std::move(i->second);
+    blobs_.erase(i);
+  }
+}
+
+std::vector<std::string> workspace::names() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  std::vector<std::string> result;
+  result.reserve(blobs_.size());
+  for (auto& kvp : blobs_)
+    result.push_back(kvp.first);
+  return result;
+}
+
+size_t workspace::blob_count() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return blobs_.size();
+}
+
+caf::expected<std::vector<workspace::named_blob>>
+workspace::snapshot(const std::vector<std::string>& names) const {
+  std::vector<named_blob> result;
+  result.reserve(names.size());
+  std::lock_guard<std::mutex> guard{mtx_};
+  for (auto& name : names) {
+    auto i = blobs_.find(name);
+    if (i == blobs_.end())
+      return make_error(runtime_errc::missing_blob,
+                        "snapshot: blob '" + name + "' does not exist");
+    result.emplace_back(name, i->second);
+  }
+  return result;
+}
+
+std::vector<workspace::named_blob> workspace::snapshot_all() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  std::vector<named_blob> result;
+  result.reserve(blobs_.size());
+  for (auto& kvp : blobs_)
+    result.emplace_back(kvp.first, kvp.second);
+  return result;
+}
+
+// -- access -------------------------------------------------------------------
+
+workspace::access::access(workspace& ws) : guard_(ws.mtx_), ws_(&ws) {
+  // nop
+}
+
+const tensor* workspace::access::find(std::string_view name) const {
+  auto i = ws_->blobs_.find(name);
+  return i != ws_->blobs_.end() ? i->second.get() : nullptr;
+}
+
+bool workspace::access::has(std::string_view name) const {
+  return ws_->blobs_.count(name) > 0;
+}
+
+tensor& workspace::access::mutable_blob(const std::string& name) {
+  auto i = ws_->blobs_.find(name);
+  if (i == ws_->blobs_.end()) {
+    auto ptr = std::make_shared<tensor>(make_scalar<float>(0));
+    i = ws_->blobs_.emplace(name, std::move(ptr)).first;
+  } else if (!sole_owner(i->second)) {
+    // Replacing our pointer leaves the shared tensor to its other owners.
+    i->second = std::make_shared<tensor>(*i->second);
+  }
+  return *i->second;
+}
+
+void workspace::access::put(const std::string& name, tensor value) {
+  auto i = ws_->blobs_.find(name);
+  if (i == ws_->blobs_.end())
+    ws_->blobs_.emplace(name, std::make_shared<tensor>(std::move(value)));
+  else if (sole_owner(i->second))
+    *i->second = std::move(value); // reuses the control block
+  else
+    i->second = std::make_shared<tensor>(std::move(value));
+}
+
+} // namespace epochrt

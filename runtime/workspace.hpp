@@ -1,0 +1,120 @@
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "messages/tensor.hpp"
+
+namespace epochrt {
+
+/// The GLOBAL blobs of one node: what lives across task groups and epochs
+/// and what a checkpoint saves.
+///
+/// Thread safety: every member function may be called from any thread at
+/// any time; one mutex guards the blob map. Ops do not call these functions:
+/// a task runs each op while holding an `access` (the same mutex), so
+/// concurrent tasks on one node interleave at op granularity and never race.
+///
+/// Copy-on-write: blobs are held by `std::shared_ptr`. `get` and `snapshot`
+/// hand out shared pointers to the stored tensors, never copies, and a
+/// tensor that anyone outside the map still holds is never written again:
+/// `access::mutable_blob` clones it first and `set` replaces the pointer.
+/// So a snapshot is a copy of pointers, stays unchanged forever, and can be
+/// persisted in the background while the next epoch runs.
+///
+/// Not copyable or movable: the owner (a node) keeps it in place.
+class workspace {
+public:
+  using blob_ptr = std::shared_ptr<const tensor>;
+  using named_blob = std::pair<std::string, blob_ptr>;
+
+  workspace() = default;
+  workspace(const workspace&) = delete;
+  workspace& operator=(const workspace&) = delete;
+
+  /// The current value of `name`, or null when absent. The tensor behind
+  /// the pointer never changes.
+  blob_ptr get(std::string_view name) const;
+
+  bool has(std::string_view name) const;
+
+  /// Stores `value` as `name`, replacing any previous blob (which stays
+  /// intact for whoever still holds it).
+  void set(std::string name, tensor value);
+
+  /// Stores every pair in one critical section: no reader sees a mix of old
+  /// and new values. A later pair wins over an earlier one of the same name.
+  void set_all(std::vector<std::pair<std::string, tensor>> values);
+
+  /// Removes `name`; no effect when absent.
+  void erase(std::string_view name);
+
+  /// The names of all blobs, sorted.
+  std::vector<std::string> names() const;
+
+  size_t blob_count() const;
+
+  /// Consistent, immutable views of the named blobs, taken in one critical
+  /// section, in the order of `names`. Fails with `missing_blob` naming the
+  /// first absent blob.
+  caf::expected<std::vector<named_blob>>
+  snapshot(const std::vector<std::string>& names) const;
+
+  /// A snapshot of every blob, sorted by name.
+  std::vector<named_blob> snapshot_all() const;
+
+  /// Exclusive access to the blobs for the duration of one op. Holds the
+  /// workspace's mutex from construction to destruction, so keep it short
+  /// and never call the workspace's own member functions while holding it
+  /// (they would deadlock).
+  ///
+  /// Pointers and references it returns are valid only while the access
+  /// lives and until the same blob is written again through it.
+  class access {
+  public:
+    explicit access(workspace& ws);
+    access(const access&) = delete;
+    access& operator=(const access&) = delete;
+
+    /// The blob `name`, or null when absent.
+    const tensor* find(std::string_view name) const;
+
+    bool has(std::string_view name) const;
+
+    /// A writable reference to `name`, created as a f32 scalar 0 when
+    /// absent. When anyone outside the map holds the tensor (a snapshot, a
+    /// `get`), it is cloned first, so their view never changes.
+    tensor& mutable_blob(const std::string& name);
+
+    /// Stores `value` as `name` without cloning the previous value.
+    void put(const std::string& name, tensor value);
+
+  private:
+    std::unique_lock<std::mutex> guard_;
+    workspace* ws_;
+  };
+
+  /// Runs `f(access&)` with the workspace locked and returns its result.
+  template <class F>
+  decltype(auto) with_lock(F&& f) {
+    access acc{*this};
+    return std::forward<F>(f)(acc);
+  }
+
+private:
+  // Mutable tensors inside; shared out only as pointers to const.
+  using map_type = std::map<std::string, std::shared_ptr<tensor>, std::less<>>;
+
+  mutable std::mutex mtx_;
+  map_type blobs_;
+};
+
+} // namespace epochrt

@@ -1,0 +1,116 @@
+#include "runtime/op_registry.hpp"
+
+#include "runtime/op_context.hpp"
+#include "test_util.hpp"
+
+using namespace epochrt;
+using namespace epochrt::test;
+
+namespace {
+
+// A host op: out = x * factor + node name length (to see node()).
+op_schema scale_op() {
+  op_schema schema;
+  schema.type = "Scale";
+  schema.doc = "out = x * factor";
+  schema.min_inputs = schema.max_inputs = 1;
+  schema.min_outputs = schema.max_outputs = 1;
+  schema.args = {{"factor", arg_kind::number, true, "the factor"},
+                 {"tags", arg_kind::string_list, false, "ignored"}};
+  schema.fn = [](op_context& ctx) -> caf::error {
+    auto& x = ctx.input(0);
+    if (x.type != dtype::f64)
+      return ctx.fail(runtime_errc::type_mismatch, "needs f64");
+    tensor out = x;
+    for (size_t i = 0; i < out.element_count(); ++i)
+      out.values<double>()[i] *= ctx.number_arg("factor");
+    ctx.set_output(0, std::move(out));
+    ctx.output(0); // in place access of an existing output is fine
+    return caf::none;
+  };
+  return schema;
+}
+
+std::string validation_text(const op_registry& reg, const op_def& op) {
+  return error_text(reg.validate(op));
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(op_registry_suite)
+
+BOOST_AUTO_TEST_CASE(a_host_registered_custom_op_runs) {
+  op_registry reg;
+  add_builtin_ops(reg);
+  BOOST_REQUIRE(!reg.add(scale_op()));
+  workspace ws;
+  ws.set("x", make_tensor<double>({2}, {1.0, 2.0}));
+  BOOST_REQUIRE(!run_ops(ws,
+                         {make_op("Scale", {"x"}, {"y"},
+                                  {{"factor", make_scalar<double>(3)},
+                                   {"tags", make_string_tensor({1}, {"a"})}})},
+                         reg));
+  BOOST_TEST(*ws.get("y") == make_tensor<double>({2}, {3.0, 6.0}));
+  ws.set("i", make_scalar<int64_t>(1));
+  auto err = run_ops(
+    ws, {make_op("Scale", {"i"}, {"y"}, {{"factor", make_scalar<double>(3)}})},
+    reg);
+  BOOST_TEST(is_code(err, runtime_errc::type_mismatch));
+  BOOST_TEST(error_text(err) == "task 't', step 0, op 0 'Scale': needs f64");
+}
+
+BOOST_AUTO_TEST_CASE(add_rejects_duplicates_and_incomplete_schemas) {
+  op_registry reg;
+  BOOST_REQUIRE(!reg.add(scale_op()));
+  BOOST_TEST(is_code(reg.add(scale_op()), runtime_errc::bad_argument));
+  auto no_fn = scale_op();
+  no_fn.type = "NoFn";
+  no_fn.fn = nullptr;
+  BOOST_TEST(is_code(reg.add(no_fn), runtime_errc::bad_argument));
+  auto bad_bounds = scale_op();
+  bad_bounds.type = "Bad";
+  bad_bounds.max_inputs = 0;
+  BOOST_TEST(is_code(reg.add(bad_bounds), runtime_errc::bad_argument));
+  BOOST_TEST(reg.types() == std::vector<std::string>{"Scale"},
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(validate_names_the_problem_of_a_call) {
+  auto& reg = builtins();
+  BOOST_TEST(
+    is_code(reg.validate(make_op("Foo", {}, {})), runtime_errc::unknown_op));
+  BOOST_TEST(validation_text(reg, make_op("Foo", {}, {}))
+             == "unknown op 'Foo'");
+  BOOST_TEST(validation_text(reg, make_op("Add", {"a"}, {"c"}))
+             == "Add takes 2 inputs, got 1");
+  BOOST_TEST(validation_text(reg, make_op("ReadNext", {"c", "d"}, {}))
+             == "ReadNext takes at least 2 outputs, got 0");
+  BOOST_TEST(validation_text(
+               reg, make_op("ConstantFill", {}, {"x"}, {{"value", str("x")}}))
+             == "arg 'value': expected a number, got a string");
+  BOOST_TEST(
+    validation_text(reg,
+                    make_op("ConstantFill", {}, {"x"},
+                            {{"shape", make_tensor<double>({1}, {1.5})}}))
+    == "arg 'shape': expected a list of integers, got a list of "
+       "numbers");
+  BOOST_TEST(validation_text(
+               reg, make_op("ConstantFill", {}, {"x"}, {{"nmae", str("x")}}))
+               .find("unknown argument 'nmae'")
+             == 0u);
+  BOOST_TEST(validation_text(reg, make_op("GivenTensorFill", {}, {"x"}))
+             == "GivenTensorFill requires argument 'values' (a list of "
+                "numbers)");
+}
+
+BOOST_AUTO_TEST_CASE(arg_kinds_accept_integers_as_numbers_and_empty_lists) {
+  BOOST_TEST(arg_matches(arg_kind::number, make_scalar<int64_t>(1)));
+  BOOST_TEST(!arg_matches(arg_kind::integer, make_scalar<double>(1)));
+  BOOST_TEST(arg_matches(arg_kind::integer_list, i64s({0}, {})));
+  BOOST_TEST(arg_matches(arg_kind::string_list, i64s({0}, {})));
+  BOOST_TEST(arg_matches(arg_kind::number_list, i64s({2}, {1, 2})));
+  BOOST_TEST(!arg_matches(arg_kind::string, make_string_tensor({1}, {"a"})));
+  BOOST_TEST(!arg_matches(arg_kind::boolean, make_scalar<int64_t>(1)));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

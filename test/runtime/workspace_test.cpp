@@ -1,0 +1,124 @@
+#include "runtime/workspace.hpp"
+
+#include <thread>
+
+#include "test_util.hpp"
+
+using namespace epochrt;
+using namespace epochrt::test;
+
+BOOST_AUTO_TEST_SUITE(workspace_suite)
+
+BOOST_AUTO_TEST_CASE(get_returns_null_for_an_absent_blob) {
+  workspace ws;
+  BOOST_TEST(!ws.get("x"));
+  BOOST_TEST(!ws.has("x"));
+  BOOST_TEST(ws.blob_count() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(set_get_erase_and_sorted_names) {
+  workspace ws;
+  ws.set("b", make_scalar<int64_t>(2));
+  ws.set("a", make_scalar<int64_t>(1));
+  BOOST_TEST(ws.has("a"));
+  BOOST_TEST(ws.names() == (std::vector<std::string>{"a", "b"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(ints(*ws.get("b")) == std::vector<int64_t>{2},
+             boost::test_tools::per_element());
+  ws.erase("a");
+  ws.erase("missing");
+  BOOST_TEST(ws.blob_count() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(set_all_stores_every_pair) {
+  workspace ws;
+  ws.set_all({{"x", make_scalar<int64_t>(1)}, {"y", make_scalar<int64_t>(2)}});
+  BOOST_TEST(ws.blob_count() == 2u);
+  BOOST_TEST(ints(*ws.get("y")) == std::vector<int64_t>{2},
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(snapshot_fails_naming_a_missing_blob) {
+  workspace ws;
+  ws.set("a", make_scalar<int64_t>(1));
+  auto snap = ws.snapshot({"a", "nope"});
+  BOOST_REQUIRE(!snap);
+  BOOST_TEST(is_code(snap.error(), runtime_errc::missing_blob));
+  BOOST_TEST(error_text(snap.error()).find("'nope'") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(snapshot_never_changes_when_ops_write_in_place) {
+  workspace ws;
+  ws.set("total", i64s({1}, {100}));
+  ws.set("x", i64s({1}, {5}));
+  auto snap = ws.snapshot({"total"});
+  BOOST_REQUIRE(snap);
+  auto held = (*snap)[0].second;
+  BOOST_REQUIRE(!run_ops(ws, {make_op("Add", {"total", "x"}, {"total"})}));
+  BOOST_TEST(ints(*held) == std::vector<int64_t>{100},
+             boost::test_tools::per_element());
+  BOOST_TEST(ints(*ws.get("total")) == std::vector<int64_t>{105},
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(mutable_blob_clones_only_a_shared_tensor) {
+  workspace ws;
+  ws.set("c", make_scalar<int64_t>(3));
+  const tensor* before = nullptr;
+  ws.with_lock([&](workspace::access& acc) {
+    before = acc.find("c");
+  });
+  // Unshared: written in place.
+  ws.with_lock([&](workspace::access& acc) {
+    auto& c = acc.mutable_blob("c");
+    BOOST_TEST(&c == before);
+    c.values<int64_t>()[0] = 4;
+  });
+  // Shared with a snapshot: cloned, the snapshot keeps 4.
+  auto held = ws.get("c");
+  ws.with_lock([&](workspace::access& acc) {
+    auto& c = acc.mutable_blob("c");
+    BOOST_TEST(&c != held.get());
+    c.values<int64_t>()[0] = 5;
+  });
+  BOOST_TEST(ints(*held) == std::vector<int64_t>{4},
+             boost::test_tools::per_element());
+  BOOST_TEST(ints(*ws.get("c")) == std::vector<int64_t>{5},
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(mutable_blob_creates_an_absent_blob) {
+  workspace ws;
+  ws.with_lock([](workspace::access& acc) {
+    acc.mutable_blob("new") = make_scalar<int64_t>(7);
+  });
+  BOOST_TEST(ints(*ws.get("new")) == std::vector<int64_t>{7},
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(snapshots_taken_while_tasks_write_are_consistent) {
+  workspace ws;
+  ws.set("a", i64s({1}, {0}));
+  ws.set("one", i64s({1}, {1}));
+  task_def task = make_task("inc", "n", {make_op("Add", {"a", "one"}, {"a"})});
+  task.steps[0].num_iter = 2000;
+  std::thread writer{[&] {
+    auto result = run_task(task, ws, builtins());
+    BOOST_CHECK(result);
+  }};
+  int64_t last = 0;
+  for (int i = 0; i < 200; ++i) {
+    auto snap = ws.snapshot_all();
+    for (auto& [name, value] : snap)
+      if (name == "a") {
+        auto now = value->values<int64_t>()[0];
+        BOOST_CHECK(now >= last); // monotone, never torn
+        last = now;
+      }
+  }
+  writer.join();
+  BOOST_TEST(ints(*ws.get("a")) == std::vector<int64_t>{2000},
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
