@@ -1,0 +1,31 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+namespace epochrt {
+
+/// One checkpoint database found in a checkpoint directory.
+struct db_listing {
+  std::string node;
+  int64_t epoch = 0;
+  std::string path;
+  bool complete = false; // has a manifest that decodes
+  uint64_t bytes = 0;    // size of its files on disk
+};
+
+/// Every `<node>.<epoch>` database directly inside `dir`, sorted by node,
+/// then epoch. Skips everything else: unfinished `.partial` directories,
+/// the metadata file, directories that are not LevelDB databases, names
+/// that are not a valid node name followed by a non-negative epoch.
+/// Errors: not_found (no such directory), io_error.
+///
+/// Opens each database to look for its manifest, so it fails for none but
+/// reports incomplete a database that is open elsewhere in this process
+/// (LevelDB's LOCK). Blocks on I/O.
+caf::expected<std::vector<db_listing>> list_checkpoints(const std::string& dir);
+
+} // namespace epochrt

@@ -1,0 +1,272 @@
+#include "persistence/checkpoint_reader.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <unordered_map>
+
+#include <leveldb/db.h>
+#include <leveldb/options.h>
+
+#include "messages/chunk_codec.hpp"
+#include "messages/codec.hpp"
+#include "persistence/detail/fs_util.hpp"
+#include "persistence/detail/leveldb_util.hpp"
+#include "persistence/digest.hpp"
+#include "persistence/persistence_errc.hpp"
+
+namespace fs = std::filesystem;
+
+namespace epochrt {
+
+namespace {
+
+// Sum of the sizes of the LevelDB logs in `dir`: what opening replays.
+uint64_t log_bytes(const std::string& dir) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator{dir, ec}; !ec && it != fs::end(it);
+       it.increment(ec)) {
+    std::error_code size_ec;
+    if (it->path().extension() == ".log" && it->is_regular_file(size_ec)) {
+      auto size = it->file_size(size_ec);
+      if (!size_ec)
+        total += size;
+    }
+  }
+  return total;
+}
+
+caf::error corrupt(std::string what) {
+  return make_error(persistence_errc::corrupt, std::move(what));
+}
+
+} // namespace
+
+struct checkpoint_reader::impl {
+  std::string path;
+  std::unique_ptr<leveldb::DB> db;
+  manifest man;
+  std::unordered_map<std::string, size_t> index; // blob name -> man.blobs
+  std::string value; // reused across Gets: large buffers are slow to touch
+
+  leveldb::ReadOptions read_options() const {
+    leveldb::ReadOptions ropts;
+    ropts.verify_checksums = true;
+    ropts.fill_cache = false; // chunks are read once; keep the cache small
+    return ropts;
+  }
+
+  // Fetches chunk `i` of `entry` into `value`.
+  caf::error get_chunk(const blob_entry& entry, uint32_t i) {
+    auto key = detail::chunk_key(entry.name, i);
+    auto st = db->Get(read_options(), key, &value);
+    if (st.IsNotFound())
+      return corrupt(path + ": chunk " + std::to_string(i) + " of blob '"
+                     + entry.name + "' is missing");
+    if (!st.ok())
+      return detail::from_status(st, "read " + path);
+    return {};
+  }
+
+  caf::error check_chunk(const blob_entry& entry, uint32_t i,
+                         const blob_chunk_view& chunk) {
+    if (chunk.name != entry.name || chunk.index != i)
+      return corrupt(path + ": chunk " + std::to_string(i) + " of blob '"
+                     + entry.name + "' holds another chunk");
+    uint64_t digest;
+    if (entry.type == dtype::string) {
+      if (!chunk.data.empty())
+        return corrupt(path + ": blob '" + entry.name
+                       + "' has bytes in a string chunk");
+      payload_hasher hasher;
+      for (auto& str : chunk.strings)
+        hasher.update_string(str);
+      digest = hasher.digest();
+    } else {
+      if (!chunk.strings.empty())
+        return corrupt(path + ": blob '" + entry.name
+                       + "' has strings in a numeric chunk");
+      digest = digest_bytes(chunk.data.data(), chunk.data.size());
+    }
+    if (digest != chunk.digest)
+      return corrupt(path + ": chunk " + std::to_string(i) + " of blob '"
+                     + entry.name + "' fails its digest");
+    return {};
+  }
+
+  caf::error decoded(const caf::error& err, const blob_entry& entry,
+                     uint32_t i) {
+    if (err.category() == persistence_category)
+      return err;
+    return corrupt(path + ": chunk " + std::to_string(i) + " of blob '"
+                   + entry.name + "' does not decode");
+  }
+
+  caf::expected<tensor> read(const blob_entry& entry) {
+    tensor result;
+    result.type = entry.type;
+    result.shape = entry.shape;
+    if (entry.chunks == 0)
+      return corrupt(path + ": blob '" + entry.name + "' has no chunks");
+    payload_hasher whole;
+    if (entry.type == dtype::string) {
+      // The manifest's byte count bounds what a corrupt record can make us
+      // allocate before the digests are checked.
+      for (uint32_t i = 0; i < entry.chunks; ++i) {
+        if (auto err = get_chunk(entry, i))
+          return err;
+        auto err = decode_blob_chunk(value, [&](const blob_chunk_view& c) {
+          if (auto err = check_chunk(entry, i, c))
+            return err;
+          for (auto& str : c.strings) {
+            whole.update_string(str);
+            result.strings.emplace_back(str);
+          }
+          return caf::error{};
+        });
+        if (err)
+          return decoded(err, entry, i);
+      }
+      if (result.byte_size() != entry.bytes)
+        return corrupt(path + ": blob '" + entry.name
+                       + "' has another size than its manifest says");
+    } else {
+      // Size first, from the manifest, so that every chunk is copied once,
+      // straight into place.
+      auto expected_bytes = result.element_count() * element_size(entry.type);
+      if (entry.bytes != expected_bytes)
+        return corrupt(path + ": the manifest entry of blob '" + entry.name
+                       + "' does not match its shape");
+      // Reserved, not resized: zero-filling first would touch every page
+      // twice. Each chunk is appended straight from LevelDB's buffer.
+      try {
+        result.data.reserve(expected_bytes);
+      } catch (const std::exception&) { // bad_alloc, length_error
+        return make_error(persistence_errc::io_error,
+                          path + ": no memory for the "
+                            + std::to_string(expected_bytes)
+                            + " bytes of blob '" + entry.name + "'");
+      }
+      size_t offset = 0;
+      for (uint32_t i = 0; i < entry.chunks; ++i) {
+        if (auto err = get_chunk(entry, i))
+          return err;
+        auto err = decode_blob_chunk(value, [&](const blob_chunk_view& c) {
+          if (auto err = check_chunk(entry, i, c))
+            return err;
+          if (c.data.size() > expected_bytes - offset)
+            return corrupt(path + ": blob '" + entry.name
+                           + "' has more bytes than its manifest says");
+          result.data.insert(result.data.end(), c.data.begin(), c.data.end());
+          whole.update(c.data.data(), c.data.size());
+          offset += c.data.size();
+          return caf::error{};
+        });
+        if (err)
+          return decoded(err, entry, i);
+      }
+      if (offset != expected_bytes)
+        return corrupt(path + ": blob '" + entry.name
+                       + "' has fewer bytes than its manifest says");
+    }
+    if (whole.digest() != entry.digest)
+      return corrupt(path + ": blob '" + entry.name
+                     + "' fails the digest of its manifest");
+    if (!result.consistent())
+      return corrupt(path + ": blob '" + entry.name
+                     + "' does not match its type and shape");
+    return result;
+  }
+};
+
+checkpoint_reader::checkpoint_reader(std::unique_ptr<impl> ptr)
+  : impl_(std::move(ptr)) {
+  // nop
+}
+
+checkpoint_reader::~checkpoint_reader() = default;
+
+caf::expected<std::unique_ptr<checkpoint_reader>>
+checkpoint_reader::open(std::string path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)
+      || !fs::exists(fs::path{path} / "CURRENT", ec))
+    return make_error(persistence_errc::not_found,
+                      "no checkpoint database at " + path);
+  auto self = std::make_unique<impl>();
+  self->path = std::move(path);
+  leveldb::Options options;
+  options.create_if_missing = false;
+  options.paranoid_checks = true;
+  options.info_log = detail::silent_info_log();
+  options.compression = leveldb::kNoCompression;
+  // Room for the whole log, so that replaying it does not write tables, and
+  // reuse_logs so that the replayed log is kept rather than converted.
+  options.write_buffer_size = static_cast<size_t>(
+    std::max<uint64_t>(4 << 20, log_bytes(self->path) * 2 + (1 << 20)));
+  options.reuse_logs = true;
+  leveldb::DB* db = nullptr;
+  auto st = leveldb::DB::Open(options, self->path, &db);
+  if (!st.ok()) {
+    if (st.IsInvalidArgument())
+      return make_error(persistence_errc::not_found,
+                        "no checkpoint database at " + self->path + ": "
+                          + st.ToString());
+    return detail::from_status(st, "open " + self->path);
+  }
+  self->db.reset(db);
+  std::string record;
+  st = self->db->Get(
+    self->read_options(),
+    leveldb::Slice{detail::manifest_key.data(), detail::manifest_key.size()},
+    &record);
+  if (st.IsNotFound())
+    return make_error(persistence_errc::incomplete,
+                      self->path + " has no manifest: its save did not finish");
+  if (!st.ok())
+    return detail::from_status(st, "read the manifest of " + self->path);
+  auto man = decode<manifest>(record);
+  if (!man)
+    return make_error(persistence_errc::corrupt,
+                      "the manifest of " + self->path + " does not decode");
+  self->man = std::move(*man);
+  for (size_t i = 0; i < self->man.blobs.size(); ++i)
+    if (!self->index.emplace(self->man.blobs[i].name, i).second)
+      return make_error(persistence_errc::corrupt,
+                        "the manifest of " + self->path + " lists blob '"
+                          + self->man.blobs[i].name + "' twice");
+  return std::unique_ptr<checkpoint_reader>{
+    new checkpoint_reader(std::move(self))};
+}
+
+const manifest& checkpoint_reader::get_manifest() const noexcept {
+  return impl_->man;
+}
+
+caf::expected<tensor> checkpoint_reader::read(std::string_view blob_name) {
+  auto& self = *impl_;
+  auto i = self.index.find(std::string{blob_name});
+  if (i == self.index.end())
+    return make_error(persistence_errc::not_found,
+                      self.path + " has no blob '" + std::string{blob_name}
+                        + "'");
+  return self.read(self.man.blobs[i->second]);
+}
+
+caf::error checkpoint_reader::verify() {
+  auto& self = *impl_;
+  for (auto& entry : self.man.blobs) {
+    auto value = self.read(entry);
+    if (!value)
+      return std::move(value.error());
+  }
+  return {};
+}
+
+const std::string& checkpoint_reader::path() const noexcept {
+  return impl_->path;
+}
+
+} // namespace epochrt

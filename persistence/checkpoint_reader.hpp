@@ -1,0 +1,61 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
+#include "messages/checkpoint_records.hpp"
+#include "messages/tensor.hpp"
+
+namespace epochrt {
+
+/// Reads a checkpoint database written by checkpoint_writer (see there for
+/// the key layout), checking every digest.
+///
+/// Opening never turns the database into something else: LevelDB replays
+/// the log of the last batches into memory, with the log reused rather than
+/// rewritten as a table (the database directory is left as it was, unless
+/// the log outgrew the write buffer of the writer).
+///
+/// Thread safety: none; one thread uses a reader at a time. A database can
+/// be open only once per process (LevelDB's LOCK): a second open, or a
+/// writer replacing the database while it is open, fails with io_error.
+/// All calls block on disk I/O: never call them on a CAF scheduler thread.
+class checkpoint_reader {
+public:
+  /// Opens the database at `path`. Errors: not_found (no database there),
+  /// incomplete (no manifest: the save never finished), corrupt (the
+  /// manifest or LevelDB's own structures do not check out), io_error.
+  static caf::expected<std::unique_ptr<checkpoint_reader>>
+  open(std::string path);
+
+  ~checkpoint_reader();
+
+  checkpoint_reader(const checkpoint_reader&) = delete;
+  checkpoint_reader& operator=(const checkpoint_reader&) = delete;
+
+  /// The manifest of the database.
+  const manifest& get_manifest() const noexcept;
+
+  /// The blob named `blob_name`, its payload copied once from LevelDB into
+  /// the tensor. Errors: not_found (not in the manifest), corrupt (a chunk
+  /// missing, undecodable, of another blob, with a bad digest, or a payload
+  /// whose digest, size or shape disagrees with the manifest), io_error.
+  caf::expected<tensor> read(std::string_view blob_name);
+
+  /// Reads every blob and checks every digest; the first problem found.
+  caf::error verify();
+
+  /// The path given to `open`.
+  const std::string& path() const noexcept;
+
+private:
+  struct impl;
+  explicit checkpoint_reader(std::unique_ptr<impl> ptr);
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace epochrt

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
+#include "messages/checkpoint_records.hpp"
+#include "messages/tensor.hpp"
+#include "persistence/writer_options.hpp"
+
+namespace epochrt {
+
+/// Writes the checkpoint database of one node at one epoch: a LevelDB
+/// database directory at `path`.
+///
+/// Everything goes to a sibling directory `<path>.partial` first. `finish`
+/// writes the manifest last in a synced batch, closes and fsyncs the
+/// database, then swaps it in for `path` atomically (an old database at
+/// `path` is replaced and deleted) and fsyncs the parent directory. So
+/// `path` always holds either the old checkpoint or the complete new one.
+/// A writer destroyed without a successful `finish` removes its partial
+/// directory and leaves `path` untouched.
+///
+/// Key layout inside the database:
+///   "manifest"                                    -> Manifest record
+///   "c/" <blob name> "\0" <chunk index, 4 bytes big-endian> -> BlobChunk
+/// Blob names cannot hold a NUL, so keys never collide, and the chunks of a
+/// blob are adjacent and in order. A blob always has at least one chunk
+/// (possibly empty). Numeric payloads are split into chunks of at most
+/// `writer_options::chunk_bytes`; string tensors into chunks of whole
+/// strings of about that size. Each chunk carries the XXH3-64 digest of its
+/// own bytes (digest.hpp), each manifest entry that of the whole payload.
+///
+/// Thread safety: none; one thread uses a writer at a time. Only one writer
+/// per `path` may exist at a time (they would share `<path>.partial`).
+/// All calls block on disk I/O: never call them on a CAF scheduler thread.
+class checkpoint_writer {
+public:
+  /// Starts a checkpoint of `node` at `epoch`, to become the database at
+  /// `path`. Creates missing parent directories and removes a stale
+  /// `<path>.partial`. Errors: invalid_name (bad node name or negative
+  /// epoch), io_error.
+  static caf::expected<std::unique_ptr<checkpoint_writer>>
+  create(std::string path, std::string node, int64_t epoch,
+         writer_options opts = {});
+
+  ~checkpoint_writer();
+
+  checkpoint_writer(const checkpoint_writer&) = delete;
+  checkpoint_writer& operator=(const checkpoint_writer&) = delete;
+
+  /// Adds blob `blob_name` with the contents of `value`. Borrows `value`
+  /// for the call only. Errors: invalid_name (not a valid blob name),
+  /// invalid_argument (a name put twice, an inconsistent tensor, a writer
+  /// that finished or failed), io_error. After an error the writer is
+  /// failed: only destroying it is left.
+  caf::error put(std::string_view blob_name, const tensor& value);
+
+  /// Writes the manifest and publishes the database at `path`; returns the
+  /// manifest written. The writer is done afterwards, whatever the result.
+  caf::expected<manifest> finish();
+
+  /// The path the database will have once finished.
+  const std::string& path() const noexcept;
+
+private:
+  struct impl;
+  explicit checkpoint_writer(std::unique_ptr<impl> ptr);
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace epochrt

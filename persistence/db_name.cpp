@@ -1,0 +1,35 @@
+#include "persistence/db_name.hpp"
+
+#include "messages/names.hpp"
+#include "persistence/persistence_errc.hpp"
+
+namespace epochrt {
+
+std::string db_name(int64_t epoch, std::string_view node,
+                    std::string_view db_prefix, std::string_view path_prefix) {
+  std::string leaf{node};
+  leaf += '.';
+  leaf += std::to_string(epoch);
+  if (!path_prefix.empty())
+    return std::string{path_prefix} + leaf;
+  if (db_prefix.empty())
+    return leaf;
+  std::string result{db_prefix};
+  if (result.back() != '/')
+    result += '/';
+  return result + leaf;
+}
+
+caf::expected<std::string> checked_db_name(int64_t epoch, std::string_view node,
+                                           std::string_view db_prefix,
+                                           std::string_view path_prefix) {
+  if (auto problem = node_name_problem(node); !problem.empty())
+    return make_error(persistence_errc::invalid_name,
+                      "node '" + std::string{node} + "': " + problem);
+  if (epoch < 0)
+    return make_error(persistence_errc::invalid_name,
+                      "negative epoch " + std::to_string(epoch));
+  return db_name(epoch, node, db_prefix, path_prefix);
+}
+
+} // namespace epochrt

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <caf/expected.hpp>
+
+namespace epochrt {
+
+/// The path of the checkpoint database of `node` at `epoch`, by Caffe2's
+/// rule: with a non-empty `path_prefix`, `path_prefix + node + "." + epoch`
+/// (plain concatenation, so a prefix may end in a partial file name);
+/// otherwise `db_prefix` and `node + "." + epoch` joined with one "/" (no
+/// prefix when `db_prefix` is empty). Does not validate: see
+/// `checked_db_name`.
+std::string db_name(int64_t epoch, std::string_view node,
+                    std::string_view db_prefix,
+                    std::string_view path_prefix = {});
+
+/// `db_name`, or persistence_errc::invalid_name when `node` is not a valid
+/// node name (messages/names.hpp: it could escape the directory) or `epoch`
+/// is negative.
+caf::expected<std::string> checked_db_name(int64_t epoch, std::string_view node,
+                                           std::string_view db_prefix,
+                                           std::string_view path_prefix = {});
+
+} // namespace epochrt

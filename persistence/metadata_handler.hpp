@@ -1,0 +1,84 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
+#include "messages/checkpoint_records.hpp"
+
+namespace epochrt {
+
+/// Where the committed epochs of a job and its checkpoint stats are kept
+/// (Caffe2's MetadataHandler). file_metadata_handler is the durable default;
+/// a host program can implement this interface to keep them elsewhere (a
+/// database, a coordination service).
+///
+/// An epoch is committed when every node's checkpoint of it is complete and
+/// `write(epoch)` has returned: resume only ever uses committed epochs.
+///
+/// Thread safety: implementations need not be thread-safe. The checkpoint
+/// manager that owns a handler serialises its calls (one at a time, from
+/// one actor); a handler shared by several managers must be made safe by
+/// whoever shares it. Calls may block on I/O.
+class metadata_handler {
+public:
+  virtual ~metadata_handler() = default;
+
+  /// Tells the handler which job it serves: the checkpoint directory
+  /// (`db_prefix`), the nodes checkpointed, and the optional path prefix
+  /// that replaces `db_prefix/` in database names.
+  virtual caf::error set_params(const std::string& db_prefix,
+                                const std::vector<std::string>& node_names,
+                                const std::string& path_prefix)
+    = 0;
+
+  /// With `user_epoch`: that epoch if it is committed, else a
+  /// persistence_errc::not_committed error that names the committed epochs.
+  /// Without: the last committed epoch, or nullopt when none is. An error
+  /// also when the metadata cannot be read (corrupt, io_error): never
+  /// "nothing committed" for metadata that is merely unreadable.
+  virtual caf::expected<std::optional<int64_t>>
+  last_epoch(std::optional<int64_t> user_epoch) = 0;
+
+  /// Records `epoch` as committed, durably, before returning.
+  virtual caf::error write(int64_t epoch) = 0;
+
+  /// Forgets `epoch`, durably, before returning. Called before the
+  /// checkpoint of an epoch is overwritten, so that a crash during the
+  /// overwrite never leaves a committed epoch with a half-written database.
+  virtual caf::error uncommit(int64_t epoch) = 0;
+
+  /// The committed epochs, ascending (empty when none, or unreadable).
+  virtual std::vector<int64_t> committed_epochs() = 0;
+
+  /// Records the outcome of an action ("save", "load", ...) and its per-node
+  /// stats.
+  virtual caf::error
+  report(const std::string& action, const std::vector<checkpoint_stats>& stats)
+    = 0;
+
+  /// Without `epoch`: whether checkpoints can be written, i.e. the
+  /// checkpoint directory exists or can be created and is writable. With
+  /// `epoch`: whether that epoch is committed.
+  virtual bool cp_accessible(std::optional<int64_t> epoch) = 0;
+
+  /// Records, durably, that the job stopped after committed `epoch`: a job
+  /// resumed from it runs no further epoch, so rerunning a finished job (or
+  /// one killed after its last checkpoint) gives the same result. The
+  /// default keeps nothing, which resumes as Caffe2 did: one more epoch.
+  virtual caf::error mark_final(int64_t epoch) {
+    (void) epoch;
+    return {};
+  }
+
+  /// The epoch recorded by `mark_final`, while it is still committed.
+  virtual std::optional<int64_t> final_epoch() {
+    return std::nullopt;
+  }
+};
+
+} // namespace epochrt

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cstddef>
+
+namespace epochrt {
+
+/// Tuning of a checkpoint_writer. The defaults suit checkpoints from a few
+/// bytes to several GiB; tests shrink `chunk_bytes` to exercise chunking.
+struct writer_options {
+  /// Largest payload of one chunk record. Clamped to [1, 256 MiB]: Cap'n
+  /// Proto Data ends below 512 MiB, and LevelDB holds a value several times
+  /// in memory while writing it. Measured on 512 MiB of f32 (2 cores): with
+  /// 1-4 MiB chunks a save ran at the speed of raw LevelDB writing 1 MiB
+  /// values, with 64 MiB chunks (and raw LevelDB with 64 MiB values) about
+  /// 2.5 times slower: LevelDB copies and checksums large values in
+  /// cache-cold passes.
+  size_t chunk_bytes = size_t{1} << 20;
+  /// Chunks are gathered into unsynced LevelDB write batches of about this
+  /// many bytes.
+  size_t batch_bytes = size_t{64} << 20;
+  /// LevelDB's memtable size. Data beyond it is flushed into table files in
+  /// the background, which writes it a second time; a large buffer keeps
+  /// most checkpoints in the log alone.
+  size_t write_buffer_bytes = size_t{128} << 20;
+  /// LevelDB's target table file size.
+  size_t max_file_bytes = size_t{64} << 20;
+};
+
+} // namespace epochrt

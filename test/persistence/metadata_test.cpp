@@ -1,0 +1,151 @@
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "messages/codec.hpp"
+#include "persistence/file_metadata_handler.hpp"
+#include "test/persistence/temp_dir.hpp"
+
+using namespace epochrt;
+using namespace epochrt::test;
+namespace fs = std::filesystem;
+
+BOOST_FIXTURE_TEST_SUITE(metadata, temp_dir)
+
+BOOST_AUTO_TEST_CASE(fresh_directory_has_no_committed_epoch) {
+  file_metadata_handler handler{(*this)("ckpt")};
+  auto last = handler.last_epoch(std::nullopt);
+  BOOST_REQUIRE_MESSAGE(last, describe(last));
+  BOOST_TEST(!last->has_value());
+  BOOST_TEST(handler.committed_epochs().empty());
+}
+
+BOOST_AUTO_TEST_CASE(commits_persist_across_instances) {
+  auto dir = (*this)("ckpt");
+  {
+    file_metadata_handler handler{dir};
+    BOOST_REQUIRE(!handler.set_params(dir, {"trainer_0", "trainer_1"}, ""));
+    BOOST_REQUIRE(!handler.write(0));
+    BOOST_REQUIRE(!handler.write(2));
+    BOOST_REQUIRE(!handler.write(1));
+    BOOST_REQUIRE(!handler.write(2)); // idempotent
+  }
+  file_metadata_handler again{dir};
+  BOOST_TEST(again.committed_epochs() == (std::vector<int64_t>{0, 1, 2}));
+  auto last = again.last_epoch(std::nullopt);
+  BOOST_REQUIRE(last);
+  BOOST_TEST(**last == 2);
+  auto state = again.load();
+  BOOST_REQUIRE(state);
+  BOOST_TEST(state->node_names
+             == (std::vector<std::string>{"trainer_0", "trainer_1"}));
+  BOOST_TEST(state->db_prefix == dir);
+}
+
+BOOST_AUTO_TEST_CASE(uncommit_persists_across_instances) {
+  auto dir = (*this)("ckpt");
+  {
+    file_metadata_handler handler{dir};
+    BOOST_REQUIRE(!handler.write(3));
+    BOOST_REQUIRE(!handler.write(4));
+    BOOST_REQUIRE(!handler.uncommit(4));
+    BOOST_REQUIRE(!handler.uncommit(17)); // not committed: nothing to do
+  }
+  file_metadata_handler again{dir};
+  BOOST_TEST(again.committed_epochs() == (std::vector<int64_t>{3}));
+  BOOST_TEST(!again.cp_accessible(4));
+  BOOST_TEST(again.cp_accessible(3));
+}
+
+BOOST_AUTO_TEST_CASE(user_epoch_that_is_committed_is_returned) {
+  file_metadata_handler handler{(*this)("ckpt")};
+  BOOST_REQUIRE(!handler.write(1));
+  BOOST_REQUIRE(!handler.write(5));
+  auto last = handler.last_epoch(1);
+  BOOST_REQUIRE(last);
+  BOOST_TEST(**last == 1);
+}
+
+BOOST_AUTO_TEST_CASE(user_epoch_not_committed_is_an_error) {
+  file_metadata_handler handler{(*this)("ckpt")};
+  BOOST_REQUIRE(!handler.write(1));
+  auto last = handler.last_epoch(2);
+  BOOST_REQUIRE(has_code(last, persistence_errc::not_committed));
+  // The message names the committed epochs.
+  BOOST_TEST(caf::to_string(last.error()).find('1') != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(corrupt_metadata_file_is_an_error) {
+  auto dir = (*this)("ckpt");
+  fs::create_directories(dir);
+  std::ofstream{fs::path{dir} / file_metadata_handler::file_name}
+    << "this is not a metadata record";
+  file_metadata_handler handler{dir};
+  BOOST_TEST(
+    has_code(handler.last_epoch(std::nullopt), persistence_errc::corrupt));
+  BOOST_TEST(has_code(handler.write(1), persistence_errc::corrupt));
+  BOOST_TEST(!handler.cp_accessible(1));
+}
+
+BOOST_AUTO_TEST_CASE(truncated_metadata_file_is_an_error) {
+  auto dir = (*this)("ckpt");
+  {
+    file_metadata_handler handler{dir};
+    BOOST_REQUIRE(!handler.write(1));
+    BOOST_REQUIRE(!handler.write(2));
+  }
+  auto file = fs::path{dir} / file_metadata_handler::file_name;
+  fs::resize_file(file, fs::file_size(file) - 8);
+  file_metadata_handler handler{dir};
+  BOOST_TEST(
+    has_code(handler.last_epoch(std::nullopt), persistence_errc::corrupt));
+}
+
+BOOST_AUTO_TEST_CASE(report_stores_action_and_stats) {
+  auto dir = (*this)("ckpt");
+  file_metadata_handler handler{dir};
+  std::vector<checkpoint_stats> stats{{"trainer_0", "db", 10, 100, 2}};
+  BOOST_REQUIRE(!handler.write(0));
+  BOOST_REQUIRE(!handler.report("save", stats));
+  auto state = file_metadata_handler{dir}.load();
+  BOOST_REQUIRE(state);
+  BOOST_TEST(state->last_action == "save");
+  BOOST_TEST((state->last_stats == stats));
+  BOOST_TEST(state->committed_epochs == (std::vector<int64_t>{0}));
+}
+
+BOOST_AUTO_TEST_CASE(no_temporary_file_is_left_behind) {
+  auto dir = (*this)("ckpt");
+  file_metadata_handler handler{dir};
+  BOOST_REQUIRE(!handler.write(0));
+  BOOST_REQUIRE(handler.cp_accessible(std::nullopt));
+  std::vector<std::string> names;
+  for (auto& entry : fs::directory_iterator{dir})
+    names.push_back(entry.path().filename().string());
+  BOOST_TEST(names == std::vector<std::string>{"epochrt.metadata"});
+}
+
+BOOST_AUTO_TEST_CASE(writable_directory_is_accessible_and_created) {
+  auto dir = (*this)("new/ckpt");
+  file_metadata_handler handler{dir};
+  BOOST_TEST(handler.cp_accessible(std::nullopt));
+  BOOST_TEST(fs::is_directory(dir));
+}
+
+BOOST_AUTO_TEST_CASE(directory_under_a_regular_file_is_not_accessible) {
+  // chmod cannot stop root; a path below a regular file can never exist.
+  std::ofstream{root / "file"} << "x";
+  file_metadata_handler handler{(*this)("file/ckpt")};
+  BOOST_TEST(!handler.cp_accessible(std::nullopt));
+  BOOST_TEST(has_code(handler.write(1), persistence_errc::io_error));
+}
+
+BOOST_AUTO_TEST_CASE(uncommitted_epoch_is_not_accessible) {
+  file_metadata_handler handler{(*this)("ckpt")};
+  BOOST_TEST(!handler.cp_accessible(0));
+  BOOST_REQUIRE(!handler.write(0));
+  BOOST_TEST(handler.cp_accessible(0));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
