@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/atom.hpp>
+#include <caf/error.hpp>
+
+namespace epochrt {
+
+/// Errors of the actors layer: running jobs and coordinating checkpoints.
+enum class actors_errc : uint8_t {
+  /// A task group names a node the session does not have.
+  unknown_node = 1,
+  /// A node stopped answering or its actor went down mid-request.
+  node_lost,
+  /// A task of a group failed; the context names the node and the task.
+  task_failed,
+  /// A checkpoint operation failed on at least one node.
+  checkpoint_failed,
+  /// The checkpoint manager was used before `init` bound it to nodes.
+  not_initialized,
+  /// A call's arguments contradict each other or the manager's state.
+  invalid_argument,
+  /// The job runner was asked for a checkpoint operation without a manager.
+  no_checkpoint_manager,
+};
+
+constexpr caf::atom_value actors_category = caf::atom("ert_actors");
+
+std::string to_string(actors_errc x);
+
+caf::error make_error(actors_errc code, std::string context = {});
+
+} // namespace epochrt

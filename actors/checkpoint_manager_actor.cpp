@@ -1,0 +1,331 @@
+#include "actors/checkpoint_manager_actor.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/response_promise.hpp>
+#include <caf/sec.hpp>
+
+#include "actors/actors_errc.hpp"
+#include "actors/configure.hpp"
+#include "runtime/runtime_errc.hpp"
+#include "actors/detail/log.hpp"
+#include "messages/manager_protocol.hpp"
+#include "messages/protocol.hpp"
+#include "persistence/db_name.hpp"
+#include "persistence/metadata_handler.hpp"
+
+namespace epochrt {
+
+namespace {
+
+struct manager_state {
+  std::string db_prefix;
+  std::string path_prefix;
+  std::shared_ptr<metadata_handler> metadata;
+  std::chrono::milliseconds timeout;
+  std::vector<std::string> node_names; // from set_params
+  std::vector<node_ref> nodes;         // from init
+  std::vector<checkpoint_stats> last_stats;
+};
+
+using self_ptr = caf::event_based_actor*;
+
+caf::error failure_on(const std::string& node, const caf::error& err) {
+  if (err == caf::sec::request_timeout)
+    return make_error(actors_errc::node_lost,
+                      "node " + node + " did not answer a checkpoint request "
+                                       "in time");
+  if (err == caf::sec::request_receiver_down)
+    return make_error(actors_errc::node_lost,
+                      "the persistence actor of node " + node + " is down");
+  return make_error(actors_errc::checkpoint_failed,
+                    "node " + node + ": " + error_text(err));
+}
+
+// Sends make(node) to the persistence actor of every node at once and calls
+// done with all replies, in node order, or with the first failure.
+template <class Reply, class MakeRequest>
+void fan_out(self_ptr self, const std::vector<node_ref>& nodes,
+             std::chrono::milliseconds timeout, MakeRequest make,
+             std::function<void(caf::expected<std::vector<Reply>>)> done) {
+  struct gather {
+    std::vector<Reply> replies;
+    size_t remaining = 0;
+    bool finished = false;
+    std::function<void(caf::expected<std::vector<Reply>>)> done;
+  };
+  if (nodes.empty()) {
+    done(std::vector<Reply>{});
+    return;
+  }
+  auto state = std::make_shared<gather>();
+  state->replies.resize(nodes.size());
+  state->remaining = nodes.size();
+  state->done = std::move(done);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    self->request(nodes[i].persistence, timeout, make(nodes[i]))
+      .then(
+        [state, i](Reply& reply) {
+          if (state->finished)
+            return;
+          state->replies[i] = std::move(reply);
+          if (--state->remaining == 0) {
+            state->finished = true;
+            state->done(std::move(state->replies));
+          }
+        },
+        [state, node = nodes[i].name](caf::error& err) {
+          if (state->finished)
+            return;
+          state->finished = true;
+          state->done(failure_on(node, err));
+        });
+  }
+}
+
+caf::expected<std::string> db_of(const manager_state& st,
+                                  const std::string& node, int64_t epoch,
+                                  const std::string& path_prefix) {
+  return checked_db_name(epoch, node, st.db_prefix,
+                         path_prefix.empty() ? st.path_prefix : path_prefix);
+}
+
+// Resolves every node's database name first, so that a bad node name fails
+// the whole request before any node does anything.
+caf::expected<std::vector<std::string>>
+dbs_of(const manager_state& st, int64_t epoch, const std::string& prefix) {
+  std::vector<std::string> result;
+  for (auto& node : st.nodes) {
+    auto db = db_of(st, node.name, epoch, prefix);
+    if (!db)
+      return std::move(db.error());
+    result.push_back(std::move(*db));
+  }
+  return result;
+}
+
+// Stats go to the metadata handler as they come; a handler that cannot take
+// them costs a warning, never the checkpoint.
+void report(manager_state& st, const char* action) {
+  if (auto err = st.metadata->report(action, st.last_stats))
+    detail::log().warn("could not report {} stats: {}", action,
+                       error_text(err));
+}
+
+caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
+                               std::string db_prefix,
+                               std::shared_ptr<metadata_handler> metadata,
+                               std::chrono::milliseconds timeout) {
+  auto& st = self->state;
+  st.db_prefix = std::move(db_prefix);
+  st.metadata = std::move(metadata);
+  st.timeout = timeout;
+  auto not_initialized = [] {
+    return make_error(actors_errc::not_initialized,
+                      "the checkpoint manager must be initialized with its "
+                      "nodes first");
+  };
+  return {
+    [=](ckpt_set_params& msg) -> caf::result<caf::unit_t> {
+      auto& st = self->state;
+      st.node_names = std::move(msg.node_names);
+      if (!msg.path_prefix.empty())
+        st.path_prefix = std::move(msg.path_prefix);
+      if (auto err = st.metadata->set_params(st.db_prefix, st.node_names,
+                                             st.path_prefix))
+        return err;
+      return caf::unit;
+    },
+    [=](ckpt_init& msg) -> caf::result<ckpt_result> {
+      auto& st = self->state;
+      if (!msg.path_prefix.empty())
+        st.path_prefix = msg.path_prefix;
+      std::vector<std::string> dbs;
+      for (auto& node : msg.nodes) {
+        if (msg.retrieve_from_epoch < 0) {
+          dbs.emplace_back();
+          continue;
+        }
+        auto db = db_of(st, node.name, msg.retrieve_from_epoch, {});
+        if (!db)
+          return std::move(db.error());
+        dbs.push_back(std::move(*db));
+      }
+      st.nodes = std::move(msg.nodes);
+      auto rp = self->make_response_promise<ckpt_result>();
+      fan_out<blob_names>(
+        self, st.nodes, st.timeout,
+        [dbs, i = size_t{0}](const node_ref& node) mutable {
+          return init_checkpoint{node.name, dbs[i++]};
+        },
+        [self, rp](caf::expected<std::vector<blob_names>> lists) mutable {
+          if (!lists) {
+            rp.deliver(std::move(lists.error()));
+            return;
+          }
+          ckpt_result result;
+          for (size_t i = 0; i < lists->size(); ++i) {
+            result.node_names.push_back(self->state.nodes[i].name);
+            result.blob_lists.push_back(std::move((*lists)[i].names));
+          }
+          rp.deliver(std::move(result));
+        });
+      return rp;
+    },
+    [=](ckpt_save& msg) -> caf::result<ckpt_result> {
+      auto& st = self->state;
+      if (st.nodes.empty())
+        return not_initialized();
+      if (!st.metadata->cp_accessible(std::nullopt))
+        return make_error(actors_errc::checkpoint_failed,
+                          "checkpoint directory " + st.db_prefix
+                            + " cannot be written");
+      auto dbs = dbs_of(st, msg.epoch, {});
+      if (!dbs)
+        return std::move(dbs.error());
+      // The epoch is about to be overwritten: it must not count as
+      // committed while its databases are being replaced.
+      if (auto err = st.metadata->uncommit(msg.epoch))
+        return err;
+      auto rp = self->make_response_promise<ckpt_result>();
+      auto epoch = msg.epoch;
+      auto commit = msg.commit;
+      auto final = msg.final;
+      fan_out<checkpoint_stats>(
+        self, st.nodes, st.timeout,
+        [dbs = *dbs, epoch, i = size_t{0}](const node_ref& node) mutable {
+          return save_checkpoint{node.name, epoch, dbs[i++], {}};
+        },
+        [self, rp, epoch, commit,
+         final](caf::expected<std::vector<checkpoint_stats>> stats) mutable {
+          if (!stats) {
+            rp.deliver(std::move(stats.error()));
+            return;
+          }
+          self->state.last_stats = *stats;
+          if (commit) {
+            if (auto err = self->state.metadata->write(epoch)) {
+              rp.deliver(std::move(err));
+              return;
+            }
+            if (final)
+              if (auto err = self->state.metadata->mark_final(epoch)) {
+                rp.deliver(std::move(err));
+                return;
+              }
+          }
+          report(self->state, "checkpoint_save");
+          rp.deliver(ckpt_result{std::move(*stats), {}, {}});
+        });
+      return rp;
+    },
+    [=](ckpt_load& msg) -> caf::result<ckpt_result> {
+      auto& st = self->state;
+      if (st.nodes.empty())
+        return not_initialized();
+      auto dbs = dbs_of(st, msg.epoch, msg.path_prefix);
+      if (!dbs)
+        return std::move(dbs.error());
+      auto rp = self->make_response_promise<ckpt_result>();
+      fan_out<checkpoint_stats>(
+        self, st.nodes, st.timeout,
+        [dbs = *dbs, msg, i = size_t{0}](const node_ref& node) mutable {
+          return load_checkpoint{node.name, msg.epoch, dbs[i++],
+                                 msg.blob_names, msg.partial};
+        },
+        [self, rp, partial = msg.partial](
+          caf::expected<std::vector<checkpoint_stats>> stats) mutable {
+          if (!stats) {
+            rp.deliver(std::move(stats.error()));
+            return;
+          }
+          self->state.last_stats = *stats;
+          report(self->state, partial ? "checkpoint_partial_load"
+                                      : "checkpoint_load");
+          rp.deliver(ckpt_result{std::move(*stats), {}, {}});
+        });
+      return rp;
+    },
+    [=](ckpt_exists& msg) -> caf::result<checkpoint_status> {
+      auto& st = self->state;
+      if (st.nodes.empty())
+        return not_initialized();
+      auto dbs = dbs_of(st, msg.epoch, {});
+      if (!dbs)
+        return std::move(dbs.error());
+      auto rp = self->make_response_promise<checkpoint_status>();
+      fan_out<checkpoint_status>(
+        self, st.nodes, st.timeout,
+        [dbs = *dbs, verify = msg.verify_data,
+         i = size_t{0}](const node_ref&) mutable {
+          return check_checkpoint{dbs[i++], verify};
+        },
+        [rp](caf::expected<std::vector<checkpoint_status>> all) mutable {
+          if (!all) {
+            rp.deliver(std::move(all.error()));
+            return;
+          }
+          checkpoint_status result{true, true, true, {}};
+          for (auto& status : *all) {
+            result.exists = result.exists && status.exists;
+            result.complete = result.complete && status.complete;
+            result.intact = result.intact && status.intact;
+            if (result.problem.empty())
+              result.problem = status.problem;
+          }
+          rp.deliver(std::move(result));
+        });
+      return rp;
+    },
+    [=](ckpt_resume_epoch& msg) -> caf::result<ckpt_epoch> {
+      if (msg.user_epoch < 0 && msg.before_epoch >= 0) {
+        auto committed = self->state.metadata->committed_epochs();
+        int64_t found = -1;
+        for (auto epoch : committed)
+          if (epoch < msg.before_epoch)
+            found = std::max(found, epoch);
+        return ckpt_epoch{found};
+      }
+      auto user = msg.user_epoch < 0 ? std::optional<int64_t>{}
+                                     : std::optional<int64_t>{msg.user_epoch};
+      auto last = self->state.metadata->last_epoch(user);
+      if (!last)
+        return std::move(last.error());
+      auto epoch = last->value_or(-1);
+      auto final = self->state.metadata->final_epoch();
+      return ckpt_epoch{epoch, epoch >= 0 && final == epoch};
+    },
+    [=](ckpt_write_metadata& msg) -> caf::result<caf::unit_t> {
+      if (auto err = self->state.metadata->write(msg.epoch))
+        return err;
+      return caf::unit;
+    },
+    [=](ckpt_report& msg) -> caf::result<caf::unit_t> {
+      if (auto err = self->state.metadata->report(msg.action,
+                                                  self->state.last_stats))
+        return err;
+      return caf::unit;
+    },
+    [=](ckpt_accessible& msg) {
+      auto epoch = msg.epoch < 0 ? std::optional<int64_t>{}
+                                 : std::optional<int64_t>{msg.epoch};
+      return self->state.metadata->cp_accessible(epoch);
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_checkpoint_manager(caf::actor_system& sys,
+                                    std::string db_prefix,
+                                    std::shared_ptr<metadata_handler> metadata,
+                                    std::chrono::milliseconds timeout) {
+  return sys.spawn<caf::detached>(manager_behavior, std::move(db_prefix),
+                                  std::move(metadata), timeout);
+}
+
+} // namespace epochrt

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <caf/fwd.hpp>
+
+namespace epochrt {
+
+class metadata_handler;
+
+/// Spawns the checkpoint manager actor of the checkpoints under `db_prefix`.
+///
+/// It answers the `ckpt_*` requests of messages/manager_protocol.hpp by
+/// fanning them out to the persistence actors of its nodes (bound by
+/// `ckpt_init`), waiting at most `timeout` for each node, and gathering the
+/// results and per-node stats. A save commits its epoch in `metadata` only
+/// after every node's save succeeded. It runs on a thread of its own because
+/// the metadata handler does blocking I/O; `metadata` is used by this actor
+/// only, one call at a time.
+caf::actor spawn_checkpoint_manager(caf::actor_system& sys,
+                                    std::string db_prefix,
+                                    std::shared_ptr<metadata_handler> metadata,
+                                    std::chrono::milliseconds timeout);
+
+} // namespace epochrt

@@ -1,0 +1,45 @@
+#pragma once
+
+// epochrt: jobs in epochs on actors, with checkpoints at every epoch
+// boundary. This header is the whole API for a host program:
+//
+//   caf::actor_system_config cfg;
+//   epochrt::configure(cfg);                 // message types, error texts
+//   caf::actor_system sys{cfg};
+//   auto ops = std::make_shared<epochrt::op_registry>();
+//   epochrt::add_builtin_ops(*ops);           // plus the host's own ops
+//   epochrt::local_session session{sys, ops};
+//   epochrt::multi_node_checkpoint_manager ckpt{sys, "/data/ckpt"};
+//   epochrt::job_runner runner{job, &ckpt};
+//   auto last_epoch = runner.train(session);  // blocks; resumes if it can
+
+#include "messages/checkpoint_records.hpp"
+#include "messages/job_def.hpp"
+#include "messages/names.hpp"
+#include "messages/tensor.hpp"
+
+#include "runtime/builtin_ops.hpp"
+#include "runtime/epoch_limiter.hpp"
+#include "runtime/job.hpp"
+#include "runtime/job_file.hpp"
+#include "runtime/op_context.hpp"
+#include "runtime/op_registry.hpp"
+#include "runtime/runtime_errc.hpp"
+#include "runtime/workspace.hpp"
+
+#include "persistence/checkpoint_listing.hpp"
+#include "persistence/db_name.hpp"
+#include "persistence/file_metadata_handler.hpp"
+#include "persistence/metadata_handler.hpp"
+#include "persistence/persistence_errc.hpp"
+
+#include "actors/actors_errc.hpp"
+#include "actors/basic_checkpoint_manager.hpp"
+#include "actors/checkpoint_manager.hpp"
+#include "actors/configure.hpp"
+#include "actors/job_runner.hpp"
+#include "actors/local_session.hpp"
+#include "actors/logging.hpp"
+#include "actors/multi_node_checkpoint_manager.hpp"
+#include "actors/session.hpp"
+#include "actors/upload_task_group_builder.hpp"

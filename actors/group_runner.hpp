@@ -1,0 +1,24 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+namespace epochrt {
+
+/// Spawns a one-shot actor that runs one task group across nodes.
+///
+/// Sent a `run_tasks` holding every task of the group, it sends each node of
+/// `nodes` its own tasks at once (nodes run in parallel), waits at most
+/// `timeout` for each, replies one `tasks_done` (empty node name) with all
+/// outputs in node order, and quits. A task naming a node missing from
+/// `nodes` fails the group with `actors_errc::unknown_node` before anything
+/// runs; a node's error or a lost node fails it with that node named.
+caf::actor spawn_group_runner(caf::actor_system& sys,
+                              std::map<std::string, caf::actor> nodes,
+                              std::chrono::milliseconds timeout);
+
+} // namespace epochrt

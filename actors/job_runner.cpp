@@ -1,0 +1,123 @@
+#include "actors/job_runner.hpp"
+
+#include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
+
+#include "actors/actors_errc.hpp"
+#include "actors/basic_checkpoint_manager.hpp"
+#include "actors/configure.hpp"
+#include "runtime/runtime_errc.hpp"
+#include "actors/detail/blocking_request.hpp"
+#include "actors/detail/log.hpp"
+#include "actors/session.hpp"
+#include "actors/upload_task_group_builder.hpp"
+
+namespace epochrt {
+
+job_runner::job_runner(job the_job, basic_checkpoint_manager* manager,
+                       std::optional<int64_t> resume_from_epoch,
+                       upload_task_group_builder* upload,
+                       job_runner_options options)
+  : job_(std::move(the_job)),
+    manager_(manager),
+    resume_from_epoch_(resume_from_epoch),
+    upload_(upload),
+    options_(std::move(options)) {
+  // nop
+}
+
+caf::expected<int64_t> job_runner::train(session& sess) {
+  job_runner_config cfg;
+  cfg.job = job_.def();
+  cfg.group_timeout = sess.options().group_timeout;
+  cfg.checkpoint_timeout = sess.options().checkpoint_timeout;
+  cfg.on_epoch = options_.on_epoch;
+  for (auto& name : job_.nodes()) {
+    auto handle = sess.node(name);
+    if (!handle)
+      return std::move(handle.error());
+    cfg.nodes.emplace(name, handle->node);
+  }
+  run_job start;
+  if (manager_ != nullptr) {
+    auto to_checkpoint = job_.nodes_to_checkpoint();
+    if (auto err = manager_->set_params(to_checkpoint))
+      return err;
+    auto resume = manager_->get_resume_from_epoch_id(resume_from_epoch_);
+    if (!resume)
+      return std::move(resume.error());
+    start.resume_from_epoch = resume->value_or(-1);
+    // Only an epoch picked automatically may be replaced by an earlier one.
+    start.fall_back = !resume_from_epoch_.has_value();
+    for (auto& name : to_checkpoint) {
+      auto handle = sess.node(name);
+      if (!handle)
+        return std::move(handle.error());
+      cfg.checkpoint_nodes.push_back(node_ref{name, handle->persistence});
+    }
+    cfg.checkpoint_manager = manager_->actor();
+  } else if (resume_from_epoch_) {
+    return make_error(actors_errc::no_checkpoint_manager,
+                      "resuming from an epoch needs a checkpoint manager");
+  }
+  auto runner = spawn_job_runner(sess.system(), std::move(cfg));
+  // The runner bounds every request it makes; this wait is bounded by them.
+  auto done = detail::blocking_request<ckpt_epoch>(
+    sess.system(), runner, std::chrono::hours(24 * 365), start);
+  if (!done)
+    return std::move(done.error());
+  auto epoch = done->epoch;
+  if (upload_ != nullptr && manager_ != nullptr) {
+    auto group = upload_->build(epoch, *manager_);
+    if (!group)
+      return std::move(group.error());
+    if (auto uploaded = sess.run(*group, "upload"); !uploaded)
+      return std::move(uploaded.error());
+    detail::log().info("finished uploading the checkpoints");
+  }
+  if (auto downloaded = sess.run(job_.def().download_group, "download");
+      !downloaded)
+    return std::move(downloaded.error());
+  detail::log().info("finished the download group");
+  if (auto exited = sess.run(job_.def().exit_group, "exit"); !exited)
+    return std::move(exited.error());
+  detail::log().info("finished the exit group");
+  return epoch;
+}
+
+caf::expected<bool> job_runner::load_blobs_from_checkpoints(
+  const std::vector<std::string>& blob_names, int64_t epoch, session& sess) {
+  if (manager_ == nullptr)
+    return make_error(actors_errc::no_checkpoint_manager,
+                      "loading blobs from checkpoints needs a checkpoint "
+                      "manager");
+  auto result = manager_->load_blobs_locally(sess, job_.nodes_to_checkpoint(),
+                                            blob_names, epoch);
+  if (result && *result)
+    if (auto err = manager_->report_checkpoint_stats("checkpoint_partial_load"))
+      detail::log().warn("could not report checkpoint stats: {}",
+                         error_text(err));
+  return result;
+}
+
+caf::error job_runner::save_checkpoints(int64_t epoch, session& sess) {
+  if (manager_ == nullptr)
+    return make_error(actors_errc::no_checkpoint_manager,
+                      "saving checkpoints needs a checkpoint manager");
+  if (auto err = manager_->init(sess, job_.nodes_to_checkpoint()))
+    return err;
+  if (!manager_->cp_accessible()) {
+    detail::log().warn("checkpoint files cannot be accessed");
+    return {};
+  }
+  if (auto err = manager_->save(epoch)) {
+    detail::log().warn("unable to write checkpoint for epoch {}: {}", epoch,
+                       error_text(err));
+    return {};
+  }
+  if (auto err = manager_->write_checkpoint_metadata(epoch))
+    return err;
+  return manager_->report_checkpoint_stats("checkpoint_save");
+}
+
+} // namespace epochrt

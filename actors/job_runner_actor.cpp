@@ -1,0 +1,259 @@
+#include "actors/job_runner_actor.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/response_promise.hpp>
+
+#include "actors/actors_errc.hpp"
+#include "actors/configure.hpp"
+#include "runtime/runtime_errc.hpp"
+#include "actors/detail/log.hpp"
+#include "actors/group_runner.hpp"
+
+namespace epochrt {
+
+namespace {
+
+struct runner_state {
+  job_runner_config cfg;
+  caf::response_promise promise;
+  bool fall_back = false;
+};
+
+using runner_ptr = caf::stateful_actor<runner_state>*;
+using continuation = std::function<void()>;
+using outputs_continuation = std::function<void(std::vector<task_output>&)>;
+
+void fail(runner_ptr self, caf::error err) {
+  self->state.promise.deliver(std::move(err));
+  self->quit();
+}
+
+// The group runner applies the group timeout to each node; its own request
+// gets a margin on top so that a node's timeout is what gets reported.
+std::chrono::milliseconds with_margin(std::chrono::milliseconds timeout) {
+  return timeout + std::chrono::seconds(30);
+}
+
+void run_group(runner_ptr self, const task_group_def& group,
+               const char* label, int64_t epoch, outputs_continuation next) {
+  if (group.tasks.empty()) {
+    std::vector<task_output> none;
+    next(none);
+    return;
+  }
+  auto& cfg = self->state.cfg;
+  auto runner = spawn_group_runner(self->system(), cfg.nodes,
+                                   cfg.group_timeout);
+  self->request(runner, with_margin(cfg.group_timeout),
+                run_tasks{label, epoch, group.tasks})
+    .then([next](tasks_done& done) { next(done.outputs); },
+          [self](caf::error& err) { fail(self, std::move(err)); });
+}
+
+std::string describe_outputs(const std::vector<task_output>& outputs) {
+  std::string text;
+  for (auto& out : outputs) {
+    if (out.value.type == dtype::string || out.value.element_count() > 8)
+      continue;
+    text += ' ';
+    text += out.blob;
+    text += '=';
+    text += format_values(out.value);
+  }
+  return text;
+}
+
+// Stop conditions are outputs of epoch tasks on the condition's node.
+caf::expected<bool> should_stop(const job_def& job,
+                                const std::vector<task_output>& outputs) {
+  for (auto& cond : job.stop_conditions) {
+    const task_output* found = nullptr;
+    for (auto& out : outputs) {
+      if (out.blob != cond.blob)
+        continue;
+      for (auto& task : job.epoch_group.tasks)
+        if (task.name == out.task && task.node == cond.node)
+          found = &out;
+    }
+    if (found == nullptr)
+      return make_error(actors_errc::invalid_argument,
+                        "stop condition " + cond.node + ":" + cond.blob
+                          + " is not an output of any epoch task");
+    auto& value = found->value;
+    if (value.type != dtype::string && value.element_count() > 0
+        && element_as_double(value, 0) != 0.0)
+      return true;
+  }
+  return false;
+}
+
+void save(runner_ptr self, int64_t epoch, bool final, continuation next) {
+  auto& cfg = self->state.cfg;
+  detail::log().info("saving checkpoints for epoch {}", epoch);
+  self->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+                ckpt_save{epoch, true, final})
+    .then(
+      [epoch, next](ckpt_result&) {
+        detail::log().info("checkpoint of epoch {} committed", epoch);
+        next();
+      },
+      [epoch, next](caf::error& err) {
+        // Caffe2's rule: a checkpoint that cannot be written costs a
+        // warning, never the job.
+        detail::log().warn("unable to write checkpoint for epoch {}: {}", epoch,
+                           error_text(err));
+        next();
+      });
+}
+
+void finish(runner_ptr self, int64_t epoch) {
+  detail::log().info("finished training after epoch {}", epoch);
+  self->state.promise.deliver(ckpt_epoch{epoch});
+  self->quit();
+}
+
+void run_epoch(runner_ptr self, int64_t epoch) {
+  detail::log().info("starting epoch {}", epoch);
+  run_group(self, self->state.cfg.job.epoch_group, "epoch", epoch,
+            [self, epoch](std::vector<task_output>& outputs) {
+              detail::log().info("finished epoch {}:{}", epoch,
+                                 describe_outputs(outputs));
+              auto& cfg = self->state.cfg;
+              if (cfg.on_epoch)
+                cfg.on_epoch(epoch, outputs);
+              auto stop = should_stop(cfg.job, outputs);
+              if (!stop) {
+                fail(self, std::move(stop.error()));
+                return;
+              }
+              auto next = [self, epoch, stop = *stop] {
+                if (stop)
+                  finish(self, epoch);
+                else
+                  run_epoch(self, epoch + 1);
+              };
+              if (cfg.checkpoint_manager)
+                save(self, epoch, *stop, next);
+              else
+                next();
+            });
+}
+
+void init_manager(runner_ptr self, int64_t retrieve_from, continuation next,
+                  std::function<void(caf::error&)> on_error) {
+  auto& cfg = self->state.cfg;
+  self->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+                ckpt_init{cfg.checkpoint_nodes, retrieve_from, {}})
+    .then([next](ckpt_result&) { next(); },
+          [on_error](caf::error& err) { on_error(err); });
+}
+
+void start_from_scratch(runner_ptr self) {
+  run_group(self, self->state.cfg.job.init_group, "init", 0,
+            [self](std::vector<task_output>&) {
+              if (!self->state.cfg.checkpoint_manager) {
+                run_epoch(self, 1);
+                return;
+              }
+              detail::log().info("preparing checkpoints");
+              init_manager(
+                self, -1,
+                [self] { save(self, 0, false, [self] { run_epoch(self, 1); }); },
+                [self](caf::error& err) { fail(self, std::move(err)); });
+            });
+}
+
+void resume_from(runner_ptr self, int64_t epoch);
+
+// The checkpoint of `epoch` could not be used. Without fall-back that ends
+// the job; with it, the newest committed epoch before it is tried next, and
+// the job starts from scratch when none is left.
+void after_failed_resume(runner_ptr self, int64_t epoch, caf::error& err) {
+  if (!self->state.fall_back) {
+    fail(self, make_error(actors_errc::checkpoint_failed,
+                          "cannot resume from epoch " + std::to_string(epoch)
+                            + ": " + error_text(err)));
+    return;
+  }
+  detail::log().warn("cannot resume from epoch {}: {}; trying an earlier one",
+                     epoch, error_text(err));
+  auto& cfg = self->state.cfg;
+  self->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+                ckpt_resume_epoch{-1, epoch})
+    .then(
+      [self](ckpt_epoch& earlier) {
+        if (earlier.epoch < 0) {
+          detail::log().warn("no usable checkpoint left; starting from "
+                             "scratch");
+          start_from_scratch(self);
+        } else {
+          resume_from(self, earlier.epoch);
+        }
+      },
+      [self](caf::error& err) { fail(self, std::move(err)); });
+}
+
+// After loading the checkpoint of `epoch`: the next epoch, unless the job
+// had already stopped after this one.
+void continue_after(runner_ptr self, int64_t epoch) {
+  auto& cfg = self->state.cfg;
+  self->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+                ckpt_resume_epoch{epoch, -1})
+    .then(
+      [self, epoch](ckpt_epoch& resumed) {
+        if (resumed.final) {
+          detail::log().info("the job had stopped after epoch {}", epoch);
+          finish(self, epoch);
+        } else {
+          run_epoch(self, epoch + 1);
+        }
+      },
+      [self](caf::error& err) { fail(self, std::move(err)); });
+}
+
+void resume_from(runner_ptr self, int64_t epoch) {
+  detail::log().info("resuming from epoch {}", epoch);
+  auto on_error = [self, epoch](caf::error& err) {
+    after_failed_resume(self, epoch, err);
+  };
+  init_manager(
+    self, epoch,
+    [self, epoch, on_error] {
+      auto& cfg = self->state.cfg;
+      self->request(cfg.checkpoint_manager,
+                    with_margin(cfg.checkpoint_timeout),
+                    ckpt_load{epoch, {}, {}, false})
+        .then(
+          [self, epoch](ckpt_result&) {
+            detail::log().info("checkpoint of epoch {} loaded", epoch);
+            continue_after(self, epoch);
+          },
+          on_error);
+    },
+    on_error);
+}
+
+caf::behavior runner_behavior(caf::stateful_actor<runner_state>* self,
+                              job_runner_config cfg) {
+  self->state.cfg = std::move(cfg);
+  return {
+    [self](run_job& msg) -> caf::result<ckpt_epoch> {
+      self->state.promise = self->make_response_promise();
+      self->state.fall_back = msg.fall_back;
+      if (msg.resume_from_epoch >= 0 && self->state.cfg.checkpoint_manager)
+        resume_from(self, msg.resume_from_epoch);
+      else
+        start_from_scratch(self);
+      return self->state.promise;
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_job_runner(caf::actor_system& sys, job_runner_config cfg) {
+  return sys.spawn(runner_behavior, std::move(cfg));
+}
+
+} // namespace epochrt

@@ -1,0 +1,105 @@
+#include "actors/node_actor.hpp"
+
+#include <atomic>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/response_promise.hpp>
+
+#include "actors/actors_errc.hpp"
+#include "actors/configure.hpp"
+#include "actors/task_actor.hpp"
+#include "messages/protocol.hpp"
+#include "runtime/runtime_errc.hpp"
+#include "runtime/workspace.hpp"
+
+namespace epochrt {
+
+namespace {
+
+// What one run_tasks request is waiting for. Shared by the handlers of the
+// task replies; only the node actor's thread touches it.
+struct pending_group {
+  caf::response_promise promise;
+  std::vector<std::vector<task_output>> outputs; // per task, in task order
+  size_t remaining = 0;
+  bool finished = false;
+  std::shared_ptr<std::atomic<bool>> cancel;
+};
+
+caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
+                            std::shared_ptr<workspace> ws,
+                            std::shared_ptr<const op_registry> ops,
+                            std::chrono::milliseconds task_timeout) {
+  return {
+    [=](run_tasks& msg) -> caf::result<tasks_done> {
+      if (msg.tasks.empty())
+        return tasks_done{name, {}};
+      auto group = std::make_shared<pending_group>();
+      group->promise = self->make_response_promise();
+      group->outputs.resize(msg.tasks.size());
+      group->remaining = msg.tasks.size();
+      group->cancel = std::make_shared<std::atomic<bool>>(false);
+      for (size_t i = 0; i < msg.tasks.size(); ++i) {
+        auto worker = spawn_task(self->system(), name, ws, ops, group->cancel);
+        self->request(worker, task_timeout, std::move(msg.tasks[i]))
+          .then(
+            [group, i, name](tasks_done& done) {
+              if (group->finished)
+                return;
+              group->outputs[i] = std::move(done.outputs);
+              if (--group->remaining == 0) {
+                group->finished = true;
+                tasks_done result{name, {}};
+                for (auto& outs : group->outputs)
+                  for (auto& out : outs)
+                    result.outputs.emplace_back(std::move(out));
+                group->promise.deliver(std::move(result));
+              }
+            },
+            [group, name](caf::error& err) {
+              if (group->finished)
+                return;
+              group->finished = true;
+              group->cancel->store(true);
+              if (err.category() == actors_category)
+                group->promise.deliver(std::move(err));
+              else
+                group->promise.deliver(make_error(
+                  actors_errc::task_failed,
+                  "node " + name + ": " + error_text(err)));
+            });
+      }
+      return group->promise;
+    },
+    [=](fetch_blobs& msg) -> caf::result<blob_values> {
+      blob_values result;
+      for (auto& blob : msg.names) {
+        auto value = ws->get(blob);
+        if (!value)
+          return make_error(runtime_errc::missing_blob,
+                            "node " + name + " has no blob '" + blob + "'");
+        result.blobs.push_back(blob_value{blob, *value});
+      }
+      return result;
+    },
+    [=](put_blobs& msg) {
+      for (auto& blob : msg.blobs)
+        ws->set(std::move(blob.name), std::move(blob.value));
+      return caf::unit;
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_node(caf::actor_system& sys, std::string name,
+                      std::shared_ptr<workspace> ws,
+                      std::shared_ptr<const op_registry> ops,
+                      std::chrono::milliseconds task_timeout) {
+  return sys.spawn(node_behavior, std::move(name), std::move(ws),
+                   std::move(ops), task_timeout);
+}
+
+} // namespace epochrt

@@ -1,0 +1,171 @@
+#include "actors/persistence_actor.hpp"
+
+#include <chrono>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+
+#include "actors/actors_errc.hpp"
+#include "actors/configure.hpp"
+#include "runtime/runtime_errc.hpp"
+#include "actors/detail/log.hpp"
+#include "messages/protocol.hpp"
+#include "persistence/checkpoint_reader.hpp"
+#include "persistence/checkpoint_writer.hpp"
+#include "persistence/persistence_errc.hpp"
+#include "runtime/workspace.hpp"
+
+namespace epochrt {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+int64_t micros_since(clock_type::time_point start) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+           clock_type::now() - start)
+    .count();
+}
+
+caf::expected<checkpoint_stats>
+save(const std::string& node, workspace& ws, const save_checkpoint& msg) {
+  auto start = clock_type::now();
+  // An empty list means every blob the workspace has now: blobs created
+  // after init are saved too, so a resumed job sees all of its state.
+  auto names = msg.blob_names.empty() ? ws.names() : msg.blob_names;
+  auto snapshot = ws.snapshot(names);
+  if (!snapshot)
+    return std::move(snapshot.error());
+  auto writer = checkpoint_writer::create(msg.db, node, msg.epoch);
+  if (!writer)
+    return std::move(writer.error());
+  for (auto& [name, value] : *snapshot)
+    if (auto err = (*writer)->put(name, *value))
+      return err;
+  auto written = (*writer)->finish();
+  if (!written)
+    return std::move(written.error());
+  return checkpoint_stats{node, msg.db, micros_since(start),
+                          written->total_bytes, written->blobs.size()};
+}
+
+caf::expected<checkpoint_stats>
+load(const std::string& node, workspace& ws, const load_checkpoint& msg) {
+  auto start = clock_type::now();
+  auto reader = checkpoint_reader::open(msg.db);
+  if (!reader)
+    return std::move(reader.error());
+  auto& listed = (*reader)->get_manifest().blobs;
+  std::vector<std::string> names;
+  if (msg.blob_names.empty()) {
+    for (auto& entry : listed)
+      names.push_back(entry.name);
+  } else {
+    for (auto& name : msg.blob_names) {
+      auto found = std::any_of(listed.begin(), listed.end(),
+                               [&](auto& e) { return e.name == name; });
+      if (found)
+        names.push_back(name);
+      else if (!msg.allow_incomplete)
+        return make_error(persistence_errc::not_found,
+                          msg.db + " has no blob '" + name + "'");
+    }
+  }
+  // Read everything first: the workspace changes only if all of it is good.
+  std::vector<std::pair<std::string, tensor>> blobs;
+  uint64_t bytes = 0;
+  for (auto& name : names) {
+    auto value = (*reader)->read(name);
+    if (!value)
+      return std::move(value.error());
+    bytes += value->byte_size();
+    blobs.emplace_back(name, std::move(*value));
+  }
+  auto count = blobs.size();
+  ws.set_all(std::move(blobs));
+  return checkpoint_stats{node, msg.db, micros_since(start), bytes, count};
+}
+
+caf::expected<blob_names> list_blobs(workspace& ws,
+                                     const init_checkpoint& msg) {
+  if (msg.db.empty())
+    return blob_names{ws.names()};
+  auto reader = checkpoint_reader::open(msg.db);
+  if (!reader)
+    return std::move(reader.error());
+  blob_names result;
+  for (auto& entry : (*reader)->get_manifest().blobs)
+    result.names.push_back(entry.name);
+  return result;
+}
+
+checkpoint_status check(const check_checkpoint& msg) {
+  checkpoint_status status;
+  auto reader = checkpoint_reader::open(msg.db);
+  if (!reader) {
+    auto& err = reader.error();
+    status.exists = !(err.category() == persistence_category
+                      && err.code()
+                           == static_cast<uint8_t>(persistence_errc::not_found));
+    status.problem = msg.db + ": " + error_text(err);
+    return status;
+  }
+  status.exists = true;
+  status.complete = true;
+  if (msg.verify_data) {
+    auto err = (*reader)->verify();
+    status.intact = !err;
+    if (err)
+      status.problem = msg.db + ": " + error_text(err);
+  }
+  return status;
+}
+
+caf::behavior persistence_behavior(caf::event_based_actor*, std::string node,
+                                   std::shared_ptr<workspace> ws) {
+  auto wrong_node = [node](const std::string& addressed) {
+    return make_error(actors_errc::invalid_argument,
+                      "a request for node '" + addressed
+                        + "' reached the persistence actor of node '" + node
+                        + "'");
+  };
+  return {
+    [=](save_checkpoint& msg) -> caf::result<checkpoint_stats> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      detail::log().debug("saving {} ({} blobs asked)", msg.db,
+                          msg.blob_names.size());
+      auto result = save(node, *ws, msg);
+      if (!result)
+        return std::move(result.error());
+      return std::move(*result);
+    },
+    [=](load_checkpoint& msg) -> caf::result<checkpoint_stats> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      auto result = load(node, *ws, msg);
+      if (!result)
+        return std::move(result.error());
+      return std::move(*result);
+    },
+    [=](init_checkpoint& msg) -> caf::result<blob_names> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      auto result = list_blobs(*ws, msg);
+      if (!result)
+        return std::move(result.error());
+      return std::move(*result);
+    },
+    [=](check_checkpoint& msg) { return check(msg); },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_persistence(caf::actor_system& sys, std::string node,
+                             std::shared_ptr<workspace> ws) {
+  return sys.spawn<caf::detached>(persistence_behavior, std::move(node),
+                                  std::move(ws));
+}
+
+} // namespace epochrt

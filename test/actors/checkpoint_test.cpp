@@ -1,0 +1,317 @@
+// Caffe2's checkpoint_test.py, through epochrt's C++ API: the job runner,
+// CheckpointManager and MultiNodeCheckpointManager on local sessions with
+// real LevelDB checkpoints on disk.
+
+#define BOOST_TEST_MODULE actors_checkpoint
+#include <boost/test/unit_test.hpp>
+
+#include <fstream>
+
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "test/actors/test_support.hpp"
+
+using namespace epochrt;
+using epochrt::test::system_fixture;
+using epochrt::test::why;
+
+namespace {
+
+// Totals of the reference pipeline after epochs 0 (init) to 4.
+const double expected_totals[] = {100, 103, 115, 136, 145};
+
+const std::vector<std::string> three_nodes{"trainer_0", "trainer_1",
+                                           "trainer_2"};
+
+// Flips bytes in the middle of every data file of a LevelDB directory.
+void corrupt_database(const std::filesystem::path& db) {
+  for (auto& entry : std::filesystem::directory_iterator(db)) {
+    auto name = entry.path().filename().string();
+    auto ext = entry.path().extension().string();
+    if (ext != ".ldb" && ext != ".log")
+      continue;
+    auto size = std::filesystem::file_size(entry.path());
+    if (size < 16)
+      continue;
+    std::fstream f{entry.path(), std::ios::in | std::ios::out | std::ios::binary};
+    for (auto pos : {size / 3, size / 2, (2 * size) / 3}) {
+      f.seekg(static_cast<std::streamoff>(pos));
+      char c = 0;
+      f.read(&c, 1);
+      f.seekp(static_cast<std::streamoff>(pos));
+      c = static_cast<char>(~c);
+      f.write(&c, 1);
+    }
+  }
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(single_node, system_fixture)
+
+BOOST_AUTO_TEST_CASE(a_job_without_checkpoints_runs_four_epochs_to_145) {
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json")};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  BOOST_TEST(*epochs == 4);
+  BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
+}
+
+BOOST_AUTO_TEST_CASE(a_checkpointed_job_commits_epochs_zero_to_four) {
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json"), &ckpt};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  BOOST_TEST(*epochs == 4);
+  BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
+  file_metadata_handler metadata{dir.str()};
+  BOOST_TEST(metadata.committed_epochs() == (std::vector<int64_t>{0, 1, 2, 3, 4}),
+             boost::test_tools::per_element());
+  for (int epoch = 0; epoch <= 4; ++epoch)
+    BOOST_TEST(std::filesystem::is_directory(
+      ckpt.get_ckpt_db_name("trainer_0", epoch)));
+}
+
+BOOST_AUTO_TEST_CASE(resuming_from_each_epoch_ends_with_total_145) {
+  {
+    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline.json"), &ckpt};
+    BOOST_REQUIRE(runner.train(*sess));
+  }
+  for (int64_t epoch = 1; epoch <= 4; ++epoch) {
+    BOOST_TEST_CONTEXT("resume from epoch " << epoch) {
+      checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+      auto sess = new_session();
+      job_runner runner{load_example("pipeline.json"), &ckpt, epoch};
+      auto last = runner.train(*sess);
+      BOOST_REQUIRE_MESSAGE(last, why(last));
+      BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(loading_the_checkpoint_of_epoch_k_gives_the_total_after_k) {
+  {
+    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline.json"), &ckpt};
+    BOOST_REQUIRE(runner.train(*sess));
+  }
+  for (int64_t epoch = 0; epoch <= 4; ++epoch) {
+    BOOST_TEST_CONTEXT("epoch " << epoch) {
+      checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+      auto sess = new_session();
+      BOOST_REQUIRE(!ckpt.init(*sess, {}, epoch));
+      BOOST_REQUIRE(!ckpt.load(epoch));
+      BOOST_TEST(scalar(*sess, "trainer_0", "total")
+                 == expected_totals[epoch]);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_partial_load_succeeds_for_saved_epochs_only) {
+  {
+    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline.json"), &ckpt};
+    BOOST_REQUIRE(runner.train(*sess));
+  }
+  for (int64_t epoch = 1; epoch <= 5; ++epoch) {
+    BOOST_TEST_CONTEXT("epoch " << epoch) {
+      checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+      auto sess = new_session();
+      job_runner runner{load_example("pipeline.json"), &ckpt};
+      auto loaded = runner.load_blobs_from_checkpoints({"total"}, epoch, *sess);
+      BOOST_REQUIRE_MESSAGE(loaded, why(loaded));
+      if (epoch == 5) {
+        BOOST_TEST(!*loaded);
+      } else {
+        BOOST_TEST(*loaded);
+        BOOST_TEST(scalar(*sess, "trainer_0", "total")
+                   == expected_totals[epoch]);
+        // Only the named blob was loaded.
+        BOOST_TEST(!sess->fetch("trainer_0", "dataset"));
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_unwritable_checkpoint_dir_costs_a_warning_not_the_job) {
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256);
+  set_log_level(log_level::info);
+  spdlog::get("epochrt")->sinks().push_back(sink);
+  { std::ofstream{dir.sub("plain-file")} << "not a directory"; }
+  auto unwritable = dir.sub("plain-file") + "/ckpt";
+  {
+    checkpoint_manager ckpt{sys, unwritable, "trainer_0"};
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline.json"), &ckpt};
+    auto epochs = runner.train(*sess);
+    BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+    BOOST_TEST(*epochs == 4);
+    BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
+    BOOST_TEST(!ckpt.cp_accessible());
+    auto resume = ckpt.get_resume_from_epoch_id();
+    BOOST_TEST((!resume || !resume->has_value()));
+  }
+  spdlog::get("epochrt")->sinks().pop_back();
+  auto lines = sink->last_formatted();
+  auto warned = std::any_of(lines.begin(), lines.end(), [](auto& line) {
+    return line.find("warn") != std::string::npos
+           && line.find("checkpoint") != std::string::npos;
+  });
+  BOOST_TEST(warned);
+  BOOST_TEST(!std::filesystem::exists(unwritable));
+}
+
+BOOST_AUTO_TEST_CASE(the_download_group_runs_after_the_epochs_and_before_exit) {
+  auto sess = new_session();
+  job_runner runner{load_example("download.json")};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  BOOST_TEST(*epochs == 1);
+  for (auto blob : {"output", "download_result"}) {
+    auto value = sess->fetch("trainer_0", blob);
+    BOOST_REQUIRE(value);
+    BOOST_TEST(format_values(*value) == "2,2,2,2,2,2,2,2");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_upload_builder_runs_after_training) {
+  checkpoint_manager ckpt{sys, dir.sub("ckpt"), "trainer_0"};
+  directory_upload_builder upload{dir.sub("upload")};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json"), &ckpt, {}, &upload};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  auto uploaded = dir.path() / "upload" / "trainer_0.4";
+  BOOST_TEST(std::filesystem::is_directory(uploaded));
+  BOOST_TEST(!std::filesystem::is_empty(uploaded));
+}
+
+BOOST_AUTO_TEST_CASE(a_corrupted_last_checkpoint_is_never_resumed_from) {
+  {
+    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline.json"), &ckpt};
+    BOOST_REQUIRE(runner.train(*sess));
+  }
+  corrupt_database(dir.path() / "trainer_0.4");
+  {
+    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+    auto sess = new_session();
+    BOOST_REQUIRE(!ckpt.init(*sess));
+    auto intact = ckpt.check_db_intact(4);
+    BOOST_TEST((!intact || !*intact));
+    BOOST_TEST(static_cast<bool>(ckpt.load(4))); // an error: never good
+  }
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json"), &ckpt};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_manifest_makes_a_checkpoint_incomplete) {
+  {
+    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline.json"), &ckpt};
+    BOOST_REQUIRE(runner.train(*sess));
+  }
+  // Removing the table files drops every record, the manifest among them.
+  for (auto& entry :
+       std::filesystem::directory_iterator(dir.path() / "trainer_0.3"))
+    if (entry.path().extension() == ".ldb" || entry.path().extension() == ".log")
+      std::filesystem::remove(entry.path());
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json"), &ckpt};
+  auto loaded = runner.load_blobs_from_checkpoints({"total"}, 3, *sess);
+  BOOST_TEST((!loaded || !*loaded));
+}
+
+BOOST_AUTO_TEST_CASE(resuming_from_an_epoch_that_was_never_committed_fails) {
+  {
+    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline.json"), &ckpt};
+    BOOST_REQUIRE(runner.train(*sess));
+  }
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json"), &ckpt, int64_t{7}};
+  auto epochs = runner.train(*sess);
+  BOOST_TEST(!epochs);
+  BOOST_TEST(!std::filesystem::exists(dir.path() / "trainer_0.5"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(multi_node, system_fixture)
+
+BOOST_AUTO_TEST_CASE(three_nodes_each_reach_145) {
+  multi_node_checkpoint_manager ckpt{sys, dir.str()};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline3.json"), &ckpt};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  BOOST_TEST(*epochs == 4);
+  for (auto& node : three_nodes)
+    BOOST_TEST(scalar(*sess, node, "total") == 145);
+}
+
+BOOST_AUTO_TEST_CASE(get_ckpt_db_name_is_prefix_slash_node_dot_epoch) {
+  multi_node_checkpoint_manager ckpt{sys, dir.str()};
+  auto sess = new_session();
+  BOOST_REQUIRE(!ckpt.init(*sess, three_nodes));
+  for (auto& node : three_nodes)
+    BOOST_TEST(ckpt.get_ckpt_db_name(node, 5) == dir.str() + "/" + node + ".5");
+}
+
+BOOST_AUTO_TEST_CASE(one_manager_serves_second_runners_resuming_from_each_epoch) {
+  multi_node_checkpoint_manager ckpt{sys, dir.str()};
+  {
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline3.json"), &ckpt};
+    BOOST_REQUIRE(runner.train(*sess));
+  }
+  for (int64_t epoch = 1; epoch <= 4; ++epoch) {
+    BOOST_TEST_CONTEXT("resume from epoch " << epoch) {
+      auto sess = new_session();
+      job_runner runner{load_example("pipeline3.json"), &ckpt, epoch};
+      auto last = runner.train(*sess);
+      BOOST_REQUIRE_MESSAGE(last, why(last));
+      for (auto& node : three_nodes)
+        BOOST_TEST(scalar(*sess, node, "total") == 145);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(partial_loads_work_across_nodes) {
+  multi_node_checkpoint_manager ckpt{sys, dir.str()};
+  {
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline3.json"), &ckpt};
+    BOOST_REQUIRE(runner.train(*sess));
+  }
+  for (int64_t epoch = 1; epoch <= 5; ++epoch) {
+    BOOST_TEST_CONTEXT("epoch " << epoch) {
+      auto sess = new_session();
+      job_runner runner{load_example("pipeline3.json"), &ckpt};
+      auto loaded = runner.load_blobs_from_checkpoints({"total"}, epoch, *sess);
+      BOOST_REQUIRE_MESSAGE(loaded, why(loaded));
+      BOOST_TEST(*loaded == (epoch <= 4));
+      if (epoch <= 4)
+        for (auto& node : three_nodes)
+          BOOST_TEST(scalar(*sess, node, "total") == expected_totals[epoch]);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,77 @@
+#pragma once
+
+// Shared fixtures of the actors suites: an actor system configured for
+// epochrt, the built-in ops, a fresh temporary directory, and the example
+// jobs.
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+
+#include "actors/epochrt.hpp"
+#include "test/support/temp_dir.hpp"
+
+namespace epochrt::test {
+
+inline std::unique_ptr<caf::actor_system_config> make_config() {
+  auto cfg = std::make_unique<caf::actor_system_config>();
+  configure(*cfg);
+  cfg->set("scheduler.max-threads", 2);
+  return cfg;
+}
+
+/// Why `x` holds no value; empty when it holds one. (Boost.Test evaluates a
+/// message even when the assertion holds, so never call `error()` there.)
+template <class T>
+std::string why(const caf::expected<T>& x) {
+  return x ? std::string{} : error_text(x.error());
+}
+
+/// One actor system per test case; sessions and managers declared after it
+/// are destroyed before it.
+struct system_fixture {
+  std::unique_ptr<caf::actor_system_config> cfg = make_config();
+  caf::actor_system sys{*cfg};
+  std::shared_ptr<op_registry> ops = [] {
+    auto result = std::make_shared<op_registry>();
+    add_builtin_ops(*result);
+    return result;
+  }();
+  temp_dir dir;
+
+  job load_example(const std::string& file) {
+    auto path = std::string{EPOCHRT_SOURCE_DIR} + "/examples/jobs/" + file;
+    auto loaded = load_job_file(path, *ops);
+    if (!loaded)
+      throw std::runtime_error(error_text(loaded.error()));
+    return std::move(*loaded);
+  }
+
+  session_options quick_options() {
+    session_options opts;
+    opts.group_timeout = std::chrono::seconds(60);
+    opts.checkpoint_timeout = std::chrono::seconds(60);
+    opts.request_timeout = std::chrono::seconds(10);
+    return opts;
+  }
+
+  std::unique_ptr<local_session> new_session() {
+    return std::make_unique<local_session>(sys, ops, quick_options());
+  }
+
+  /// The single value of a one-element numeric blob.
+  double scalar(session& sess, const std::string& node,
+                const std::string& blob) {
+    auto value = sess.fetch(node, blob);
+    if (!value)
+      throw std::runtime_error(error_text(value.error()));
+    if (value->element_count() != 1)
+      throw std::runtime_error(blob + " is not a single value");
+    return element_as_double(*value, 0);
+  }
+};
+
+} // namespace epochrt::test
