@@ -1,0 +1,670 @@
+// The `epochrt` command through its process interface: exit codes, stdout
+// and stderr, as scripts see them. The checkpoint cases follow Caffe2's
+// checkpoint_test.py: a job resumed from any epoch ends with the result of
+// an uninterrupted run, the checkpoint of epoch k holds the values after
+// epoch k, a failed save does not fail the job, and a corrupt checkpoint is
+// never resumed from.
+
+#define BOOST_TEST_MODULE cli
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+
+#include "test/support/process_runner.hpp"
+#include "test/support/temp_dir.hpp"
+
+namespace fs = std::filesystem;
+namespace bdata = boost::unit_test::data;
+
+using epochrt::test::process_result;
+using epochrt::test::process_runner;
+using epochrt::test::temp_dir;
+
+namespace {
+
+const std::string jobs_dir = EPOCHRT_SOURCE_DIR "/examples/jobs/";
+const std::string pipeline = jobs_dir + "pipeline.json";
+const std::string pipeline3 = jobs_dir + "pipeline3.json";
+const std::string download = jobs_dir + "download.json";
+
+// Totals of pipeline.json after epochs 0 (init) to 4.
+const char* const totals[] = {"100", "103", "115", "136", "145"};
+
+process_result cli(const std::vector<std::string>& args) {
+  return process_runner{EPOCHRT_CLI, std::chrono::seconds(60)}.run(args);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> result;
+  std::istringstream in{text};
+  for (std::string line; std::getline(in, line);)
+    result.push_back(line);
+  return result;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+/// The value of the "KEY=..." line of `out`, or "<missing>".
+std::string value_of(const std::string& out, const std::string& key) {
+  for (auto& line : lines_of(out))
+    if (line.rfind(key + "=", 0) == 0)
+      return line.substr(key.size() + 1);
+  return "<missing>";
+}
+
+/// One line on stderr, "epochrt: error: ..." (logs aside, which epochrt
+/// writes with a "[epochrt]" tag).
+std::vector<std::string> error_lines(const std::string& err) {
+  std::vector<std::string> result;
+  for (auto& line : lines_of(err))
+    if (line.rfind("epochrt: error: ", 0) == 0)
+      result.push_back(line);
+  return result;
+}
+
+std::string describe(const process_result& r) {
+  return "exit " + std::to_string(r.exit_code)
+         + (r.timed_out ? " (timed out)" : "") + "\n--- stdout\n" + r.out
+         + "--- stderr\n" + r.err;
+}
+
+// `result` must name a variable: the macro evaluates it more than once.
+#define REQUIRE_EXIT(result, code)                                             \
+  BOOST_REQUIRE_MESSAGE(result.exit_code == (code),                            \
+                        "expected exit " #code ", got " << describe(result))
+
+/// A failed command: exit `code` and exactly one error line.
+void check_one_error(const process_result& r, int code) {
+  BOOST_TEST_MESSAGE(describe(r));
+  BOOST_TEST(r.exit_code == code);
+  BOOST_TEST(!r.timed_out);
+  BOOST_TEST(error_lines(r.err).size() == 1u);
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out{path, std::ios::binary};
+  out << text;
+  BOOST_REQUIRE(out.good());
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in{path, std::ios::binary};
+  return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+}
+
+/// Every file under `dir` with its size and contents: equal snapshots mean
+/// nothing was written.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> result;
+  for (auto& entry : fs::recursive_directory_iterator(dir)) {
+    auto rel = fs::relative(entry.path(), dir).string();
+    result[rel] = entry.is_regular_file() ? read_file(entry.path()) : "<dir>";
+  }
+  return result;
+}
+
+/// Flips bytes in the middle of the largest LevelDB data file (.ldb or
+/// .log) of database `db`, where the blob records are.
+void corrupt_database(const fs::path& db) {
+  fs::path largest;
+  uintmax_t largest_size = 0;
+  for (auto& entry : fs::directory_iterator(db)) {
+    auto ext = entry.path().extension().string();
+    if (ext != ".ldb" && ext != ".log")
+      continue;
+    auto size = fs::file_size(entry.path());
+    if (size > largest_size) {
+      largest = entry.path();
+      largest_size = size;
+    }
+  }
+  BOOST_REQUIRE_MESSAGE(largest_size >= 64, "no data file in " << db);
+  std::fstream f{largest, std::ios::in | std::ios::out | std::ios::binary};
+  for (auto pos : {largest_size / 3, largest_size / 2,
+                   (2 * largest_size) / 3}) {
+    f.seekg(static_cast<std::streamoff>(pos));
+    char c = 0;
+    f.read(&c, 1);
+    c = static_cast<char>(~c);
+    f.seekp(static_cast<std::streamoff>(pos));
+    f.write(&c, 1);
+  }
+  BOOST_REQUIRE(f.good());
+}
+
+/// A temporary directory with a checkpoint dir `ckpt` that a straight run
+/// of pipeline.json filled: epochs 0..4 committed.
+struct checkpointed_pipeline {
+  temp_dir tmp;
+  std::string ckpt = tmp.sub("ckpt");
+
+  checkpointed_pipeline() {
+    auto r = cli({"run", pipeline, "--checkpoint-dir", ckpt});
+    REQUIRE_EXIT(r, 0);
+  }
+
+  process_result run(std::vector<std::string> extra = {}) const {
+    std::vector<std::string> args{"run", pipeline, "--checkpoint-dir", ckpt,
+                                  "--fetch", "trainer_0:total"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return cli(args);
+  }
+
+  process_result ls() const {
+    return cli({"ckpt", "ls", ckpt});
+  }
+};
+
+} // namespace
+
+// -- running jobs -------------------------------------------------------------
+
+BOOST_AUTO_TEST_SUITE(run)
+
+BOOST_AUTO_TEST_CASE(without_checkpoints_runs_four_epochs_to_total_145) {
+  auto r = cli({"run", pipeline, "--fetch", "trainer_0:total"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(lines_of(r.out)
+               == (std::vector<std::string>{"trainer_0:total=145", "epochs=4"}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(with_a_checkpoint_dir_commits_epochs_zero_to_four) {
+  temp_dir tmp;
+  auto ckpt = tmp.sub("ckpt");
+  auto r = cli({"run", pipeline, "--checkpoint-dir", ckpt, "--fetch",
+                "trainer_0:total"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(value_of(r.out, "trainer_0:total") == "145");
+  BOOST_TEST(value_of(r.out, "epochs") == "4");
+  for (int epoch = 0; epoch <= 4; ++epoch)
+    BOOST_TEST(fs::is_directory(ckpt + "/trainer_0." + std::to_string(epoch)),
+               "trainer_0." << epoch);
+  auto ls = cli({"ckpt", "ls", ckpt});
+  REQUIRE_EXIT(ls, 0);
+  auto lines = lines_of(ls.out);
+  BOOST_REQUIRE_EQUAL(lines.size(), 6u);
+  for (int epoch = 0; epoch <= 4; ++epoch) {
+    std::istringstream in{lines[epoch]};
+    std::string node, state;
+    int64_t listed_epoch = -1;
+    uint64_t bytes = 0;
+    in >> node >> listed_epoch >> state >> bytes;
+    BOOST_TEST(node == "trainer_0");
+    BOOST_TEST(listed_epoch == epoch);
+    BOOST_TEST(state == "complete");
+    BOOST_TEST(bytes > 0u);
+  }
+  BOOST_TEST(lines.back() == "last_committed=4");
+}
+
+// The job stopped after epoch 4 and the metadata says so: running the same
+// command again resumes from epoch 4 and runs no further epoch, so a
+// finished job (or one killed after its last checkpoint) gives the same
+// result again. (Caffe2 would run one more epoch.)
+BOOST_AUTO_TEST_CASE(a_second_run_of_a_finished_job_changes_nothing) {
+  checkpointed_pipeline job;
+  auto r = job.run();
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(value_of(r.out, "trainer_0:total") == "145");
+  BOOST_TEST(value_of(r.out, "epochs") == "4");
+  BOOST_TEST(contains(lines_of(job.ls().out).back(), "last_committed=4"));
+}
+
+BOOST_DATA_TEST_CASE(resuming_from_epoch_k_ends_with_total_145,
+                     bdata::xrange(1, 5), epoch) {
+  checkpointed_pipeline job;
+  auto r = job.run({"--resume-from", std::to_string(epoch)});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(value_of(r.out, "trainer_0:total") == "145");
+  // Epochs k+1 .. 4 run again; from 4, the final epoch, none does.
+  BOOST_TEST(value_of(r.out, "epochs") == "4");
+}
+
+BOOST_AUTO_TEST_CASE(three_nodes_each_end_with_total_145) {
+  temp_dir tmp;
+  auto ckpt = tmp.sub("ckpt");
+  auto r = cli({"run", pipeline3, "--checkpoint-dir", ckpt, "--fetch",
+                "trainer_0:total", "--fetch", "trainer_1:total", "--fetch",
+                "trainer_2:total"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(lines_of(r.out)
+               == (std::vector<std::string>{"trainer_0:total=145",
+                                            "trainer_1:total=145",
+                                            "trainer_2:total=145", "epochs=4"}),
+             boost::test_tools::per_element());
+  for (auto node : {"trainer_0", "trainer_1", "trainer_2"}) {
+    auto show = cli({"ckpt", "show", ckpt, node, "4", "total"});
+    REQUIRE_EXIT(show, 0);
+    BOOST_TEST(show.out == "total=145\n");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_download_group_runs_once_after_one_epoch) {
+  auto r = cli({"run", download, "--fetch", "trainer_0:output", "--fetch",
+                "trainer_0:download_result"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(lines_of(r.out)
+               == (std::vector<std::string>{
+                 "trainer_0:output=2,2,2,2,2,2,2,2",
+                 "trainer_0:download_result=2,2,2,2,2,2,2,2", "epochs=1"}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(fetches_print_in_the_order_given) {
+  auto r = cli({"run", pipeline, "--fetch", "trainer_0:total", "--fetch",
+                "trainer_0:dataset", "--fetch", "trainer_0:total"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(lines_of(r.out)
+               == (std::vector<std::string>{"trainer_0:total=145",
+                                            "trainer_0:dataset=0,1,2,3,4,5,6,"
+                                            "7,8,9",
+                                            "trainer_0:total=145", "epochs=4"}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(the_upload_dir_receives_the_last_epochs_checkpoint) {
+  temp_dir tmp;
+  auto ckpt = tmp.sub("ckpt");
+  auto upload = tmp.sub("upload");
+  auto r = cli({"run", pipeline, "--checkpoint-dir", ckpt, "--upload-dir",
+                upload});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(value_of(r.out, "epochs") == "4");
+  auto copied = fs::path{upload} / "trainer_0.4";
+  BOOST_REQUIRE(fs::is_directory(copied));
+  BOOST_TEST(!fs::is_empty(copied));
+  // The copy is a complete checkpoint in its own right.
+  auto show = cli({"ckpt", "show", upload, "trainer_0", "4", "total"});
+  REQUIRE_EXIT(show, 0);
+  BOOST_TEST(show.out == "total=145\n");
+}
+
+// A failed save does not fail the job (Caffe2): a checkpoint directory
+// below a regular file cannot be created, even by root.
+BOOST_AUTO_TEST_CASE(an_unwritable_checkpoint_dir_warns_and_commits_nothing) {
+  temp_dir tmp;
+  write_file(tmp.path() / "file", "not a directory\n");
+  auto ckpt = tmp.sub("file/ckpt");
+  auto r = cli({"run", pipeline, "--checkpoint-dir", ckpt, "--fetch",
+                "trainer_0:total"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(value_of(r.out, "trainer_0:total") == "145");
+  BOOST_TEST(value_of(r.out, "epochs") == "4");
+  BOOST_TEST(contains(r.err, "warn"), "no warning logged:\n" << r.err);
+  BOOST_TEST(fs::is_regular_file(tmp.path() / "file"));
+  BOOST_TEST(!fs::exists(ckpt));
+}
+
+BOOST_AUTO_TEST_CASE(a_run_never_resumes_from_a_corrupt_epoch) {
+  checkpointed_pipeline job;
+  corrupt_database(job.ckpt + "/trainer_0.4");
+  auto r = job.run();
+  REQUIRE_EXIT(r, 0);
+  // Epoch 4 is rejected; the run falls back to epoch 3 and redoes epoch 4.
+  BOOST_TEST(value_of(r.out, "trainer_0:total") == "145");
+  BOOST_TEST(value_of(r.out, "epochs") == "4");
+  auto verify = cli({"ckpt", "verify", job.ckpt});
+  BOOST_TEST(verify.exit_code == 0, describe(verify));
+}
+
+BOOST_AUTO_TEST_CASE(fetching_a_missing_blob_fails_after_the_job) {
+  auto r = cli({"run", pipeline, "--fetch", "trainer_0:total", "--fetch",
+                "trainer_0:no_such_blob"});
+  check_one_error(r, 1);
+  BOOST_TEST(lines_of(r.out)
+               == (std::vector<std::string>{"trainer_0:total=145"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(contains(r.err, "no_such_blob"));
+}
+
+BOOST_AUTO_TEST_CASE(fetching_from_a_node_outside_the_job_fails) {
+  auto r = cli({"run", pipeline, "--fetch", "trainer_9:total"});
+  check_one_error(r, 1);
+  BOOST_TEST(contains(r.err, "trainer_9"));
+}
+
+BOOST_AUTO_TEST_CASE(resuming_from_an_uncommitted_epoch_changes_nothing) {
+  checkpointed_pipeline job;
+  auto ls_before = job.ls();
+  auto before = snapshot(job.ckpt);
+  auto r = job.run({"--resume-from", "7"});
+  check_one_error(r, 2);
+  BOOST_TEST(r.out.empty());
+  BOOST_TEST(contains(r.err, "7"));
+  BOOST_TEST((snapshot(job.ckpt) == before), "the checkpoint dir changed");
+  BOOST_TEST(job.ls().out == ls_before.out);
+}
+
+BOOST_AUTO_TEST_CASE(resuming_from_a_dir_that_does_not_exist_creates_nothing) {
+  temp_dir tmp;
+  auto ckpt = tmp.sub("ckpt");
+  auto r = cli({"run", pipeline, "--checkpoint-dir", ckpt, "--resume-from",
+                "1"});
+  check_one_error(r, 2);
+  BOOST_TEST(!fs::exists(ckpt));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// -- bad input ----------------------------------------------------------------
+
+namespace {
+
+struct bad_job {
+  const char* name;
+  const char* text;
+};
+
+std::ostream& operator<<(std::ostream& out, const bad_job& x) {
+  return out << x.name;
+}
+
+const bad_job bad_jobs[] = {
+  {"syntax_error", R"({"name": "broken", "init": [ )"},
+  {"unknown_op",
+   R"({"name": "j", "init": [{"node": "n", "ops": [
+       {"type": "NoSuchOp", "outputs": ["x"]}]}]})"},
+  {"wrong_arg_type",
+   R"({"name": "j", "init": [{"node": "n", "ops": [
+       {"type": "ConstantFill", "outputs": ["x"],
+        "args": {"shape": [1], "value": "abc"}}]}]})"},
+  {"stop_condition_on_unknown_node",
+   R"({"name": "j",
+       "init": [{"node": "n", "ops": [{"type": "CreateCursor",
+                                       "outputs": ["c"]}]}],
+       "epoch": [{"node": "n", "outputs": ["done"], "ops": [
+         {"type": "ConstantFill", "outputs": ["done"],
+          "args": {"shape": [1], "value": 1, "dtype": "bool"}}]}],
+       "stop_conditions": [{"node": "elsewhere", "blob": "done"}]})"},
+  {"duplicate_task_names",
+   R"({"name": "j", "init": [
+       {"name": "t", "node": "n", "ops": [{"type": "CreateCursor",
+                                           "outputs": ["a"]}]},
+       {"name": "t", "node": "n", "ops": [{"type": "CreateCursor",
+                                           "outputs": ["b"]}]}]})"},
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(bad_input)
+
+BOOST_DATA_TEST_CASE(an_invalid_job_file_exits_2_and_writes_nothing,
+                     bdata::make(bad_jobs), job) {
+  temp_dir tmp;
+  auto file = tmp.path() / (std::string{job.name} + ".json");
+  write_file(file, job.text);
+  auto ckpt = tmp.sub("ckpt");
+  auto r = cli({"run", file.string(), "--checkpoint-dir", ckpt});
+  check_one_error(r, 2);
+  BOOST_TEST(r.out.empty());
+  BOOST_TEST(contains(r.err, file.filename().string()));
+  BOOST_TEST(!fs::exists(ckpt));
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_job_file_exits_2) {
+  temp_dir tmp;
+  auto r = cli({"run", tmp.sub("absent.json")});
+  check_one_error(r, 2);
+  BOOST_TEST(contains(r.err, "absent.json"));
+}
+
+namespace {
+
+struct bad_args {
+  const char* name;
+  std::vector<std::string> args;
+};
+
+std::ostream& operator<<(std::ostream& out, const bad_args& x) {
+  return out << x.name;
+}
+
+const bad_args bad_arg_lists[] = {
+  {"no_command", {}},
+  {"unknown_command", {"frobnicate"}},
+  {"unknown_option", {"run", pipeline, "--no-such-option"}},
+  {"missing_job_file", {"run"}},
+  {"missing_option_value", {"run", pipeline, "--checkpoint-dir"}},
+  {"non_integer_epoch",
+   {"run", pipeline, "--checkpoint-dir", "/nonexistent/ckpt", "--resume-from",
+    "abc"}},
+  {"negative_epoch",
+   {"run", pipeline, "--checkpoint-dir", "/nonexistent/ckpt", "--resume-from",
+    "-1"}},
+  {"fetch_without_colon", {"run", pipeline, "--fetch", "nocolon"}},
+  {"fetch_with_bad_node_name", {"run", pipeline, "--fetch", "../x:total"}},
+  {"fetch_with_empty_blob", {"run", pipeline, "--fetch", "trainer_0:"}},
+  {"resume_without_checkpoint_dir", {"run", pipeline, "--resume-from", "1"}},
+  {"upload_without_checkpoint_dir",
+   {"run", pipeline, "--upload-dir", "/nonexistent/up"}},
+  {"ckpt_without_subcommand", {"ckpt"}},
+  {"ckpt_show_non_integer_epoch",
+   {"ckpt", "show", "/tmp", "trainer_0", "four"}},
+  {"ckpt_ls_extra_argument", {"ckpt", "ls", "/tmp", "/tmp"}},
+  {"quiet_and_verbose", {"-q", "-v", "ckpt", "ls", "/tmp"}},
+};
+
+} // namespace
+
+BOOST_DATA_TEST_CASE(bad_arguments_exit_2_with_one_error_line,
+                     bdata::make(bad_arg_lists), bad) {
+  auto r = cli(bad.args);
+  check_one_error(r, 2);
+  BOOST_TEST(r.out.empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// -- inspecting checkpoints ---------------------------------------------------
+
+BOOST_AUTO_TEST_SUITE(ckpt)
+
+BOOST_AUTO_TEST_CASE(show_gives_the_total_after_epoch_k) {
+  checkpointed_pipeline job;
+  for (int epoch = 0; epoch <= 4; ++epoch) {
+    BOOST_TEST_CONTEXT("epoch " << epoch) {
+      auto r = cli({"ckpt", "show", job.ckpt, "trainer_0",
+                    std::to_string(epoch), "total"});
+      BOOST_TEST(r.exit_code == 0, describe(r));
+      BOOST_TEST(r.out == std::string{"total="} + totals[epoch] + "\n");
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(show_without_blob_names_prints_every_blob) {
+  checkpointed_pipeline job;
+  auto r = cli({"ckpt", "show", job.ckpt, "trainer_0", "4"});
+  REQUIRE_EXIT(r, 0);
+  std::vector<std::string> names;
+  for (auto& line : lines_of(r.out))
+    names.push_back(line.substr(0, line.find('=')));
+  std::sort(names.begin(), names.end());
+  BOOST_TEST(names == (std::vector<std::string>{"cursor", "dataset", "total"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(value_of(r.out, "dataset") == "0,1,2,3,4,5,6,7,8,9");
+  BOOST_TEST(value_of(r.out, "total") == "145");
+}
+
+BOOST_AUTO_TEST_CASE(show_prints_blobs_in_the_order_named) {
+  checkpointed_pipeline job;
+  auto r = cli({"ckpt", "show", job.ckpt, "trainer_0", "2", "total",
+                "dataset"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(r.out == "total=115\ndataset=0,1,2,3,4,5,6,7,8,9\n");
+}
+
+BOOST_AUTO_TEST_CASE(show_of_a_missing_epoch_exits_1) {
+  checkpointed_pipeline job;
+  auto r = cli({"ckpt", "show", job.ckpt, "trainer_0", "9", "total"});
+  check_one_error(r, 1);
+  BOOST_TEST(r.out.empty());
+}
+
+BOOST_AUTO_TEST_CASE(show_of_a_missing_blob_exits_1) {
+  checkpointed_pipeline job;
+  auto r = cli({"ckpt", "show", job.ckpt, "trainer_0", "1", "no_such_blob"});
+  check_one_error(r, 1);
+  BOOST_TEST(contains(r.err, "no_such_blob"));
+}
+
+BOOST_AUTO_TEST_CASE(show_of_a_corrupt_checkpoint_exits_1) {
+  checkpointed_pipeline job;
+  corrupt_database(job.ckpt + "/trainer_0.2");
+  auto r = cli({"ckpt", "show", job.ckpt, "trainer_0", "2"});
+  BOOST_TEST_MESSAGE(describe(r));
+  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(error_lines(r.err).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(ls_of_a_missing_dir_exits_2) {
+  temp_dir tmp;
+  auto r = cli({"ckpt", "ls", tmp.sub("absent")});
+  check_one_error(r, 2);
+}
+
+BOOST_AUTO_TEST_CASE(ls_of_an_empty_dir_lists_nothing_committed) {
+  temp_dir tmp;
+  auto r = cli({"ckpt", "ls", tmp.path().string()});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(r.out == "last_committed=none\n");
+}
+
+BOOST_AUTO_TEST_CASE(ls_lists_every_node_of_a_multi_node_job) {
+  temp_dir tmp;
+  auto ckpt = tmp.sub("ckpt");
+  auto run = cli({"run", pipeline3, "--checkpoint-dir", ckpt});
+  REQUIRE_EXIT(run, 0);
+  auto r = cli({"ckpt", "ls", ckpt});
+  REQUIRE_EXIT(r, 0);
+  auto lines = lines_of(r.out);
+  BOOST_REQUIRE_MESSAGE(lines.size() == 16u, r.out);
+  for (int node = 0; node < 3; ++node)
+    for (int epoch = 0; epoch <= 4; ++epoch)
+      BOOST_TEST(lines[node * 5 + epoch].rfind(
+                   "trainer_" + std::to_string(node) + " "
+                     + std::to_string(epoch) + " complete ",
+                   0)
+                   == 0u,
+                 lines[node * 5 + epoch]);
+  BOOST_TEST(lines.back() == "last_committed=4");
+}
+
+// Read-only commands leave the checkpoint directory as it was (LevelDB's
+// info log is off, and a reader never rewrites the database).
+BOOST_AUTO_TEST_CASE(ls_show_and_verify_change_nothing) {
+  checkpointed_pipeline job;
+  auto before = snapshot(job.ckpt);
+  auto first_ls = job.ls();
+  REQUIRE_EXIT(first_ls, 0);
+  auto show = cli({"ckpt", "show", job.ckpt, "trainer_0", "3"});
+  REQUIRE_EXIT(show, 0);
+  auto verify = cli({"ckpt", "verify", job.ckpt});
+  REQUIRE_EXIT(verify, 0);
+  BOOST_TEST((snapshot(job.ckpt) == before), "the checkpoint dir changed");
+  BOOST_TEST(job.ls().out == first_ls.out);
+}
+
+BOOST_AUTO_TEST_CASE(verify_passes_on_a_good_dir) {
+  checkpointed_pipeline job;
+  auto r = cli({"ckpt", "verify", job.ckpt});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(lines_of(r.out)
+               == (std::vector<std::string>{"epoch 0 ok", "epoch 1 ok",
+                                            "epoch 2 ok", "epoch 3 ok",
+                                            "epoch 4 ok"}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(verify_fails_and_names_a_corrupt_checkpoint) {
+  checkpointed_pipeline job;
+  corrupt_database(job.ckpt + "/trainer_0.2");
+  auto r = cli({"ckpt", "verify", job.ckpt});
+  check_one_error(r, 1);
+  BOOST_TEST(contains(r.err, "epoch 2: trainer_0: "), r.err);
+  BOOST_TEST(!contains(r.out, "epoch 2 ok"));
+  BOOST_TEST(contains(r.out, "epoch 1 ok"));
+  BOOST_TEST(contains(r.out, "epoch 3 ok"));
+}
+
+BOOST_AUTO_TEST_CASE(verify_fails_when_a_committed_database_is_gone) {
+  checkpointed_pipeline job;
+  fs::remove_all(job.ckpt + "/trainer_0.3");
+  auto r = cli({"ckpt", "verify", job.ckpt});
+  check_one_error(r, 1);
+  BOOST_TEST(contains(r.err, "epoch 3: trainer_0: "), r.err);
+}
+
+BOOST_AUTO_TEST_CASE(verify_of_an_empty_dir_finds_no_committed_epochs) {
+  temp_dir tmp;
+  auto r = cli({"ckpt", "verify", tmp.path().string()});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(r.out == "no committed epochs\n");
+}
+
+BOOST_AUTO_TEST_CASE(verify_of_a_missing_dir_exits_2) {
+  temp_dir tmp;
+  auto r = cli({"ckpt", "verify", tmp.sub("absent")});
+  check_one_error(r, 2);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// -- help and version ---------------------------------------------------------
+
+namespace {
+
+struct help_case {
+  const char* name;
+  std::vector<std::string> args;
+  const char* usage_of;
+};
+
+std::ostream& operator<<(std::ostream& out, const help_case& x) {
+  return out << x.name;
+}
+
+const help_case help_cases[] = {
+  {"top", {"--help"}, "epochrt"},
+  {"run", {"run", "--help"}, "run"},
+  {"ckpt", {"ckpt", "--help"}, "ckpt"},
+  {"ckpt_ls", {"ckpt", "ls", "--help"}, "ls"},
+  {"ckpt_show", {"ckpt", "show", "-h"}, "show"},
+  {"ckpt_verify", {"ckpt", "verify", "--help"}, "verify"},
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(help)
+
+BOOST_DATA_TEST_CASE(help_of_every_command_exits_0_and_prints_usage,
+                     bdata::make(help_cases), hc) {
+  auto r = cli(hc.args);
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(contains(r.out, "Usage:"), r.out);
+  BOOST_TEST(contains(r.out, hc.usage_of), r.out);
+  BOOST_TEST(r.err.empty(), r.err);
+}
+
+BOOST_AUTO_TEST_CASE(run_help_lists_every_option) {
+  auto r = cli({"run", "--help"});
+  REQUIRE_EXIT(r, 0);
+  for (auto opt : {"--checkpoint-dir", "--resume-from", "--upload-dir",
+                   "--fetch"})
+    BOOST_TEST(contains(r.out, opt), opt);
+}
+
+BOOST_AUTO_TEST_CASE(version_exits_0_and_prints_the_version) {
+  auto r = cli({"--version"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(r.out.rfind("epochrt ", 0) == 0u, r.out);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

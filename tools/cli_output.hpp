@@ -1,0 +1,38 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace caf {
+class error;
+} // namespace caf
+
+// What the `epochrt` command prints besides its results: exit codes and
+// error lines. Results go to stdout; errors and logs go to stderr only, so
+// that scripts can parse stdout.
+
+namespace epochrt::cli {
+
+/// The command's exit codes; other programs script them.
+enum exit_code : int {
+  /// Everything asked for was done.
+  exit_ok = 0,
+  /// The input was fine but the work failed: a job failed, a fetched blob
+  /// does not exist, a checkpoint is missing or corrupt.
+  exit_failure = 1,
+  /// Bad input: bad arguments, an unreadable or invalid job file, a missing
+  /// directory, an epoch that cannot be resumed from. Nothing was run.
+  exit_bad_input = 2,
+};
+
+/// `text` on one line: line breaks become spaces, trailing blanks go.
+std::string one_line(std::string_view text);
+
+/// Writes "epochrt: error: <text>" as one line to stderr.
+void print_error(std::string_view text);
+
+/// One line describing `err` for a person: "<code>: <context>" for the
+/// errors of epochrt's layers and CAF's own, CAF's rendering otherwise.
+std::string describe(const caf::error& err);
+
+} // namespace epochrt::cli

@@ -1,0 +1,158 @@
+// The `epochrt` command: runs job files and inspects checkpoint directories.
+//
+//   epochrt [-v|-q] run JOB.json [--checkpoint-dir DIR] [--resume-from EPOCH]
+//                                [--upload-dir DIR] [--fetch NODE:BLOB]...
+//   epochrt [-v|-q] ckpt ls DIR
+//   epochrt [-v|-q] ckpt show DIR NODE EPOCH [BLOB...]
+//   epochrt [-v|-q] ckpt verify DIR
+//
+// Results go to stdout, logs and errors to stderr. Exit codes: 0 success,
+// 1 failure (a job failed, a checkpoint is missing or corrupt), 2 bad input
+// (bad arguments, an invalid job file). Other programs script this
+// interface: change it only compatibly.
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "actors/logging.hpp"
+#include "tools/ckpt_commands.hpp"
+#include "tools/cli_output.hpp"
+#include "tools/run_command.hpp"
+
+#ifndef EPOCHRT_VERSION
+#  define EPOCHRT_VERSION "unknown"
+#endif
+
+namespace {
+
+using namespace epochrt::cli;
+
+/// Every option of every subcommand, filled in by CLI11.
+struct arguments {
+  int verbose = 0;
+  bool quiet = false;
+  run_options run;
+  std::string ls_dir;
+  ckpt_show_options show;
+  std::string verify_dir;
+};
+
+/// -q: errors only; default: info; -v: debug; -vv: trace.
+epochrt::log_level log_level_of(const arguments& args) {
+  if (args.quiet)
+    return epochrt::log_level::error;
+  if (args.verbose >= 2)
+    return epochrt::log_level::trace;
+  if (args.verbose == 1)
+    return epochrt::log_level::debug;
+  return epochrt::log_level::info;
+}
+
+/// CLI11's message, except for a missing or unknown command, which is named
+/// with the commands that exist.
+std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e) {
+  const CLI::App* deepest = &app;
+  for (auto subs = deepest->get_subcommands(); !subs.empty();
+       subs = deepest->get_subcommands())
+    deepest = subs.front();
+  auto commands = deepest->get_subcommands({});
+  if (e.get_name() != "RequiredError" || commands.empty())
+    return e.what();
+  auto path = deepest == &app ? std::string{"epochrt"}
+                              : "epochrt " + deepest->get_name();
+  std::string names;
+  for (auto* cmd : commands)
+    names += (names.empty() ? "" : ", ") + cmd->get_name();
+  auto rest = app.remaining(true);
+  if (!rest.empty())
+    return "unknown command '" + rest.front() + "' for '" + path
+           + "' (commands: " + names + ")";
+  return "'" + path + "' needs a command: " + names;
+}
+
+int run_main(int argc, char** argv) {
+  arguments args;
+  CLI::App app{"Runs jobs in epochs with checkpoints at every epoch boundary, "
+               "and inspects checkpoint directories.",
+               "epochrt"};
+  app.set_version_flag("--version", "epochrt " EPOCHRT_VERSION);
+  app.footer("Exit codes: 0 success; 1 failure (the job failed, a fetched "
+             "blob or a checkpoint is missing or corrupt); 2 bad input (bad "
+             "arguments, an invalid job file, an epoch that is not "
+             "committed). Results go to stdout, logs and errors to stderr.");
+  app.require_subcommand(1);
+  // Global flags are accepted after the subcommand too.
+  app.fallthrough();
+  auto verbose = app.add_flag("-v,--verbose", args.verbose,
+                              "Log more (repeat for even more)");
+  app.add_flag("-q,--quiet", args.quiet, "Log errors only")->excludes(verbose);
+
+  auto run = app.add_subcommand("run", "Run a job file");
+  run->add_option("job", args.run.job_file, "The job file (JSON)")
+    ->required();
+  run->add_option("--checkpoint-dir", args.run.checkpoint_dir,
+                  "Checkpoint every epoch into DIR and resume from it")
+    ->type_name("DIR");
+  run->add_option("--resume-from", args.run.resume_from,
+                  "Resume from this committed epoch (default: the last one)")
+    ->type_name("EPOCH");
+  run->add_option("--upload-dir", args.run.upload_dir,
+                  "Copy the last epoch's checkpoints into DIR after the loop")
+    ->type_name("DIR");
+  run->add_option("--fetch", args.run.fetches,
+                  "Print blob BLOB of node NODE after the job (repeatable)")
+    ->type_name("NODE:BLOB")
+    ->allow_extra_args(false);
+
+  auto ckpt = app.add_subcommand("ckpt", "Inspect a checkpoint directory");
+  ckpt->require_subcommand(1);
+  auto ls = ckpt->add_subcommand("ls", "List the checkpoint databases");
+  ls->add_option("dir", args.ls_dir, "The checkpoint directory")->required();
+  auto show = ckpt->add_subcommand("show", "Print blobs of a checkpoint");
+  show->add_option("dir", args.show.dir, "The checkpoint directory")
+    ->required();
+  show->add_option("node", args.show.node, "The node")->required();
+  show->add_option("epoch", args.show.epoch, "The epoch")->required();
+  show->add_option("blobs", args.show.blobs,
+                   "Blobs to print (default: all, in manifest order)");
+  auto verify = ckpt->add_subcommand(
+    "verify", "Check every committed epoch's checkpoints and digests");
+  verify->add_option("dir", args.verify_dir, "The checkpoint directory")
+    ->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version are "errors" with exit code 0: CLI11 prints them.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
+      return app.exit(e);
+    print_error(parse_error_text(app, e));
+    return exit_bad_input;
+  }
+  epochrt::set_log_level(log_level_of(args));
+  if (run->parsed())
+    return run_job(args.run);
+  if (ls->parsed())
+    return ckpt_ls(args.ls_dir);
+  if (show->parsed())
+    return ckpt_show(args.show);
+  if (verify->parsed())
+    return ckpt_verify(args.verify_dir);
+  // require_subcommand makes this unreachable; keep a defined answer.
+  print_error("no command given (see --help)");
+  return exit_bad_input;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    // Nothing below is meant to throw; an exception here is a bug, reported
+    // as a failure rather than an abort.
+    print_error(std::string{"internal error: "} + e.what());
+    return exit_failure;
+  }
+}

@@ -1,0 +1,171 @@
+#include "tools/run_command.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+
+#include "actors/configure.hpp"
+#include "actors/job_runner.hpp"
+#include "actors/local_session.hpp"
+#include "actors/multi_node_checkpoint_manager.hpp"
+#include "actors/upload_task_group_builder.hpp"
+#include "messages/tensor.hpp"
+#include "persistence/file_metadata_handler.hpp"
+#include "runtime/builtin_ops.hpp"
+#include "runtime/job_file.hpp"
+#include "runtime/op_registry.hpp"
+#include "runtime/runtime_errc.hpp"
+#include "tools/cli_output.hpp"
+#include "tools/fetch_spec.hpp"
+
+namespace epochrt::cli {
+
+namespace {
+
+/// Scheduler threads: the machine's cores, at least 2 (CAF's default of 4
+/// is no faster on small machines).
+size_t scheduler_threads() {
+  auto cores = static_cast<size_t>(std::thread::hardware_concurrency());
+  return std::max<size_t>(2, cores);
+}
+
+/// The arguments' own consistency, before anything is read or run.
+bool check_arguments(const run_options& opts, std::vector<fetch_spec>& out) {
+  if (opts.checkpoint_dir && opts.checkpoint_dir->empty()) {
+    print_error("--checkpoint-dir must not be empty");
+    return false;
+  }
+  if (opts.upload_dir && opts.upload_dir->empty()) {
+    print_error("--upload-dir must not be empty");
+    return false;
+  }
+  if (opts.resume_from && !opts.checkpoint_dir) {
+    print_error("--resume-from needs --checkpoint-dir");
+    return false;
+  }
+  if (opts.upload_dir && !opts.checkpoint_dir) {
+    print_error("--upload-dir needs --checkpoint-dir");
+    return false;
+  }
+  if (opts.resume_from && *opts.resume_from < 0) {
+    print_error("--resume-from: an epoch is a non-negative integer, got "
+                + std::to_string(*opts.resume_from));
+    return false;
+  }
+  for (auto& text : opts.fetches) {
+    std::string problem;
+    auto spec = fetch_spec::parse(text, &problem);
+    if (!spec) {
+      print_error(problem);
+      return false;
+    }
+    out.push_back(std::move(*spec));
+  }
+  return true;
+}
+
+/// The job file's error, on one line that names the file.
+std::string job_file_error(const std::string& path, const caf::error& err) {
+  // load_job_file's messages start with the file name already; the code
+  // name ("invalid_job: ") adds nothing for a person reading them.
+  auto text = one_line(error_text(err)); // the context only
+  if (text.find(path) == std::string::npos)
+    text = path + ": " + text;
+  return text;
+}
+
+/// Checks, without writing anything, that `epoch` is committed in `dir`:
+/// an explicit --resume-from must fail before the job starts, leaving the
+/// directory exactly as it was.
+bool check_resume_epoch(const std::string& dir, int64_t epoch) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    print_error("--resume-from " + std::to_string(epoch) + ": " + dir
+                + " is not a checkpoint directory");
+    return false;
+  }
+  file_metadata_handler handler{dir};
+  auto metadata = handler.load();
+  if (!metadata) {
+    print_error("--resume-from " + std::to_string(epoch) + ": "
+                + handler.file_path() + ": " + describe(metadata.error()));
+    return false;
+  }
+  auto& committed = metadata->committed_epochs;
+  if (std::find(committed.begin(), committed.end(), epoch) == committed.end()) {
+    auto last = committed.empty() ? std::string{"none"}
+                                  : std::to_string(committed.back());
+    print_error("--resume-from " + std::to_string(epoch)
+                + ": epoch is not committed in " + dir
+                + " (last committed: " + last + ")");
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+int run_job(const run_options& opts) {
+  std::vector<fetch_spec> fetches;
+  if (!check_arguments(opts, fetches))
+    return exit_bad_input;
+  auto ops = std::make_shared<op_registry>();
+  add_builtin_ops(*ops);
+  auto loaded = load_job_file(opts.job_file, *ops);
+  if (!loaded) {
+    print_error(job_file_error(opts.job_file, loaded.error()));
+    return exit_bad_input;
+  }
+  if (opts.resume_from
+      && !check_resume_epoch(*opts.checkpoint_dir, *opts.resume_from))
+    return exit_bad_input;
+  auto job_nodes = loaded->nodes();
+  // Declaration order matters: everything that owns actors is declared
+  // after the system, so that it is destroyed (and its actors stopped)
+  // before the system shuts down.
+  caf::actor_system_config cfg;
+  configure(cfg);
+  cfg.set("scheduler.max-threads", scheduler_threads());
+  caf::actor_system sys{cfg};
+  local_session session{sys, ops};
+  std::unique_ptr<multi_node_checkpoint_manager> manager;
+  if (opts.checkpoint_dir)
+    manager = std::make_unique<multi_node_checkpoint_manager>(
+      sys, *opts.checkpoint_dir);
+  std::unique_ptr<directory_upload_builder> upload;
+  if (opts.upload_dir)
+    upload = std::make_unique<directory_upload_builder>(*opts.upload_dir);
+  job_runner runner{std::move(*loaded), manager.get(), opts.resume_from,
+                    upload.get()};
+  auto epochs = runner.train(session);
+  if (!epochs) {
+    print_error("job '" + runner.get_job().name()
+                + "' failed: " + describe(epochs.error()));
+    return exit_failure;
+  }
+  for (auto& spec : fetches) {
+    // Only the job's nodes: the local session would create any other node
+    // on demand, empty.
+    if (std::find(job_nodes.begin(), job_nodes.end(), spec.node)
+        == job_nodes.end()) {
+      print_error("--fetch " + spec.str() + ": the job has no node '"
+                  + spec.node + "'");
+      return exit_failure;
+    }
+    auto value = session.fetch(spec.node, spec.blob);
+    if (!value) {
+      print_error("--fetch " + spec.str() + ": " + describe(value.error()));
+      return exit_failure;
+    }
+    std::cout << spec.str() << '=' << format_values(*value) << '\n';
+  }
+  std::cout << "epochs=" << *epochs << std::endl;
+  return exit_ok;
+}
+
+} // namespace epochrt::cli

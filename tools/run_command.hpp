@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace epochrt::cli {
+
+/// The arguments of `epochrt run`.
+struct run_options {
+  /// The job file (JSON, see docs/job-file.md).
+  std::string job_file;
+  /// Where checkpoints go; none: the job runs without checkpoints.
+  std::optional<std::string> checkpoint_dir;
+  /// The committed epoch to resume from; none: the last committed epoch
+  /// whose checkpoints load (or from scratch). Needs `checkpoint_dir`.
+  std::optional<int64_t> resume_from;
+  /// Where the checkpoints of the last epoch are copied after the loop
+  /// (directory_upload_builder). Needs `checkpoint_dir`.
+  std::optional<std::string> upload_dir;
+  /// "NODE:BLOB" blobs printed after the job, in this order.
+  std::vector<std::string> fetches;
+};
+
+/// Runs `epochrt run`: checks every argument and loads the job before
+/// anything runs or is written, runs the job on a local session, then prints
+/// one "NODE:BLOB=v1,v2,..." line per fetch and a last "epochs=N" line to
+/// stdout. Returns the process exit code (cli_output.hpp): exit_bad_input
+/// for bad arguments, a bad job file or an epoch that is not committed;
+/// exit_failure when the job fails or a fetched blob does not exist.
+int run_job(const run_options& opts);
+
+} // namespace epochrt::cli
