@@ -58,10 +58,20 @@ struct checkpoint_reader::impl {
     return ropts;
   }
 
+  // Chunks skip LevelDB's block checksums: every chunk carries an XXH3
+  // digest of its payload and is checked against its name and index, which
+  // catches the same damage at several times the speed (Debian's LevelDB
+  // computes CRC32C in software; it was a fifth of a load's CPU).
+  leveldb::ReadOptions chunk_read_options() const {
+    auto ropts = read_options();
+    ropts.verify_checksums = false;
+    return ropts;
+  }
+
   // Fetches chunk `i` of `entry` into `value`.
   caf::error get_chunk(const blob_entry& entry, uint32_t i) {
     auto key = detail::chunk_key(entry.name, i);
-    auto st = db->Get(read_options(), key, &value);
+    auto st = db->Get(chunk_read_options(), key, &value);
     if (st.IsNotFound())
       return corrupt(path + ": chunk " + std::to_string(i) + " of blob '"
                      + entry.name + "' is missing");
