@@ -13,7 +13,7 @@
 #include "persistence/checkpoint_reader.hpp"
 #include "persistence/checkpoint_writer.hpp"
 #include "persistence/digest.hpp"
-#include "test/persistence/temp_dir.hpp"
+#include "test/persistence/test_util.hpp"
 
 using namespace epochrt;
 using namespace epochrt::test;
@@ -85,7 +85,7 @@ void rewrite_record(const std::string& path, const std::string& key,
 
 } // namespace
 
-BOOST_FIXTURE_TEST_SUITE(checkpoints, temp_dir)
+BOOST_FIXTURE_TEST_SUITE(checkpoints, persistence_fixture)
 
 BOOST_AUTO_TEST_CASE(mixed_tensors_round_trip) {
   auto path = (*this)("trainer_0.3");

@@ -1,7 +1,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "persistence/db_name.hpp"
-#include "test/persistence/temp_dir.hpp"
+#include "test/persistence/test_util.hpp"
 
 using namespace epochrt;
 using namespace epochrt::test;

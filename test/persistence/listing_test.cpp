@@ -8,7 +8,7 @@
 #include "persistence/checkpoint_listing.hpp"
 #include "persistence/checkpoint_writer.hpp"
 #include "persistence/file_metadata_handler.hpp"
-#include "test/persistence/temp_dir.hpp"
+#include "test/persistence/test_util.hpp"
 
 using namespace epochrt;
 using namespace epochrt::test;
@@ -25,7 +25,7 @@ void write_db(const std::string& path, const std::string& node, int64_t epoch) {
 
 } // namespace
 
-BOOST_FIXTURE_TEST_SUITE(listing, temp_dir)
+BOOST_FIXTURE_TEST_SUITE(listing, persistence_fixture)
 
 BOOST_AUTO_TEST_CASE(lists_databases_sorted_with_completeness) {
   write_db((*this)("trainer_1.10"), "trainer_1", 10);

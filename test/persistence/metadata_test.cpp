@@ -5,13 +5,13 @@
 
 #include "messages/codec.hpp"
 #include "persistence/file_metadata_handler.hpp"
-#include "test/persistence/temp_dir.hpp"
+#include "test/persistence/test_util.hpp"
 
 using namespace epochrt;
 using namespace epochrt::test;
 namespace fs = std::filesystem;
 
-BOOST_FIXTURE_TEST_SUITE(metadata, temp_dir)
+BOOST_FIXTURE_TEST_SUITE(metadata, persistence_fixture)
 
 BOOST_AUTO_TEST_CASE(fresh_directory_has_no_committed_epoch) {
   file_metadata_handler handler{(*this)("ckpt")};

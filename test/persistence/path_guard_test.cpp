@@ -3,13 +3,13 @@
 #include <filesystem>
 
 #include "persistence/path_guard.hpp"
-#include "test/persistence/temp_dir.hpp"
+#include "test/persistence/test_util.hpp"
 
 using namespace epochrt;
 using namespace epochrt::test;
 namespace fs = std::filesystem;
 
-BOOST_FIXTURE_TEST_SUITE(path_guard, temp_dir)
+BOOST_FIXTURE_TEST_SUITE(path_guard, persistence_fixture)
 
 BOOST_AUTO_TEST_CASE(relative_path_inside_is_resolved_and_normalised) {
   auto p = resolve_inside(root.string(), "a/./b/../c.1");

@@ -1,40 +1,23 @@
 #pragma once
 
-#include <atomic>
-#include <chrono>
 #include <filesystem>
 #include <string>
 
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
-#include <unistd.h>
-
 #include "persistence/persistence_errc.hpp"
+#include "test/support/temp_dir.hpp"
 
 namespace epochrt::test {
 
-/// A fresh directory under the system's temp directory, removed with
-/// everything in it when the fixture ends.
-struct temp_dir {
-  std::filesystem::path root;
-
-  temp_dir() {
-    static std::atomic<int> counter{0};
-    auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    root = std::filesystem::temp_directory_path()
-      / ("epochrt-persistence-" + std::to_string(::getpid()) + "-"
-         + std::to_string(stamp) + "-" + std::to_string(counter++));
-    std::filesystem::create_directories(root);
-  }
-
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(root, ec);
-  }
+/// A fresh directory for one test case (removed with everything in it),
+/// with the short spellings these suites use: `root` and `dir("name")`.
+struct persistence_fixture : temp_dir {
+  std::filesystem::path root = path();
 
   std::string operator()(const std::string& name) const {
-    return (root / name).string();
+    return sub(name);
   }
 };
 
