@@ -42,9 +42,11 @@ basic_checkpoint_manager::~basic_checkpoint_manager() {
   caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown);
 }
 
-caf::error basic_checkpoint_manager::init(
-  session& sess, const std::vector<std::string>& nodes,
-  std::optional<int64_t> retrieve_from_epoch, std::string path_prefix) {
+caf::error
+basic_checkpoint_manager::init(session& sess,
+                               const std::vector<std::string>& nodes,
+                               std::optional<int64_t> retrieve_from_epoch,
+                               std::string path_prefix) {
   if (!nodes_.empty() && nodes != nodes_)
     return make_error(actors_errc::invalid_argument,
                       "a checkpoint manager can only be re-initialized with "
@@ -98,8 +100,7 @@ caf::expected<bool> basic_checkpoint_manager::check(int64_t epoch,
     return std::move(status.error());
   if (!status->problem.empty())
     detail::log().info("checkpoint of epoch {}: {}", epoch, status->problem);
-  return status->exists && status->complete
-         && (!verify_data || status->intact);
+  return status->exists && status->complete && (!verify_data || status->intact);
 }
 
 caf::expected<bool> basic_checkpoint_manager::check_db_exists(int64_t epoch) {

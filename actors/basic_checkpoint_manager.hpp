@@ -40,8 +40,7 @@ public:
   virtual ~basic_checkpoint_manager();
 
   basic_checkpoint_manager(const basic_checkpoint_manager&) = delete;
-  basic_checkpoint_manager& operator=(const basic_checkpoint_manager&)
-    = delete;
+  basic_checkpoint_manager& operator=(const basic_checkpoint_manager&) = delete;
 
   const std::string& db_prefix() const noexcept {
     return db_prefix_;
@@ -65,11 +64,9 @@ public:
   /// that node, skipping names a checkpoint lacks; binds the manager to
   /// `nodes` first if `init` was not called. False, with nothing loaded,
   /// when any node's checkpoint of `epoch` does not exist or is incomplete.
-  caf::expected<bool> load_blobs_locally(session& sess,
-                                         const std::vector<std::string>& nodes,
-                                         const std::vector<std::string>&
-                                           blob_names,
-                                         int64_t epoch);
+  caf::expected<bool>
+  load_blobs_locally(session& sess, const std::vector<std::string>& nodes,
+                     const std::vector<std::string>& blob_names, int64_t epoch);
 
   /// True when every node's checkpoint of `epoch` exists and is complete.
   caf::expected<bool> check_db_exists(int64_t epoch);

@@ -27,10 +27,8 @@ public:
 
   /// Loads only `blob_names` from the checkpoint of `epoch`, skipping names
   /// it lacks. False when the checkpoint does not exist.
-  caf::expected<bool>
-  load_blobs_from_checkpoint(session& sess,
-                             const std::vector<std::string>& blob_names,
-                             int64_t epoch);
+  caf::expected<bool> load_blobs_from_checkpoint(
+    session& sess, const std::vector<std::string>& blob_names, int64_t epoch);
 
 private:
   std::string node_name_;

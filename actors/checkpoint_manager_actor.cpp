@@ -11,12 +11,12 @@
 
 #include "actors/actors_errc.hpp"
 #include "actors/configure.hpp"
-#include "runtime/runtime_errc.hpp"
 #include "actors/detail/log.hpp"
 #include "messages/manager_protocol.hpp"
 #include "messages/protocol.hpp"
 #include "persistence/db_name.hpp"
 #include "persistence/metadata_handler.hpp"
+#include "runtime/runtime_errc.hpp"
 
 namespace epochrt {
 
@@ -37,8 +37,9 @@ using self_ptr = caf::event_based_actor*;
 caf::error failure_on(const std::string& node, const caf::error& err) {
   if (err == caf::sec::request_timeout)
     return make_error(actors_errc::node_lost,
-                      "node " + node + " did not answer a checkpoint request "
-                                       "in time");
+                      "node " + node
+                        + " did not answer a checkpoint request "
+                          "in time");
   if (err == caf::sec::request_receiver_down)
     return make_error(actors_errc::node_lost,
                       "the persistence actor of node " + node + " is down");
@@ -88,8 +89,8 @@ void fan_out(self_ptr self, const std::vector<node_ref>& nodes,
 }
 
 caf::expected<std::string> db_of(const manager_state& st,
-                                  const std::string& node, int64_t epoch,
-                                  const std::string& path_prefix) {
+                                 const std::string& node, int64_t epoch,
+                                 const std::string& path_prefix) {
   return checked_db_name(epoch, node, st.db_prefix,
                          path_prefix.empty() ? st.path_prefix : path_prefix);
 }
@@ -234,8 +235,8 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
       fan_out<checkpoint_stats>(
         self, st.nodes, st.timeout,
         [dbs = *dbs, msg, i = size_t{0}](const node_ref& node) mutable {
-          return load_checkpoint{node.name, msg.epoch, dbs[i++],
-                                 msg.blob_names, msg.partial};
+          return load_checkpoint{node.name, msg.epoch, dbs[i++], msg.blob_names,
+                                 msg.partial};
         },
         [self, rp, partial = msg.partial](
           caf::expected<std::vector<checkpoint_stats>> stats) mutable {
@@ -244,8 +245,8 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
             return;
           }
           self->state.last_stats = *stats;
-          report(self->state, partial ? "checkpoint_partial_load"
-                                      : "checkpoint_load");
+          report(self->state,
+                 partial ? "checkpoint_partial_load" : "checkpoint_load");
           rp.deliver(ckpt_result{std::move(*stats), {}, {}});
         });
       return rp;
@@ -305,8 +306,8 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
       return caf::unit;
     },
     [=](ckpt_report& msg) -> caf::result<caf::unit_t> {
-      if (auto err = self->state.metadata->report(msg.action,
-                                                  self->state.last_stats))
+      if (auto err
+          = self->state.metadata->report(msg.action, self->state.last_stats))
         return err;
       return caf::unit;
     },

@@ -9,8 +9,8 @@
 
 #include "actors/actors_errc.hpp"
 #include "actors/configure.hpp"
-#include "runtime/runtime_errc.hpp"
 #include "messages/protocol.hpp"
+#include "runtime/runtime_errc.hpp"
 
 namespace epochrt {
 
@@ -28,9 +28,10 @@ caf::error node_failure(const std::string& node, const std::string& group,
   if (err.category() == actors_category)
     return err;
   auto where = "node " + node + " (" + group + " group, epoch "
-               + std::to_string(epoch) + ")";
+    + std::to_string(epoch) + ")";
   if (err == caf::sec::request_timeout)
-    return make_error(actors_errc::node_lost, where + " did not answer in time");
+    return make_error(actors_errc::node_lost,
+                      where + " did not answer in time");
   if (err == caf::sec::request_receiver_down)
     return make_error(actors_errc::node_lost, where + " is down");
   return make_error(actors_errc::node_lost, where + ": " + error_text(err));
@@ -80,7 +81,8 @@ caf::behavior group_runner_behavior(caf::event_based_actor* self,
                 state->promise.deliver(std::move(result));
               }
             },
-            [state, node, group = msg.group, epoch = msg.epoch](caf::error& err) {
+            [state, node, group = msg.group,
+             epoch = msg.epoch](caf::error& err) {
               if (state->finished)
                 return;
               state->finished = true;

@@ -6,11 +6,11 @@
 #include "actors/actors_errc.hpp"
 #include "actors/basic_checkpoint_manager.hpp"
 #include "actors/configure.hpp"
-#include "runtime/runtime_errc.hpp"
 #include "actors/detail/blocking_request.hpp"
 #include "actors/detail/log.hpp"
 #include "actors/session.hpp"
 #include "actors/upload_task_group_builder.hpp"
+#include "runtime/runtime_errc.hpp"
 
 namespace epochrt {
 
@@ -18,10 +18,8 @@ job_runner::job_runner(job the_job, basic_checkpoint_manager* manager,
                        std::optional<int64_t> resume_from_epoch,
                        upload_task_group_builder* upload,
                        job_runner_options options)
-  : job_(std::move(the_job)),
-    manager_(manager),
-    resume_from_epoch_(resume_from_epoch),
-    upload_(upload),
+  : job_(std::move(the_job)), manager_(manager),
+    resume_from_epoch_(resume_from_epoch), upload_(upload),
     options_(std::move(options)) {
   // nop
 }
@@ -92,7 +90,7 @@ caf::expected<bool> job_runner::load_blobs_from_checkpoints(
                       "loading blobs from checkpoints needs a checkpoint "
                       "manager");
   auto result = manager_->load_blobs_locally(sess, job_.nodes_to_checkpoint(),
-                                            blob_names, epoch);
+                                             blob_names, epoch);
   if (result && *result)
     if (auto err = manager_->report_checkpoint_stats("checkpoint_partial_load"))
       detail::log().warn("could not report checkpoint stats: {}",

@@ -34,8 +34,7 @@ struct job_runner_options {
 /// manager and the upload builder: both must outlive the runner.
 class job_runner {
 public:
-  explicit job_runner(job the_job,
-                      basic_checkpoint_manager* manager = nullptr,
+  explicit job_runner(job the_job, basic_checkpoint_manager* manager = nullptr,
                       std::optional<int64_t> resume_from_epoch = {},
                       upload_task_group_builder* upload = nullptr,
                       job_runner_options options = {});

@@ -6,9 +6,9 @@
 
 #include "actors/actors_errc.hpp"
 #include "actors/configure.hpp"
-#include "runtime/runtime_errc.hpp"
 #include "actors/detail/log.hpp"
 #include "actors/group_runner.hpp"
+#include "runtime/runtime_errc.hpp"
 
 namespace epochrt {
 
@@ -35,20 +35,26 @@ std::chrono::milliseconds with_margin(std::chrono::milliseconds timeout) {
   return timeout + std::chrono::seconds(30);
 }
 
-void run_group(runner_ptr self, const task_group_def& group,
-               const char* label, int64_t epoch, outputs_continuation next) {
+void run_group(runner_ptr self, const task_group_def& group, const char* label,
+               int64_t epoch, outputs_continuation next) {
   if (group.tasks.empty()) {
     std::vector<task_output> none;
     next(none);
     return;
   }
   auto& cfg = self->state.cfg;
-  auto runner = spawn_group_runner(self->system(), cfg.nodes,
-                                   cfg.group_timeout);
-  self->request(runner, with_margin(cfg.group_timeout),
-                run_tasks{label, epoch, group.tasks})
-    .then([next](tasks_done& done) { next(done.outputs); },
-          [self](caf::error& err) { fail(self, std::move(err)); });
+  auto runner
+    = spawn_group_runner(self->system(), cfg.nodes, cfg.group_timeout);
+  self
+    ->request(runner, with_margin(cfg.group_timeout),
+              run_tasks{label, epoch, group.tasks})
+    .then(
+      [next](tasks_done& done) {
+        next(done.outputs);
+      },
+      [self](caf::error& err) {
+        fail(self, std::move(err));
+      });
 }
 
 std::string describe_outputs(const std::vector<task_output>& outputs) {
@@ -91,8 +97,9 @@ caf::expected<bool> should_stop(const job_def& job,
 void save(runner_ptr self, int64_t epoch, bool final, continuation next) {
   auto& cfg = self->state.cfg;
   detail::log().info("saving checkpoints for epoch {}", epoch);
-  self->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
-                ckpt_save{epoch, true, final})
+  self
+    ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+              ckpt_save{epoch, true, final})
     .then(
       [epoch, next](ckpt_result&) {
         detail::log().info("checkpoint of epoch {} committed", epoch);
@@ -143,10 +150,16 @@ void run_epoch(runner_ptr self, int64_t epoch) {
 void init_manager(runner_ptr self, int64_t retrieve_from, continuation next,
                   std::function<void(caf::error&)> on_error) {
   auto& cfg = self->state.cfg;
-  self->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
-                ckpt_init{cfg.checkpoint_nodes, retrieve_from, {}})
-    .then([next](ckpt_result&) { next(); },
-          [on_error](caf::error& err) { on_error(err); });
+  self
+    ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+              ckpt_init{cfg.checkpoint_nodes, retrieve_from, {}})
+    .then(
+      [next](ckpt_result&) {
+        next();
+      },
+      [on_error](caf::error& err) {
+        on_error(err);
+      });
 }
 
 void start_from_scratch(runner_ptr self) {
@@ -159,8 +172,14 @@ void start_from_scratch(runner_ptr self) {
               detail::log().info("preparing checkpoints");
               init_manager(
                 self, -1,
-                [self] { save(self, 0, false, [self] { run_epoch(self, 1); }); },
-                [self](caf::error& err) { fail(self, std::move(err)); });
+                [self] {
+                  save(self, 0, false, [self] {
+                    run_epoch(self, 1);
+                  });
+                },
+                [self](caf::error& err) {
+                  fail(self, std::move(err));
+                });
             });
 }
 
@@ -171,16 +190,18 @@ void resume_from(runner_ptr self, int64_t epoch);
 // the job starts from scratch when none is left.
 void after_failed_resume(runner_ptr self, int64_t epoch, caf::error& err) {
   if (!self->state.fall_back) {
-    fail(self, make_error(actors_errc::checkpoint_failed,
-                          "cannot resume from epoch " + std::to_string(epoch)
-                            + ": " + error_text(err)));
+    fail(self,
+         make_error(actors_errc::checkpoint_failed,
+                    "cannot resume from epoch " + std::to_string(epoch) + ": "
+                      + error_text(err)));
     return;
   }
   detail::log().warn("cannot resume from epoch {}: {}; trying an earlier one",
                      epoch, error_text(err));
   auto& cfg = self->state.cfg;
-  self->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
-                ckpt_resume_epoch{-1, epoch})
+  self
+    ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+              ckpt_resume_epoch{-1, epoch})
     .then(
       [self](ckpt_epoch& earlier) {
         if (earlier.epoch < 0) {
@@ -191,15 +212,18 @@ void after_failed_resume(runner_ptr self, int64_t epoch, caf::error& err) {
           resume_from(self, earlier.epoch);
         }
       },
-      [self](caf::error& err) { fail(self, std::move(err)); });
+      [self](caf::error& err) {
+        fail(self, std::move(err));
+      });
 }
 
 // After loading the checkpoint of `epoch`: the next epoch, unless the job
 // had already stopped after this one.
 void continue_after(runner_ptr self, int64_t epoch) {
   auto& cfg = self->state.cfg;
-  self->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
-                ckpt_resume_epoch{epoch, -1})
+  self
+    ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+              ckpt_resume_epoch{epoch, -1})
     .then(
       [self, epoch](ckpt_epoch& resumed) {
         if (resumed.final) {
@@ -209,7 +233,9 @@ void continue_after(runner_ptr self, int64_t epoch) {
           run_epoch(self, epoch + 1);
         }
       },
-      [self](caf::error& err) { fail(self, std::move(err)); });
+      [self](caf::error& err) {
+        fail(self, std::move(err));
+      });
 }
 
 void resume_from(runner_ptr self, int64_t epoch) {
@@ -221,9 +247,9 @@ void resume_from(runner_ptr self, int64_t epoch) {
     self, epoch,
     [self, epoch, on_error] {
       auto& cfg = self->state.cfg;
-      self->request(cfg.checkpoint_manager,
-                    with_margin(cfg.checkpoint_timeout),
-                    ckpt_load{epoch, {}, {}, false})
+      self
+        ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+                  ckpt_load{epoch, {}, {}, false})
         .then(
           [self, epoch](ckpt_result&) {
             detail::log().info("checkpoint of epoch {} loaded", epoch);

@@ -43,8 +43,8 @@ local_session::get_or_create(const std::string& name) {
     local_node created;
     created.ws = std::make_shared<workspace>();
     created.handle.name = name;
-    created.handle.node = spawn_node(sys_, name, created.ws, ops_,
-                                     options().group_timeout);
+    created.handle.node
+      = spawn_node(sys_, name, created.ws, ops_, options().group_timeout);
     created.handle.persistence = spawn_persistence(sys_, name, created.ws);
     i = nodes_.emplace(name, std::move(created)).first;
   }
@@ -58,7 +58,8 @@ caf::expected<node_handle> local_session::node(const std::string& name) {
   return (*found)->handle;
 }
 
-std::shared_ptr<workspace> local_session::workspace_of(const std::string& name) {
+std::shared_ptr<workspace>
+local_session::workspace_of(const std::string& name) {
   auto found = get_or_create(name);
   return found ? (*found)->ws : nullptr;
 }

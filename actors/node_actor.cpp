@@ -66,9 +66,9 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
               if (err.category() == actors_category)
                 group->promise.deliver(std::move(err));
               else
-                group->promise.deliver(make_error(
-                  actors_errc::task_failed,
-                  "node " + name + ": " + error_text(err)));
+                group->promise.deliver(
+                  make_error(actors_errc::task_failed,
+                             "node " + name + ": " + error_text(err)));
             });
       }
       return group->promise;

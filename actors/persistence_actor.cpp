@@ -7,12 +7,12 @@
 
 #include "actors/actors_errc.hpp"
 #include "actors/configure.hpp"
-#include "runtime/runtime_errc.hpp"
 #include "actors/detail/log.hpp"
 #include "messages/protocol.hpp"
 #include "persistence/checkpoint_reader.hpp"
 #include "persistence/checkpoint_writer.hpp"
 #include "persistence/persistence_errc.hpp"
+#include "runtime/runtime_errc.hpp"
 #include "runtime/workspace.hpp"
 
 namespace epochrt {
@@ -22,13 +22,13 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 int64_t micros_since(clock_type::time_point start) {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-           clock_type::now() - start)
+  return std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now()
+                                                               - start)
     .count();
 }
 
-caf::expected<checkpoint_stats>
-save(const std::string& node, workspace& ws, const save_checkpoint& msg) {
+caf::expected<checkpoint_stats> save(const std::string& node, workspace& ws,
+                                     const save_checkpoint& msg) {
   auto start = clock_type::now();
   // An empty list means every blob the workspace has now: blobs created
   // after init are saved too, so a resumed job sees all of its state.
@@ -49,8 +49,8 @@ save(const std::string& node, workspace& ws, const save_checkpoint& msg) {
                           written->total_bytes, written->blobs.size()};
 }
 
-caf::expected<checkpoint_stats>
-load(const std::string& node, workspace& ws, const load_checkpoint& msg) {
+caf::expected<checkpoint_stats> load(const std::string& node, workspace& ws,
+                                     const load_checkpoint& msg) {
   auto start = clock_type::now();
   auto reader = checkpoint_reader::open(msg.db);
   if (!reader)
@@ -62,8 +62,9 @@ load(const std::string& node, workspace& ws, const load_checkpoint& msg) {
       names.push_back(entry.name);
   } else {
     for (auto& name : msg.blob_names) {
-      auto found = std::any_of(listed.begin(), listed.end(),
-                               [&](auto& e) { return e.name == name; });
+      auto found = std::any_of(listed.begin(), listed.end(), [&](auto& e) {
+        return e.name == name;
+      });
       if (found)
         names.push_back(name);
       else if (!msg.allow_incomplete)
@@ -104,9 +105,9 @@ checkpoint_status check(const check_checkpoint& msg) {
   auto reader = checkpoint_reader::open(msg.db);
   if (!reader) {
     auto& err = reader.error();
-    status.exists = !(err.category() == persistence_category
-                      && err.code()
-                           == static_cast<uint8_t>(persistence_errc::not_found));
+    status.exists
+      = !(err.category() == persistence_category
+          && err.code() == static_cast<uint8_t>(persistence_errc::not_found));
     status.problem = msg.db + ": " + error_text(err);
     return status;
   }
@@ -156,7 +157,9 @@ caf::behavior persistence_behavior(caf::event_based_actor*, std::string node,
         return std::move(result.error());
       return std::move(*result);
     },
-    [=](check_checkpoint& msg) { return check(msg); },
+    [=](check_checkpoint& msg) {
+      return check(msg);
+    },
   };
 }
 

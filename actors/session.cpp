@@ -28,8 +28,8 @@ session::run(const task_group_def& group, const std::string& label) {
       return std::move(handle.error());
     nodes.emplace(task.node, handle->node);
   }
-  auto runner = spawn_group_runner(system(), std::move(nodes),
-                                   options_.group_timeout);
+  auto runner
+    = spawn_group_runner(system(), std::move(nodes), options_.group_timeout);
   auto done = detail::blocking_request<tasks_done>(
     system(), runner, options_.group_timeout + std::chrono::seconds(30),
     run_tasks{label, 0, group.tasks});

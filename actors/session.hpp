@@ -48,9 +48,8 @@ public:
   /// Runs every task of `group` on its node — nodes in parallel, the tasks
   /// of a node concurrently — and blocks until all are done. Returns the
   /// outputs of all tasks, or the first failure.
-  caf::expected<std::vector<task_output>> run(const task_group_def& group,
-                                              const std::string& label
-                                              = "group");
+  caf::expected<std::vector<task_output>>
+  run(const task_group_def& group, const std::string& label = "group");
 
   /// A copy of blob `blob` of node `node`.
   caf::expected<tensor> fetch(const std::string& node, const std::string& blob);

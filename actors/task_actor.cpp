@@ -5,8 +5,8 @@
 
 #include "actors/actors_errc.hpp"
 #include "actors/configure.hpp"
-#include "runtime/runtime_errc.hpp"
 #include "messages/protocol.hpp"
+#include "runtime/runtime_errc.hpp"
 #include "runtime/task_runner.hpp"
 
 namespace epochrt {
@@ -35,9 +35,8 @@ caf::actor spawn_task(caf::actor_system& sys, std::string node,
                       std::shared_ptr<workspace> ws,
                       std::shared_ptr<const op_registry> ops,
                       std::shared_ptr<std::atomic<bool>> cancel) {
-  return sys.spawn<caf::detached>(task_behavior, std::move(node),
-                                  std::move(ws), std::move(ops),
-                                  std::move(cancel));
+  return sys.spawn<caf::detached>(task_behavior, std::move(node), std::move(ws),
+                                  std::move(ops), std::move(cancel));
 }
 
 } // namespace epochrt

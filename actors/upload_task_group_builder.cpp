@@ -24,8 +24,8 @@ directory_upload_builder::build(int64_t epoch,
   for (auto& node : manager.nodes()) {
     op_def copy;
     copy.type = "CopyDirectory";
-    copy.args["source"] = make_string_tensor(
-      {}, {manager.get_ckpt_db_name(node, epoch)});
+    copy.args["source"]
+      = make_string_tensor({}, {manager.get_ckpt_db_name(node, epoch)});
     copy.args["destination"] = make_string_tensor(
       {}, {dir_ + "/" + node + "." + std::to_string(epoch)});
     task_def task;

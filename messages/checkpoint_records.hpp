@@ -76,20 +76,20 @@ bool operator==(const checkpoint_metadata& x,
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, blob_entry& x) {
-  return f(caf::meta::type_name("epochrt::blob_entry"), x.name, x.type,
-           x.shape, x.bytes, x.digest, x.chunks);
+  return f(caf::meta::type_name("epochrt::blob_entry"), x.name, x.type, x.shape,
+           x.bytes, x.digest, x.chunks);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, manifest& x) {
-  return f(caf::meta::type_name("epochrt::manifest"), x.node, x.epoch,
-           x.blobs, x.total_bytes, x.created_unix_ms);
+  return f(caf::meta::type_name("epochrt::manifest"), x.node, x.epoch, x.blobs,
+           x.total_bytes, x.created_unix_ms);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, blob_chunk& x) {
-  return f(caf::meta::type_name("epochrt::blob_chunk"), x.name, x.index,
-           x.data, x.strings, x.digest);
+  return f(caf::meta::type_name("epochrt::blob_chunk"), x.name, x.index, x.data,
+           x.strings, x.digest);
 }
 
 template <class Inspector>

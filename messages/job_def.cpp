@@ -4,17 +4,17 @@ namespace epochrt {
 
 bool operator==(const op_def& x, const op_def& y) noexcept {
   return x.type == y.type && x.inputs == y.inputs && x.outputs == y.outputs
-         && x.args == y.args;
+    && x.args == y.args;
 }
 
 bool operator==(const step_def& x, const step_def& y) noexcept {
   return x.name == y.name && x.ops == y.ops && x.num_iter == y.num_iter
-         && x.stop_blob == y.stop_blob;
+    && x.stop_blob == y.stop_blob;
 }
 
 bool operator==(const task_def& x, const task_def& y) noexcept {
   return x.name == y.name && x.node == y.node && x.workspace == y.workspace
-         && x.steps == y.steps && x.outputs == y.outputs;
+    && x.steps == y.steps && x.outputs == y.outputs;
 }
 
 bool operator==(const task_group_def& x, const task_group_def& y) noexcept {
@@ -27,11 +27,9 @@ bool operator==(const stop_condition& x, const stop_condition& y) noexcept {
 
 bool operator==(const job_def& x, const job_def& y) noexcept {
   return x.name == y.name && x.init_group == y.init_group
-         && x.epoch_group == y.epoch_group
-         && x.download_group == y.download_group
-         && x.exit_group == y.exit_group
-         && x.stop_conditions == y.stop_conditions
-         && x.nodes_to_checkpoint == y.nodes_to_checkpoint;
+    && x.epoch_group == y.epoch_group && x.download_group == y.download_group
+    && x.exit_group == y.exit_group && x.stop_conditions == y.stop_conditions
+    && x.nodes_to_checkpoint == y.nodes_to_checkpoint;
 }
 
 } // namespace epochrt

@@ -86,14 +86,14 @@ bool operator==(const job_def& x, const job_def& y) noexcept;
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, op_def& x) {
-  return f(caf::meta::type_name("epochrt::op_def"), x.type, x.inputs,
-           x.outputs, x.args);
+  return f(caf::meta::type_name("epochrt::op_def"), x.type, x.inputs, x.outputs,
+           x.args);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_def& x) {
-  return f(caf::meta::type_name("epochrt::step_def"), x.name, x.ops,
-           x.num_iter, x.stop_blob);
+  return f(caf::meta::type_name("epochrt::step_def"), x.name, x.ops, x.num_iter,
+           x.stop_blob);
 }
 
 template <class Inspector>

@@ -9,9 +9,9 @@
 
 #include "messages/checkpoint_records.hpp"
 
-// Requests to the job runner actor and to the checkpoint manager actor, which fans them out to the
-// persistence actors of the nodes it manages and gathers the results. An
-// epoch of -1 means "none" where a field says so.
+// Requests to the job runner actor and to the checkpoint manager actor, which
+// fans them out to the persistence actors of the nodes it manages and gathers
+// the results. An epoch of -1 means "none" where a field says so.
 
 namespace epochrt {
 
@@ -179,8 +179,8 @@ typename Inspector::result_type inspect(Inspector& f, run_job& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ckpt_result& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_result"), x.stats,
-           x.node_names, x.blob_lists);
+  return f(caf::meta::type_name("epochrt::ckpt_result"), x.stats, x.node_names,
+           x.blob_lists);
 }
 
 } // namespace epochrt

@@ -6,7 +6,7 @@ namespace {
 
 bool node_char(char c) noexcept {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-         || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+    || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
 }
 
 } // namespace

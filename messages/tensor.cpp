@@ -8,8 +8,8 @@ namespace epochrt {
 
 namespace {
 
-constexpr const char* dtype_names[] = {"f32", "f64", "i32",   "i64",
-                                       "u8",  "bool", "string"};
+constexpr const char* dtype_names[]
+  = {"f32", "f64", "i32", "i64", "u8", "bool", "string"};
 
 template <class T>
 void append_float(std::string& out, T value) {
@@ -83,13 +83,12 @@ bool tensor::consistent() const noexcept {
     return false;
   if (type == dtype::string)
     return data.empty() && strings.size() == element_count();
-  return strings.empty()
-         && data.size() == element_count() * element_size(type);
+  return strings.empty() && data.size() == element_count() * element_size(type);
 }
 
 bool operator==(const tensor& x, const tensor& y) noexcept {
   return x.type == y.type && x.shape == y.shape && x.data == y.data
-         && x.strings == y.strings;
+    && x.strings == y.strings;
 }
 
 tensor make_zero_tensor(dtype type, std::vector<int64_t> shape) {

@@ -136,8 +136,7 @@ std::optional<int64_t> file_metadata_handler::final_epoch() {
   auto state = load();
   if (!state || state->final_epoch < 0
       || !std::binary_search(state->committed_epochs.begin(),
-                             state->committed_epochs.end(),
-                             state->final_epoch))
+                             state->committed_epochs.end(), state->final_epoch))
     return std::nullopt;
   return state->final_epoch;
 }

@@ -71,7 +71,7 @@ public:
   /// one killed after its last checkpoint) gives the same result. The
   /// default keeps nothing, which resumes as Caffe2 did: one more epoch.
   virtual caf::error mark_final(int64_t epoch) {
-    (void) epoch;
+    (void)epoch;
     return {};
   }
 

@@ -3,8 +3,8 @@
 #include <cassert>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <thread>
 
@@ -491,7 +491,8 @@ caf::error linear_regression_sgd(op_context& ctx) {
   return caf::none;
 }
 
-// -- host effects ---------------------------------------------------------------
+// -- host effects
+// ---------------------------------------------------------------
 
 // Copies a file or directory tree, replacing what is at the destination. Used
 // by upload builders; the copy lands beside the destination first and is

@@ -100,8 +100,7 @@ int ckpt_show(const ckpt_show_options& opts) {
   for (auto& name : names) {
     auto value = (*reader)->read(name);
     if (!value) {
-      print_error(*path + ": blob '" + name + "': "
-                  + describe(value.error()));
+      print_error(*path + ": blob '" + name + "': " + describe(value.error()));
       return exit_failure;
     }
     std::cout << name << '=' << format_values(*value) << '\n';

@@ -67,7 +67,7 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e) {
   auto rest = app.remaining(true);
   if (!rest.empty())
     return "unknown command '" + rest.front() + "' for '" + path
-           + "' (commands: " + names + ")";
+      + "' (commands: " + names + ")";
   return "'" + path + "' needs a command: " + names;
 }
 
@@ -89,19 +89,22 @@ int run_main(int argc, char** argv) {
   app.add_flag("-q,--quiet", args.quiet, "Log errors only")->excludes(verbose);
 
   auto run = app.add_subcommand("run", "Run a job file");
-  run->add_option("job", args.run.job_file, "The job file (JSON)")
-    ->required();
-  run->add_option("--checkpoint-dir", args.run.checkpoint_dir,
-                  "Checkpoint every epoch into DIR and resume from it")
+  run->add_option("job", args.run.job_file, "The job file (JSON)")->required();
+  run
+    ->add_option("--checkpoint-dir", args.run.checkpoint_dir,
+                 "Checkpoint every epoch into DIR and resume from it")
     ->type_name("DIR");
-  run->add_option("--resume-from", args.run.resume_from,
-                  "Resume from this committed epoch (default: the last one)")
+  run
+    ->add_option("--resume-from", args.run.resume_from,
+                 "Resume from this committed epoch (default: the last one)")
     ->type_name("EPOCH");
-  run->add_option("--upload-dir", args.run.upload_dir,
-                  "Copy the last epoch's checkpoints into DIR after the loop")
+  run
+    ->add_option("--upload-dir", args.run.upload_dir,
+                 "Copy the last epoch's checkpoints into DIR after the loop")
     ->type_name("DIR");
-  run->add_option("--fetch", args.run.fetches,
-                  "Print blob BLOB of node NODE after the job (repeatable)")
+  run
+    ->add_option("--fetch", args.run.fetches,
+                 "Print blob BLOB of node NODE after the job (repeatable)")
     ->type_name("NODE:BLOB")
     ->allow_extra_args(false);
 

@@ -15,20 +15,29 @@ namespace epochrt::detail {
 /// or an error arrives, at most `timeout`. For the public blocking facades
 /// only: never call it from inside an actor.
 template <class Reply, class Request>
-caf::expected<Reply> blocking_request(caf::actor_system& sys,
-                                      const caf::actor& dest,
-                                      std::chrono::milliseconds timeout,
-                                      Request&& request) {
+caf::expected<Reply>
+blocking_request(caf::actor_system& sys, const caf::actor& dest,
+                 std::chrono::milliseconds timeout, Request&& request) {
   caf::scoped_actor self{sys};
   caf::expected<Reply> result{caf::error{}};
   if constexpr (std::is_same_v<Reply, caf::unit_t>) {
     self->request(dest, timeout, std::forward<Request>(request))
-      .receive([&] { result = caf::unit; },
-               [&](caf::error& err) { result = std::move(err); });
+      .receive(
+        [&] {
+          result = caf::unit;
+        },
+        [&](caf::error& err) {
+          result = std::move(err);
+        });
   } else {
     self->request(dest, timeout, std::forward<Request>(request))
-      .receive([&](Reply& reply) { result = std::move(reply); },
-               [&](caf::error& err) { result = std::move(err); });
+      .receive(
+        [&](Reply& reply) {
+          result = std::move(reply);
+        },
+        [&](caf::error& err) {
+          result = std::move(err);
+        });
   }
   return result;
 }

@@ -37,8 +37,8 @@ epochrt::op_schema scale_schema() {
   schema.doc = "Multiplies every element by `factor`.";
   schema.min_inputs = schema.max_inputs = 1;
   schema.min_outputs = schema.max_outputs = 1;
-  schema.args.push_back({"factor", epochrt::arg_kind::number, true,
-                         "the multiplier"});
+  schema.args.push_back(
+    {"factor", epochrt::arg_kind::number, true, "the multiplier"});
   schema.fn = scale;
   return schema;
 }
@@ -68,10 +68,10 @@ epochrt::job build_job() {
 } // namespace
 
 int main(int argc, char** argv) {
-  auto dir = argc > 1 ? std::string{argv[1]}
-                      : (std::filesystem::temp_directory_path()
-                         / "epochrt-host-example")
-                          .string();
+  auto dir = argc > 1
+    ? std::string{argv[1]}
+    : (std::filesystem::temp_directory_path() / "epochrt-host-example")
+        .string();
   caf::actor_system_config cfg;
   epochrt::configure(cfg);
   caf::actor_system sys{cfg};

@@ -34,7 +34,8 @@ void corrupt_database(const std::filesystem::path& db) {
     auto size = std::filesystem::file_size(entry.path());
     if (size < 16)
       continue;
-    std::fstream f{entry.path(), std::ios::in | std::ios::out | std::ios::binary};
+    std::fstream f{entry.path(),
+                   std::ios::in | std::ios::out | std::ios::binary};
     for (auto pos : {size / 3, size / 2, (2 * size) / 3}) {
       f.seekg(static_cast<std::streamoff>(pos));
       char c = 0;
@@ -68,11 +69,12 @@ BOOST_AUTO_TEST_CASE(a_checkpointed_job_commits_epochs_zero_to_four) {
   BOOST_TEST(*epochs == 4);
   BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
   file_metadata_handler metadata{dir.str()};
-  BOOST_TEST(metadata.committed_epochs() == (std::vector<int64_t>{0, 1, 2, 3, 4}),
+  BOOST_TEST(metadata.committed_epochs()
+               == (std::vector<int64_t>{0, 1, 2, 3, 4}),
              boost::test_tools::per_element());
   for (int epoch = 0; epoch <= 4; ++epoch)
-    BOOST_TEST(std::filesystem::is_directory(
-      ckpt.get_ckpt_db_name("trainer_0", epoch)));
+    BOOST_TEST(
+      std::filesystem::is_directory(ckpt.get_ckpt_db_name("trainer_0", epoch)));
 }
 
 BOOST_AUTO_TEST_CASE(resuming_from_each_epoch_ends_with_total_145) {
@@ -94,7 +96,8 @@ BOOST_AUTO_TEST_CASE(resuming_from_each_epoch_ends_with_total_145) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(loading_the_checkpoint_of_epoch_k_gives_the_total_after_k) {
+BOOST_AUTO_TEST_CASE(
+  loading_the_checkpoint_of_epoch_k_gives_the_total_after_k) {
   {
     checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
     auto sess = new_session();
@@ -107,8 +110,7 @@ BOOST_AUTO_TEST_CASE(loading_the_checkpoint_of_epoch_k_gives_the_total_after_k) 
       auto sess = new_session();
       BOOST_REQUIRE(!ckpt.init(*sess, {}, epoch));
       BOOST_REQUIRE(!ckpt.load(epoch));
-      BOOST_TEST(scalar(*sess, "trainer_0", "total")
-                 == expected_totals[epoch]);
+      BOOST_TEST(scalar(*sess, "trainer_0", "total") == expected_totals[epoch]);
     }
   }
 }
@@ -162,7 +164,7 @@ BOOST_AUTO_TEST_CASE(an_unwritable_checkpoint_dir_costs_a_warning_not_the_job) {
   auto lines = sink->last_formatted();
   auto warned = std::any_of(lines.begin(), lines.end(), [](auto& line) {
     return line.find("warn") != std::string::npos
-           && line.find("checkpoint") != std::string::npos;
+      && line.find("checkpoint") != std::string::npos;
   });
   BOOST_TEST(warned);
   BOOST_TEST(!std::filesystem::exists(unwritable));
@@ -227,7 +229,8 @@ BOOST_AUTO_TEST_CASE(a_missing_manifest_makes_a_checkpoint_incomplete) {
   // Removing the table files drops every record, the manifest among them.
   for (auto& entry :
        std::filesystem::directory_iterator(dir.path() / "trainer_0.3"))
-    if (entry.path().extension() == ".ldb" || entry.path().extension() == ".log")
+    if (entry.path().extension() == ".ldb"
+        || entry.path().extension() == ".log")
       std::filesystem::remove(entry.path());
   checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
   auto sess = new_session();
@@ -274,7 +277,8 @@ BOOST_AUTO_TEST_CASE(get_ckpt_db_name_is_prefix_slash_node_dot_epoch) {
     BOOST_TEST(ckpt.get_ckpt_db_name(node, 5) == dir.str() + "/" + node + ".5");
 }
 
-BOOST_AUTO_TEST_CASE(one_manager_serves_second_runners_resuming_from_each_epoch) {
+BOOST_AUTO_TEST_CASE(
+  one_manager_serves_second_runners_resuming_from_each_epoch) {
   multi_node_checkpoint_manager ckpt{sys, dir.str()};
   {
     auto sess = new_session();

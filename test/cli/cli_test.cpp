@@ -71,13 +71,13 @@ std::vector<std::string> error_lines(const std::string& err) {
 
 std::string describe(const process_result& r) {
   return "exit " + std::to_string(r.exit_code)
-         + (r.timed_out ? " (timed out)" : "") + "\n--- stdout\n" + r.out
-         + "--- stderr\n" + r.err;
+    + (r.timed_out ? " (timed out)" : "") + "\n--- stdout\n" + r.out
+    + "--- stderr\n" + r.err;
 }
 
 // `result` must name a variable: the macro evaluates it more than once.
-#define REQUIRE_EXIT(result, code)                                             \
-  BOOST_REQUIRE_MESSAGE(result.exit_code == (code),                            \
+#define REQUIRE_EXIT(result, code)                  \
+  BOOST_REQUIRE_MESSAGE(result.exit_code == (code), \
                         "expected exit " #code ", got " << describe(result))
 
 /// A failed command: exit `code` and exactly one error line.
@@ -127,8 +127,8 @@ void corrupt_database(const fs::path& db) {
   }
   BOOST_REQUIRE_MESSAGE(largest_size >= 64, "no data file in " << db);
   std::fstream f{largest, std::ios::in | std::ios::out | std::ios::binary};
-  for (auto pos : {largest_size / 3, largest_size / 2,
-                   (2 * largest_size) / 3}) {
+  for (auto pos :
+       {largest_size / 3, largest_size / 2, (2 * largest_size) / 3}) {
     f.seekg(static_cast<std::streamoff>(pos));
     char c = 0;
     f.read(&c, 1);
@@ -151,8 +151,8 @@ struct checkpointed_pipeline {
   }
 
   process_result run(std::vector<std::string> extra = {}) const {
-    std::vector<std::string> args{"run", pipeline, "--checkpoint-dir", ckpt,
-                                  "--fetch", "trainer_0:total"};
+    std::vector<std::string> args{"run", pipeline,  "--checkpoint-dir",
+                                  ckpt,  "--fetch", "trainer_0:total"};
     args.insert(args.end(), extra.begin(), extra.end());
     return cli(args);
   }
@@ -179,8 +179,8 @@ BOOST_AUTO_TEST_CASE(without_checkpoints_runs_four_epochs_to_total_145) {
 BOOST_AUTO_TEST_CASE(with_a_checkpoint_dir_commits_epochs_zero_to_four) {
   temp_dir tmp;
   auto ckpt = tmp.sub("ckpt");
-  auto r = cli({"run", pipeline, "--checkpoint-dir", ckpt, "--fetch",
-                "trainer_0:total"});
+  auto r = cli(
+    {"run", pipeline, "--checkpoint-dir", ckpt, "--fetch", "trainer_0:total"});
   REQUIRE_EXIT(r, 0);
   BOOST_TEST(value_of(r.out, "trainer_0:total") == "145");
   BOOST_TEST(value_of(r.out, "epochs") == "4");
@@ -235,11 +235,11 @@ BOOST_AUTO_TEST_CASE(three_nodes_each_end_with_total_145) {
                 "trainer_0:total", "--fetch", "trainer_1:total", "--fetch",
                 "trainer_2:total"});
   REQUIRE_EXIT(r, 0);
-  BOOST_TEST(lines_of(r.out)
-               == (std::vector<std::string>{"trainer_0:total=145",
-                                            "trainer_1:total=145",
-                                            "trainer_2:total=145", "epochs=4"}),
-             boost::test_tools::per_element());
+  BOOST_TEST(
+    lines_of(r.out)
+      == (std::vector<std::string>{"trainer_0:total=145", "trainer_1:total=145",
+                                   "trainer_2:total=145", "epochs=4"}),
+    boost::test_tools::per_element());
   for (auto node : {"trainer_0", "trainer_1", "trainer_2"}) {
     auto show = cli({"ckpt", "show", ckpt, node, "4", "total"});
     REQUIRE_EXIT(show, 0);
@@ -274,8 +274,8 @@ BOOST_AUTO_TEST_CASE(the_upload_dir_receives_the_last_epochs_checkpoint) {
   temp_dir tmp;
   auto ckpt = tmp.sub("ckpt");
   auto upload = tmp.sub("upload");
-  auto r = cli({"run", pipeline, "--checkpoint-dir", ckpt, "--upload-dir",
-                upload});
+  auto r
+    = cli({"run", pipeline, "--checkpoint-dir", ckpt, "--upload-dir", upload});
   REQUIRE_EXIT(r, 0);
   BOOST_TEST(value_of(r.out, "epochs") == "4");
   auto copied = fs::path{upload} / "trainer_0.4";
@@ -293,8 +293,8 @@ BOOST_AUTO_TEST_CASE(an_unwritable_checkpoint_dir_warns_and_commits_nothing) {
   temp_dir tmp;
   write_file(tmp.path() / "file", "not a directory\n");
   auto ckpt = tmp.sub("file/ckpt");
-  auto r = cli({"run", pipeline, "--checkpoint-dir", ckpt, "--fetch",
-                "trainer_0:total"});
+  auto r = cli(
+    {"run", pipeline, "--checkpoint-dir", ckpt, "--fetch", "trainer_0:total"});
   REQUIRE_EXIT(r, 0);
   BOOST_TEST(value_of(r.out, "trainer_0:total") == "145");
   BOOST_TEST(value_of(r.out, "epochs") == "4");
@@ -346,8 +346,8 @@ BOOST_AUTO_TEST_CASE(resuming_from_an_uncommitted_epoch_changes_nothing) {
 BOOST_AUTO_TEST_CASE(resuming_from_a_dir_that_does_not_exist_creates_nothing) {
   temp_dir tmp;
   auto ckpt = tmp.sub("ckpt");
-  auto r = cli({"run", pipeline, "--checkpoint-dir", ckpt, "--resume-from",
-                "1"});
+  auto r
+    = cli({"run", pipeline, "--checkpoint-dir", ckpt, "--resume-from", "1"});
   check_one_error(r, 2);
   BOOST_TEST(!fs::exists(ckpt));
 }
@@ -495,8 +495,8 @@ BOOST_AUTO_TEST_CASE(show_without_blob_names_prints_every_blob) {
 
 BOOST_AUTO_TEST_CASE(show_prints_blobs_in_the_order_named) {
   checkpointed_pipeline job;
-  auto r = cli({"ckpt", "show", job.ckpt, "trainer_0", "2", "total",
-                "dataset"});
+  auto r
+    = cli({"ckpt", "show", job.ckpt, "trainer_0", "2", "total", "dataset"});
   REQUIRE_EXIT(r, 0);
   BOOST_TEST(r.out == "total=115\ndataset=0,1,2,3,4,5,6,7,8,9\n");
 }
@@ -548,10 +548,10 @@ BOOST_AUTO_TEST_CASE(ls_lists_every_node_of_a_multi_node_job) {
   BOOST_REQUIRE_MESSAGE(lines.size() == 16u, r.out);
   for (int node = 0; node < 3; ++node)
     for (int epoch = 0; epoch <= 4; ++epoch)
-      BOOST_TEST(lines[node * 5 + epoch].rfind(
-                   "trainer_" + std::to_string(node) + " "
-                     + std::to_string(epoch) + " complete ",
-                   0)
+      BOOST_TEST(lines[node * 5 + epoch].rfind("trainer_" + std::to_string(node)
+                                                 + " " + std::to_string(epoch)
+                                                 + " complete ",
+                                               0)
                    == 0u,
                  lines[node * 5 + epoch]);
   BOOST_TEST(lines.back() == "last_committed=4");
@@ -576,11 +576,11 @@ BOOST_AUTO_TEST_CASE(verify_passes_on_a_good_dir) {
   checkpointed_pipeline job;
   auto r = cli({"ckpt", "verify", job.ckpt});
   REQUIRE_EXIT(r, 0);
-  BOOST_TEST(lines_of(r.out)
-               == (std::vector<std::string>{"epoch 0 ok", "epoch 1 ok",
-                                            "epoch 2 ok", "epoch 3 ok",
-                                            "epoch 4 ok"}),
-             boost::test_tools::per_element());
+  BOOST_TEST(
+    lines_of(r.out)
+      == (std::vector<std::string>{"epoch 0 ok", "epoch 1 ok", "epoch 2 ok",
+                                   "epoch 3 ok", "epoch 4 ok"}),
+    boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(verify_fails_and_names_a_corrupt_checkpoint) {
@@ -656,8 +656,8 @@ BOOST_DATA_TEST_CASE(help_of_every_command_exits_0_and_prints_usage,
 BOOST_AUTO_TEST_CASE(run_help_lists_every_option) {
   auto r = cli({"run", "--help"});
   REQUIRE_EXIT(r, 0);
-  for (auto opt : {"--checkpoint-dir", "--resume-from", "--upload-dir",
-                   "--fetch"})
+  for (auto opt :
+       {"--checkpoint-dir", "--resume-from", "--upload-dir", "--fetch"})
     BOOST_TEST(contains(r.out, opt), opt);
 }
 

@@ -44,8 +44,8 @@ std::string write_paced_job(const temp_dir& dir, int sleep_ms) {
   auto job = nlohmann::json::parse(in);
   for (auto& task : job["epoch"]) {
     auto& ops = task["steps"][0]["ops"];
-    ops.insert(ops.begin(), nlohmann::json{{"type", "Sleep"},
-                                           {"args", {{"ms", sleep_ms}}}});
+    ops.insert(ops.begin(),
+               nlohmann::json{{"type", "Sleep"}, {"args", {{"ms", sleep_ms}}}});
   }
   auto path = dir.sub("paced.json");
   std::ofstream{path} << job.dump(2);
@@ -94,7 +94,8 @@ BOOST_AUTO_TEST_CASE(the_training_loss_falls_epoch_by_epoch_on_every_node) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(a_killed_training_run_resumes_to_the_uninterrupted_weights) {
+BOOST_AUTO_TEST_CASE(
+  a_killed_training_run_resumes_to_the_uninterrupted_weights) {
   temp_dir dir;
   auto job = write_paced_job(dir, 40);
   process_runner cli{EPOCHRT_CLI, std::chrono::seconds(120)};
