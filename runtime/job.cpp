@@ -231,7 +231,12 @@ caf::error job::validate(const op_registry& registry, path_style style) const {
                        + "' is not an output of any epoch task on node '"
                        + cond.node + "'");
   }
-  if (!def_.epoch_group.tasks.empty() && def_.stop_conditions.empty())
+  if (def_.epoch_group.tasks.empty())
+    return invalid("epoch",
+                   "the epoch group has no task: a job runs at least one "
+                   "epoch, and its stop conditions are outputs of epoch "
+                   "tasks");
+  if (def_.stop_conditions.empty())
     return invalid("stop_conditions",
                    "the epoch group has tasks but no stop condition, so it "
                    "would never end (add a stop condition or an epoch "

@@ -325,10 +325,13 @@ BOOST_AUTO_TEST_CASE(fetching_a_missing_blob_fails_after_the_job) {
   BOOST_TEST(contains(r.err, "no_such_blob"));
 }
 
-BOOST_AUTO_TEST_CASE(fetching_from_a_node_outside_the_job_fails) {
-  auto r = cli({"run", pipeline, "--fetch", "trainer_9:total"});
-  check_one_error(r, 1);
+BOOST_AUTO_TEST_CASE(fetching_from_a_node_outside_the_job_is_refused_first) {
+  temp_dir tmp;
+  auto r = cli({"run", pipeline, "--checkpoint-dir", tmp.sub("ckpt"),
+                "--fetch", "trainer_9:total"});
+  check_one_error(r, 2);
   BOOST_TEST(contains(r.err, "trainer_9"));
+  BOOST_TEST(!std::filesystem::exists(tmp.sub("ckpt")));
 }
 
 BOOST_AUTO_TEST_CASE(resuming_from_an_uncommitted_epoch_changes_nothing) {
@@ -384,6 +387,9 @@ const bad_job bad_jobs[] = {
          {"type": "ConstantFill", "outputs": ["done"],
           "args": {"shape": [1], "value": 1, "dtype": "bool"}}]}],
        "stop_conditions": [{"node": "elsewhere", "blob": "done"}]})"},
+  {"no_epoch_task",
+   R"({"name": "j", "init": [{"node": "n", "ops": [
+       {"type": "CreateCursor", "outputs": ["c"]}]}]})"},
   {"duplicate_task_names",
    R"({"name": "j", "init": [
        {"name": "t", "node": "n", "ops": [{"type": "CreateCursor",
