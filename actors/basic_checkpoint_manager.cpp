@@ -7,6 +7,7 @@
 #include "actors/checkpoint_manager_actor.hpp"
 #include "actors/detail/blocking_request.hpp"
 #include "actors/detail/log.hpp"
+#include "actors/detail/timeouts.hpp"
 #include "actors/session.hpp"
 #include "messages/manager_protocol.hpp"
 #include "persistence/db_name.hpp"
@@ -19,7 +20,7 @@ namespace {
 // The manager's own request to its actor waits for the slowest node's
 // timeout plus a margin, so that the node's failure is what gets reported.
 std::chrono::milliseconds margin(std::chrono::milliseconds timeout) {
-  return timeout + std::chrono::seconds(30);
+  return detail::with_margin(timeout);
 }
 
 caf::error as_error(caf::expected<caf::unit_t> x) {
@@ -59,6 +60,8 @@ basic_checkpoint_manager::init(session& sess,
     msg.nodes.push_back(node_ref{name, handle->persistence});
   }
   msg.retrieve_from_epoch = retrieve_from_epoch.value_or(-1);
+  if (!path_prefix.empty())
+    path_prefix_ = path_prefix;
   msg.path_prefix = std::move(path_prefix);
   if (retrieve_from_epoch)
     detail::log().info("initializing checkpoints from epoch {}",

@@ -107,6 +107,11 @@ public:
   /// The database path of `node`'s checkpoint of `epoch`.
   std::string get_ckpt_db_name(const std::string& node, int64_t epoch) const;
 
+  /// Longest one node may take for one checkpoint operation.
+  std::chrono::milliseconds timeout() const noexcept {
+    return options_.timeout;
+  }
+
   /// The manager's actor, for a job runner to talk to directly.
   const caf::actor& actor() const noexcept {
     return actor_;

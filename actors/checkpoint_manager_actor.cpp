@@ -22,10 +22,104 @@ namespace epochrt {
 
 namespace {
 
+// The metadata handler may be host code. Every call goes through here so
+// that an exception becomes an error value instead of killing the manager
+// actor, which would leave every later checkpoint request to time out.
+class guarded_metadata {
+public:
+  explicit guarded_metadata(std::shared_ptr<metadata_handler> handler)
+    : handler_(std::move(handler)) {
+    // nop
+  }
+
+  caf::error set_params(const std::string& db_prefix,
+                        const std::vector<std::string>& node_names,
+                        const std::string& path_prefix) {
+    return guard("set_params", [&] {
+      return handler_->set_params(db_prefix, node_names, path_prefix);
+    });
+  }
+
+  caf::expected<std::optional<int64_t>>
+  last_epoch(std::optional<int64_t> user_epoch) {
+    return guard("last_epoch", [&] {
+      return handler_->last_epoch(user_epoch);
+    });
+  }
+
+  caf::error write(int64_t epoch) {
+    return guard("write", [&] {
+      return handler_->write(epoch);
+    });
+  }
+
+  caf::error write_final(int64_t epoch) {
+    return guard("write_final", [&] {
+      return handler_->write_final(epoch);
+    });
+  }
+
+  caf::error uncommit(int64_t epoch) {
+    return guard("uncommit", [&] {
+      return handler_->uncommit(epoch);
+    });
+  }
+
+  std::vector<int64_t> committed_epochs() {
+    auto result = guard("committed_epochs", [&] {
+      return caf::expected<std::vector<int64_t>>{handler_->committed_epochs()};
+    });
+    return result ? std::move(*result) : std::vector<int64_t>{};
+  }
+
+  std::optional<int64_t> final_epoch() {
+    auto result = guard("final_epoch", [&] {
+      return caf::expected<std::optional<int64_t>>{handler_->final_epoch()};
+    });
+    return result ? *result : std::nullopt;
+  }
+
+  caf::error report(const std::string& action,
+                    const std::vector<checkpoint_stats>& stats) {
+    return guard("report", [&] {
+      return handler_->report(action, stats);
+    });
+  }
+
+  bool cp_accessible(std::optional<int64_t> epoch) {
+    auto result = guard("cp_accessible", [&] {
+      return caf::expected<bool>{handler_->cp_accessible(epoch)};
+    });
+    return result && *result;
+  }
+
+private:
+  template <class F>
+  static auto guard(const char* what, F f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const std::exception& ex) {
+      return failure(what, ex.what());
+    } catch (...) {
+      return failure(what, "an unknown exception");
+    }
+  }
+
+  static caf::error failure(const char* what, const std::string& why) {
+    return make_error(actors_errc::checkpoint_failed,
+                      std::string{"the metadata handler's "} + what + " threw "
+                        + why);
+  }
+
+  std::shared_ptr<metadata_handler> handler_;
+};
+
+using clock_type = std::chrono::steady_clock;
+
 struct manager_state {
   std::string db_prefix;
   std::string path_prefix;
-  std::shared_ptr<metadata_handler> metadata;
+  std::unique_ptr<guarded_metadata> metadata;
   std::chrono::milliseconds timeout;
   std::vector<std::string> node_names; // from set_params
   std::vector<node_ref> nodes;         // from init
@@ -123,7 +217,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
                                std::chrono::milliseconds timeout) {
   auto& st = self->state;
   st.db_prefix = std::move(db_prefix);
-  st.metadata = std::move(metadata);
+  st.metadata = std::make_unique<guarded_metadata>(std::move(metadata));
   st.timeout = timeout;
   auto not_initialized = [] {
     return make_error(actors_errc::not_initialized,
@@ -178,6 +272,8 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
       return rp;
     },
     [=](ckpt_save& msg) -> caf::result<ckpt_result> {
+      // The requester's patience is measured from here.
+      auto started = clock_type::now();
       auto& st = self->state;
       if (st.nodes.empty())
         return not_initialized();
@@ -201,23 +297,30 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
         [dbs = *dbs, epoch, i = size_t{0}](const node_ref& node) mutable {
           return save_checkpoint{node.name, epoch, dbs[i++], {}};
         },
-        [self, rp, epoch, commit,
-         final](caf::expected<std::vector<checkpoint_stats>> stats) mutable {
+        [self, rp, epoch, commit, final,
+         started](caf::expected<std::vector<checkpoint_stats>> stats) mutable {
           if (!stats) {
             rp.deliver(std::move(stats.error()));
             return;
           }
           self->state.last_stats = *stats;
+          if (clock_type::now() - started > self->state.timeout) {
+            // The job runner waits only this long (plus a margin) and then
+            // moves on: a late snapshot may hold the next epoch's data.
+            rp.deliver(make_error(actors_errc::checkpoint_failed,
+                                  "the save of epoch " + std::to_string(epoch)
+                                    + " outlasted its timeout; not "
+                                      "committed"));
+            return;
+          }
           if (commit) {
-            if (auto err = self->state.metadata->write(epoch)) {
+            auto& metadata = *self->state.metadata;
+            auto err
+              = final ? metadata.write_final(epoch) : metadata.write(epoch);
+            if (err) {
               rp.deliver(std::move(err));
               return;
             }
-            if (final)
-              if (auto err = self->state.metadata->mark_final(epoch)) {
-                rp.deliver(std::move(err));
-                return;
-              }
           }
           report(self->state, "checkpoint_save");
           rp.deliver(ckpt_result{std::move(*stats), {}, {}});

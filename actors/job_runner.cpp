@@ -54,6 +54,9 @@ caf::expected<int64_t> job_runner::train(session& sess) {
       cfg.checkpoint_nodes.push_back(node_ref{name, handle->persistence});
     }
     cfg.checkpoint_manager = manager_->actor();
+    // The runner must wait as long as the manager may take: giving up
+    // earlier would start the next epoch while a save is still running.
+    cfg.checkpoint_timeout = manager_->timeout();
   } else if (resume_from_epoch_) {
     return make_error(actors_errc::no_checkpoint_manager,
                       "resuming from an epoch needs a checkpoint manager");
@@ -65,7 +68,14 @@ caf::expected<int64_t> job_runner::train(session& sess) {
   if (!done)
     return std::move(done.error());
   auto epoch = done->epoch;
-  if (upload_ != nullptr && manager_ != nullptr) {
+  if (upload_ != nullptr && manager_ != nullptr
+      && !manager_->cp_accessible(epoch)) {
+    // The last save failed (a warning was logged then): what lies at the
+    // epoch's path, if anything, is not a checkpoint to hand on.
+    detail::log().warn("not uploading the checkpoints of epoch {}: that "
+                       "epoch is not committed",
+                       epoch);
+  } else if (upload_ != nullptr && manager_ != nullptr) {
     auto group = upload_->build(epoch, *manager_);
     if (!group)
       return std::move(group.error());

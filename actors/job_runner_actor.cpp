@@ -7,6 +7,7 @@
 #include "actors/actors_errc.hpp"
 #include "actors/configure.hpp"
 #include "actors/detail/log.hpp"
+#include "actors/detail/timeouts.hpp"
 #include "actors/group_runner.hpp"
 #include "runtime/runtime_errc.hpp"
 
@@ -32,7 +33,7 @@ void fail(runner_ptr self, caf::error err) {
 // The group runner applies the group timeout to each node; its own request
 // gets a margin on top so that a node's timeout is what gets reported.
 std::chrono::milliseconds with_margin(std::chrono::milliseconds timeout) {
-  return timeout + std::chrono::seconds(30);
+  return detail::with_margin(timeout);
 }
 
 void run_group(runner_ptr self, const task_group_def& group, const char* label,
@@ -127,8 +128,25 @@ void run_epoch(runner_ptr self, int64_t epoch) {
               detail::log().info("finished epoch {}:{}", epoch,
                                  describe_outputs(outputs));
               auto& cfg = self->state.cfg;
-              if (cfg.on_epoch)
-                cfg.on_epoch(epoch, outputs);
+              if (cfg.on_epoch) {
+                // Host code: an exception here would kill the runner and
+                // leave train() waiting for a reply that never comes.
+                try {
+                  cfg.on_epoch(epoch, outputs);
+                } catch (const std::exception& ex) {
+                  fail(self,
+                       make_error(actors_errc::invalid_argument,
+                                  std::string{"the epoch observer "
+                                              "failed: "}
+                                    + ex.what()));
+                  return;
+                } catch (...) {
+                  fail(self,
+                       make_error(actors_errc::invalid_argument,
+                                  "the epoch observer failed"));
+                  return;
+                }
+              }
               auto stop = should_stop(cfg.job, outputs);
               if (!stop) {
                 fail(self, std::move(stop.error()));
@@ -185,11 +203,45 @@ void start_from_scratch(runner_ptr self) {
 
 void resume_from(runner_ptr self, int64_t epoch);
 
+// Some nodes may hold the state of a checkpoint they loaded before another
+// node's failed: a start from scratch begins with empty workspaces.
+void reset_then_start_from_scratch(runner_ptr self) {
+  auto& cfg = self->state.cfg;
+  if (cfg.nodes.empty()) {
+    start_from_scratch(self);
+    return;
+  }
+  auto remaining = std::make_shared<size_t>(cfg.nodes.size());
+  auto failed = std::make_shared<bool>(false);
+  for (auto& [name, node] : cfg.nodes) {
+    self->request(node, cfg.group_timeout, reset_workspace{"restart"})
+      .then(
+        [self, remaining, failed] {
+          if (--*remaining == 0 && !*failed)
+            start_from_scratch(self);
+        },
+        [self, failed, name = name](caf::error& err) {
+          if (*failed)
+            return;
+          *failed = true;
+          fail(self,
+               make_error(actors_errc::node_lost,
+                          "node " + name
+                            + " could not be reset: " + error_text(err)));
+        });
+  }
+}
+
 // The checkpoint of `epoch` could not be used. Without fall-back that ends
 // the job; with it, the newest committed epoch before it is tried next, and
 // the job starts from scratch when none is left.
 void after_failed_resume(runner_ptr self, int64_t epoch, caf::error& err) {
-  if (!self->state.fall_back) {
+  // Only a checkpoint that is unusable is replaced by an older one: a node
+  // that is lost or too slow may still be loading, and falling back under
+  // it would mix two states.
+  auto node_trouble = err.category() == actors_category
+    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
+  if (!self->state.fall_back || node_trouble) {
     fail(self,
          make_error(actors_errc::checkpoint_failed,
                     "cannot resume from epoch " + std::to_string(epoch) + ": "
@@ -207,7 +259,7 @@ void after_failed_resume(runner_ptr self, int64_t epoch, caf::error& err) {
         if (earlier.epoch < 0) {
           detail::log().warn("no usable checkpoint left; starting from "
                              "scratch");
-          start_from_scratch(self);
+          reset_then_start_from_scratch(self);
         } else {
           resume_from(self, earlier.epoch);
         }
@@ -265,6 +317,12 @@ caf::behavior runner_behavior(caf::stateful_actor<runner_state>* self,
   self->state.cfg = std::move(cfg);
   return {
     [self](run_job& msg) -> caf::result<ckpt_epoch> {
+      auto& job = self->state.cfg.job;
+      if (job.epoch_group.tasks.empty() || job.stop_conditions.empty())
+        return make_error(actors_errc::invalid_argument,
+                          "job '" + job.name
+                            + "' has no epoch task or no stop condition: its "
+                              "epoch loop could never end");
       self->state.promise = self->make_response_promise();
       self->state.fall_back = msg.fall_back;
       if (msg.resume_from_epoch >= 0 && self->state.cfg.checkpoint_manager)

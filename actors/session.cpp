@@ -3,6 +3,7 @@
 #include <map>
 
 #include "actors/detail/blocking_request.hpp"
+#include "actors/detail/timeouts.hpp"
 #include "actors/group_runner.hpp"
 
 namespace epochrt {
@@ -31,7 +32,7 @@ session::run(const task_group_def& group, const std::string& label) {
   auto runner
     = spawn_group_runner(system(), std::move(nodes), options_.group_timeout);
   auto done = detail::blocking_request<tasks_done>(
-    system(), runner, options_.group_timeout + std::chrono::seconds(30),
+    system(), runner, detail::with_margin(options_.group_timeout),
     run_tasks{label, 0, group.tasks});
   if (!done)
     return std::move(done.error());

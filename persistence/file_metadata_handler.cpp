@@ -119,6 +119,18 @@ caf::error file_metadata_handler::uncommit(int64_t epoch) {
   return store(*state);
 }
 
+caf::error file_metadata_handler::write_final(int64_t epoch) {
+  auto state = load();
+  if (!state)
+    return std::move(state.error());
+  auto& epochs = state->committed_epochs;
+  auto pos = std::lower_bound(epochs.begin(), epochs.end(), epoch);
+  if (pos == epochs.end() || *pos != epoch)
+    epochs.insert(pos, epoch);
+  state->final_epoch = epoch;
+  return store(*state);
+}
+
 caf::error file_metadata_handler::mark_final(int64_t epoch) {
   auto state = load();
   if (!state)

@@ -54,6 +54,8 @@ public:
 
   caf::error mark_final(int64_t epoch) override;
 
+  caf::error write_final(int64_t epoch) override;
+
   std::optional<int64_t> final_epoch() override;
 
   /// The full state as stored; an empty one when no file exists yet.

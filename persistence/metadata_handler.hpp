@@ -75,6 +75,15 @@ public:
     return {};
   }
 
+  /// Commits `epoch` and records it as final in one durable step, so that a
+  /// crash cannot leave it committed but not final. The default calls
+  /// `write` and then `mark_final`.
+  virtual caf::error write_final(int64_t epoch) {
+    if (auto err = write(epoch))
+      return err;
+    return mark_final(epoch);
+  }
+
   /// The epoch recorded by `mark_final`, while it is still committed.
   virtual std::optional<int64_t> final_epoch() {
     return std::nullopt;

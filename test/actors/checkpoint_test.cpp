@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <fstream>
+#include <thread>
 
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
@@ -23,6 +24,34 @@ const double expected_totals[] = {100, 103, 115, 136, 145};
 
 const std::vector<std::string> three_nodes{"trainer_0", "trainer_1",
                                            "trainer_2"};
+
+// A durable metadata handler with a fault: slow or throwing at a chosen call.
+class faulty_metadata : public file_metadata_handler {
+public:
+  using file_metadata_handler::file_metadata_handler;
+
+  std::chrono::milliseconds uncommit_delay{0};
+  int64_t slow_epoch = -1;
+  bool throw_on_write = false;
+
+  caf::error uncommit(int64_t epoch) override {
+    if (epoch == slow_epoch)
+      std::this_thread::sleep_for(uncommit_delay);
+    return file_metadata_handler::uncommit(epoch);
+  }
+
+  caf::error write(int64_t epoch) override {
+    if (throw_on_write)
+      throw std::runtime_error("disk on fire");
+    return file_metadata_handler::write(epoch);
+  }
+
+  caf::error write_final(int64_t epoch) override {
+    if (throw_on_write)
+      throw std::runtime_error("disk on fire");
+    return file_metadata_handler::write_final(epoch);
+  }
+};
 
 // Flips bytes in the middle of every data file of a LevelDB directory.
 void corrupt_database(const std::filesystem::path& db) {
@@ -252,6 +281,97 @@ BOOST_AUTO_TEST_CASE(resuming_from_an_epoch_that_was_never_committed_fails) {
   auto epochs = runner.train(*sess);
   BOOST_TEST(!epochs);
   BOOST_TEST(!std::filesystem::exists(dir.path() / "trainer_0.5"));
+}
+
+BOOST_AUTO_TEST_CASE(a_save_that_outlasts_its_timeout_is_never_committed) {
+  auto metadata = std::make_shared<faulty_metadata>(dir.str());
+  metadata->slow_epoch = 2;
+  metadata->uncommit_delay = std::chrono::milliseconds(600);
+  checkpoint_options opts;
+  opts.metadata = metadata;
+  opts.timeout = std::chrono::milliseconds(300);
+  {
+    checkpoint_manager ckpt{sys, dir.str(), "trainer_0", opts};
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline.json"), &ckpt};
+    auto epochs = runner.train(*sess);
+    BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+    BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
+  }
+  auto committed = file_metadata_handler{dir.str()}.committed_epochs();
+  BOOST_TEST(std::count(committed.begin(), committed.end(), 2) == 0);
+  // Every epoch that is committed holds exactly its own state.
+  for (auto epoch : committed) {
+    BOOST_TEST_CONTEXT("epoch " << epoch) {
+      checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+      auto sess = new_session();
+      BOOST_REQUIRE(!ckpt.init(*sess, {}, epoch));
+      BOOST_REQUIRE(!ckpt.load(epoch));
+      BOOST_TEST(scalar(*sess, "trainer_0", "total") == expected_totals[epoch]);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(
+  a_throwing_metadata_handler_costs_checkpoints_not_the_job) {
+  auto metadata = std::make_shared<faulty_metadata>(dir.str());
+  metadata->throw_on_write = true;
+  checkpoint_options opts;
+  opts.metadata = metadata;
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0", opts};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json"), &ckpt};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  BOOST_TEST(*epochs == 4);
+  BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
+  BOOST_TEST(file_metadata_handler{dir.str()}.committed_epochs().empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_throwing_epoch_observer_fails_the_job_without_hanging) {
+  job_runner_options opts;
+  opts.on_epoch = [](int64_t, const std::vector<task_output>&) {
+    throw std::runtime_error("observer bug");
+  };
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json"), nullptr, {}, nullptr, opts};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE(!epochs);
+  BOOST_TEST(error_text(epochs.error()).find("observer bug")
+             != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_job_whose_epoch_loop_cannot_end_is_refused) {
+  job endless{"endless"};
+  endless.add_task(
+    endless.init_group(),
+    make_task("init", "trainer_0", {make_op("CreateCursor", {}, {"c"})}));
+  auto sess = new_session();
+  job_runner runner{endless};
+  auto epochs = runner.train(*sess);
+  BOOST_TEST(!epochs);
+}
+
+BOOST_AUTO_TEST_CASE(a_full_load_replaces_the_whole_workspace) {
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json"), &ckpt};
+  BOOST_REQUIRE(runner.train(*sess));
+  BOOST_REQUIRE(!sess->put("trainer_0", "stray", make_scalar<int64_t>(7)));
+  BOOST_REQUIRE(!ckpt.load(2));
+  BOOST_TEST(scalar(*sess, "trainer_0", "total") == expected_totals[2]);
+  BOOST_TEST(!sess->fetch("trainer_0", "stray"));
+}
+
+BOOST_AUTO_TEST_CASE(nothing_is_uploaded_when_the_last_save_failed) {
+  { std::ofstream{dir.sub("plain-file")} << "not a directory"; }
+  checkpoint_manager ckpt{sys, dir.sub("plain-file") + "/ckpt", "trainer_0"};
+  directory_upload_builder upload{dir.sub("upload")};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json"), &ckpt, {}, &upload};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  BOOST_TEST(!std::filesystem::exists(dir.path() / "upload" / "trainer_0.4"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
