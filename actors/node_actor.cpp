@@ -10,6 +10,7 @@
 #include "actors/actors_errc.hpp"
 #include "actors/configure.hpp"
 #include "actors/task_actor.hpp"
+#include "messages/manager_protocol.hpp"
 #include "messages/protocol.hpp"
 #include "runtime/runtime_errc.hpp"
 #include "runtime/workspace.hpp"
@@ -83,6 +84,10 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
         result.blobs.push_back(blob_value{blob, *value});
       }
       return result;
+    },
+    [=](reset_workspace&) {
+      ws->replace_all({});
+      return caf::unit;
     },
     [=](put_blobs& msg) {
       for (auto& blob : msg.blobs)

@@ -32,14 +32,19 @@ caf::expected<checkpoint_stats> save(const std::string& node, workspace& ws,
   auto start = clock_type::now();
   // An empty list means every blob the workspace has now: blobs created
   // after init are saved too, so a resumed job sees all of its state.
-  auto names = msg.blob_names.empty() ? ws.names() : msg.blob_names;
-  auto snapshot = ws.snapshot(names);
-  if (!snapshot)
-    return std::move(snapshot.error());
+  std::vector<workspace::named_blob> snapshot;
+  if (msg.blob_names.empty()) {
+    snapshot = ws.snapshot_all();
+  } else {
+    auto named = ws.snapshot(msg.blob_names);
+    if (!named)
+      return std::move(named.error());
+    snapshot = std::move(*named);
+  }
   auto writer = checkpoint_writer::create(msg.db, node, msg.epoch);
   if (!writer)
     return std::move(writer.error());
-  for (auto& [name, value] : *snapshot)
+  for (auto& [name, value] : snapshot)
     if (auto err = (*writer)->put(name, *value))
       return err;
   auto written = (*writer)->finish();
@@ -83,7 +88,12 @@ caf::expected<checkpoint_stats> load(const std::string& node, workspace& ws,
     blobs.emplace_back(name, std::move(*value));
   }
   auto count = blobs.size();
-  ws.set_all(std::move(blobs));
+  // A full load restores the saved state exactly; a partial one only adds
+  // the blobs it was asked for.
+  if (msg.blob_names.empty())
+    ws.replace_all(std::move(blobs));
+  else
+    ws.set_all(std::move(blobs));
   return checkpoint_stats{node, msg.db, micros_since(start), bytes, count};
 }
 

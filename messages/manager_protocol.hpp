@@ -104,6 +104,12 @@ struct run_job {
   bool fall_back = false;
 };
 
+/// Node (from the job runner): drop every blob of the workspace, before a
+/// job that could not resume starts from scratch. Replies `unit`.
+struct reset_workspace {
+  std::string reason;
+};
+
 struct ckpt_result {
   std::vector<checkpoint_stats> stats;
   std::vector<std::string> node_names;
@@ -175,6 +181,11 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_job& x) {
   return f(caf::meta::type_name("epochrt::run_job"), x.resume_from_epoch,
            x.fall_back);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, reset_workspace& x) {
+  return f(caf::meta::type_name("epochrt::reset_workspace"), x.reason);
 }
 
 template <class Inspector>

@@ -4,6 +4,7 @@
 
 #include "messages/checkpoint_records.hpp"
 #include "messages/job_def.hpp"
+#include "messages/manager_protocol.hpp"
 #include "messages/protocol.hpp"
 #include "messages/tensor.hpp"
 
@@ -35,7 +36,22 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<save_checkpoint>("epochrt::save_checkpoint")
     .add_message_type<load_checkpoint>("epochrt::load_checkpoint")
     .add_message_type<check_checkpoint>("epochrt::check_checkpoint")
-    .add_message_type<checkpoint_status>("epochrt::checkpoint_status");
+    .add_message_type<checkpoint_status>("epochrt::checkpoint_status")
+    // The job runner and checkpoint manager protocol.
+    .add_message_type<node_ref>("epochrt::node_ref")
+    .add_message_type<ckpt_set_params>("epochrt::ckpt_set_params")
+    .add_message_type<ckpt_init>("epochrt::ckpt_init")
+    .add_message_type<ckpt_save>("epochrt::ckpt_save")
+    .add_message_type<ckpt_load>("epochrt::ckpt_load")
+    .add_message_type<ckpt_exists>("epochrt::ckpt_exists")
+    .add_message_type<ckpt_resume_epoch>("epochrt::ckpt_resume_epoch")
+    .add_message_type<ckpt_epoch>("epochrt::ckpt_epoch")
+    .add_message_type<ckpt_write_metadata>("epochrt::ckpt_write_metadata")
+    .add_message_type<ckpt_report>("epochrt::ckpt_report")
+    .add_message_type<ckpt_accessible>("epochrt::ckpt_accessible")
+    .add_message_type<run_job>("epochrt::run_job")
+    .add_message_type<reset_workspace>("epochrt::reset_workspace")
+    .add_message_type<ckpt_result>("epochrt::ckpt_result");
 }
 
 } // namespace epochrt

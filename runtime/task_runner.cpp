@@ -50,7 +50,11 @@ caf::error run_op(const task_def& task, size_t step_index, size_t op_index,
                   workspace& ws, const op_schema& schema,
                   op_context::scratch_map* scratch) {
   auto& op = task.steps[step_index].ops[op_index];
-  workspace::access acc{ws};
+  // An op that names no blob cannot race on one: it runs unlocked, so a
+  // long Sleep or CopyDirectory does not hold up the node's other tasks.
+  auto acc = op.inputs.empty() && op.outputs.empty()
+    ? workspace::access{ws, std::defer_lock}
+    : workspace::access{ws};
   for (auto& name : op.inputs)
     if (lookup(acc, scratch, name) == nullptr)
       return make_error(runtime_errc::missing_blob,

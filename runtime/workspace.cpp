@@ -1,5 +1,7 @@
 #include "runtime/workspace.hpp"
 
+#include <cassert>
+
 #include <atomic>
 
 #include "runtime/runtime_errc.hpp"
@@ -70,6 +72,17 @@ void workspace::set_all(std::vector<std::pair<std::string, tensor>> values) {
     blobs_.insert_or_assign(std::move(name), std::move(ptr));
 }
 
+void workspace::replace_all(
+  std::vector<std::pair<std::string, tensor>> values) {
+  map_type fresh;
+  for (auto& [name, value] : values)
+    fresh.insert_or_assign(std::move(name),
+                           std::make_shared<tensor>(std::move(value)));
+  std::lock_guard<std::mutex> guard{mtx_};
+  // The old map is destroyed after unlocking, when `fresh` goes.
+  blobs_.swap(fresh);
+}
+
 void workspace::erase(std::string_view name) {
   std::shared_ptr<tensor> dropped; // freed after unlocking
   std::lock_guard<std::mutex> guard{mtx_};
@@ -124,16 +137,24 @@ workspace::access::access(workspace& ws) : guard_(ws.mtx_), ws_(&ws) {
   // nop
 }
 
+workspace::access::access(workspace& ws, std::defer_lock_t)
+  : guard_(ws.mtx_, std::defer_lock), ws_(&ws) {
+  // nop
+}
+
 const tensor* workspace::access::find(std::string_view name) const {
+  assert(guard_.owns_lock());
   auto i = ws_->blobs_.find(name);
   return i != ws_->blobs_.end() ? i->second.get() : nullptr;
 }
 
 bool workspace::access::has(std::string_view name) const {
+  assert(guard_.owns_lock());
   return ws_->blobs_.count(name) > 0;
 }
 
 tensor& workspace::access::mutable_blob(const std::string& name) {
+  assert(guard_.owns_lock());
   auto i = ws_->blobs_.find(name);
   if (i == ws_->blobs_.end()) {
     auto ptr = std::make_shared<tensor>(make_scalar<float>(0));
@@ -146,6 +167,7 @@ tensor& workspace::access::mutable_blob(const std::string& name) {
 }
 
 void workspace::access::put(const std::string& name, tensor value) {
+  assert(guard_.owns_lock());
   auto i = ws_->blobs_.find(name);
   if (i == ws_->blobs_.end())
     ws_->blobs_.emplace(name, std::make_shared<tensor>(std::move(value)));

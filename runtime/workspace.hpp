@@ -54,6 +54,11 @@ public:
   /// and new values. A later pair wins over an earlier one of the same name.
   void set_all(std::vector<std::pair<std::string, tensor>> values);
 
+  /// Makes the workspace hold exactly `values`, in one critical section:
+  /// what a full checkpoint load does, so that no blob of an earlier state
+  /// survives it.
+  void replace_all(std::vector<std::pair<std::string, tensor>> values);
+
   /// Removes `name`; no effect when absent.
   void erase(std::string_view name);
 
@@ -81,6 +86,12 @@ public:
   class access {
   public:
     explicit access(workspace& ws);
+
+    /// An access that holds no lock and must touch no blob (asserted): for
+    /// ops with neither inputs nor outputs (Sleep, CopyDirectory), which
+    /// would otherwise hold every other task of the node for their whole run.
+    access(workspace& ws, std::defer_lock_t);
+
     access(const access&) = delete;
     access& operator=(const access&) = delete;
 

@@ -10,6 +10,7 @@
 #include <caf/make_message.hpp>
 #include <caf/message.hpp>
 
+#include "messages/manager_protocol.hpp"
 #include "messages/message_types.hpp"
 #include "test/messages/sample_values.hpp"
 
@@ -28,7 +29,45 @@ struct config : caf::actor_system_config {
 struct fixture {
   config cfg;
   caf::actor_system sys{cfg};
+
+  // Serializes `sample` inside a message, reads it back, and checks that
+  // the same value came out.
+  template <class T>
+  void round_trip(const T& sample) {
+    auto msg = caf::make_message(sample);
+    std::vector<char> buf;
+    caf::binary_serializer sink{sys, buf};
+    auto err = sink(msg);
+    BOOST_REQUIRE_MESSAGE(!err, sys.render(err));
+    BOOST_TEST(buf.size() > 8u);
+    caf::message out;
+    caf::binary_deserializer source{sys, buf};
+    err = source(out);
+    BOOST_REQUIRE_MESSAGE(!err, sys.render(err));
+    BOOST_REQUIRE(out.size() == 1u);
+    BOOST_REQUIRE(out.match_element<T>(0));
+    BOOST_TEST(same(out.get_as<T>(0), sample));
+  }
 };
+
+// The job runner and checkpoint manager protocol, which has no codec.
+template <class F>
+void for_each_manager_sample(F&& f) {
+  f(node_ref{"trainer_1", caf::actor{}});
+  f(ckpt_set_params{{"trainer_0", "trainer_1"}, "/tmp/p/"});
+  f(ckpt_init{{node_ref{"trainer_0", caf::actor{}}}, 3, "/x/"});
+  f(ckpt_save{7, true, true});
+  f(ckpt_load{4, "/y/", {"total", "w"}, true});
+  f(ckpt_exists{2, true});
+  f(ckpt_resume_epoch{5, 9});
+  f(ckpt_epoch{4, true});
+  f(ckpt_write_metadata{6});
+  f(ckpt_report{"checkpoint_save"});
+  f(ckpt_accessible{3});
+  f(run_job{2, true});
+  f(reset_workspace{"no usable checkpoint"});
+  f(ckpt_result{{sample_checkpoint_stats()}, {"trainer_0"}, {{"a", "b"}}});
+}
 
 } // namespace
 
@@ -39,21 +78,17 @@ BOOST_FIXTURE_TEST_SUITE(caf_serialization, fixture)
 // an `inspect`.
 BOOST_AUTO_TEST_CASE(every_registered_type_survives_binary_serialization) {
   for_each_sample([&](const auto& sample) {
-    using type = std::decay_t<decltype(sample)>;
-    BOOST_TEST_CONTEXT(typeid(type).name()) {
-      auto msg = caf::make_message(sample);
-      std::vector<char> buf;
-      caf::binary_serializer sink{sys, buf};
-      auto err = sink(msg);
-      BOOST_REQUIRE_MESSAGE(!err, sys.render(err));
-      BOOST_TEST(buf.size() > 8u);
-      caf::message out;
-      caf::binary_deserializer source{sys, buf};
-      err = source(out);
-      BOOST_REQUIRE_MESSAGE(!err, sys.render(err));
-      BOOST_REQUIRE(out.size() == 1u);
-      BOOST_REQUIRE(out.match_element<type>(0));
-      BOOST_TEST(same(out.get_as<type>(0), sample));
+    BOOST_TEST_CONTEXT(typeid(sample).name()) {
+      round_trip(sample);
+    }
+  });
+}
+
+BOOST_AUTO_TEST_CASE(
+  every_manager_protocol_type_survives_binary_serialization) {
+  for_each_manager_sample([&](const auto& sample) {
+    BOOST_TEST_CONTEXT(typeid(sample).name()) {
+      round_trip(sample);
     }
   });
 }
