@@ -125,6 +125,16 @@ int run_job(const run_options& opts) {
       && !check_resume_epoch(*opts.checkpoint_dir, *opts.resume_from))
     return exit_bad_input;
   auto job_nodes = loaded->nodes();
+  // A --fetch of a node the job does not have can never succeed: bad input,
+  // refused before anything runs.
+  for (auto& spec : fetches) {
+    if (std::find(job_nodes.begin(), job_nodes.end(), spec.node)
+        == job_nodes.end()) {
+      print_error("--fetch " + spec.str() + ": the job has no node '"
+                  + spec.node + "'");
+      return exit_bad_input;
+    }
+  }
   // Declaration order matters: everything that owns actors is declared
   // after the system, so that it is destroyed (and its actors stopped)
   // before the system shuts down.
@@ -149,14 +159,6 @@ int run_job(const run_options& opts) {
     return exit_failure;
   }
   for (auto& spec : fetches) {
-    // Only the job's nodes: the local session would create any other node
-    // on demand, empty.
-    if (std::find(job_nodes.begin(), job_nodes.end(), spec.node)
-        == job_nodes.end()) {
-      print_error("--fetch " + spec.str() + ": the job has no node '"
-                  + spec.node + "'");
-      return exit_failure;
-    }
     auto value = session.fetch(spec.node, spec.blob);
     if (!value) {
       print_error("--fetch " + spec.str() + ": " + describe(value.error()));
