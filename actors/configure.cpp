@@ -6,7 +6,6 @@
 
 #include "actors/actors_errc.hpp"
 #include "messages/codec_errc.hpp"
-#include "messages/manager_protocol.hpp"
 #include "messages/message_types.hpp"
 #include "persistence/persistence_errc.hpp"
 #include "runtime/runtime_errc.hpp"
@@ -39,27 +38,10 @@ caf::actor_system_config::error_renderer renderer() {
   };
 }
 
-void add_manager_protocol(caf::actor_system_config& cfg) {
-  cfg.add_message_type<node_ref>("epochrt::node_ref")
-    .add_message_type<ckpt_set_params>("epochrt::ckpt_set_params")
-    .add_message_type<ckpt_init>("epochrt::ckpt_init")
-    .add_message_type<ckpt_save>("epochrt::ckpt_save")
-    .add_message_type<ckpt_load>("epochrt::ckpt_load")
-    .add_message_type<ckpt_exists>("epochrt::ckpt_exists")
-    .add_message_type<ckpt_resume_epoch>("epochrt::ckpt_resume_epoch")
-    .add_message_type<ckpt_epoch>("epochrt::ckpt_epoch")
-    .add_message_type<ckpt_write_metadata>("epochrt::ckpt_write_metadata")
-    .add_message_type<ckpt_report>("epochrt::ckpt_report")
-    .add_message_type<ckpt_accessible>("epochrt::ckpt_accessible")
-    .add_message_type<run_job>("epochrt::run_job")
-    .add_message_type<ckpt_result>("epochrt::ckpt_result");
-}
-
 } // namespace
 
 void configure(caf::actor_system_config& cfg) {
   add_message_types(cfg);
-  add_manager_protocol(cfg);
   cfg.add_error_category(codec_category, renderer<codec_errc>());
   cfg.add_error_category(runtime_category, renderer<runtime_errc>());
   cfg.add_error_category(persistence_category, renderer<persistence_errc>());
