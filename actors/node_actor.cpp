@@ -1,5 +1,6 @@
 #include "actors/node_actor.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <vector>
 
@@ -33,6 +34,17 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
                             std::shared_ptr<workspace> ws,
                             std::shared_ptr<const op_registry> ops,
                             std::chrono::milliseconds task_timeout) {
+  // The cancel flags of groups still running. Task threads outlive a node
+  // actor that stops (its session was destroyed, the job failed on another
+  // node): they are asked to stop at their next op, instead of changing the
+  // workspace behind everyone's back.
+  auto running
+    = std::make_shared<std::vector<std::weak_ptr<std::atomic<bool>>>>();
+  self->attach_functor([running](const caf::error&) {
+    for (auto& flag : *running)
+      if (auto cancel = flag.lock())
+        cancel->store(true);
+  });
   return {
     [=](run_tasks& msg) -> caf::result<tasks_done> {
       if (msg.tasks.empty())
@@ -42,6 +54,12 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
       group->outputs.resize(msg.tasks.size());
       group->remaining = msg.tasks.size();
       group->cancel = std::make_shared<std::atomic<bool>>(false);
+      running->erase(std::remove_if(running->begin(), running->end(),
+                                    [](auto& flag) {
+                                      return flag.expired();
+                                    }),
+                     running->end());
+      running->push_back(group->cancel);
       for (size_t i = 0; i < msg.tasks.size(); ++i) {
         auto worker = spawn_task(self->system(), name, ws, ops, group->cancel);
         self->request(worker, task_timeout, std::move(msg.tasks[i]))

@@ -352,6 +352,43 @@ BOOST_AUTO_TEST_CASE(a_job_whose_epoch_loop_cannot_end_is_refused) {
   BOOST_TEST(!epochs);
 }
 
+BOOST_AUTO_TEST_CASE(a_task_that_outlasts_the_group_timeout_fails_and_stops) {
+  job slow{"slow"};
+  slow.add_task(
+    slow.init_group(),
+    make_task("init", "trainer_0", {make_op("CreateCursor", {}, {"c"})}));
+  auto spin = make_task("spin", "trainer_0", {}, {"done"});
+  spin.steps.push_back(
+    step_def{"spin",
+             {make_op("Sleep", {}, {}, {{"ms", make_scalar<int64_t>(20)}})},
+             1000,
+             {}});
+  spin.steps.push_back(
+    step_def{"done",
+             {make_op("ConstantFill", {}, {"done"},
+                      {{"value", make_scalar<double>(1)},
+                       {"dtype", make_string_tensor({}, {"bool"})}})},
+             1,
+             {}});
+  slow.add_task(slow.epoch_group(), spin);
+  slow.add_stop_condition("trainer_0", "done");
+  BOOST_REQUIRE(!slow.validate(*ops));
+  auto opts = quick_options();
+  opts.group_timeout = std::chrono::milliseconds(300);
+  auto started = std::chrono::steady_clock::now();
+  {
+    local_session sess{sys, ops, opts};
+    job_runner runner{slow};
+    auto epochs = runner.train(sess);
+    BOOST_REQUIRE(!epochs);
+    BOOST_TEST(error_text(epochs.error()).find("trainer_0")
+               != std::string::npos);
+  }
+  // The 20 s task was asked to stop: nothing waits for it to run out.
+  auto took = std::chrono::steady_clock::now() - started;
+  BOOST_TEST((took < std::chrono::seconds(10)));
+}
+
 BOOST_AUTO_TEST_CASE(a_full_load_replaces_the_whole_workspace) {
   checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
   auto sess = new_session();
