@@ -124,6 +124,8 @@ struct manager_state {
   std::vector<std::string> node_names; // from set_params
   std::vector<node_ref> nodes;         // from init
   std::vector<checkpoint_stats> last_stats;
+  size_t pending_commits = 0;                       // ckpt_save_async writes
+  std::vector<caf::response_promise> flush_waiters; // ckpt_flush requests
 };
 
 using self_ptr = caf::event_based_actor*;
@@ -211,6 +213,40 @@ void report(manager_state& st, const char* action) {
                        error_text(err));
 }
 
+// One write begun by ckpt_save_async has ended; wakes ckpt_flush waiters
+// when none is left.
+void commit_done(caf::stateful_actor<manager_state>* self) {
+  auto& st = self->state;
+  if (st.pending_commits > 0 && --st.pending_commits == 0) {
+    for (auto& waiter : st.flush_waiters)
+      waiter.deliver(caf::unit);
+    st.flush_waiters.clear();
+  }
+}
+
+// Commits an epoch whose every node finished writing; a failure is logged
+// (as Caffe2 did for a failed save), never committed.
+void commit_async(caf::stateful_actor<manager_state>* self, int64_t epoch,
+                  bool final,
+                  caf::expected<std::vector<checkpoint_stats>> stats) {
+  auto& st = self->state;
+  caf::error err;
+  if (!stats) {
+    err = std::move(stats.error());
+  } else {
+    st.last_stats = std::move(*stats);
+    err = final ? st.metadata->write_final(epoch) : st.metadata->write(epoch);
+  }
+  if (err) {
+    detail::log().warn("unable to write checkpoint for epoch {}: {}", epoch,
+                       error_text(err));
+  } else {
+    report(st, "checkpoint_save");
+    detail::log().info("checkpoint of epoch {} committed", epoch);
+  }
+  commit_done(self);
+}
+
 caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
                                std::string db_prefix,
                                std::shared_ptr<metadata_handler> metadata,
@@ -270,6 +306,63 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
           rp.deliver(std::move(result));
         });
       return rp;
+    },
+    [=](ckpt_save_async& msg) -> caf::result<caf::unit_t> {
+      auto started = clock_type::now();
+      auto& st = self->state;
+      if (st.nodes.empty())
+        return not_initialized();
+      if (!st.metadata->cp_accessible(std::nullopt))
+        return make_error(actors_errc::checkpoint_failed,
+                          "checkpoint directory " + st.db_prefix
+                            + " cannot be written");
+      auto dbs = dbs_of(st, msg.epoch, {});
+      if (!dbs)
+        return std::move(dbs.error());
+      if (auto err = st.metadata->uncommit(msg.epoch))
+        return err;
+      auto rp = self->make_response_promise();
+      auto epoch = msg.epoch;
+      auto final = msg.final;
+      ++st.pending_commits;
+      fan_out<ckpt_epoch>(
+        self, st.nodes, st.timeout,
+        [dbs = *dbs, epoch, i = size_t{0}](const node_ref& node) mutable {
+          return begin_save{node.name, epoch, dbs[i++]};
+        },
+        [self, rp, epoch, final,
+         started](caf::expected<std::vector<ckpt_epoch>> snapshots) mutable {
+          if (!snapshots || clock_type::now() - started > self->state.timeout) {
+            // Never committed: the requester may already have moved on.
+            rp.deliver(snapshots ? make_error(actors_errc::checkpoint_failed,
+                                              "the snapshots of epoch "
+                                                + std::to_string(epoch)
+                                                + " outlasted their timeout")
+                                 : std::move(snapshots.error()));
+            commit_done(self);
+            return;
+          }
+          // Every node has its snapshot and is writing it. Ask for the
+          // outcomes first, so that they queue before any later request.
+          fan_out<checkpoint_stats>(
+            self, self->state.nodes, self->state.timeout,
+            [epoch](const node_ref& node) {
+              return end_save{node.name, epoch};
+            },
+            [self, epoch,
+             final](caf::expected<std::vector<checkpoint_stats>> stats) {
+              commit_async(self, epoch, final, std::move(stats));
+            });
+          rp.deliver(caf::unit);
+        });
+      return rp;
+    },
+    [=](ckpt_flush&) -> caf::result<caf::unit_t> {
+      auto& st = self->state;
+      if (st.pending_commits == 0)
+        return caf::unit;
+      st.flush_waiters.push_back(self->make_response_promise());
+      return st.flush_waiters.back();
     },
     [=](ckpt_save& msg) -> caf::result<ckpt_result> {
       // The requester's patience is measured from here.

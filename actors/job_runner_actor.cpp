@@ -95,30 +95,47 @@ caf::expected<bool> should_stop(const job_def& job,
   return false;
 }
 
+// Checkpoints are written in the background: the loop waits only until
+// every node has taken its copy-on-write snapshot; the manager commits the
+// epoch once every write is done. A checkpoint that cannot be taken costs
+// a warning, never the job (Caffe2's rule).
 void save(runner_ptr self, int64_t epoch, bool final, continuation next) {
   auto& cfg = self->state.cfg;
   detail::log().info("saving checkpoints for epoch {}", epoch);
   self
     ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
-              ckpt_save{epoch, true, final})
+              ckpt_save_async{epoch, final})
     .then(
-      [epoch, next](ckpt_result&) {
-        detail::log().info("checkpoint of epoch {} committed", epoch);
+      [epoch, next] {
+        detail::log().debug("snapshots of epoch {} taken", epoch);
         next();
       },
       [epoch, next](caf::error& err) {
-        // Caffe2's rule: a checkpoint that cannot be written costs a
-        // warning, never the job.
         detail::log().warn("unable to write checkpoint for epoch {}: {}", epoch,
                            error_text(err));
         next();
       });
 }
 
+// The job is done only when its last checkpoint is committed (or known to
+// have failed): a restart after this must find it.
 void finish(runner_ptr self, int64_t epoch) {
-  detail::log().info("finished training after epoch {}", epoch);
-  self->state.promise.deliver(ckpt_epoch{epoch});
-  self->quit();
+  auto& cfg = self->state.cfg;
+  auto deliver = [self, epoch] {
+    detail::log().info("finished training after epoch {}", epoch);
+    self->state.promise.deliver(ckpt_epoch{epoch});
+    self->quit();
+  };
+  if (!cfg.checkpoint_manager) {
+    deliver();
+    return;
+  }
+  self
+    ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+              ckpt_flush{epoch})
+    .then(deliver, [self](caf::error& err) {
+      fail(self, std::move(err));
+    });
 }
 
 void run_epoch(runner_ptr self, int64_t epoch) {

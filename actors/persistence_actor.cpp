@@ -1,6 +1,7 @@
 #include "actors/persistence_actor.hpp"
 
 #include <chrono>
+#include <map>
 
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
@@ -8,6 +9,7 @@
 #include "actors/actors_errc.hpp"
 #include "actors/configure.hpp"
 #include "actors/detail/log.hpp"
+#include "messages/manager_protocol.hpp"
 #include "messages/protocol.hpp"
 #include "persistence/checkpoint_reader.hpp"
 #include "persistence/checkpoint_writer.hpp"
@@ -27,21 +29,22 @@ int64_t micros_since(clock_type::time_point start) {
     .count();
 }
 
-caf::expected<checkpoint_stats> save(const std::string& node, workspace& ws,
-                                     const save_checkpoint& msg) {
-  auto start = clock_type::now();
+// Copy-on-write: taking it copies pointers, and the blobs it holds never
+// change however the workspace is written afterwards.
+caf::expected<std::vector<workspace::named_blob>>
+take_snapshot(workspace& ws, const std::vector<std::string>& names) {
   // An empty list means every blob the workspace has now: blobs created
   // after init are saved too, so a resumed job sees all of its state.
-  std::vector<workspace::named_blob> snapshot;
-  if (msg.blob_names.empty()) {
-    snapshot = ws.snapshot_all();
-  } else {
-    auto named = ws.snapshot(msg.blob_names);
-    if (!named)
-      return std::move(named.error());
-    snapshot = std::move(*named);
-  }
-  auto writer = checkpoint_writer::create(msg.db, node, msg.epoch);
+  if (names.empty())
+    return ws.snapshot_all();
+  return ws.snapshot(names);
+}
+
+caf::expected<checkpoint_stats>
+write(const std::string& node, int64_t epoch, const std::string& db,
+      const std::vector<workspace::named_blob>& snapshot,
+      clock_type::time_point start) {
+  auto writer = checkpoint_writer::create(db, node, epoch);
   if (!writer)
     return std::move(writer.error());
   for (auto& [name, value] : snapshot)
@@ -50,8 +53,17 @@ caf::expected<checkpoint_stats> save(const std::string& node, workspace& ws,
   auto written = (*writer)->finish();
   if (!written)
     return std::move(written.error());
-  return checkpoint_stats{node, msg.db, micros_since(start),
-                          written->total_bytes, written->blobs.size()};
+  return checkpoint_stats{node, db, micros_since(start), written->total_bytes,
+                          written->blobs.size()};
+}
+
+caf::expected<checkpoint_stats> save(const std::string& node, workspace& ws,
+                                     const save_checkpoint& msg) {
+  auto start = clock_type::now();
+  auto snapshot = take_snapshot(ws, msg.blob_names);
+  if (!snapshot)
+    return std::move(snapshot.error());
+  return write(node, msg.epoch, msg.db, *snapshot, start);
 }
 
 caf::expected<checkpoint_stats> load(const std::string& node, workspace& ws,
@@ -132,8 +144,12 @@ checkpoint_status check(const check_checkpoint& msg) {
   return status;
 }
 
-caf::behavior persistence_behavior(caf::event_based_actor*, std::string node,
+caf::behavior persistence_behavior(caf::event_based_actor* self,
+                                   std::string node,
                                    std::shared_ptr<workspace> ws) {
+  // Outcomes of writes started by begin_save, until end_save collects them.
+  auto written
+    = std::make_shared<std::map<int64_t, caf::expected<checkpoint_stats>>>();
   auto wrong_node = [node](const std::string& addressed) {
     return make_error(actors_errc::invalid_argument,
                       "a request for node '" + addressed
@@ -169,6 +185,38 @@ caf::behavior persistence_behavior(caf::event_based_actor*, std::string node,
     },
     [=](check_checkpoint& msg) {
       return check(msg);
+    },
+    [=](begin_save& msg) -> caf::result<ckpt_epoch> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      auto start = clock_type::now();
+      auto snapshot = take_snapshot(*ws, {});
+      if (!snapshot)
+        return std::move(snapshot.error());
+      // Answer now, so the epoch loop goes on; write while it runs. This
+      // actor has a thread of its own, and end_save waits in its mailbox
+      // until the write is done.
+      auto rp = self->make_response_promise<ckpt_epoch>();
+      rp.deliver(ckpt_epoch{msg.epoch, false});
+      // Outcomes nobody collected (the manager gave up) are dropped here.
+      written->erase(written->begin(), written->lower_bound(msg.epoch));
+      written->insert_or_assign(
+        msg.epoch, write(node, msg.epoch, msg.db, *snapshot, start));
+      return rp;
+    },
+    [=](end_save& msg) -> caf::result<checkpoint_stats> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      auto i = written->find(msg.epoch);
+      if (i == written->end())
+        return make_error(actors_errc::invalid_argument,
+                          "no save of epoch " + std::to_string(msg.epoch)
+                            + " was begun on node " + node);
+      auto result = std::move(i->second);
+      written->erase(i);
+      if (!result)
+        return std::move(result.error());
+      return std::move(*result);
     },
   };
 }

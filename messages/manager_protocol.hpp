@@ -104,6 +104,37 @@ struct run_job {
   bool fall_back = false;
 };
 
+/// Persistence: snapshot the workspace for the checkpoint `db` of `epoch`,
+/// reply `ckpt_epoch` as soon as the snapshot is taken, then write it. The
+/// write's outcome is collected with `end_save`. Lets the epoch loop go on
+/// while the checkpoint is written: the snapshot is copy-on-write.
+struct begin_save {
+  std::string node;
+  int64_t epoch = 0;
+  std::string db;
+};
+
+/// Persistence: the outcome of the write started by `begin_save` of
+/// `epoch`; answered once that write is done. Replies `checkpoint_stats`.
+struct end_save {
+  std::string node;
+  int64_t epoch = 0;
+};
+
+/// Checkpoint manager: like `ckpt_save` with commit, but replies `unit` as
+/// soon as every node took its snapshot; the commit follows when every
+/// write is done (a failed write is logged, never committed).
+struct ckpt_save_async {
+  int64_t epoch = 0;
+  bool final = false;
+};
+
+/// Checkpoint manager: reply `unit` once every commit started by
+/// `ckpt_save_async` has finished, one way or the other.
+struct ckpt_flush {
+  int64_t last_epoch = -1;
+};
+
 /// Node (from the job runner): drop every blob of the workspace, before a
 /// job that could not resume starts from scratch. Replies `unit`.
 struct reset_workspace {
@@ -181,6 +212,26 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_job& x) {
   return f(caf::meta::type_name("epochrt::run_job"), x.resume_from_epoch,
            x.fall_back);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, begin_save& x) {
+  return f(caf::meta::type_name("epochrt::begin_save"), x.node, x.epoch, x.db);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, end_save& x) {
+  return f(caf::meta::type_name("epochrt::end_save"), x.node, x.epoch);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_save_async& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_save_async"), x.epoch, x.final);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_flush& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_flush"), x.last_epoch);
 }
 
 template <class Inspector>

@@ -51,6 +51,10 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<ckpt_accessible>("epochrt::ckpt_accessible")
     .add_message_type<run_job>("epochrt::run_job")
     .add_message_type<reset_workspace>("epochrt::reset_workspace")
+    .add_message_type<begin_save>("epochrt::begin_save")
+    .add_message_type<end_save>("epochrt::end_save")
+    .add_message_type<ckpt_save_async>("epochrt::ckpt_save_async")
+    .add_message_type<ckpt_flush>("epochrt::ckpt_flush")
     .add_message_type<ckpt_result>("epochrt::ckpt_result");
 }
 

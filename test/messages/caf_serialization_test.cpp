@@ -66,6 +66,10 @@ void for_each_manager_sample(F&& f) {
   f(ckpt_accessible{3});
   f(run_job{2, true});
   f(reset_workspace{"no usable checkpoint"});
+  f(begin_save{"trainer_0", 3, "/ckpt/trainer_0.3"});
+  f(end_save{"trainer_0", 3});
+  f(ckpt_save_async{3, true});
+  f(ckpt_flush{4});
   f(ckpt_result{{sample_checkpoint_stats()}, {"trainer_0"}, {{"a", "b"}}});
 }
 
