@@ -37,12 +37,16 @@ std::shared_ptr<workspace> seeded_node(local_session& sess,
 }
 
 // init: the epoch limiter's counter (and nothing that touches the seeded
-// blobs); epoch: one trivial op plus the limiter's countdown.
-job make_stall_job(int epochs, const op_registry& ops) {
+// blobs); epoch: `work_ms` of work (a Sleep), one trivial op, and the
+// limiter's countdown.
+job make_stall_job(int epochs, int work_ms, const op_registry& ops) {
   job j{"checkpoint_bench"};
-  j.add_task(
-    j.epoch_group(),
-    make_task("", bench_node, {make_op("ConstantFill", {}, {"bench_tick"})}));
+  std::vector<op_def> epoch_ops;
+  if (work_ms > 0)
+    epoch_ops.push_back(
+      make_op("Sleep", {}, {}, {{"ms", make_scalar<int64_t>(work_ms)}}));
+  epoch_ops.push_back(make_op("ConstantFill", {}, {"bench_tick"}));
+  j.add_task(j.epoch_group(), make_task("", bench_node, std::move(epoch_ops)));
   check(epoch_limiter(j, epochs), "epoch_limiter");
   check(j.validate(ops), "the stall job is invalid");
   return j;
@@ -120,7 +124,7 @@ load_result checkpoint_load(caf::actor_system& sys, const registry_ptr& ops,
 std::vector<double>
 epoch_intervals_ms(caf::actor_system& sys, const registry_ptr& ops,
                    const std::vector<blob>& blobs, const std::string& db_prefix,
-                   int epochs) {
+                   int epochs, int work_ms) {
   local_session sess{sys, ops};
   seeded_node(sess, blobs);
   std::optional<checkpoint_manager> mgr;
@@ -136,7 +140,7 @@ epoch_intervals_ms(caf::actor_system& sys, const registry_ptr& ops,
     std::lock_guard<std::mutex> guard{mtx};
     stamps.push_back(now);
   };
-  job_runner runner{make_stall_job(epochs, *ops),
+  job_runner runner{make_stall_job(epochs, work_ms, *ops),
                     mgr ? &*mgr : nullptr,
                     {},
                     nullptr,

@@ -58,15 +58,16 @@ load_result checkpoint_load(caf::actor_system& sys, const registry_ptr& ops,
                             const std::vector<blob>& blobs,
                             const std::string& db_prefix, int64_t epoch);
 
-/// Runs a small job of `epochs` epochs (init: a counter; epoch: one trivial
-/// op and a countdown) through job_runner on a fresh local session whose
-/// node `bench_node` is seeded with `blobs`, with a checkpoint manager over
-/// `db_prefix` when it is not empty and without one otherwise. Returns the
-/// intervals between the ends of consecutive epochs, in milliseconds, as
-/// seen by the job runner's epoch observer. Throws on any error.
+/// Runs a small job of `epochs` epochs (init: a counter; epoch: `work_ms`
+/// of work, one trivial op and a countdown) through job_runner on a fresh local
+/// session whose node `bench_node` is seeded with `blobs`, with a checkpoint
+/// manager over `db_prefix` when it is not empty and without one otherwise.
+/// Returns the intervals between the ends of consecutive epochs, in
+/// milliseconds, as seen by the job runner's epoch observer. Throws on any
+/// error.
 std::vector<double>
 epoch_intervals_ms(caf::actor_system& sys, const registry_ptr& ops,
                    const std::vector<blob>& blobs, const std::string& db_prefix,
-                   int epochs);
+                   int epochs, int work_ms);
 
 } // namespace epochrt::bench
