@@ -33,9 +33,11 @@ bench: build
 asan:
 	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DCMAKE_BUILD_TYPE=Debug -DEPOCHRT_SANITIZE=ON -DEPOCHRT_BUILD_BENCH=OFF"
 
-# The whole suite under ThreadSanitizer.
+# The suites whose threads share memory directly, under ThreadSanitizer
+# (Debian's CAF is not instrumented: see docs/design.md, Sanitizers).
 tsan:
-	$(MAKE) test BUILD=build-tsan CMAKE_FLAGS="-DCMAKE_BUILD_TYPE=Debug -DEPOCHRT_TSAN=ON -DEPOCHRT_BUILD_BENCH=OFF"
+	$(MAKE) build BUILD=build-tsan CMAKE_FLAGS="-DCMAKE_BUILD_TYPE=Debug -DEPOCHRT_TSAN=ON -DEPOCHRT_BUILD_BENCH=OFF"
+	cd build-tsan && ctest --output-on-failure -R 'runtime_test|persistence_test'
 
 format:
 	find messages runtime persistence actors tools examples test bench \
