@@ -58,12 +58,21 @@ void run_group(runner_ptr self, const task_group_def& group, const char* label,
       });
 }
 
-std::string describe_outputs(const std::vector<task_output>& outputs) {
+// "node:blob=values" for the small outputs of the epoch's tasks: the
+// progress line of an epoch.
+std::string describe_outputs(const task_group_def& group,
+                             const std::vector<task_output>& outputs) {
   std::string text;
   for (auto& out : outputs) {
     if (out.value.type == dtype::string || out.value.element_count() > 8)
       continue;
     text += ' ';
+    for (auto& task : group.tasks)
+      if (task.name == out.task) {
+        text += task.node;
+        text += ':';
+        break;
+      }
     text += out.blob;
     text += '=';
     text += format_values(out.value);
@@ -142,8 +151,9 @@ void run_epoch(runner_ptr self, int64_t epoch) {
   detail::log().info("starting epoch {}", epoch);
   run_group(self, self->state.cfg.job.epoch_group, "epoch", epoch,
             [self, epoch](std::vector<task_output>& outputs) {
-              detail::log().info("finished epoch {}:{}", epoch,
-                                 describe_outputs(outputs));
+              detail::log().info(
+                "finished epoch {}:{}", epoch,
+                describe_outputs(self->state.cfg.job.epoch_group, outputs));
               auto& cfg = self->state.cfg;
               if (cfg.on_epoch) {
                 // Host code: an exception here would kill the runner and
