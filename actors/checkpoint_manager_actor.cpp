@@ -247,6 +247,31 @@ void commit_async(caf::stateful_actor<manager_state>* self, int64_t epoch,
   commit_done(self);
 }
 
+caf::error not_initialized() {
+  return make_error(actors_errc::not_initialized,
+                    "the checkpoint manager must be initialized with its "
+                    "nodes first");
+}
+
+// What every save does first: checks that it can be written, resolves each
+// node's database, and uncommits the epoch, which must not count as
+// committed while its databases are being replaced.
+caf::expected<std::vector<std::string>> prepare_save(manager_state& st,
+                                                     int64_t epoch) {
+  if (st.nodes.empty())
+    return not_initialized();
+  if (!st.metadata->cp_accessible(std::nullopt))
+    return make_error(actors_errc::checkpoint_failed,
+                      "checkpoint directory " + st.db_prefix
+                        + " cannot be written");
+  auto dbs = dbs_of(st, epoch, {});
+  if (!dbs)
+    return dbs;
+  if (auto err = st.metadata->uncommit(epoch))
+    return err;
+  return dbs;
+}
+
 caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
                                std::string db_prefix,
                                std::shared_ptr<metadata_handler> metadata,
@@ -255,11 +280,6 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
   st.db_prefix = std::move(db_prefix);
   st.metadata = std::make_unique<guarded_metadata>(std::move(metadata));
   st.timeout = timeout;
-  auto not_initialized = [] {
-    return make_error(actors_errc::not_initialized,
-                      "the checkpoint manager must be initialized with its "
-                      "nodes first");
-  };
   return {
     [=](ckpt_set_params& msg) -> caf::result<caf::unit_t> {
       auto& st = self->state;
@@ -310,17 +330,9 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
     [=](ckpt_save_async& msg) -> caf::result<caf::unit_t> {
       auto started = clock_type::now();
       auto& st = self->state;
-      if (st.nodes.empty())
-        return not_initialized();
-      if (!st.metadata->cp_accessible(std::nullopt))
-        return make_error(actors_errc::checkpoint_failed,
-                          "checkpoint directory " + st.db_prefix
-                            + " cannot be written");
-      auto dbs = dbs_of(st, msg.epoch, {});
+      auto dbs = prepare_save(st, msg.epoch);
       if (!dbs)
         return std::move(dbs.error());
-      if (auto err = st.metadata->uncommit(msg.epoch))
-        return err;
       auto rp = self->make_response_promise();
       auto epoch = msg.epoch;
       auto final = msg.final;
@@ -368,19 +380,9 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
       // The requester's patience is measured from here.
       auto started = clock_type::now();
       auto& st = self->state;
-      if (st.nodes.empty())
-        return not_initialized();
-      if (!st.metadata->cp_accessible(std::nullopt))
-        return make_error(actors_errc::checkpoint_failed,
-                          "checkpoint directory " + st.db_prefix
-                            + " cannot be written");
-      auto dbs = dbs_of(st, msg.epoch, {});
+      auto dbs = prepare_save(st, msg.epoch);
       if (!dbs)
         return std::move(dbs.error());
-      // The epoch is about to be overwritten: it must not count as
-      // committed while its databases are being replaced.
-      if (auto err = st.metadata->uncommit(msg.epoch))
-        return err;
       auto rp = self->make_response_promise<ckpt_result>();
       auto epoch = msg.epoch;
       auto commit = msg.commit;

@@ -75,6 +75,17 @@ caf::error file_metadata_handler::store(checkpoint_metadata& x) {
   return detail::write_file_durably(file_, encode(x));
 }
 
+namespace {
+
+// Adds `epoch` to the ascending list unless it is there already.
+void insert_sorted(std::vector<int64_t>& epochs, int64_t epoch) {
+  auto pos = std::lower_bound(epochs.begin(), epochs.end(), epoch);
+  if (pos == epochs.end() || *pos != epoch)
+    epochs.insert(pos, epoch);
+}
+
+} // namespace
+
 caf::expected<std::optional<int64_t>>
 file_metadata_handler::last_epoch(std::optional<int64_t> user_epoch) {
   auto state = load();
@@ -98,10 +109,7 @@ caf::error file_metadata_handler::write(int64_t epoch) {
   auto state = load();
   if (!state)
     return std::move(state.error());
-  auto& epochs = state->committed_epochs;
-  auto pos = std::lower_bound(epochs.begin(), epochs.end(), epoch);
-  if (pos == epochs.end() || *pos != epoch)
-    epochs.insert(pos, epoch);
+  insert_sorted(state->committed_epochs, epoch);
   return store(*state);
 }
 
@@ -123,10 +131,7 @@ caf::error file_metadata_handler::write_final(int64_t epoch) {
   auto state = load();
   if (!state)
     return std::move(state.error());
-  auto& epochs = state->committed_epochs;
-  auto pos = std::lower_bound(epochs.begin(), epochs.end(), epoch);
-  if (pos == epochs.end() || *pos != epoch)
-    epochs.insert(pos, epoch);
+  insert_sorted(state->committed_epochs, epoch);
   state->final_epoch = epoch;
   return store(*state);
 }

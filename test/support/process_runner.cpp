@@ -45,6 +45,28 @@ struct pipe_pair {
   }
 };
 
+// Starts `program` with `args` and the file actions given, which it
+// destroys. Throws when the child cannot be started.
+pid_t spawn(const std::string& program, const std::vector<std::string>& args,
+            posix_spawn_file_actions_t& actions) {
+  std::vector<std::string> storage;
+  storage.push_back(program);
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& arg : storage)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  auto rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(),
+                        environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    errno = rc;
+    fail("posix_spawn " + program);
+  }
+  return pid;
+}
+
 } // namespace
 
 process_runner::process_runner(std::string program,
@@ -61,21 +83,7 @@ process_result process_runner::run(const std::vector<std::string>& args) const {
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out.fds[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err.fds[1], 2);
-  std::vector<std::string> storage;
-  storage.push_back(program_);
-  storage.insert(storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& arg : storage)
-    argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  auto rc = posix_spawn(&pid, program_.c_str(), &actions, nullptr, argv.data(),
-                        environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    errno = rc;
-    fail("posix_spawn " + program_);
-  }
+  auto pid = spawn(program_, args, actions);
   // Our copies of the write ends must go, or the reads never see EOF.
   out.close_write();
   err.close_write();
@@ -148,22 +156,7 @@ background_process::background_process(const std::string& program,
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
-  std::vector<std::string> storage;
-  storage.push_back(program);
-  storage.insert(storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& arg : storage)
-    argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  auto rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(),
-                        environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    errno = rc;
-    fail("posix_spawn " + program);
-  }
-  pid_ = pid;
+  pid_ = spawn(program, args, actions);
 }
 
 background_process::~background_process() {
