@@ -40,6 +40,26 @@ caf::actor_system_config::error_renderer renderer() {
 
 } // namespace
 
+std::string describe_error(const caf::error& err) {
+  if (!err)
+    return {};
+  std::string text;
+  auto cat = err.category();
+  if (cat == codec_category)
+    text = render<codec_errc>(err.code(), err.context());
+  else if (cat == runtime_category)
+    text = render<runtime_errc>(err.code(), err.context());
+  else if (cat == persistence_category)
+    text = render<persistence_errc>(err.code(), err.context());
+  else if (cat == actors_category)
+    text = render<actors_errc>(err.code(), err.context());
+  else if (cat == caf::atom("system"))
+    text = render<caf::sec>(err.code(), err.context());
+  else
+    text = caf::to_string(err);
+  return text;
+}
+
 void configure(caf::actor_system_config& cfg) {
   add_message_types(cfg);
   cfg.add_error_category(codec_category, renderer<codec_errc>());

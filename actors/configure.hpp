@@ -1,7 +1,10 @@
 #pragma once
 
+#include <string>
+
 namespace caf {
 class actor_system_config;
+class error;
 } // namespace caf
 
 namespace epochrt {
@@ -11,5 +14,11 @@ namespace epochrt {
 /// actor_system is built from `cfg`. Leaves the scheduler, logging and
 /// signal handling of the host untouched.
 void configure(caf::actor_system_config& cfg);
+
+/// One line for a person: "<code>: <context>" for the errors of epochrt's
+/// layers and CAF's own (`sec`), CAF's rendering otherwise; empty for no
+/// error. The code names the kind of failure ("corrupt", "not_found"), the
+/// context the details. Needs no actor system.
+std::string describe_error(const caf::error& err);
 
 } // namespace epochrt

@@ -31,8 +31,7 @@ std::string one_line(std::string_view text);
 /// Writes "epochrt: error: <text>" as one line to stderr.
 void print_error(std::string_view text);
 
-/// One line describing `err` for a person: "<code>: <context>" for the
-/// errors of epochrt's layers and CAF's own, CAF's rendering otherwise.
+/// `describe_error(err)` (actors/configure.hpp) on one line.
 std::string describe(const caf::error& err);
 
 } // namespace epochrt::cli
