@@ -107,12 +107,7 @@ BOOST_AUTO_TEST_CASE(a_checkpointed_job_commits_epochs_zero_to_four) {
 }
 
 BOOST_AUTO_TEST_CASE(resuming_from_each_epoch_ends_with_total_145) {
-  {
-    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
-    auto sess = new_session();
-    job_runner runner{load_example("pipeline.json"), &ckpt};
-    BOOST_REQUIRE(runner.train(*sess));
-  }
+  checkpoint_whole_pipeline();
   for (int64_t epoch = 1; epoch <= 4; ++epoch) {
     BOOST_TEST_CONTEXT("resume from epoch " << epoch) {
       checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
@@ -127,12 +122,7 @@ BOOST_AUTO_TEST_CASE(resuming_from_each_epoch_ends_with_total_145) {
 
 BOOST_AUTO_TEST_CASE(
   loading_the_checkpoint_of_epoch_k_gives_the_total_after_k) {
-  {
-    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
-    auto sess = new_session();
-    job_runner runner{load_example("pipeline.json"), &ckpt};
-    BOOST_REQUIRE(runner.train(*sess));
-  }
+  checkpoint_whole_pipeline();
   for (int64_t epoch = 0; epoch <= 4; ++epoch) {
     BOOST_TEST_CONTEXT("epoch " << epoch) {
       checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
@@ -145,12 +135,7 @@ BOOST_AUTO_TEST_CASE(
 }
 
 BOOST_AUTO_TEST_CASE(a_partial_load_succeeds_for_saved_epochs_only) {
-  {
-    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
-    auto sess = new_session();
-    job_runner runner{load_example("pipeline.json"), &ckpt};
-    BOOST_REQUIRE(runner.train(*sess));
-  }
+  checkpoint_whole_pipeline();
   for (int64_t epoch = 1; epoch <= 5; ++epoch) {
     BOOST_TEST_CONTEXT("epoch " << epoch) {
       checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
@@ -225,12 +210,7 @@ BOOST_AUTO_TEST_CASE(an_upload_builder_runs_after_training) {
 }
 
 BOOST_AUTO_TEST_CASE(a_corrupted_last_checkpoint_is_never_resumed_from) {
-  {
-    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
-    auto sess = new_session();
-    job_runner runner{load_example("pipeline.json"), &ckpt};
-    BOOST_REQUIRE(runner.train(*sess));
-  }
+  checkpoint_whole_pipeline();
   corrupt_database(dir.path() / "trainer_0.4");
   {
     checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
@@ -249,12 +229,7 @@ BOOST_AUTO_TEST_CASE(a_corrupted_last_checkpoint_is_never_resumed_from) {
 }
 
 BOOST_AUTO_TEST_CASE(a_missing_manifest_makes_a_checkpoint_incomplete) {
-  {
-    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
-    auto sess = new_session();
-    job_runner runner{load_example("pipeline.json"), &ckpt};
-    BOOST_REQUIRE(runner.train(*sess));
-  }
+  checkpoint_whole_pipeline();
   // Removing the table files drops every record, the manifest among them.
   for (auto& entry :
        std::filesystem::directory_iterator(dir.path() / "trainer_0.3"))
@@ -269,12 +244,7 @@ BOOST_AUTO_TEST_CASE(a_missing_manifest_makes_a_checkpoint_incomplete) {
 }
 
 BOOST_AUTO_TEST_CASE(resuming_from_an_epoch_that_was_never_committed_fails) {
-  {
-    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
-    auto sess = new_session();
-    job_runner runner{load_example("pipeline.json"), &ckpt};
-    BOOST_REQUIRE(runner.train(*sess));
-  }
+  checkpoint_whole_pipeline();
   checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
   auto sess = new_session();
   job_runner runner{load_example("pipeline.json"), &ckpt, int64_t{7}};

@@ -62,6 +62,17 @@ struct system_fixture {
     return std::make_unique<local_session>(sys, ops, quick_options());
   }
 
+  /// Runs pipeline.json to its end with checkpoints of trainer_0 in `dir`:
+  /// epochs 0 to 4 committed.
+  void checkpoint_whole_pipeline() {
+    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline.json"), &ckpt};
+    auto epochs = runner.train(*sess);
+    if (!epochs)
+      throw std::runtime_error(error_text(epochs.error()));
+  }
+
   /// The single value of a one-element numeric blob.
   double scalar(session& sess, const std::string& node,
                 const std::string& blob) {
