@@ -142,7 +142,7 @@ caf::expected<bool> basic_checkpoint_manager::load_blobs_locally(
 caf::error basic_checkpoint_manager::save(int64_t epoch) {
   detail::log().info("saving checkpoints of epoch {}", epoch);
   auto result = detail::blocking_request<ckpt_result>(
-    sys_, actor_, margin(options_.timeout), ckpt_save{epoch, false});
+    sys_, actor_, margin(options_.timeout), ckpt_save{epoch});
   if (!result)
     return std::move(result.error());
   last_stats_ = std::move(result->stats);

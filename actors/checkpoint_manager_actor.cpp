@@ -377,46 +377,23 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
       return st.flush_waiters.back();
     },
     [=](ckpt_save& msg) -> caf::result<ckpt_result> {
-      // The requester's patience is measured from here.
-      auto started = clock_type::now();
       auto& st = self->state;
       auto dbs = prepare_save(st, msg.epoch);
       if (!dbs)
         return std::move(dbs.error());
       auto rp = self->make_response_promise<ckpt_result>();
       auto epoch = msg.epoch;
-      auto commit = msg.commit;
-      auto final = msg.final;
       fan_out<checkpoint_stats>(
         self, st.nodes, st.timeout,
         [dbs = *dbs, epoch, i = size_t{0}](const node_ref& node) mutable {
           return save_checkpoint{node.name, epoch, dbs[i++], {}};
         },
-        [self, rp, epoch, commit, final,
-         started](caf::expected<std::vector<checkpoint_stats>> stats) mutable {
+        [self, rp](caf::expected<std::vector<checkpoint_stats>> stats) mutable {
           if (!stats) {
             rp.deliver(std::move(stats.error()));
             return;
           }
           self->state.last_stats = *stats;
-          if (clock_type::now() - started > self->state.timeout) {
-            // The job runner waits only this long (plus a margin) and then
-            // moves on: a late snapshot may hold the next epoch's data.
-            rp.deliver(make_error(actors_errc::checkpoint_failed,
-                                  "the save of epoch " + std::to_string(epoch)
-                                    + " outlasted its timeout; not "
-                                      "committed"));
-            return;
-          }
-          if (commit) {
-            auto& metadata = *self->state.metadata;
-            auto err
-              = final ? metadata.write_final(epoch) : metadata.write(epoch);
-            if (err) {
-              rp.deliver(std::move(err));
-              return;
-            }
-          }
           report(self->state, "checkpoint_save");
           rp.deliver(ckpt_result{std::move(*stats), {}, {}});
         });

@@ -38,13 +38,11 @@ struct ckpt_init {
   std::string path_prefix;
 };
 
-/// Save every node's checkpoint of `epoch`; with `commit`, record the epoch
-/// as committed once every node succeeded, and with `final` also as the
-/// epoch after which the job stopped. Replies `ckpt_result`.
+/// Save every node's checkpoint of `epoch` and wait for every write. Does
+/// not commit the epoch: `ckpt_write_metadata` does (Caffe2's split). The
+/// job runner uses `ckpt_save_async`. Replies `ckpt_result`.
 struct ckpt_save {
   int64_t epoch = 0;
-  bool commit = true;
-  bool final = false;
 };
 
 /// Load the checkpoints of `epoch` into the nodes' workspaces: every blob,
@@ -166,8 +164,7 @@ typename Inspector::result_type inspect(Inspector& f, ckpt_init& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ckpt_save& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_save"), x.epoch, x.commit,
-           x.final);
+  return f(caf::meta::type_name("epochrt::ckpt_save"), x.epoch);
 }
 
 template <class Inspector>
