@@ -1,5 +1,7 @@
 #include "actors/job_runner.hpp"
 
+#include "actors/job_runner_actor.hpp"
+
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
 

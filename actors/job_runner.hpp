@@ -1,6 +1,5 @@
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -8,7 +7,7 @@
 
 #include <caf/expected.hpp>
 
-#include "actors/job_runner_actor.hpp"
+#include "actors/epoch_observer.hpp"
 #include "runtime/job.hpp"
 
 namespace epochrt {

@@ -9,17 +9,12 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include "actors/epoch_observer.hpp"
 #include "messages/job_def.hpp"
 #include "messages/manager_protocol.hpp"
 #include "messages/protocol.hpp"
 
 namespace epochrt {
-
-/// Called after every epoch with the epoch and the outputs of the epoch
-/// group's tasks. Runs on the runner actor's thread: it must not block long
-/// and must not call back into epochrt.
-using epoch_observer
-  = std::function<void(int64_t epoch, const std::vector<task_output>&)>;
 
 /// What the job runner actor needs to drive a job.
 struct job_runner_config {
