@@ -2,8 +2,6 @@
 
 #include "actors/job_runner_actor.hpp"
 
-#include <caf/exit_reason.hpp>
-#include <caf/send.hpp>
 
 #include "actors/actors_errc.hpp"
 #include "actors/basic_checkpoint_manager.hpp"
