@@ -76,7 +76,8 @@ public:
   caf::expected<bool> check_db_intact(int64_t epoch);
 
   /// Saves every node's checkpoint of `epoch`. Does not commit the epoch:
-  /// `write_checkpoint_metadata` does (the job runner does both).
+  /// `write_checkpoint_metadata` does (`job_runner::save_checkpoints` does
+  /// both).
   caf::error save(int64_t epoch);
 
   /// Stats of the last save or load, one entry per node.
