@@ -20,6 +20,12 @@ std::string to_string(actors_errc x) {
       return "invalid_argument";
     case actors_errc::no_checkpoint_manager:
       return "no_checkpoint_manager";
+    case actors_errc::auth_failed:
+      return "auth_failed";
+    case actors_errc::rejected:
+      return "rejected";
+    case actors_errc::unreachable:
+      return "unreachable";
   }
   return "unknown";
 }

@@ -24,6 +24,14 @@ enum class actors_errc : uint8_t {
   invalid_argument,
   /// The job runner was asked for a checkpoint operation without a manager.
   no_checkpoint_manager,
+  /// A node daemon and a master could not prove to each other that they
+  /// share a secret (wrong secret, or only one side has one).
+  auth_failed,
+  /// A node daemon refused a request: a bad name, an oversized tensor, an
+  /// unknown op, a sender that is not its master, or it serves another one.
+  rejected,
+  /// No node daemon answers at a node's address.
+  unreachable,
 };
 
 constexpr caf::atom_value actors_category = caf::atom("ert_actors");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <vector>
 
 #include <caf/actor_system.hpp>
@@ -13,6 +14,7 @@
 #include "actors/configure.hpp"
 #include "actors/detail/log.hpp"
 #include "messages/manager_protocol.hpp"
+#include "messages/remote_protocol.hpp"
 #include "messages/protocol.hpp"
 #include "persistence/db_name.hpp"
 #include "persistence/metadata_handler.hpp"
@@ -131,6 +133,10 @@ struct manager_state {
 using self_ptr = caf::event_based_actor*;
 
 caf::error failure_on(const std::string& node, const caf::error& err) {
+  // A remote node's proxy already says which node was lost and how.
+  if (err.category() == actors_category
+      && err.code() == static_cast<uint8_t>(actors_errc::node_lost))
+    return err;
   if (err == caf::sec::request_timeout)
     return make_error(actors_errc::node_lost,
                       "node " + node
@@ -423,6 +429,47 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
           report(self->state,
                  partial ? "checkpoint_partial_load" : "checkpoint_load");
           rp.deliver(ckpt_result{std::move(*stats), {}, {}});
+        });
+      return rp;
+    },
+    [=](ckpt_read& msg) -> caf::result<blob_values> {
+      auto& st = self->state;
+      if (st.nodes.empty())
+        return not_initialized();
+      auto dbs = dbs_of(st, msg.epoch, {});
+      if (!dbs)
+        return std::move(dbs.error());
+      auto rp = self->make_response_promise<blob_values>();
+      fan_out<blob_values>(
+        self, st.nodes, st.timeout,
+        [dbs = *dbs, names = msg.blob_names,
+         i = size_t{0}](const node_ref& node) mutable {
+          return read_checkpoint{node.name, dbs[i++], names};
+        },
+        [rp, nodes = st.nodes](
+          caf::expected<std::vector<blob_values>> per_node) mutable {
+          if (!per_node) {
+            rp.deliver(std::move(per_node.error()));
+            return;
+          }
+          // One workspace receives them all: a name two nodes share would
+          // silently take one node's value.
+          std::map<std::string, std::string> owner;
+          blob_values merged;
+          for (size_t i = 0; i < per_node->size(); ++i) {
+            for (auto& blob : (*per_node)[i].blobs) {
+              auto [it, fresh] = owner.emplace(blob.name, nodes[i].name);
+              if (!fresh) {
+                rp.deliver(make_error(
+                  actors_errc::invalid_argument,
+                  "blob '" + blob.name + "' is in the checkpoints of both "
+                    + it->second + " and " + nodes[i].name));
+                return;
+              }
+              merged.blobs.push_back(std::move(blob));
+            }
+          }
+          rp.deliver(std::move(merged));
         });
       return rp;
     },

@@ -12,6 +12,10 @@
 //   epochrt::multi_node_checkpoint_manager ckpt{sys, "/data/ckpt"};
 //   epochrt::job_runner runner{job, &ckpt};
 //   auto last_epoch = runner.train(session);  // blocks; resumes if it can
+//
+// Nodes on other processes or hosts: call `configure_network(cfg)` instead
+// of `configure(cfg)`, run `epochrt node` (or a node_server) where they
+// live, and use a distributed_session that maps their names to addresses.
 
 #include "messages/checkpoint_records.hpp"
 #include "messages/job_def.hpp"
@@ -37,9 +41,14 @@
 #include "actors/basic_checkpoint_manager.hpp"
 #include "actors/checkpoint_manager.hpp"
 #include "actors/configure.hpp"
+#include "actors/distributed_session.hpp"
 #include "actors/job_runner.hpp"
 #include "actors/local_session.hpp"
 #include "actors/logging.hpp"
 #include "actors/multi_node_checkpoint_manager.hpp"
+#include "actors/network.hpp"
+#include "actors/node_address.hpp"
+#include "actors/node_server.hpp"
+#include "actors/secret_file.hpp"
 #include "actors/session.hpp"
 #include "actors/upload_task_group_builder.hpp"

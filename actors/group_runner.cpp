@@ -25,10 +25,15 @@ struct pending_nodes {
 
 caf::error node_failure(const std::string& node, const std::string& group,
                         int64_t epoch, const caf::error& err) {
-  if (err.category() == actors_category)
-    return err;
   auto where = "node " + node + " (" + group + " group, epoch "
     + std::to_string(epoch) + ")";
+  // A lost remote node's proxy names the node and its address; the epoch
+  // is known here only.
+  if (err.category() == actors_category
+      && err.code() == static_cast<uint8_t>(actors_errc::node_lost))
+    return make_error(actors_errc::node_lost, where + ": " + error_text(err));
+  if (err.category() == actors_category)
+    return err;
   if (err == caf::sec::request_timeout)
     return make_error(actors_errc::node_lost,
                       where + " did not answer in time");

@@ -2,7 +2,6 @@
 
 #include "actors/job_runner_actor.hpp"
 
-
 #include "actors/actors_errc.hpp"
 #include "actors/basic_checkpoint_manager.hpp"
 #include "actors/configure.hpp"
@@ -10,6 +9,7 @@
 #include "actors/detail/log.hpp"
 #include "actors/session.hpp"
 #include "actors/upload_task_group_builder.hpp"
+#include "messages/protocol.hpp"
 #include "runtime/runtime_errc.hpp"
 
 namespace epochrt {
@@ -24,7 +24,9 @@ job_runner::job_runner(job the_job, basic_checkpoint_manager* manager,
   // nop
 }
 
-caf::expected<int64_t> job_runner::train(session& sess) {
+caf::expected<int64_t>
+job_runner::run_epochs(session& sess, std::optional<int64_t> resume_from,
+                       bool after_failure) {
   job_runner_config cfg;
   cfg.job = job_.def();
   cfg.group_timeout = sess.options().group_timeout;
@@ -41,12 +43,12 @@ caf::expected<int64_t> job_runner::train(session& sess) {
     auto to_checkpoint = job_.nodes_to_checkpoint();
     if (auto err = manager_->set_params(to_checkpoint))
       return err;
-    auto resume = manager_->get_resume_from_epoch_id(resume_from_epoch_);
+    auto resume = manager_->get_resume_from_epoch_id(resume_from);
     if (!resume)
       return std::move(resume.error());
     start.resume_from_epoch = resume->value_or(-1);
     // Only an epoch picked automatically may be replaced by an earlier one.
-    start.fall_back = !resume_from_epoch_.has_value();
+    start.fall_back = !resume_from.has_value();
     for (auto& name : to_checkpoint) {
       auto handle = sess.node(name);
       if (!handle)
@@ -57,17 +59,73 @@ caf::expected<int64_t> job_runner::train(session& sess) {
     // The runner must wait as long as the manager may take: giving up
     // earlier would start the next epoch while a save is still running.
     cfg.checkpoint_timeout = manager_->timeout();
-  } else if (resume_from_epoch_) {
+  } else if (resume_from) {
     return make_error(actors_errc::no_checkpoint_manager,
                       "resuming from an epoch needs a checkpoint manager");
   }
+  // Nodes may hold what a failed attempt left behind.
+  start.reset_workspaces = after_failure;
   auto runner = spawn_job_runner(sess.system(), std::move(cfg));
   // The runner bounds every request it makes; this wait is bounded by them.
   auto done = detail::blocking_request<ckpt_epoch>(
     sess.system(), runner, std::chrono::hours(24 * 365), start);
   if (!done)
     return std::move(done.error());
-  auto epoch = done->epoch;
+  return done->epoch;
+}
+
+caf::error job_runner::recover(session& sess) {
+  // Tasks of the failed epoch may still run on the nodes that were not
+  // lost; a checkpoint loaded under them would be overwritten.
+  for (auto& name : job_.nodes()) {
+    auto handle = sess.node(name);
+    if (!handle)
+      continue;
+    auto stopped = detail::blocking_request<caf::unit_t>(
+      sess.system(), handle->node, sess.options().request_timeout,
+      cancel_tasks{});
+    if (!stopped)
+      detail::log().debug("node {}: tasks not stopped: {}", name,
+                          error_text(stopped.error()));
+  }
+  if (manager_ != nullptr) {
+    // A save begun before the loss may still commit: the epoch to resume
+    // from is known only once every write has ended.
+    auto flushed = detail::blocking_request<caf::unit_t>(
+      sess.system(), manager_->actor(), manager_->timeout(), ckpt_flush{});
+    if (!flushed)
+      return std::move(flushed.error());
+  }
+  return sess.recover_lost_nodes();
+}
+
+caf::expected<int64_t> job_runner::train(session& sess) {
+  auto resume_from = resume_from_epoch_;
+  auto epochs = run_epochs(sess, resume_from, false);
+  for (int failures = 1; !epochs; ++failures) {
+    auto& err = epochs.error();
+    auto lost = err.category() == actors_category
+      && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
+    if (!lost || failures > options_.max_node_failures) {
+      if (lost && options_.max_node_failures > 0)
+        return make_error(actors_errc::node_lost,
+                          error_text(err) + " (failure "
+                            + std::to_string(failures) + ", more than "
+                            + std::to_string(options_.max_node_failures)
+                            + " allowed)");
+      return std::move(epochs.error());
+    }
+    detail::log().warn("{}; recovering (failure {} of at most {})",
+                       error_text(err), failures, options_.max_node_failures);
+    if (auto failed = recover(sess))
+      return make_error(actors_errc::node_lost,
+                        error_text(err) + "; recovery failed: "
+                          + error_text(failed));
+    // From the last committed epoch, whatever was asked at the start.
+    resume_from.reset();
+    epochs = run_epochs(sess, resume_from, true);
+  }
+  auto epoch = *epochs;
   if (upload_ != nullptr && manager_ != nullptr
       && !manager_->cp_accessible(epoch)) {
     // The last save failed (a warning was logged then): what lies at the

@@ -21,6 +21,12 @@ struct job_runner_options {
   /// Called after every epoch with the outputs of the epoch group's tasks.
   /// See `epoch_observer` for the thread it runs on.
   epoch_observer on_epoch;
+  /// How many lost nodes the job survives. After a loss it asks the session
+  /// to replace the lost nodes (`session::recover_lost_nodes`), reloads the
+  /// last committed epoch on every node (or starts from scratch when none
+  /// is committed), and goes on; the result is that of an uninterrupted
+  /// run. Default: 0, the first loss fails the job.
+  int max_node_failures = 0;
 };
 
 /// Caffe2's JobRunner: runs a job on a session with checkpoints at epoch
@@ -59,6 +65,15 @@ public:
   }
 
 private:
+  // The job up to the end of its epoch loop, once.
+  caf::expected<int64_t> run_epochs(session& sess,
+                                    std::optional<int64_t> resume_from,
+                                    bool after_failure);
+
+  // Waits for the checkpoint writes still running, then brings back the
+  // lost nodes.
+  caf::error recover(session& sess);
+
   job job_;
   basic_checkpoint_manager* manager_;
   std::optional<int64_t> resume_from_epoch_;

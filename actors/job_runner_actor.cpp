@@ -270,7 +270,8 @@ void after_failed_resume(runner_ptr self, int64_t epoch, caf::error& err) {
     && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
   if (!self->state.fall_back || node_trouble) {
     fail(self,
-         make_error(actors_errc::checkpoint_failed,
+         make_error(node_trouble ? actors_errc::node_lost
+                                 : actors_errc::checkpoint_failed,
                     "cannot resume from epoch " + std::to_string(epoch) + ": "
                       + error_text(err)));
     return;
@@ -354,6 +355,8 @@ caf::behavior runner_behavior(caf::stateful_actor<runner_state>* self,
       self->state.fall_back = msg.fall_back;
       if (msg.resume_from_epoch >= 0 && self->state.cfg.checkpoint_manager)
         resume_from(self, msg.resume_from_epoch);
+      else if (msg.reset_workspaces)
+        reset_then_start_from_scratch(self);
       else
         start_from_scratch(self);
       return self->state.promise;

@@ -30,20 +30,39 @@ struct pending_group {
   std::shared_ptr<std::atomic<bool>> cancel;
 };
 
-caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
-                            std::shared_ptr<workspace> ws,
-                            std::shared_ptr<const op_registry> ops,
-                            std::chrono::milliseconds task_timeout) {
+// What the node actor tracks across requests.
+struct node_tasks {
   // The cancel flags of groups still running. Task threads outlive a node
   // actor that stops (its session was destroyed, the job failed on another
   // node): they are asked to stop at their next op, instead of changing the
   // workspace behind everyone's back.
-  auto running
-    = std::make_shared<std::vector<std::weak_ptr<std::atomic<bool>>>>();
-  self->attach_functor([running](const caf::error&) {
-    for (auto& flag : *running)
+  std::vector<std::weak_ptr<std::atomic<bool>>> cancel_flags;
+  // Task actors that have not replied yet, and the cancel_tasks requests
+  // waiting for that count to reach zero.
+  size_t running = 0;
+  std::vector<caf::response_promise> stop_waiters;
+
+  void task_ended() {
+    if (running > 0 && --running == 0) {
+      for (auto& waiter : stop_waiters)
+        waiter.deliver(caf::unit);
+      stop_waiters.clear();
+    }
+  }
+};
+
+caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
+                            std::shared_ptr<workspace> ws,
+                            std::shared_ptr<const op_registry> ops,
+                            std::chrono::milliseconds task_timeout) {
+  auto tasks = std::make_shared<node_tasks>();
+  auto cancel_all = [tasks] {
+    for (auto& flag : tasks->cancel_flags)
       if (auto cancel = flag.lock())
         cancel->store(true);
+  };
+  self->attach_functor([cancel_all](const caf::error&) {
+    cancel_all();
   });
   return {
     [=](run_tasks& msg) -> caf::result<tasks_done> {
@@ -54,17 +73,20 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
       group->outputs.resize(msg.tasks.size());
       group->remaining = msg.tasks.size();
       group->cancel = std::make_shared<std::atomic<bool>>(false);
-      running->erase(std::remove_if(running->begin(), running->end(),
-                                    [](auto& flag) {
-                                      return flag.expired();
-                                    }),
-                     running->end());
-      running->push_back(group->cancel);
+      auto& flags = tasks->cancel_flags;
+      flags.erase(std::remove_if(flags.begin(), flags.end(),
+                                 [](auto& flag) {
+                                   return flag.expired();
+                                 }),
+                  flags.end());
+      flags.push_back(group->cancel);
       for (size_t i = 0; i < msg.tasks.size(); ++i) {
         auto worker = spawn_task(self->system(), name, ws, ops, group->cancel);
+        ++tasks->running;
         self->request(worker, task_timeout, std::move(msg.tasks[i]))
           .then(
-            [group, i, name](tasks_done& done) {
+            [group, i, name, tasks](tasks_done& done) {
+              tasks->task_ended();
               if (group->finished)
                 return;
               group->outputs[i] = std::move(done.outputs);
@@ -77,7 +99,10 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
                 group->promise.deliver(std::move(result));
               }
             },
-            [group, name](caf::error& err) {
+            [group, name, tasks](caf::error& err) {
+              // A task that timed out may still run; it is cancelled, and
+              // counted as ended so that nothing waits for it for ever.
+              tasks->task_ended();
               if (group->finished)
                 return;
               group->finished = true;
@@ -102,6 +127,13 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
         result.blobs.push_back(blob_value{blob, *value});
       }
       return result;
+    },
+    [=](cancel_tasks&) -> caf::result<caf::unit_t> {
+      cancel_all();
+      if (tasks->running == 0)
+        return caf::unit;
+      tasks->stop_waiters.push_back(self->make_response_promise());
+      return tasks->stop_waiters.back();
     },
     [=](reset_workspace&) {
       ws->replace_all({});

@@ -11,8 +11,10 @@
 #include "actors/detail/log.hpp"
 #include "messages/manager_protocol.hpp"
 #include "messages/protocol.hpp"
+#include "messages/remote_protocol.hpp"
 #include "persistence/checkpoint_reader.hpp"
 #include "persistence/checkpoint_writer.hpp"
+#include "persistence/path_guard.hpp"
 #include "persistence/persistence_errc.hpp"
 #include "runtime/runtime_errc.hpp"
 #include "runtime/workspace.hpp"
@@ -122,6 +124,26 @@ caf::expected<blob_names> list_blobs(workspace& ws,
   return result;
 }
 
+caf::expected<blob_values> read_blobs(const read_checkpoint& msg) {
+  auto reader = checkpoint_reader::open(msg.db);
+  if (!reader)
+    return std::move(reader.error());
+  auto& listed = (*reader)->get_manifest().blobs;
+  blob_values result;
+  for (auto& name : msg.blob_names) {
+    auto found = std::any_of(listed.begin(), listed.end(), [&](auto& e) {
+      return e.name == name;
+    });
+    if (!found)
+      continue;
+    auto value = (*reader)->read(name);
+    if (!value)
+      return std::move(value.error());
+    result.blobs.push_back(blob_value{name, std::move(*value)});
+  }
+  return result;
+}
+
 checkpoint_status check(const check_checkpoint& msg) {
   checkpoint_status status;
   auto reader = checkpoint_reader::open(msg.db);
@@ -146,7 +168,8 @@ checkpoint_status check(const check_checkpoint& msg) {
 
 caf::behavior persistence_behavior(caf::event_based_actor* self,
                                    std::string node,
-                                   std::shared_ptr<workspace> ws) {
+                                   std::shared_ptr<workspace> ws,
+                                   std::string root) {
   // Outcomes of writes started by begin_save, until end_save collects them.
   auto written
     = std::make_shared<std::map<int64_t, caf::expected<checkpoint_stats>>>();
@@ -156,10 +179,22 @@ caf::behavior persistence_behavior(caf::event_based_actor* self,
                         + "' reached the persistence actor of node '" + node
                         + "'");
   };
+  // Where a database named by a request really lives (see resolve_under).
+  auto place = [root](std::string& db) -> caf::error {
+    if (root.empty())
+      return {};
+    auto placed = resolve_under(root, db);
+    if (!placed)
+      return std::move(placed.error());
+    db = std::move(*placed);
+    return {};
+  };
   return {
     [=](save_checkpoint& msg) -> caf::result<checkpoint_stats> {
       if (msg.node != node)
         return wrong_node(msg.node);
+      if (auto err = place(msg.db))
+        return err;
       detail::log().debug("saving {} ({} blobs asked)", msg.db,
                           msg.blob_names.size());
       auto result = save(node, *ws, msg);
@@ -170,6 +205,8 @@ caf::behavior persistence_behavior(caf::event_based_actor* self,
     [=](load_checkpoint& msg) -> caf::result<checkpoint_stats> {
       if (msg.node != node)
         return wrong_node(msg.node);
+      if (auto err = place(msg.db))
+        return err;
       auto result = load(node, *ws, msg);
       if (!result)
         return std::move(result.error());
@@ -178,17 +215,34 @@ caf::behavior persistence_behavior(caf::event_based_actor* self,
     [=](init_checkpoint& msg) -> caf::result<blob_names> {
       if (msg.node != node)
         return wrong_node(msg.node);
+      if (!msg.db.empty())
+        if (auto err = place(msg.db))
+          return err;
       auto result = list_blobs(*ws, msg);
       if (!result)
         return std::move(result.error());
       return std::move(*result);
     },
-    [=](check_checkpoint& msg) {
+    [=](check_checkpoint& msg) -> caf::result<checkpoint_status> {
+      if (auto err = place(msg.db))
+        return err;
       return check(msg);
+    },
+    [=](read_checkpoint& msg) -> caf::result<blob_values> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      if (auto err = place(msg.db))
+        return err;
+      auto result = read_blobs(msg);
+      if (!result)
+        return std::move(result.error());
+      return std::move(*result);
     },
     [=](begin_save& msg) -> caf::result<ckpt_epoch> {
       if (msg.node != node)
         return wrong_node(msg.node);
+      if (auto err = place(msg.db))
+        return err;
       auto start = clock_type::now();
       auto snapshot = take_snapshot(*ws, {});
       if (!snapshot)
@@ -224,9 +278,10 @@ caf::behavior persistence_behavior(caf::event_based_actor* self,
 } // namespace
 
 caf::actor spawn_persistence(caf::actor_system& sys, std::string node,
-                             std::shared_ptr<workspace> ws) {
+                             std::shared_ptr<workspace> ws,
+                             std::string checkpoint_root) {
   return sys.spawn<caf::detached>(persistence_behavior, std::move(node),
-                                  std::move(ws));
+                                  std::move(ws), std::move(checkpoint_root));
 }
 
 } // namespace epochrt

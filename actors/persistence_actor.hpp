@@ -13,9 +13,16 @@ class workspace;
 /// all it does is blocking disk I/O. It reads and writes the checkpoints of
 /// `ws` — a workspace it shares with the node actor in the same process — so
 /// that blob data never travels to be saved. It answers `save_checkpoint`,
-/// `load_checkpoint`, `init_checkpoint` and `check_checkpoint`, and refuses
-/// requests addressed to another node.
+/// `load_checkpoint`, `init_checkpoint`, `check_checkpoint`, `begin_save`,
+/// `end_save` and `read_checkpoint`, and refuses requests addressed to
+/// another node.
+///
+/// With a non-empty `checkpoint_root` every database path it is sent is
+/// placed under that root (`resolve_under`): a node daemon's checkpoints
+/// never leave its root, whatever path the master sends. Empty: paths are
+/// used as given, for a process that trusts its own checkpoint manager.
 caf::actor spawn_persistence(caf::actor_system& sys, std::string node,
-                             std::shared_ptr<workspace> ws);
+                             std::shared_ptr<workspace> ws,
+                             std::string checkpoint_root = {});
 
 } // namespace epochrt

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "actors/actors_errc.hpp"
 #include "actors/detail/blocking_request.hpp"
 #include "actors/detail/timeouts.hpp"
 #include "actors/group_runner.hpp"
@@ -14,6 +15,11 @@ session::session(session_options options) : options_(options) {
 
 session::~session() {
   // nop
+}
+
+caf::error session::recover_lost_nodes() {
+  return make_error(actors_errc::node_lost,
+                    "this session cannot replace a lost node");
 }
 
 caf::expected<std::vector<task_output>>

@@ -41,6 +41,12 @@ public:
   /// here; an error when the name is invalid or the node cannot be reached.
   virtual caf::expected<node_handle> node(const std::string& name) = 0;
 
+  /// Replaces the nodes whose connection was lost with fresh ones at the
+  /// same place, blocking until they answer or the session gives up. The
+  /// replacements start with empty workspaces. Sessions whose nodes cannot
+  /// be lost (in-process nodes) return actors_errc::node_lost.
+  virtual caf::error recover_lost_nodes();
+
   const session_options& options() const noexcept {
     return options_;
   }

@@ -43,3 +43,6 @@ if(NOT TARGET xxhash::xxhash)
 endif()
 
 find_dependency(nlohmann_json CONFIG)
+
+# HMAC and nonces for the node daemons' authentication.
+find_dependency(OpenSSL)

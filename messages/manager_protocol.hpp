@@ -100,6 +100,9 @@ struct ckpt_accessible {
 struct run_job {
   int64_t resume_from_epoch = -1;
   bool fall_back = false;
+  /// Empty every workspace before a start from scratch: nodes may hold the
+  /// state of an attempt that failed.
+  bool reset_workspaces = false;
 };
 
 /// Persistence: snapshot the workspace for the checkpoint `db` of `epoch`,
@@ -137,6 +140,15 @@ struct ckpt_flush {
 /// job that could not resume starts from scratch. Replies `unit`.
 struct reset_workspace {
   std::string reason;
+};
+
+/// Read `blob_names` from every node's checkpoint of `epoch` and reply
+/// `blob_values` with all of them, for a workspace outside the nodes (the
+/// master's). A blob that two nodes' checkpoints both hold is an error;
+/// blobs no checkpoint holds are left out.
+struct ckpt_read {
+  int64_t epoch = 0;
+  std::vector<std::string> blob_names;
 };
 
 struct ckpt_result {
@@ -208,7 +220,8 @@ typename Inspector::result_type inspect(Inspector& f, ckpt_accessible& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_job& x) {
   return f(caf::meta::type_name("epochrt::run_job"), x.resume_from_epoch,
-           x.fall_back);
+           x.fall_back,
+           x.reset_workspaces);
 }
 
 template <class Inspector>
@@ -234,6 +247,11 @@ typename Inspector::result_type inspect(Inspector& f, ckpt_flush& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, reset_workspace& x) {
   return f(caf::meta::type_name("epochrt::reset_workspace"), x.reason);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_read& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_read"), x.epoch, x.blob_names);
 }
 
 template <class Inspector>

@@ -6,6 +6,7 @@
 #include "messages/job_def.hpp"
 #include "messages/manager_protocol.hpp"
 #include "messages/protocol.hpp"
+#include "messages/remote_protocol.hpp"
 #include "messages/tensor.hpp"
 
 namespace epochrt {
@@ -26,6 +27,7 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<checkpoint_metadata>("epochrt::checkpoint_metadata")
     .add_message_type<blob_value>("epochrt::blob_value")
     .add_message_type<run_tasks>("epochrt::run_tasks")
+    .add_message_type<cancel_tasks>("epochrt::cancel_tasks")
     .add_message_type<task_output>("epochrt::task_output")
     .add_message_type<tasks_done>("epochrt::tasks_done")
     .add_message_type<fetch_blobs>("epochrt::fetch_blobs")
@@ -55,7 +57,14 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<end_save>("epochrt::end_save")
     .add_message_type<ckpt_save_async>("epochrt::ckpt_save_async")
     .add_message_type<ckpt_flush>("epochrt::ckpt_flush")
-    .add_message_type<ckpt_result>("epochrt::ckpt_result");
+    .add_message_type<ckpt_result>("epochrt::ckpt_result")
+    .add_message_type<ckpt_read>("epochrt::ckpt_read")
+    // Attaching a node to a daemon, and reading a remote checkpoint.
+    .add_message_type<remote_hello>("epochrt::remote_hello")
+    .add_message_type<remote_challenge>("epochrt::remote_challenge")
+    .add_message_type<remote_attach>("epochrt::remote_attach")
+    .add_message_type<remote_attached>("epochrt::remote_attached")
+    .add_message_type<read_checkpoint>("epochrt::read_checkpoint");
 }
 
 } // namespace epochrt

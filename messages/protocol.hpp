@@ -30,6 +30,11 @@ struct run_tasks {
   std::vector<task_def> tasks;
 };
 
+/// Node: stop every task still running (at its next op) and reply `unit`
+/// once all of them have ended. Before a node's workspace is reloaded after
+/// a failed epoch.
+struct cancel_tasks {};
+
 /// One output of a finished task.
 struct task_output {
   std::string task;
@@ -114,6 +119,11 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_tasks& x) {
   return f(caf::meta::type_name("epochrt::run_tasks"), x.group, x.epoch,
            x.tasks);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cancel_tasks&) {
+  return f(caf::meta::type_name("epochrt::cancel_tasks"));
 }
 
 template <class Inspector>

@@ -58,4 +58,13 @@ caf::expected<std::string> resolve_inside(const std::string& root,
   return candidate.string();
 }
 
+caf::expected<std::string> resolve_under(const std::string& root,
+                                         const std::string& path) {
+  auto first = path.find_first_not_of('/');
+  if (first == std::string::npos)
+    return make_error(persistence_errc::invalid_name,
+                      "path '" + path + "' names no file under '" + root + "'");
+  return resolve_inside(root, path.substr(first));
+}
+
 } // namespace epochrt

@@ -16,4 +16,13 @@ namespace epochrt {
 caf::expected<std::string> resolve_inside(const std::string& root,
                                           const std::string& path);
 
+/// `path` placed under `root` as if `root` were the file system's root: an
+/// absolute path loses its leading '/' ("/ckpt/n1.3" -> "<root>/ckpt/n1.3"),
+/// then `resolve_inside` applies, so ".." and symlinks still cannot leave
+/// `root`. How a node daemon maps the checkpoint paths a master sends: the
+/// same job writes to the same place under every daemon's root, and no path
+/// reaches outside it.
+caf::expected<std::string> resolve_under(const std::string& root,
+                                         const std::string& path);
+
 } // namespace epochrt

@@ -743,8 +743,8 @@ void add_builtin_ops(op_registry& registry) {
             0,
             0,
             0,
-            {arg("source", arg_kind::string, true, "path to copy"),
-             arg("destination", arg_kind::string, true, "path to create")},
+            {arg("source", arg_kind::path, true, "path to copy"),
+             arg("destination", arg_kind::path, true, "path to create")},
             copy_directory,
             {}});
   must_add(registry,

@@ -30,6 +30,8 @@ const char* describe(arg_kind x) noexcept {
       return "a list of numbers";
     case arg_kind::string_list:
       return "a list of strings";
+    case arg_kind::path:
+      return "a path";
   }
   return "an unknown kind";
 }
@@ -81,6 +83,7 @@ bool arg_matches(arg_kind kind, const tensor& x) noexcept {
     case arg_kind::boolean:
       return scalar && x.type == dtype::boolean;
     case arg_kind::string:
+    case arg_kind::path:
       return scalar && x.type == dtype::string;
     case arg_kind::integer_list:
       return empty_list || (list && is_integer(x.type));

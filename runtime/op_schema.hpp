@@ -35,6 +35,10 @@ enum class arg_kind : uint8_t {
   number_list,
   /// A 1-D string tensor; an empty 1-D tensor of any dtype.
   string_list,
+  /// A string scalar naming a file or directory on the node. A node daemon
+  /// places it under its checkpoint root before the op runs, so an op with
+  /// path arguments never touches files outside that root.
+  path,
 };
 
 /// "an integer", "a list of numbers", ... as used in error messages.

@@ -1,0 +1,83 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/expected.hpp>
+#include <caf/fwd.hpp>
+
+namespace epochrt {
+
+class op_registry;
+
+/// How a node daemon serves.
+struct node_server_options {
+  /// The address to listen on. Default: 127.0.0.1. Any address that is not
+  /// loopback needs a `secret`.
+  std::string host = "127.0.0.1";
+  /// The port; 0 picks a free one (see `node_server::port`). Default: 0.
+  uint16_t port = 0;
+  /// Every checkpoint and every path argument of an op lands under this
+  /// directory, created when missing. Default: the working directory.
+  std::string checkpoint_root = ".";
+  /// The shared secret a master must prove it knows before it is obeyed.
+  /// None: no authentication, allowed on loopback only.
+  std::optional<std::string> secret;
+  /// Largest tensor a master may send, in bytes. Default: 1 GiB.
+  uint64_t max_tensor_bytes = uint64_t{1} << 30;
+  /// Longest a task of one group may run. Default: 24 h.
+  std::chrono::milliseconds task_timeout = std::chrono::hours(24);
+};
+
+/// A node daemon: hosts the nodes one master attaches — each with its
+/// workspace, task actors and persistence actor writing under the checkpoint
+/// root — and obeys that master only, after the handshake of
+/// messages/remote_protocol.hpp. When the master goes away (its process
+/// exits, dies, or stops answering heartbeats), its nodes are dropped and
+/// the next master may attach.
+///
+/// Borrows `sys`, which must outlive the server and have the middleman
+/// loaded (`configure_network`). Not copyable; stop() or destruction
+/// closes the port and drops every node.
+class node_server {
+public:
+  /// Listens and serves in `sys`'s threads. actors_errc::invalid_argument
+  /// when a non-loopback address has no secret or the root cannot be made;
+  /// actors_errc::unreachable when the address cannot be listened on.
+  static caf::expected<std::unique_ptr<node_server>>
+  start(caf::actor_system& sys, std::shared_ptr<const op_registry> ops,
+        node_server_options options);
+
+  ~node_server();
+
+  node_server(const node_server&) = delete;
+  node_server& operator=(const node_server&) = delete;
+
+  /// The port it listens on.
+  uint16_t port() const noexcept {
+    return port_;
+  }
+
+  /// The checkpoint root, absolute.
+  const std::string& checkpoint_root() const noexcept {
+    return root_;
+  }
+
+  /// Closes the port and drops every attached node. Idempotent.
+  void stop();
+
+private:
+  node_server(caf::actor_system& sys, caf::actor gatekeeper, uint16_t port,
+              std::string root);
+
+  caf::actor_system& sys_;
+  caf::actor gatekeeper_;
+  uint16_t port_;
+  std::string root_;
+};
+
+} // namespace epochrt

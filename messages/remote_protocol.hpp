@@ -1,0 +1,101 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/meta/type_name.hpp>
+
+#include "messages/protocol.hpp"
+
+// How a master attaches a node to a node daemon (`epochrt node`), before any
+// job message is obeyed. The daemon publishes one actor, its gatekeeper,
+// which answers only these two requests:
+//
+//   master -> gatekeeper: remote_hello     -> remote_challenge
+//   master -> gatekeeper: remote_attach    -> remote_attached
+//
+// With a shared secret both sides prove that they know it, each over a nonce
+// the other chose: the daemon's proof is in `remote_challenge`, the master's
+// in `remote_attach`. Only then does the master receive the actor that hosts
+// the node. Proofs are HMAC-SHA256 over a domain string, the nonce and the
+// node name (actors/detail/secret.hpp).
+
+namespace epochrt {
+
+/// The version of this protocol; a daemon refuses any other.
+constexpr uint32_t remote_protocol_version = 1;
+
+/// Master: "I want node `node` hosted here". `client_nonce` is fresh random
+/// bytes the daemon must answer over.
+struct remote_hello {
+  uint32_t version = remote_protocol_version;
+  std::string node;
+  std::vector<char> client_nonce;
+};
+
+/// Daemon: a fresh nonce for the master to answer over, and, when the
+/// daemon has a secret, its own proof over the master's nonce.
+struct remote_challenge {
+  std::vector<char> nonce;
+  bool secret_required = false;
+  std::vector<char> proof;
+};
+
+/// Master: the node to attach and its proof over the daemon's nonce (empty
+/// without a secret).
+struct remote_attach {
+  std::string node;
+  std::vector<char> nonce;
+  std::vector<char> proof;
+};
+
+/// Daemon: the actor that hosts the node for this master — job, workspace
+/// and checkpoint requests all go to it — and the daemon's limits.
+struct remote_attached {
+  caf::actor gate;
+  uint64_t max_tensor_bytes = 0;
+};
+
+/// Persistence: read `blob_names` from the checkpoint `db` of node `node`
+/// and reply `blob_values` with their values, leaving the node's workspace
+/// alone. Blobs the checkpoint lacks are left out. For bringing blobs of a
+/// node's checkpoint to another process.
+struct read_checkpoint {
+  std::string node;
+  std::string db;
+  std::vector<std::string> blob_names;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, remote_hello& x) {
+  return f(caf::meta::type_name("epochrt::remote_hello"), x.version, x.node,
+           x.client_nonce);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, remote_challenge& x) {
+  return f(caf::meta::type_name("epochrt::remote_challenge"), x.nonce,
+           x.secret_required, x.proof);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, remote_attach& x) {
+  return f(caf::meta::type_name("epochrt::remote_attach"), x.node, x.nonce,
+           x.proof);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, remote_attached& x) {
+  return f(caf::meta::type_name("epochrt::remote_attached"), x.gate,
+           x.max_tensor_bytes);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, read_checkpoint& x) {
+  return f(caf::meta::type_name("epochrt::read_checkpoint"), x.node, x.db,
+           x.blob_names);
+}
+
+} // namespace epochrt
