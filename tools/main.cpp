@@ -2,6 +2,10 @@
 //
 //   epochrt [-v|-q] run JOB.json [--checkpoint-dir DIR] [--resume-from EPOCH]
 //                                [--upload-dir DIR] [--fetch NODE:BLOB]...
+//                                [--node NAME=HOST:PORT]... [--secret-file F]
+//                                [--max-failures K]
+//   epochrt [-v|-q] node --listen HOST:PORT [--checkpoint-root DIR]
+//                        [--secret-file FILE] [--max-tensor-bytes N]
 //   epochrt [-v|-q] ckpt ls DIR
 //   epochrt [-v|-q] ckpt show DIR NODE EPOCH [BLOB...]
 //   epochrt [-v|-q] ckpt verify DIR
@@ -18,6 +22,7 @@
 #include "actors/logging.hpp"
 #include "tools/ckpt_commands.hpp"
 #include "tools/cli_output.hpp"
+#include "tools/node_command.hpp"
 #include "tools/run_command.hpp"
 
 #ifndef EPOCHRT_VERSION
@@ -33,6 +38,7 @@ struct arguments {
   int verbose = 0;
   bool quiet = false;
   run_options run;
+  node_options node;
   std::string ls_dir;
   ckpt_show_options show;
   std::string verify_dir;
@@ -74,7 +80,8 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e) {
 int run_main(int argc, char** argv) {
   arguments args;
   CLI::App app{"Runs jobs in epochs with checkpoints at every epoch boundary, "
-               "and inspects checkpoint directories.",
+               "on this machine or across node daemons, and inspects "
+               "checkpoint directories.",
                "epochrt"};
   app.set_version_flag("--version", "epochrt " EPOCHRT_VERSION);
   app.footer("Exit codes: 0 success; 1 failure (the job failed, a fetched "
@@ -107,6 +114,56 @@ int run_main(int argc, char** argv) {
                  "Print blob BLOB of node NODE after the job (repeatable)")
     ->type_name("NODE:BLOB")
     ->allow_extra_args(false);
+  run
+    ->add_option("--node", args.run.remote_nodes,
+                 "Run node NAME on the daemon at HOST:PORT (repeatable; "
+                 "other nodes run in this process)")
+    ->type_name("NAME=HOST:PORT")
+    ->allow_extra_args(false);
+  run
+    ->add_option("--secret-file", args.run.secret_file,
+                 "The secret shared with the daemons (a file only its owner "
+                 "can read)")
+    ->type_name("FILE");
+  run
+    ->add_option("--max-failures", args.run.max_failures,
+                 "Survive up to K lost nodes: reconnect, reload the last "
+                 "committed epoch everywhere, go on (default 0)")
+    ->type_name("K");
+  run
+    ->add_option("--connection-timeout-ms", args.run.connection_timeout_ms,
+                 "A daemon silent this long is lost (default 5000)")
+    ->type_name("MS");
+  run
+    ->add_option("--reconnect-timeout-ms", args.run.reconnect_timeout_ms,
+                 "How long a lost node's address is retried (default 30000)")
+    ->type_name("MS");
+
+  auto node = app.add_subcommand(
+    "node", "Serve as a node daemon: host the nodes a master sends here, until "
+            "SIGINT or SIGTERM");
+  node
+    ->add_option("--listen", args.node.listen,
+                 "Address to listen on (default 127.0.0.1:0, a free port; "
+                 "other than loopback only with --secret-file)")
+    ->type_name("HOST:PORT");
+  node
+    ->add_option("--checkpoint-root", args.node.checkpoint_root,
+                 "Every checkpoint and file of the nodes goes under DIR "
+                 "(default: the working directory)")
+    ->type_name("DIR");
+  node
+    ->add_option("--secret-file", args.node.secret_file,
+                 "Obey only masters that prove they know this secret")
+    ->type_name("FILE");
+  node
+    ->add_option("--max-tensor-bytes", args.node.max_tensor_bytes,
+                 "Refuse larger tensors (default 1073741824)")
+    ->type_name("N");
+  node
+    ->add_option("--connection-timeout-ms", args.node.connection_timeout_ms,
+                 "A master silent this long is dropped (default 5000)")
+    ->type_name("MS");
 
   auto ckpt = app.add_subcommand("ckpt", "Inspect a checkpoint directory");
   ckpt->require_subcommand(1);
@@ -136,6 +193,8 @@ int run_main(int argc, char** argv) {
   epochrt::set_log_level(log_level_of(args));
   if (run->parsed())
     return run_job(args.run);
+  if (node->parsed())
+    return run_node(args.node);
   if (ls->parsed())
     return ckpt_ls(args.ls_dir);
   if (show->parsed())

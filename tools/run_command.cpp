@@ -3,15 +3,21 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <thread>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
+#include "actors/actors_errc.hpp"
 #include "actors/configure.hpp"
+#include "actors/distributed_session.hpp"
 #include "actors/job_runner.hpp"
 #include "actors/local_session.hpp"
+#include "actors/network.hpp"
+#include "actors/node_address.hpp"
+#include "actors/secret_file.hpp"
 #include "actors/multi_node_checkpoint_manager.hpp"
 #include "actors/upload_task_group_builder.hpp"
 #include "messages/tensor.hpp"
@@ -22,6 +28,7 @@
 #include "runtime/runtime_errc.hpp"
 #include "tools/cli_output.hpp"
 #include "tools/fetch_spec.hpp"
+#include "tools/network_flags.hpp"
 
 namespace epochrt::cli {
 
@@ -55,6 +62,18 @@ bool check_arguments(const run_options& opts, std::vector<fetch_spec>& out) {
   if (opts.resume_from && *opts.resume_from < 0) {
     print_error("--resume-from: an epoch is a non-negative integer, got "
                 + std::to_string(*opts.resume_from));
+    return false;
+  }
+  if (opts.max_failures < 0) {
+    print_error("--max-failures must not be negative");
+    return false;
+  }
+  if (opts.max_failures > 0 && opts.remote_nodes.empty()) {
+    print_error("--max-failures needs --node: only remote nodes can be lost");
+    return false;
+  }
+  if (opts.reconnect_timeout_ms < 0) {
+    print_error("--reconnect-timeout-ms must not be negative");
     return false;
   }
   for (auto& text : opts.fetches) {
@@ -108,6 +127,56 @@ bool check_resume_epoch(const std::string& dir, int64_t epoch) {
   return true;
 }
 
+/// The --node arguments: NAME=HOST:PORT, each a node of the job, each named
+/// once.
+bool parse_remote_nodes(const run_options& opts,
+                        const std::vector<std::string>& job_nodes,
+                        std::map<std::string, node_address>& out) {
+  for (auto& text : opts.remote_nodes) {
+    auto eq = text.find('=');
+    if (eq == std::string::npos) {
+      print_error("--node " + text + ": expected NAME=HOST:PORT");
+      return false;
+    }
+    auto name = text.substr(0, eq);
+    if (std::find(job_nodes.begin(), job_nodes.end(), name)
+        == job_nodes.end()) {
+      print_error("--node " + text + ": the job has no node '" + name + "'");
+      return false;
+    }
+    auto address = node_address::parse(std::string_view{text}.substr(eq + 1));
+    if (!address) {
+      print_error("--node " + text + ": " + one_line(error_text(address.error())));
+      return false;
+    }
+    if (!out.emplace(name, std::move(*address)).second) {
+      print_error("--node " + text + ": node '" + name
+                  + "' is placed twice");
+      return false;
+    }
+  }
+  return true;
+}
+
+/// What to do after a node was lost: the epoch a rerun resumes from.
+std::string rerun_hint(const run_options& opts) {
+  if (!opts.checkpoint_dir)
+    return "; without --checkpoint-dir a rerun starts from scratch";
+  file_metadata_handler handler{*opts.checkpoint_dir};
+  auto metadata = handler.load();
+  if (!metadata || metadata->committed_epochs.empty())
+    return "; no epoch is committed yet: running the same command again "
+           "starts from scratch";
+  return "; the last committed epoch is "
+    + std::to_string(metadata->committed_epochs.back())
+    + ": running the same command again resumes from it";
+}
+
+bool is_node_lost(const caf::error& err) {
+  return err.category() == actors_category
+    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
+}
+
 } // namespace
 
 int run_job(const run_options& opts) {
@@ -135,14 +204,41 @@ int run_job(const run_options& opts) {
       return exit_bad_input;
     }
   }
+  std::map<std::string, node_address> remote;
+  if (!parse_remote_nodes(opts, job_nodes, remote))
+    return exit_bad_input;
+  auto network = network_from_flags(opts.connection_timeout_ms);
+  if (!network) {
+    print_error(describe(network.error()));
+    return exit_bad_input;
+  }
+  distributed_session_options session_opts;
+  session_opts.reconnect_timeout
+    = std::chrono::milliseconds{opts.reconnect_timeout_ms};
+  if (opts.secret_file) {
+    auto secret = read_secret_file(*opts.secret_file);
+    if (!secret) {
+      print_error(describe(secret.error()));
+      return exit_bad_input;
+    }
+    session_opts.secret = std::move(*secret);
+  }
   // Declaration order matters: everything that owns actors is declared
   // after the system, so that it is destroyed (and its actors stopped)
   // before the system shuts down.
   caf::actor_system_config cfg;
-  configure(cfg);
+  if (remote.empty())
+    configure(cfg);
+  else
+    configure_network(cfg, *network);
   cfg.set("scheduler.max-threads", scheduler_threads());
   caf::actor_system sys{cfg};
-  local_session session{sys, ops};
+  distributed_session session{sys, ops, std::move(remote), session_opts};
+  // A wrong address or secret is reported before anything runs.
+  if (auto err = session.connect_all()) {
+    print_error("job '" + loaded->name() + "': " + describe(err));
+    return exit_failure;
+  }
   std::unique_ptr<multi_node_checkpoint_manager> manager;
   if (opts.checkpoint_dir)
     manager = std::make_unique<multi_node_checkpoint_manager>(
@@ -150,12 +246,17 @@ int run_job(const run_options& opts) {
   std::unique_ptr<directory_upload_builder> upload;
   if (opts.upload_dir)
     upload = std::make_unique<directory_upload_builder>(*opts.upload_dir);
+  job_runner_options runner_opts;
+  runner_opts.max_node_failures = opts.max_failures;
   job_runner runner{std::move(*loaded), manager.get(), opts.resume_from,
-                    upload.get()};
+                    upload.get(), runner_opts};
   auto epochs = runner.train(session);
   if (!epochs) {
-    print_error("job '" + runner.get_job().name()
-                + "' failed: " + describe(epochs.error()));
+    auto text = "job '" + runner.get_job().name()
+      + "' failed: " + describe(epochs.error());
+    if (is_node_lost(epochs.error()))
+      text += rerun_hint(opts);
+    print_error(text);
     return exit_failure;
   }
   for (auto& spec : fetches) {

@@ -21,10 +21,23 @@ struct run_options {
   std::optional<std::string> upload_dir;
   /// "NODE:BLOB" blobs printed after the job, in this order.
   std::vector<std::string> fetches;
+  /// "NAME=HOST:PORT": node NAME runs on the daemon at HOST:PORT; the
+  /// others in this process.
+  std::vector<std::string> remote_nodes;
+  /// The secret shared with the daemons.
+  std::optional<std::string> secret_file;
+  /// Lost nodes the job survives (reconnecting, reloading the last
+  /// committed epoch).
+  int max_failures = 0;
+  /// A daemon silent this long is lost (heartbeats every fifth of it).
+  int64_t connection_timeout_ms = 5000;
+  /// How long a lost node's address is retried before giving up.
+  int64_t reconnect_timeout_ms = 30000;
 };
 
 /// Runs `epochrt run`: checks every argument and loads the job before
-/// anything runs or is written, runs the job on a local session, then prints
+/// anything runs or is written, runs the job — on a local session, or on a
+/// distributed session when nodes are remote — then prints
 /// one "NODE:BLOB=v1,v2,..." line per fetch and a last "epochs=N" line to
 /// stdout. Returns the process exit code (cli_output.hpp): exit_bad_input
 /// for bad arguments, a bad job file or an epoch that is not committed;

@@ -1,0 +1,23 @@
+#include "tools/network_flags.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "actors/actors_errc.hpp"
+
+namespace epochrt::cli {
+
+caf::expected<network_options>
+network_from_flags(int64_t connection_timeout_ms) {
+  if (connection_timeout_ms < 250 || connection_timeout_ms > 3600 * 1000)
+    return make_error(actors_errc::invalid_argument,
+                      "--connection-timeout-ms: from 250 to 3600000, got "
+                        + std::to_string(connection_timeout_ms));
+  network_options result;
+  result.connection_timeout = std::chrono::milliseconds{connection_timeout_ms};
+  result.heartbeat_interval = std::chrono::milliseconds{
+    std::max<int64_t>(50, connection_timeout_ms / 5)};
+  return result;
+}
+
+} // namespace epochrt::cli

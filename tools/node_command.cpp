@@ -1,0 +1,94 @@
+#include "tools/node_command.hpp"
+
+#include <csignal>
+#include <iostream>
+#include <memory>
+#include <pthread.h>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+
+#include "actors/actors_errc.hpp"
+#include "actors/detail/log.hpp"
+#include "actors/network.hpp"
+#include "actors/node_address.hpp"
+#include "actors/node_server.hpp"
+#include "actors/secret_file.hpp"
+#include "runtime/builtin_ops.hpp"
+#include "runtime/op_registry.hpp"
+#include "tools/cli_output.hpp"
+#include "tools/network_flags.hpp"
+
+namespace epochrt::cli {
+
+namespace {
+
+// Blocks SIGINT and SIGTERM in this thread and in every thread started
+// after it (CAF's), so that sigwait below receives them.
+sigset_t block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+} // namespace
+
+int run_node(const node_options& opts) {
+  auto address = node_address::parse(opts.listen, true);
+  if (!address) {
+    print_error("--listen: " + describe(address.error()));
+    return exit_bad_input;
+  }
+  auto network = network_from_flags(opts.connection_timeout_ms);
+  if (!network) {
+    print_error(describe(network.error()));
+    return exit_bad_input;
+  }
+  node_server_options options;
+  options.host = address->host;
+  options.port = address->port;
+  options.checkpoint_root = opts.checkpoint_root;
+  options.max_tensor_bytes = opts.max_tensor_bytes;
+  if (opts.secret_file) {
+    auto secret = read_secret_file(*opts.secret_file);
+    if (!secret) {
+      print_error(describe(secret.error()));
+      return exit_bad_input;
+    }
+    options.secret = std::move(*secret);
+  }
+  if (opts.max_tensor_bytes == 0) {
+    print_error("--max-tensor-bytes must be positive");
+    return exit_bad_input;
+  }
+  auto signals = block_stop_signals();
+  auto ops = std::make_shared<op_registry>();
+  add_builtin_ops(*ops);
+  caf::actor_system_config cfg;
+  configure_network(cfg, *network);
+  caf::actor_system sys{cfg};
+  auto server = node_server::start(sys, ops, std::move(options));
+  if (!server) {
+    print_error(describe(server.error()));
+    auto& err = server.error();
+    return err.code() == static_cast<uint8_t>(actors_errc::invalid_argument)
+               ? exit_bad_input
+               : exit_failure;
+  }
+  auto where = node_address{address->host, (*server)->port()}.str();
+  detail::log().info("node daemon listening on {}, checkpoints under {}{}",
+                     where, (*server)->checkpoint_root(),
+                     opts.secret_file ? ", secret required" : "");
+  std::cout << "listening on " << where << std::endl;
+  int received = 0;
+  sigwait(&signals, &received);
+  detail::log().info("{}: shutting down", received == SIGINT ? "SIGINT"
+                                                             : "SIGTERM");
+  (*server)->stop();
+  return exit_ok;
+}
+
+} // namespace epochrt::cli

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace epochrt::cli {
+
+/// The arguments of `epochrt node`.
+struct node_options {
+  /// "HOST:PORT" to listen on; port 0 picks a free one.
+  std::string listen = "127.0.0.1:0";
+  /// Where the attached nodes' checkpoints and files go.
+  std::string checkpoint_root = ".";
+  /// The file holding the secret masters must prove they know.
+  std::optional<std::string> secret_file;
+  /// Largest tensor a master may send.
+  uint64_t max_tensor_bytes = uint64_t{1} << 30;
+  /// A master silent this long is dropped (heartbeats every fifth of it).
+  int64_t connection_timeout_ms = 5000;
+};
+
+/// Runs `epochrt node`: a node daemon that serves one master at a time
+/// until SIGINT or SIGTERM. Prints "listening on HOST:PORT" to stdout once
+/// it accepts connections; logs to stderr. Returns the exit code: 0 after a
+/// signal, exit_bad_input for bad arguments (a non-loopback address
+/// without a secret, a bad secret file), exit_failure when the address
+/// cannot be listened on.
+int run_node(const node_options& opts);
+
+} // namespace epochrt::cli
