@@ -167,6 +167,11 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
                       "used, or made for another node)");
   }
   st.challenges.erase(i);
+  if (!msg.declined.empty()) {
+    detail::log().warn("master {} declined to attach node {}: {}", peer,
+                       msg.node, msg.declined);
+    return make_error(actors_errc::auth_failed, "declined: " + msg.declined);
+  }
   if (auto err = check_proof(st, msg, peer))
     return err;
   if (auto other = other_master(st, sender->node()))

@@ -172,10 +172,15 @@ void handshake(proxy_ptr self, caf::response_promise rp) {
       [self, rp, fail, nonce, timeout](remote_challenge& ch) mutable {
         auto& st = self->state;
         if (auto err = check_challenge(st, ch, nonce)) {
+          // Tell the daemon why, so that its log shows the failure too;
+          // no proof of ours goes to a daemon we do not trust.
+          self->send(st.gatekeeper,
+                     remote_attach{st.cfg.name, ch.nonce, {},
+                                   error_text(err)});
           fail(std::move(err));
           return;
         }
-        remote_attach attach{st.cfg.name, ch.nonce, {}};
+        remote_attach attach{st.cfg.name, ch.nonce, {}, {}};
         if (st.cfg.secret)
           attach.proof = detail::make_proof(*st.cfg.secret,
                                             detail::prover::master, ch.nonce,

@@ -44,11 +44,15 @@ struct remote_challenge {
 };
 
 /// Master: the node to attach and its proof over the daemon's nonce (empty
-/// without a secret).
+/// without a secret). A non-empty `declined` says why the master will not
+/// use this daemon (its proof was wrong, or only one side has a secret):
+/// the daemon logs it and attaches nothing, so both sides report the
+/// failure.
 struct remote_attach {
   std::string node;
   std::vector<char> nonce;
   std::vector<char> proof;
+  std::string declined;
 };
 
 /// Daemon: the actor that hosts the node for this master — job, workspace
@@ -83,7 +87,7 @@ typename Inspector::result_type inspect(Inspector& f, remote_challenge& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, remote_attach& x) {
   return f(caf::meta::type_name("epochrt::remote_attach"), x.node, x.nonce,
-           x.proof);
+           x.proof, x.declined);
 }
 
 template <class Inspector>
