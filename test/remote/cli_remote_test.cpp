@@ -1,0 +1,376 @@
+// Jobs across node daemons through the `epochrt` command: every process
+// real, every socket on 127.0.0.1, every wait bounded.
+
+#define BOOST_TEST_MODULE remote
+#include <boost/test/unit_test.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "test/remote/daemon_process.hpp"
+#include "test/support/process_runner.hpp"
+#include "test/support/temp_dir.hpp"
+
+namespace fs = std::filesystem;
+
+using namespace std::chrono_literals;
+using epochrt::test::background_process;
+using epochrt::test::daemon_process;
+using epochrt::test::eventually;
+using epochrt::test::process_result;
+using epochrt::test::process_runner;
+using epochrt::test::read_text;
+using epochrt::test::temp_dir;
+
+namespace {
+
+const std::string pipeline3 = EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline3.json";
+
+// Every node of pipeline3.json ends with this total after epoch 4.
+const std::string final_total = "145";
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string value_of(const std::string& out, const std::string& key) {
+  std::istringstream in{out};
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key + "=", 0) == 0)
+      return line.substr(key.size() + 1);
+  return "<missing>";
+}
+
+process_result cli(const std::vector<std::string>& args) {
+  return process_runner{EPOCHRT_CLI, 60s}.run(args);
+}
+
+// pipeline3.json with a pause before every task, so that a daemon can be
+// killed or frozen in the middle of an epoch.
+std::string write_paced_job(const temp_dir& dir) {
+  auto text = read_text(pipeline3);
+  text = std::regex_replace(text, std::regex{"\"ops\": \\["},
+                            "\"ops\": [{\"type\": \"Sleep\", \"args\": "
+                            "{\"ms\": 150}},");
+  auto path = dir.sub("paced.json");
+  std::ofstream{path} << text;
+  return path;
+}
+
+std::string write_secret(const temp_dir& dir, const std::string& name,
+                         const std::string& secret) {
+  auto path = dir.sub(name);
+  std::ofstream{path} << secret << '\n';
+  ::chmod(path.c_str(), 0600);
+  return path;
+}
+
+struct three_daemons {
+  temp_dir dir;
+  std::vector<std::unique_ptr<daemon_process>> daemons;
+
+  explicit three_daemons(const std::vector<std::string>& extra = {}) {
+    for (int i = 0; i < 3; ++i)
+      daemons.push_back(std::make_unique<daemon_process>(
+        dir.str(), "d" + std::to_string(i), extra));
+  }
+
+  std::vector<std::string> node_args() const {
+    std::vector<std::string> result;
+    for (size_t i = 0; i < daemons.size(); ++i) {
+      result.push_back("--node");
+      result.push_back("trainer_" + std::to_string(i) + "="
+                       + daemons[i]->address());
+    }
+    return result;
+  }
+
+  std::vector<std::string> run_args(const std::string& job,
+                                    std::vector<std::string> extra = {}) const {
+    std::vector<std::string> args{"run", job, "--checkpoint-dir", "ckpt"};
+    auto nodes = node_args();
+    args.insert(args.end(), nodes.begin(), nodes.end());
+    for (auto node : {"trainer_0", "trainer_1", "trainer_2"}) {
+      args.push_back("--fetch");
+      args.push_back(std::string{node} + ":total");
+    }
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+
+  // A job run in the background, for the cases that hurt a daemon while it
+  // runs; its stderr is polled for progress.
+  std::unique_ptr<background_process> start_run(const std::vector<std::string>& args) {
+    return std::make_unique<background_process>(EPOCHRT_CLI, args,
+                                                dir.sub("run.out"),
+                                                dir.sub("run.err"));
+  }
+
+  bool reached(const std::string& what, std::chrono::milliseconds timeout) {
+    return eventually(
+      [&] { return contains(read_text(dir.sub("run.err")), what); }, timeout);
+  }
+};
+
+void check_totals(const std::string& out) {
+  for (auto node : {"trainer_0", "trainer_1", "trainer_2"})
+    BOOST_TEST(value_of(out, std::string{node} + ":total") == final_total,
+               node);
+  BOOST_TEST(value_of(out, "epochs") == "4");
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(jobs_across_daemons)
+
+BOOST_AUTO_TEST_CASE(pipeline3_over_three_daemons_ends_as_in_process) {
+  three_daemons d;
+  auto local = cli({"run", pipeline3, "--fetch", "trainer_0:total", "--fetch",
+                    "trainer_1:total", "--fetch", "trainer_2:total"});
+  BOOST_REQUIRE_EQUAL(local.exit_code, 0);
+  auto args = d.run_args(pipeline3);
+  args[3] = d.dir.sub("ckpt");
+  auto remote = cli(args);
+  BOOST_REQUIRE_MESSAGE(remote.exit_code == 0, remote.err);
+  BOOST_TEST(remote.out == local.out);
+  check_totals(remote.out);
+}
+
+BOOST_AUTO_TEST_CASE(each_daemon_keeps_its_nodes_checkpoints_in_its_root) {
+  three_daemons d;
+  auto args = d.run_args(pipeline3);
+  auto remote = cli(args);
+  BOOST_REQUIRE_MESSAGE(remote.exit_code == 0, remote.err);
+  for (int i = 0; i < 3; ++i) {
+    auto node = "trainer_" + std::to_string(i);
+    auto& root = d.daemons[i]->root();
+    for (int epoch = 0; epoch <= 4; ++epoch)
+      BOOST_TEST(fs::is_directory(root + "/ckpt/" + node + "."
+                                  + std::to_string(epoch)),
+                 node << " epoch " << epoch);
+    // No daemon holds another node's checkpoints.
+    for (int j = 0; j < 3; ++j)
+      if (j != i)
+        BOOST_TEST(!fs::exists(root + "/ckpt/trainer_" + std::to_string(j)
+                               + ".0"));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_finished_job_rerun_over_daemons_changes_nothing) {
+  three_daemons d;
+  auto args = d.run_args(pipeline3);
+  args[3] = d.dir.sub("ckpt");
+  BOOST_REQUIRE_EQUAL(cli(args).exit_code, 0);
+  auto again = cli(args);
+  BOOST_REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+  check_totals(again.out);
+  BOOST_TEST(contains(again.err, "had stopped after epoch 4"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(losing_a_daemon)
+
+BOOST_AUTO_TEST_CASE(a_killed_daemon_stops_the_job_naming_node_and_epoch) {
+  three_daemons d;
+  auto job = write_paced_job(d.dir);
+  auto args = d.run_args(job);
+  args[3] = d.dir.sub("ckpt");
+  auto run = d.start_run(args);
+  BOOST_REQUIRE(d.reached("starting epoch 2", 20s));
+  d.daemons[1]->kill();
+  auto code = run->wait(20s);
+  auto err = read_text(d.dir.sub("run.err"));
+  BOOST_TEST(code == 1);
+  BOOST_TEST(contains(err, "node trainer_1 (epoch group, epoch 2)"), err);
+  BOOST_TEST(contains(err, "running the same command again resumes"), err);
+  // The daemon comes back (a supervisor would restart it); the same command
+  // resumes from the last committed epoch and ends with the right totals.
+  d.daemons[1]->restart();
+  auto rerun = cli(args);
+  BOOST_REQUIRE_MESSAGE(rerun.exit_code == 0, rerun.err);
+  BOOST_TEST(contains(rerun.err, "resuming from epoch"), rerun.err);
+  check_totals(rerun.out);
+}
+
+BOOST_AUTO_TEST_CASE(with_max_failures_the_job_survives_a_restarted_daemon) {
+  three_daemons d;
+  auto job = write_paced_job(d.dir);
+  auto args = d.run_args(job, {"--max-failures", "2"});
+  args[3] = d.dir.sub("ckpt");
+  auto run = d.start_run(args);
+  BOOST_REQUIRE(d.reached("starting epoch 2", 20s));
+  d.daemons[1]->kill();
+  BOOST_REQUIRE(d.reached("recovering (failure 1 of at most 2)", 20s));
+  d.daemons[1]->restart();
+  auto code = run->wait(30s);
+  auto out = read_text(d.dir.sub("run.out"));
+  auto err = read_text(d.dir.sub("run.err"));
+  BOOST_REQUIRE_MESSAGE(code == 0, err);
+  BOOST_TEST(contains(err, "node trainer_1 is back"), err);
+  check_totals(out);
+}
+
+BOOST_AUTO_TEST_CASE(with_max_failures_a_node_that_never_returns_fails_the_job) {
+  three_daemons d;
+  auto job = write_paced_job(d.dir);
+  auto args = d.run_args(job, {"--max-failures", "1", "--reconnect-timeout-ms",
+                               "1000"});
+  args[3] = d.dir.sub("ckpt");
+  auto run = d.start_run(args);
+  BOOST_REQUIRE(d.reached("starting epoch 2", 20s));
+  d.daemons[1]->kill();
+  auto code = run->wait(30s);
+  auto err = read_text(d.dir.sub("run.err"));
+  BOOST_TEST(code == 1);
+  BOOST_TEST(contains(err, "did not come back"), err);
+}
+
+BOOST_AUTO_TEST_CASE(a_frozen_daemon_is_noticed_within_the_connection_timeout) {
+  three_daemons d({"--connection-timeout-ms", "1000"});
+  auto job = write_paced_job(d.dir);
+  auto args = d.run_args(job, {"--connection-timeout-ms", "1000"});
+  args[3] = d.dir.sub("ckpt");
+  auto run = d.start_run(args);
+  BOOST_REQUIRE(d.reached("starting epoch 2", 20s));
+  d.daemons[2]->signal(SIGSTOP);
+  auto frozen_at = std::chrono::steady_clock::now();
+  auto code = run->wait(15s);
+  auto noticed_after = std::chrono::steady_clock::now() - frozen_at;
+  d.daemons[2]->signal(SIGCONT);
+  auto err = read_text(d.dir.sub("run.err"));
+  BOOST_TEST(code == 1);
+  BOOST_TEST(contains(err, "node trainer_2"), err);
+  BOOST_TEST(contains(err, "stopped answering heartbeats"), err);
+  // The configured 1 s, plus one heartbeat and scheduling slack.
+  auto noticed_ms
+    = std::chrono::duration_cast<std::chrono::milliseconds>(noticed_after)
+        .count();
+  BOOST_TEST(noticed_ms < 4000);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(refusals)
+
+BOOST_AUTO_TEST_CASE(a_wrong_secret_is_refused_on_both_sides_and_the_daemon_serves_on) {
+  temp_dir dir;
+  auto good = write_secret(dir, "good", "the-right-secret-0123456789");
+  auto bad = write_secret(dir, "bad", "a-wrong-secret-9876543210");
+  daemon_process daemon{dir.str(), "d", {"--secret-file", good}};
+  auto node = "trainer_0=" + daemon.address();
+  auto refused = cli({"run", EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json",
+                      "--node", node, "--secret-file", bad});
+  BOOST_TEST(refused.exit_code == 1);
+  BOOST_TEST(contains(refused.err, "wrong secret"), refused.err);
+  BOOST_TEST(eventually([&] { return contains(daemon.log(), "wrong secret"); },
+                        5s),
+             daemon.log());
+  auto served = cli({"run", EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json",
+                     "--node", node, "--secret-file", good, "--fetch",
+                     "trainer_0:total"});
+  BOOST_REQUIRE_MESSAGE(served.exit_code == 0, served.err);
+  BOOST_TEST(value_of(served.out, "trainer_0:total") == final_total);
+}
+
+BOOST_AUTO_TEST_CASE(a_master_without_the_secret_is_refused) {
+  temp_dir dir;
+  auto good = write_secret(dir, "good", "the-right-secret-0123456789");
+  daemon_process daemon{dir.str(), "d", {"--secret-file", good}};
+  auto refused = cli({"run", EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json",
+                      "--node", "trainer_0=" + daemon.address()});
+  BOOST_TEST(refused.exit_code == 1);
+  BOOST_TEST(contains(refused.err, "requires a secret"), refused.err);
+  BOOST_TEST(eventually(
+               [&] { return contains(daemon.log(), "requires a secret"); }, 5s),
+             daemon.log());
+  BOOST_TEST(daemon.running());
+}
+
+BOOST_AUTO_TEST_CASE(a_daemon_without_the_secret_is_not_trusted) {
+  temp_dir dir;
+  auto secret = write_secret(dir, "s", "the-right-secret-0123456789");
+  daemon_process daemon{dir.str(), "d"};
+  auto refused = cli({"run", EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json",
+                      "--node", "trainer_0=" + daemon.address(),
+                      "--secret-file", secret});
+  BOOST_TEST(refused.exit_code == 1);
+  BOOST_TEST(contains(refused.err, "has no secret"), refused.err);
+}
+
+BOOST_AUTO_TEST_CASE(listening_beyond_loopback_needs_a_secret) {
+  temp_dir dir;
+  auto refused = cli({"node", "--listen", "0.0.0.0:0", "--checkpoint-root",
+                      dir.sub("root")});
+  BOOST_TEST(refused.exit_code == 2);
+  BOOST_TEST(contains(refused.err, "refusing to listen on 0.0.0.0 without a "
+                                   "secret"),
+             refused.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_second_master_is_refused_while_the_first_runs) {
+  temp_dir dir;
+  daemon_process daemon{dir.str(), "d"};
+  auto job_text = read_text(EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json");
+  job_text = std::regex_replace(job_text, std::regex{"\"ops\": \\["},
+                                "\"ops\": [{\"type\": \"Sleep\", \"args\": "
+                                "{\"ms\": 200}},");
+  std::ofstream{dir.sub("paced.json")} << job_text;
+  auto node = "trainer_0=" + daemon.address();
+  background_process first{EPOCHRT_CLI,
+                           {"run", dir.sub("paced.json"), "--node", node},
+                           dir.sub("first.out"),
+                           dir.sub("first.err")};
+  BOOST_REQUIRE(eventually(
+    [&] { return contains(read_text(dir.sub("first.err")), "starting epoch 1"); },
+    20s));
+  auto second = cli({"run", dir.sub("paced.json"), "--node", node});
+  BOOST_TEST(second.exit_code == 1);
+  BOOST_TEST(contains(second.err, "serves another master"), second.err);
+  BOOST_TEST(first.wait(30s) == 0);
+  // Once the first master is gone, the next one is served.
+  auto third = cli({"run", EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json",
+                    "--node", node});
+  BOOST_TEST(third.exit_code == 0, third.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_daemon_stops_cleanly_on_sigterm_and_sigint) {
+  temp_dir dir;
+  for (auto sig : {SIGTERM, SIGINT}) {
+    daemon_process daemon{dir.str(), "d" + std::to_string(sig)};
+    daemon.signal(sig);
+    BOOST_TEST(daemon.wait(10s) == 0);
+    BOOST_TEST(contains(daemon.log(), "shutting down"));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_node_not_in_the_job_is_bad_input) {
+  auto refused = cli({"run", pipeline3, "--node", "nobody=127.0.0.1:1"});
+  BOOST_TEST(refused.exit_code == 2);
+  BOOST_TEST(contains(refused.err, "the job has no node 'nobody'"));
+  auto bad_address = cli({"run", pipeline3, "--node", "trainer_0=nowhere"});
+  BOOST_TEST(bad_address.exit_code == 2);
+  BOOST_TEST(contains(bad_address.err, "HOST:PORT"));
+}
+
+BOOST_AUTO_TEST_CASE(an_unreachable_daemon_is_reported_before_anything_runs) {
+  temp_dir dir;
+  // A port that was just free: nothing listens there.
+  int port = 0;
+  {
+    daemon_process daemon{dir.str(), "gone"};
+    port = daemon.port();
+    daemon.kill();
+  }
+  auto refused = cli({"run", pipeline3, "--checkpoint-dir", dir.sub("ckpt"),
+                      "--node", "trainer_0=127.0.0.1:" + std::to_string(port)});
+  BOOST_TEST(refused.exit_code == 1);
+  BOOST_TEST(contains(refused.err, "no daemon listens there"), refused.err);
+  BOOST_TEST(!fs::exists(dir.sub("ckpt")));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

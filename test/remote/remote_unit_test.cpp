@@ -1,0 +1,273 @@
+// The pieces of remote nodes that need no second process: addresses,
+// secrets, proofs, and the checks a daemon makes on every request.
+
+#define BOOST_TEST_MODULE remote_unit
+#include <boost/test/unit_test.hpp>
+
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "actors/actors_errc.hpp"
+#include "actors/detail/proof.hpp"
+#include "actors/node_address.hpp"
+#include "actors/request_validation.hpp"
+#include "actors/secret_file.hpp"
+#include "persistence/path_guard.hpp"
+#include "runtime/builtin_ops.hpp"
+#include "runtime/op_registry.hpp"
+#include "runtime/runtime_errc.hpp"
+#include "test/support/temp_dir.hpp"
+
+using namespace epochrt;
+using epochrt::test::temp_dir;
+
+namespace {
+
+bool rejected(const caf::error& err) {
+  return err.category() == actors_category
+         && err.code() == static_cast<uint8_t>(actors_errc::rejected);
+}
+
+bool says(const caf::error& err, const std::string& part) {
+  return error_text(err).find(part) != std::string::npos;
+}
+
+std::string write_file(const temp_dir& dir, const std::string& name,
+                       const std::string& text, mode_t mode) {
+  auto path = dir.sub(name);
+  std::ofstream{path} << text;
+  ::chmod(path.c_str(), mode);
+  return path;
+}
+
+struct ops_fixture {
+  op_registry ops;
+  request_limits limits;
+  ops_fixture() {
+    add_builtin_ops(ops);
+    limits.max_tensor_bytes = 1024;
+  }
+
+  static op_def op(std::string type, std::vector<std::string> outputs = {},
+                   std::map<std::string, tensor> args = {}) {
+    op_def result;
+    result.type = std::move(type);
+    result.outputs = std::move(outputs);
+    result.args = std::move(args);
+    return result;
+  }
+
+  static run_tasks tasks_with(op_def the_op, std::string node = "n1") {
+    task_def task;
+    task.name = "t";
+    task.node = std::move(node);
+    task.steps.push_back(step_def{"s", {std::move(the_op)}, 1, ""});
+    return run_tasks{"epoch", 1, {std::move(task)}};
+  }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(addresses)
+
+BOOST_AUTO_TEST_CASE(host_and_port_parse) {
+  auto x = node_address::parse("127.0.0.1:7001");
+  BOOST_REQUIRE(x);
+  BOOST_TEST(x->host == "127.0.0.1");
+  BOOST_TEST(x->port == 7001);
+  BOOST_TEST(x->str() == "127.0.0.1:7001");
+}
+
+BOOST_AUTO_TEST_CASE(ipv6_literals_are_bracketed) {
+  auto x = node_address::parse("[::1]:9");
+  BOOST_REQUIRE(x);
+  BOOST_TEST(x->host == "::1");
+  BOOST_TEST(x->str() == "[::1]:9");
+}
+
+BOOST_AUTO_TEST_CASE(malformed_addresses_are_refused_with_the_reason) {
+  for (auto text : {"127.0.0.1", ":80", "host:", "host:0", "host:65536",
+                    "host:12a", "::1:80", "[::1]80"})
+    BOOST_TEST(!static_cast<bool>(node_address::parse(text)), text);
+  auto err = node_address::parse("host:99999").error();
+  BOOST_TEST(says(err, "from 1 to 65535"));
+}
+
+BOOST_AUTO_TEST_CASE(port_zero_is_for_listeners_only) {
+  BOOST_TEST(!static_cast<bool>(node_address::parse("127.0.0.1:0")));
+  BOOST_TEST(static_cast<bool>(node_address::parse("127.0.0.1:0", true)));
+}
+
+BOOST_AUTO_TEST_CASE(only_loopback_addresses_count_as_loopback) {
+  BOOST_TEST(is_loopback("127.0.0.1"));
+  BOOST_TEST(is_loopback("127.1.2.3"));
+  BOOST_TEST(is_loopback("::1"));
+  BOOST_TEST(is_loopback("localhost"));
+  BOOST_TEST(!is_loopback("0.0.0.0"));
+  BOOST_TEST(!is_loopback("10.0.0.1"));
+  BOOST_TEST(!is_loopback("::"));
+  BOOST_TEST(!is_loopback("example.com"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(secrets)
+
+BOOST_AUTO_TEST_CASE(a_private_secret_file_is_read_without_its_line_break) {
+  temp_dir dir;
+  auto path = write_file(dir, "s", "0123456789abcdefXYZ\n", 0600);
+  auto secret = read_secret_file(path);
+  BOOST_REQUIRE(secret);
+  BOOST_TEST(*secret == "0123456789abcdefXYZ");
+}
+
+BOOST_AUTO_TEST_CASE(a_secret_file_others_can_read_is_refused) {
+  temp_dir dir;
+  auto path = write_file(dir, "s", "0123456789abcdefXYZ", 0644);
+  auto secret = read_secret_file(path);
+  BOOST_REQUIRE(!secret);
+  BOOST_TEST(says(secret.error(), "chmod 600"));
+}
+
+BOOST_AUTO_TEST_CASE(a_short_or_missing_secret_is_refused) {
+  temp_dir dir;
+  BOOST_TEST(!static_cast<bool>(read_secret_file(write_file(dir, "s", "short\n", 0600))));
+  BOOST_TEST(!static_cast<bool>(read_secret_file(dir.sub("missing"))));
+}
+
+BOOST_AUTO_TEST_CASE(proofs_depend_on_secret_nonce_node_and_prover) {
+  auto nonce = detail::make_nonce();
+  BOOST_TEST(nonce.size() == detail::nonce_size);
+  BOOST_TEST(detail::make_nonce() != nonce);
+  auto proof = detail::make_proof("secret-1234567890", detail::prover::master,
+                                  nonce, "n1");
+  BOOST_TEST(detail::same_proof(proof,
+                                detail::make_proof("secret-1234567890",
+                                                   detail::prover::master,
+                                                   nonce, "n1")));
+  BOOST_TEST(!detail::same_proof(proof,
+                                 detail::make_proof("secret-1234567891",
+                                                    detail::prover::master,
+                                                    nonce, "n1")));
+  BOOST_TEST(!detail::same_proof(proof,
+                                 detail::make_proof("secret-1234567890",
+                                                    detail::prover::daemon,
+                                                    nonce, "n1")));
+  BOOST_TEST(!detail::same_proof(proof,
+                                 detail::make_proof("secret-1234567890",
+                                                    detail::prover::master,
+                                                    detail::make_nonce(),
+                                                    "n1")));
+  BOOST_TEST(!detail::same_proof(proof,
+                                 detail::make_proof("secret-1234567890",
+                                                    detail::prover::master,
+                                                    nonce, "n2")));
+  BOOST_TEST(!detail::same_proof(proof, std::vector<char>{}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(paths_under_a_root)
+
+BOOST_AUTO_TEST_CASE(absolute_paths_are_placed_under_the_root) {
+  temp_dir root;
+  auto placed = resolve_under(root.str(), "/ckpt/job/n1.3");
+  BOOST_REQUIRE(placed);
+  BOOST_TEST(*placed == root.str() + "/ckpt/job/n1.3");
+}
+
+BOOST_AUTO_TEST_CASE(dot_dot_cannot_leave_the_root) {
+  temp_dir root;
+  BOOST_TEST(!static_cast<bool>(resolve_under(root.str(), "../escape")));
+  BOOST_TEST(!static_cast<bool>(resolve_under(root.str(), "/a/../../escape")));
+  BOOST_TEST(!static_cast<bool>(resolve_under(root.str(), "/")));
+  BOOST_TEST(!static_cast<bool>(resolve_under(root.str(), "")));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(request_checks, ops_fixture)
+
+BOOST_AUTO_TEST_CASE(well_formed_tasks_pass) {
+  auto msg = tasks_with(op("ConstantFill", {"x"},
+                           {{"shape", make_tensor<int64_t>({1}, {4})},
+                            {"value", make_scalar<double>(1.0)}}));
+  BOOST_TEST(!static_cast<bool>(check_tasks(msg, "n1", ops, limits, {})));
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_op_is_rejected_naming_it) {
+  auto msg = tasks_with(op("NoSuchOp", {"x"}));
+  auto err = check_tasks(msg, "n1", ops, limits, {});
+  BOOST_TEST(rejected(err));
+  BOOST_TEST(says(err, "NoSuchOp"));
+}
+
+BOOST_AUTO_TEST_CASE(tasks_for_another_node_are_rejected) {
+  auto msg = tasks_with(op("CreateCounter", {"c"}), "n2");
+  auto err = check_tasks(msg, "n1", ops, limits, {});
+  BOOST_TEST(rejected(err));
+  BOOST_TEST(says(err, "not for node 'n1'"));
+}
+
+BOOST_AUTO_TEST_CASE(invalid_blob_names_are_rejected) {
+  auto msg = tasks_with(op("CreateCounter", {"has space"}));
+  BOOST_TEST(rejected(check_tasks(msg, "n1", ops, limits, {})));
+  put_blobs put;
+  put.blobs.push_back(blob_value{"", make_scalar<int64_t>(1)});
+  BOOST_TEST(rejected(check_put(put, limits)));
+  BOOST_TEST(rejected(check_fetch(fetch_blobs{{"tab\tname"}})));
+}
+
+BOOST_AUTO_TEST_CASE(a_tensor_over_the_limit_is_rejected_naming_the_limit) {
+  put_blobs put;
+  put.blobs.push_back(
+    blob_value{"big", make_tensor<float>({512}, std::vector<float>(512))});
+  auto err = check_put(put, limits);
+  BOOST_TEST(rejected(err));
+  BOOST_TEST(says(err, "at most 1024"));
+  auto msg = tasks_with(
+    op("GivenTensorFill", {"x"},
+       {{"shape", make_tensor<int64_t>({1}, {512})},
+        {"values", make_tensor<double>({512}, std::vector<double>(512))}}));
+  BOOST_TEST(rejected(check_tasks(msg, "n1", ops, limits, {})));
+}
+
+BOOST_AUTO_TEST_CASE(a_shape_whose_size_overflows_is_rejected) {
+  tensor x;
+  x.type = dtype::u8;
+  x.shape = {int64_t{1} << 32, int64_t{1} << 32};
+  auto err = check_tensor(x, "x", limits);
+  BOOST_TEST(rejected(err));
+  x.shape = {-1};
+  BOOST_TEST(rejected(check_tensor(x, "x", limits)));
+}
+
+BOOST_AUTO_TEST_CASE(a_malformed_tensor_is_rejected) {
+  auto x = make_tensor<int32_t>({2}, {1, 2});
+  x.data.pop_back();
+  BOOST_TEST(says(check_tensor(x, "x", limits), "malformed"));
+}
+
+BOOST_AUTO_TEST_CASE(path_arguments_are_placed_under_the_file_root) {
+  temp_dir root;
+  auto msg = tasks_with(
+    op("CopyDirectory", {},
+       {{"source", make_string_tensor({}, {"/ckpt/n1.3"})},
+        {"destination", make_string_tensor({}, {"up/n1.3"})}}));
+  BOOST_REQUIRE(!check_tasks(msg, "n1", ops, limits, root.str()));
+  auto& args = msg.tasks[0].steps[0].ops[0].args;
+  BOOST_TEST(args.at("source").strings[0] == root.str() + "/ckpt/n1.3");
+  BOOST_TEST(args.at("destination").strings[0] == root.str() + "/up/n1.3");
+}
+
+BOOST_AUTO_TEST_CASE(a_path_argument_leaving_the_root_is_rejected) {
+  temp_dir root;
+  auto msg = tasks_with(
+    op("CopyDirectory", {},
+       {{"source", make_string_tensor({}, {"../../etc"})},
+        {"destination", make_string_tensor({}, {"x"})}}));
+  BOOST_TEST(rejected(check_tasks(msg, "n1", ops, limits, root.str())));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
