@@ -12,6 +12,7 @@
 #include "messages/manager_protocol.hpp"
 #include "persistence/db_name.hpp"
 #include "persistence/file_metadata_handler.hpp"
+#include "runtime/workspace.hpp"
 
 namespace epochrt {
 
@@ -137,6 +138,21 @@ caf::expected<bool> basic_checkpoint_manager::load_blobs_locally(
   detail::log().info("loaded {} blobs from the checkpoints of epoch {}",
                      blob_names.size(), epoch);
   return true;
+}
+
+caf::expected<size_t>
+basic_checkpoint_manager::read_blobs(const std::vector<std::string>& blob_names,
+                                     int64_t epoch, workspace& into) {
+  auto values = detail::blocking_request<blob_values>(
+    sys_, actor_, margin(options_.timeout), ckpt_read{epoch, blob_names});
+  if (!values)
+    return std::move(values.error());
+  std::vector<std::pair<std::string, tensor>> blobs;
+  for (auto& blob : values->blobs)
+    blobs.emplace_back(std::move(blob.name), std::move(blob.value));
+  auto count = blobs.size();
+  into.set_all(std::move(blobs));
+  return count;
 }
 
 caf::error basic_checkpoint_manager::save(int64_t epoch) {

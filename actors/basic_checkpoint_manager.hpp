@@ -17,6 +17,7 @@ namespace epochrt {
 
 class metadata_handler;
 class session;
+class workspace;
 
 /// Options of a checkpoint manager.
 struct checkpoint_options {
@@ -67,6 +68,14 @@ public:
   caf::expected<bool>
   load_blobs_locally(session& sess, const std::vector<std::string>& nodes,
                      const std::vector<std::string>& blob_names, int64_t epoch);
+
+  /// Reads `blob_names` from every bound node's checkpoint of `epoch` —
+  /// wherever the node runs — and stores them in `into`, a workspace of
+  /// this process (the master's). Names no checkpoint holds are skipped; a
+  /// name two nodes' checkpoints both hold is actors_errc::invalid_argument
+  /// and nothing is stored. Returns how many blobs were stored. Needs `init`.
+  caf::expected<size_t> read_blobs(const std::vector<std::string>& blob_names,
+                                   int64_t epoch, workspace& into);
 
   /// True when every node's checkpoint of `epoch` exists and is complete.
   caf::expected<bool> check_db_exists(int64_t epoch);

@@ -166,6 +166,28 @@ caf::expected<bool> job_runner::load_blobs_from_checkpoints(
   return result;
 }
 
+caf::expected<bool> job_runner::load_blobs_from_checkpoints(
+  const std::vector<std::string>& blob_names, int64_t epoch, session& sess,
+  workspace& into) {
+  if (manager_ == nullptr)
+    return make_error(actors_errc::no_checkpoint_manager,
+                      "loading blobs from checkpoints needs a checkpoint "
+                      "manager");
+  if (auto err = manager_->init(sess, job_.nodes_to_checkpoint()))
+    return err;
+  auto exists = manager_->check_db_exists(epoch);
+  if (!exists)
+    return std::move(exists.error());
+  if (!*exists)
+    return false;
+  auto read = manager_->read_blobs(blob_names, epoch, into);
+  if (!read)
+    return std::move(read.error());
+  detail::log().info("brought {} blobs of the checkpoints of epoch {} here",
+                     *read, epoch);
+  return true;
+}
+
 caf::error job_runner::save_checkpoints(int64_t epoch, session& sess) {
   if (manager_ == nullptr)
     return make_error(actors_errc::no_checkpoint_manager,

@@ -15,6 +15,7 @@ namespace epochrt {
 class basic_checkpoint_manager;
 class session;
 class upload_task_group_builder;
+class workspace;
 
 /// Options of a job runner.
 struct job_runner_options {
@@ -55,6 +56,13 @@ public:
   caf::expected<bool>
   load_blobs_from_checkpoints(const std::vector<std::string>& blob_names,
                               int64_t epoch, session& sess);
+
+  /// Brings `blob_names` from the checkpoints of `epoch` of every node to
+  /// checkpoint — wherever those nodes run — into `into`, a workspace of
+  /// this process. False when a checkpoint of that epoch does not exist.
+  caf::expected<bool>
+  load_blobs_from_checkpoints(const std::vector<std::string>& blob_names,
+                              int64_t epoch, session& sess, workspace& into);
 
   /// Saves and commits the checkpoints of `epoch`. A checkpoint directory
   /// that cannot be written is logged as a warning and returns no error.
