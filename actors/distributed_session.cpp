@@ -53,8 +53,7 @@ distributed_session::connect(const std::string& name) {
   return node_handle{name, proxy, proxy};
 }
 
-caf::expected<node_handle>
-distributed_session::node(const std::string& name) {
+caf::expected<node_handle> distributed_session::node(const std::string& name) {
   if (!is_remote(name))
     return local_.node(name);
   if (auto problem = node_name_problem(name); !problem.empty())
@@ -79,8 +78,8 @@ caf::error distributed_session::recover_lost_nodes() {
     if (!node.lost->load())
       continue;
     caf::anon_send_exit(node.proxy, caf::exit_reason::user_shutdown);
-    auto deadline = std::chrono::steady_clock::now()
-      + options_.reconnect_timeout;
+    auto deadline
+      = std::chrono::steady_clock::now() + options_.reconnect_timeout;
     auto pause = options_.reconnect_backoff_min;
     for (int attempt = 1;; ++attempt) {
       auto handle = connect(name);

@@ -119,8 +119,8 @@ caf::expected<int64_t> job_runner::train(session& sess) {
                        error_text(err), failures, options_.max_node_failures);
     if (auto failed = recover(sess))
       return make_error(actors_errc::node_lost,
-                        error_text(err) + "; recovery failed: "
-                          + error_text(failed));
+                        error_text(err)
+                          + "; recovery failed: " + error_text(failed));
     // From the last committed epoch, whatever was asked at the start.
     resume_from.reset();
     epochs = run_epochs(sess, resume_from, true);

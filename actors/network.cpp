@@ -18,8 +18,7 @@ void configure_network(caf::actor_system_config& cfg,
           caf::timespan{options.connection_timeout});
   // Our processes talk to each other only: a peer of another application
   // is refused at the handshake.
-  cfg.set("middleman.app-identifiers",
-          std::vector<std::string>{"epochrt-1"});
+  cfg.set("middleman.app-identifiers", std::vector<std::string>{"epochrt-1"});
 }
 
 } // namespace epochrt

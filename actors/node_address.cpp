@@ -13,7 +13,7 @@ std::string node_address::str() const {
 }
 
 caf::expected<node_address> node_address::parse(std::string_view text,
-                                                 bool any_port) {
+                                                bool any_port) {
   auto bad = [&](const std::string& why) {
     return make_error(actors_errc::invalid_argument,
                       "'" + std::string{text} + "' is not HOST:PORT: " + why);

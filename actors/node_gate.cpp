@@ -58,7 +58,8 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
   auto c = shared;
   return {
     [=](run_tasks& msg) {
-      auto problem = check_tasks(msg, c->node, *c->ops, c->limits, c->file_root);
+      auto problem
+        = check_tasks(msg, c->node, *c->ops, c->limits, c->file_root);
       if (problem)
         detail::log().warn("node {}: refused tasks: {}", c->node,
                            error_text(problem));

@@ -93,8 +93,7 @@ void forget_expired(gatekeeper_state& st) {
   }
 }
 
-caf::result<remote_challenge> on_hello(gatekeeper_ptr self,
-                                       remote_hello& msg) {
+caf::result<remote_challenge> on_hello(gatekeeper_ptr self, remote_hello& msg) {
   auto& st = self->state;
   auto& sender = self->current_sender();
   if (!sender)
@@ -110,16 +109,15 @@ caf::result<remote_challenge> on_hello(gatekeeper_ptr self,
     return refuse("a hello carries a nonce of "
                   + std::to_string(detail::nonce_size) + " bytes");
   if (auto other = other_master(st, sender->node()))
-    return refuse("this daemon serves another master ("
-                  + caf::to_string(*other) + ") until it goes away");
+    return refuse("this daemon serves another master (" + caf::to_string(*other)
+                  + ") until it goes away");
   forget_expired(st);
   remote_challenge reply;
   reply.nonce = detail::make_nonce();
   reply.secret_required = st.options.secret.has_value();
   if (st.options.secret)
-    reply.proof = detail::make_proof(*st.options.secret,
-                                     detail::prover::daemon, msg.client_nonce,
-                                     msg.node);
+    reply.proof = detail::make_proof(*st.options.secret, detail::prover::daemon,
+                                     msg.client_nonce, msg.node);
   st.challenges.emplace(reply.nonce,
                         challenge{msg.node, sender->node(),
                                   clock_type::now() + challenge_lifetime});
@@ -131,15 +129,14 @@ caf::error check_proof(gatekeeper_state& st, const remote_attach& msg,
   if (!st.options.secret)
     return {};
   if (msg.proof.empty()) {
-    detail::log().warn("refused master {} for node {}: it has no secret",
-                       peer, msg.node);
+    detail::log().warn("refused master {} for node {}: it has no secret", peer,
+                       msg.node);
     return make_error(actors_errc::auth_failed,
                       "this daemon requires a secret and the master gave "
                       "none (--secret-file)");
   }
-  auto expected = detail::make_proof(*st.options.secret,
-                                     detail::prover::master, msg.nonce,
-                                     msg.node);
+  auto expected = detail::make_proof(*st.options.secret, detail::prover::master,
+                                     msg.nonce, msg.node);
   if (!detail::same_proof(expected, msg.proof)) {
     detail::log().warn("refused master {} for node {}: wrong secret", peer,
                        msg.node);
@@ -175,8 +172,8 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
   if (auto err = check_proof(st, msg, peer))
     return err;
   if (auto other = other_master(st, sender->node()))
-    return refuse("this daemon serves another master ("
-                  + caf::to_string(*other) + ") until it goes away");
+    return refuse("this daemon serves another master (" + caf::to_string(*other)
+                  + ") until it goes away");
   auto& attached = *st.attached;
   // The same master attaching a node again (it reconnected) replaces it.
   if (auto old = attached.find(msg.node); old != attached.end()) {
@@ -188,8 +185,8 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
   x.master = sender->node();
   x.master_actor = sender->address();
   auto ws = std::make_shared<workspace>();
-  x.node = spawn_node(self->system(), msg.node, ws, st.ops,
-                      st.options.task_timeout);
+  x.node
+    = spawn_node(self->system(), msg.node, ws, st.ops, st.options.task_timeout);
   x.persistence = spawn_persistence(self->system(), msg.node, ws, st.root);
   node_gate_config gate_cfg;
   gate_cfg.node = msg.node;
@@ -293,7 +290,8 @@ node_server::start(caf::actor_system& sys,
     return std::move(root.error());
   auto host = options.host;
   auto port = options.port;
-  auto keeper = sys.spawn(gatekeeper, std::move(options), *root, std::move(ops));
+  auto keeper
+    = sys.spawn(gatekeeper, std::move(options), *root, std::move(ops));
   // SO_REUSEADDR: a daemon restarted by its supervisor must get its port
   // back while connections of the one before linger in TIME_WAIT.
   auto bound = sys.middleman().publish(keeper, port, host.c_str(), true);

@@ -166,10 +166,9 @@ checkpoint_status check(const check_checkpoint& msg) {
   return status;
 }
 
-caf::behavior persistence_behavior(caf::event_based_actor* self,
-                                   std::string node,
-                                   std::shared_ptr<workspace> ws,
-                                   std::string root) {
+caf::behavior
+persistence_behavior(caf::event_based_actor* self, std::string node,
+                     std::shared_ptr<workspace> ws, std::string root) {
   // Outcomes of writes started by begin_save, until end_save collects them.
   auto written
     = std::make_shared<std::map<int64_t, caf::expected<checkpoint_stats>>>();

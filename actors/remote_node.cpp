@@ -145,8 +145,7 @@ caf::error check_challenge(const proxy_state& st, const remote_challenge& ch,
                         + " has no secret, so it cannot prove it is the "
                           "daemon this master shares its secret with");
   if (secret
-      && !detail::same_proof(detail::make_proof(*secret,
-                                                detail::prover::daemon,
+      && !detail::same_proof(detail::make_proof(*secret, detail::prover::daemon,
                                                 client_nonce, st.cfg.name),
                              ch.proof))
     return make_error(actors_errc::auth_failed,
@@ -175,16 +174,14 @@ void handshake(proxy_ptr self, caf::response_promise rp) {
           // Tell the daemon why, so that its log shows the failure too;
           // no proof of ours goes to a daemon we do not trust.
           self->send(st.gatekeeper,
-                     remote_attach{st.cfg.name, ch.nonce, {},
-                                   error_text(err)});
+                     remote_attach{st.cfg.name, ch.nonce, {}, error_text(err)});
           fail(std::move(err));
           return;
         }
         remote_attach attach{st.cfg.name, ch.nonce, {}, {}};
         if (st.cfg.secret)
-          attach.proof = detail::make_proof(*st.cfg.secret,
-                                            detail::prover::master, ch.nonce,
-                                            st.cfg.name);
+          attach.proof = detail::make_proof(
+            *st.cfg.secret, detail::prover::master, ch.nonce, st.cfg.name);
         self->request(st.gatekeeper, timeout, std::move(attach))
           .then(
             [self, rp](remote_attached& attached) mutable {
@@ -224,8 +221,8 @@ caf::behavior proxy(proxy_ptr self, remote_node_config cfg,
     if (*gate)
       self->demonitor(*gate);
     for (auto& [id, rp] : *pending)
-      rp.deliver(make_error(actors_errc::node_lost,
-                            name + ": the session ended"));
+      rp.deliver(
+        make_error(actors_errc::node_lost, name + ": the session ended"));
     pending->clear();
   });
   auto t = st.cfg.timeouts;
@@ -280,16 +277,16 @@ caf::expected<remote_node> connect_remote_node(caf::actor_system& sys,
     return make_error(actors_errc::invalid_argument,
                       "remote nodes need CAF's middleman "
                       "(configure_network)");
-  auto gatekeeper = sys.middleman().remote_actor(cfg.address.host,
-                                                 cfg.address.port);
+  auto gatekeeper
+    = sys.middleman().remote_actor(cfg.address.host, cfg.address.port);
   if (!gatekeeper) {
     auto& err = gatekeeper.error();
     auto why = err == caf::sec::cannot_connect_to_node
-                 ? std::string{"no daemon listens there"}
-                 : describe_error(err);
-    return make_error(actors_errc::unreachable, "cannot reach node " + cfg.name
-                                                  + " at " + cfg.address.str()
-                                                  + ": " + why);
+      ? std::string{"no daemon listens there"}
+      : describe_error(err);
+    return make_error(actors_errc::unreachable,
+                      "cannot reach node " + cfg.name + " at "
+                        + cfg.address.str() + ": " + why);
   }
   auto lost = std::make_shared<std::atomic<bool>>(false);
   auto actor = sys.spawn(proxy, cfg, std::move(*gatekeeper), lost);

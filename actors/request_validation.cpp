@@ -48,7 +48,8 @@ caf::error check_op(op_def& op, const std::string& where,
       continue;
     auto placed = resolve_under(file_root, value.strings.front());
     if (!placed)
-      return refuse(where + ": arg '" + name + "': " + error_text(placed.error()));
+      return refuse(where + ": arg '" + name
+                    + "': " + error_text(placed.error()));
     value.strings.front() = std::move(*placed);
   }
   return {};
@@ -76,8 +77,9 @@ caf::error check_tensor(const tensor& x, const std::string& what,
                   + std::to_string(limits.max_tensor_bytes)
                   + " per tensor (--max-tensor-bytes)");
   if (!x.consistent())
-    return refuse(what + " is malformed: its payload does not match its "
-                         "type and shape");
+    return refuse(what
+                  + " is malformed: its payload does not match its "
+                    "type and shape");
   return {};
 }
 

@@ -220,8 +220,7 @@ typename Inspector::result_type inspect(Inspector& f, ckpt_accessible& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_job& x) {
   return f(caf::meta::type_name("epochrt::run_job"), x.resume_from_epoch,
-           x.fall_back,
-           x.reset_workspaces);
+           x.fall_back, x.reset_workspaces);
 }
 
 template <class Inspector>

@@ -140,8 +140,9 @@ int run_main(int argc, char** argv) {
     ->type_name("MS");
 
   auto node = app.add_subcommand(
-    "node", "Serve as a node daemon: host the nodes a master sends here, until "
-            "SIGINT or SIGTERM");
+    "node",
+    "Serve as a node daemon: host the nodes a master sends here, until "
+    "SIGINT or SIGTERM");
   node
     ->add_option("--listen", args.node.listen,
                  "Address to listen on (default 127.0.0.1:0, a free port; "

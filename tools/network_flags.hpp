@@ -10,6 +10,7 @@ namespace epochrt::cli {
 
 /// The network options of `--connection-timeout-ms MS`: heartbeats every
 /// fifth of it (at least every 50 ms). An error unless 250 <= MS <= 1 h.
-caf::expected<network_options> network_from_flags(int64_t connection_timeout_ms);
+caf::expected<network_options>
+network_from_flags(int64_t connection_timeout_ms);
 
 } // namespace epochrt::cli

@@ -75,8 +75,8 @@ int run_node(const node_options& opts) {
     print_error(describe(server.error()));
     auto& err = server.error();
     return err.code() == static_cast<uint8_t>(actors_errc::invalid_argument)
-               ? exit_bad_input
-               : exit_failure;
+      ? exit_bad_input
+      : exit_failure;
   }
   auto where = node_address{address->host, (*server)->port()}.str();
   detail::log().info("node daemon listening on {}, checkpoints under {}{}",
@@ -85,8 +85,8 @@ int run_node(const node_options& opts) {
   std::cout << "listening on " << where << std::endl;
   int received = 0;
   sigwait(&signals, &received);
-  detail::log().info("{}: shutting down", received == SIGINT ? "SIGINT"
-                                                             : "SIGTERM");
+  detail::log().info("{}: shutting down",
+                     received == SIGINT ? "SIGINT" : "SIGTERM");
   (*server)->stop();
   return exit_ok;
 }

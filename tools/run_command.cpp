@@ -15,10 +15,10 @@
 #include "actors/distributed_session.hpp"
 #include "actors/job_runner.hpp"
 #include "actors/local_session.hpp"
+#include "actors/multi_node_checkpoint_manager.hpp"
 #include "actors/network.hpp"
 #include "actors/node_address.hpp"
 #include "actors/secret_file.hpp"
-#include "actors/multi_node_checkpoint_manager.hpp"
 #include "actors/upload_task_group_builder.hpp"
 #include "messages/tensor.hpp"
 #include "persistence/file_metadata_handler.hpp"
@@ -146,12 +146,12 @@ bool parse_remote_nodes(const run_options& opts,
     }
     auto address = node_address::parse(std::string_view{text}.substr(eq + 1));
     if (!address) {
-      print_error("--node " + text + ": " + one_line(error_text(address.error())));
+      print_error("--node " + text + ": "
+                  + one_line(error_text(address.error())));
       return false;
     }
     if (!out.emplace(name, std::move(*address)).second) {
-      print_error("--node " + text + ": node '" + name
-                  + "' is placed twice");
+      print_error("--node " + text + ": node '" + name + "' is placed twice");
       return false;
     }
   }

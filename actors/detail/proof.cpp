@@ -53,7 +53,7 @@ std::vector<char> make_proof(const std::string& secret, prover who,
 bool same_proof(const std::vector<char>& expected,
                 const std::vector<char>& got) noexcept {
   return expected.size() == got.size() && !expected.empty()
-         && CRYPTO_memcmp(expected.data(), got.data(), got.size()) == 0;
+    && CRYPTO_memcmp(expected.data(), got.data(), got.size()) == 0;
 }
 
 } // namespace epochrt::detail

@@ -28,7 +28,8 @@ using epochrt::test::temp_dir;
 
 namespace {
 
-const std::string pipeline3 = EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline3.json";
+const std::string pipeline3
+  = EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline3.json";
 
 // Every node of pipeline3.json ends with this total after epoch 4.
 const std::string final_total = "145";
@@ -104,15 +105,18 @@ struct three_daemons {
 
   // A job run in the background, for the cases that hurt a daemon while it
   // runs; its stderr is polled for progress.
-  std::unique_ptr<background_process> start_run(const std::vector<std::string>& args) {
-    return std::make_unique<background_process>(EPOCHRT_CLI, args,
-                                                dir.sub("run.out"),
-                                                dir.sub("run.err"));
+  std::unique_ptr<background_process>
+  start_run(const std::vector<std::string>& args) {
+    return std::make_unique<background_process>(
+      EPOCHRT_CLI, args, dir.sub("run.out"), dir.sub("run.err"));
   }
 
   bool reached(const std::string& what, std::chrono::milliseconds timeout) {
     return eventually(
-      [&] { return contains(read_text(dir.sub("run.err")), what); }, timeout);
+      [&] {
+        return contains(read_text(dir.sub("run.err")), what);
+      },
+      timeout);
   }
 };
 
@@ -149,14 +153,14 @@ BOOST_AUTO_TEST_CASE(each_daemon_keeps_its_nodes_checkpoints_in_its_root) {
     auto node = "trainer_" + std::to_string(i);
     auto& root = d.daemons[i]->root();
     for (int epoch = 0; epoch <= 4; ++epoch)
-      BOOST_TEST(fs::is_directory(root + "/ckpt/" + node + "."
-                                  + std::to_string(epoch)),
-                 node << " epoch " << epoch);
+      BOOST_TEST(
+        fs::is_directory(root + "/ckpt/" + node + "." + std::to_string(epoch)),
+        node << " epoch " << epoch);
     // No daemon holds another node's checkpoints.
     for (int j = 0; j < 3; ++j)
       if (j != i)
-        BOOST_TEST(!fs::exists(root + "/ckpt/trainer_" + std::to_string(j)
-                               + ".0"));
+        BOOST_TEST(
+          !fs::exists(root + "/ckpt/trainer_" + std::to_string(j) + ".0"));
   }
 }
 
@@ -215,11 +219,12 @@ BOOST_AUTO_TEST_CASE(with_max_failures_the_job_survives_a_restarted_daemon) {
   check_totals(out);
 }
 
-BOOST_AUTO_TEST_CASE(with_max_failures_a_node_that_never_returns_fails_the_job) {
+BOOST_AUTO_TEST_CASE(
+  with_max_failures_a_node_that_never_returns_fails_the_job) {
   three_daemons d;
   auto job = write_paced_job(d.dir);
-  auto args = d.run_args(job, {"--max-failures", "1", "--reconnect-timeout-ms",
-                               "1000"});
+  auto args = d.run_args(
+    job, {"--max-failures", "1", "--reconnect-timeout-ms", "1000"});
   args[3] = d.dir.sub("ckpt");
   auto run = d.start_run(args);
   BOOST_REQUIRE(d.reached("starting epoch 2", 20s));
@@ -257,7 +262,8 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(refusals)
 
-BOOST_AUTO_TEST_CASE(a_wrong_secret_is_refused_on_both_sides_and_the_daemon_serves_on) {
+BOOST_AUTO_TEST_CASE(
+  a_wrong_secret_is_refused_on_both_sides_and_the_daemon_serves_on) {
   temp_dir dir;
   auto good = write_secret(dir, "good", "the-right-secret-0123456789");
   auto bad = write_secret(dir, "bad", "a-wrong-secret-9876543210");
@@ -267,12 +273,15 @@ BOOST_AUTO_TEST_CASE(a_wrong_secret_is_refused_on_both_sides_and_the_daemon_serv
                       "--node", node, "--secret-file", bad});
   BOOST_TEST(refused.exit_code == 1);
   BOOST_TEST(contains(refused.err, "wrong secret"), refused.err);
-  BOOST_TEST(eventually([&] { return contains(daemon.log(), "wrong secret"); },
-                        5s),
+  BOOST_TEST(eventually(
+               [&] {
+                 return contains(daemon.log(), "wrong secret");
+               },
+               5s),
              daemon.log());
-  auto served = cli({"run", EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json",
-                     "--node", node, "--secret-file", good, "--fetch",
-                     "trainer_0:total"});
+  auto served
+    = cli({"run", EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json", "--node",
+           node, "--secret-file", good, "--fetch", "trainer_0:total"});
   BOOST_REQUIRE_MESSAGE(served.exit_code == 0, served.err);
   BOOST_TEST(value_of(served.out, "trainer_0:total") == final_total);
 }
@@ -286,7 +295,10 @@ BOOST_AUTO_TEST_CASE(a_master_without_the_secret_is_refused) {
   BOOST_TEST(refused.exit_code == 1);
   BOOST_TEST(contains(refused.err, "requires a secret"), refused.err);
   BOOST_TEST(eventually(
-               [&] { return contains(daemon.log(), "requires a secret"); }, 5s),
+               [&] {
+                 return contains(daemon.log(), "requires a secret");
+               },
+               5s),
              daemon.log());
   BOOST_TEST(daemon.running());
 }
@@ -295,20 +307,21 @@ BOOST_AUTO_TEST_CASE(a_daemon_without_the_secret_is_not_trusted) {
   temp_dir dir;
   auto secret = write_secret(dir, "s", "the-right-secret-0123456789");
   daemon_process daemon{dir.str(), "d"};
-  auto refused = cli({"run", EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json",
-                      "--node", "trainer_0=" + daemon.address(),
-                      "--secret-file", secret});
+  auto refused
+    = cli({"run", EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json", "--node",
+           "trainer_0=" + daemon.address(), "--secret-file", secret});
   BOOST_TEST(refused.exit_code == 1);
   BOOST_TEST(contains(refused.err, "has no secret"), refused.err);
 }
 
 BOOST_AUTO_TEST_CASE(listening_beyond_loopback_needs_a_secret) {
   temp_dir dir;
-  auto refused = cli({"node", "--listen", "0.0.0.0:0", "--checkpoint-root",
-                      dir.sub("root")});
+  auto refused = cli(
+    {"node", "--listen", "0.0.0.0:0", "--checkpoint-root", dir.sub("root")});
   BOOST_TEST(refused.exit_code == 2);
-  BOOST_TEST(contains(refused.err, "refusing to listen on 0.0.0.0 without a "
-                                   "secret"),
+  BOOST_TEST(contains(refused.err,
+                      "refusing to listen on 0.0.0.0 without a "
+                      "secret"),
              refused.err);
 }
 
@@ -326,15 +339,17 @@ BOOST_AUTO_TEST_CASE(a_second_master_is_refused_while_the_first_runs) {
                            dir.sub("first.out"),
                            dir.sub("first.err")};
   BOOST_REQUIRE(eventually(
-    [&] { return contains(read_text(dir.sub("first.err")), "starting epoch 1"); },
+    [&] {
+      return contains(read_text(dir.sub("first.err")), "starting epoch 1");
+    },
     20s));
   auto second = cli({"run", dir.sub("paced.json"), "--node", node});
   BOOST_TEST(second.exit_code == 1);
   BOOST_TEST(contains(second.err, "serves another master"), second.err);
   BOOST_TEST(first.wait(30s) == 0);
   // Once the first master is gone, the next one is served.
-  auto third = cli({"run", EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json",
-                    "--node", node});
+  auto third = cli(
+    {"run", EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json", "--node", node});
   BOOST_TEST(third.exit_code == 0, third.err);
 }
 

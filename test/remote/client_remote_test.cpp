@@ -53,7 +53,8 @@ struct client_fixture {
   caf::expected<caf::actor> attach(const std::string& node) {
     remote_node_config rc;
     rc.name = node;
-    rc.address = node_address{"127.0.0.1", static_cast<uint16_t>(daemon.port())};
+    rc.address
+      = node_address{"127.0.0.1", static_cast<uint16_t>(daemon.port())};
     rc.timeouts.request_timeout = 10s;
     rc.timeouts.group_timeout = 10s;
     rc.timeouts.checkpoint_timeout = 10s;
@@ -78,7 +79,7 @@ struct client_fixture {
       return false;
     auto got = ask<blob_values>(node, fetch_blobs{{"ok"}});
     return got && got->blobs.size() == 1
-           && got->blobs[0].value == make_scalar<int64_t>(7);
+      && got->blobs[0].value == make_scalar<int64_t>(7);
   }
 
   // Everything in the test directory except the daemon's own files.
@@ -86,7 +87,8 @@ struct client_fixture {
     std::vector<std::string> result;
     for (auto& entry : fs::recursive_directory_iterator(dir.path())) {
       auto path = entry.path().string();
-      if (path.rfind(daemon.root(), 0) == 0 || path.rfind(dir.sub("d."), 0) == 0)
+      if (path.rfind(daemon.root(), 0) == 0
+          || path.rfind(dir.sub("d."), 0) == 0)
         continue;
       result.push_back(path);
     }
@@ -96,7 +98,7 @@ struct client_fixture {
 
 bool rejected(const caf::error& err) {
   return err.category() == actors_category
-         && err.code() == static_cast<uint8_t>(actors_errc::rejected);
+    && err.code() == static_cast<uint8_t>(actors_errc::rejected);
 }
 
 bool says(const caf::error& err, const std::string& part) {
@@ -156,7 +158,8 @@ BOOST_AUTO_TEST_CASE(an_unknown_op_is_refused_before_anything_runs) {
   BOOST_TEST(rejected(done.error()));
   BOOST_TEST(says(done.error(), "NoSuchOp"));
   // The op before it did not run either.
-  BOOST_TEST(!static_cast<bool>(ask<blob_values>(*node, fetch_blobs{{"made"}})));
+  BOOST_TEST(
+    !static_cast<bool>(ask<blob_values>(*node, fetch_blobs{{"made"}})));
   BOOST_TEST(still_serving(*node));
 }
 
@@ -169,8 +172,8 @@ BOOST_AUTO_TEST_CASE(checkpoint_paths_never_leave_the_root) {
   BOOST_TEST(!static_cast<bool>(escaping));
   // An absolute path is taken as relative to the root.
   auto absolute = dir.sub("elsewhere/n1.1");
-  auto placed = ask<checkpoint_stats>(*node,
-                                      save_checkpoint{"n1", 1, absolute, {}});
+  auto placed
+    = ask<checkpoint_stats>(*node, save_checkpoint{"n1", 1, absolute, {}});
   BOOST_REQUIRE_MESSAGE(placed, (placed ? "" : error_text(placed.error())));
   BOOST_TEST(placed->db == daemon.root() + absolute);
   BOOST_TEST(fs::is_directory(daemon.root() + absolute));
@@ -181,8 +184,8 @@ BOOST_AUTO_TEST_CASE(checkpoint_paths_never_leave_the_root) {
 BOOST_AUTO_TEST_CASE(a_checkpoint_request_for_another_node_is_refused) {
   auto node = attach("n1");
   BOOST_REQUIRE(node);
-  auto other = ask<checkpoint_stats>(*node,
-                                     save_checkpoint{"n2", 1, "ck/n2.1", {}});
+  auto other
+    = ask<checkpoint_stats>(*node, save_checkpoint{"n2", 1, "ck/n2.1", {}});
   BOOST_REQUIRE(!other);
   BOOST_TEST(rejected(other.error()));
   BOOST_TEST(!fs::exists(daemon.root() + "/ck"));
@@ -192,8 +195,8 @@ BOOST_AUTO_TEST_CASE(a_saved_checkpoint_loads_back_across_processes) {
   auto node = attach("n1");
   BOOST_REQUIRE(node);
   BOOST_REQUIRE(still_serving(*node));
-  BOOST_REQUIRE(ask<checkpoint_stats>(*node,
-                                      save_checkpoint{"n1", 3, "ck/n1.3", {}}));
+  BOOST_REQUIRE(
+    ask<checkpoint_stats>(*node, save_checkpoint{"n1", 3, "ck/n1.3", {}}));
   BOOST_REQUIRE(ask<caf::unit_t>(*node, reset_workspace{"test"}));
   BOOST_TEST(!static_cast<bool>(ask<blob_values>(*node, fetch_blobs{{"ok"}})));
   BOOST_REQUIRE(ask<checkpoint_stats>(

@@ -42,8 +42,7 @@ void daemon_process::start() {
     },
     std::chrono::seconds(10));
   if (!up || line.empty())
-    throw std::runtime_error("daemon " + name_ + " did not come up: "
-                             + log());
+    throw std::runtime_error("daemon " + name_ + " did not come up: " + log());
   port_ = std::stoi(line.substr(line.rfind(':') + 1));
 }
 

@@ -48,9 +48,11 @@ struct mixed_fixture {
     return result;
   }();
   distributed_session sess{
-    sys, ops,
+    sys,
+    ops,
     {{"trainer_0", node_address{"127.0.0.1", static_cast<uint16_t>(d0.port())}},
-     {"trainer_1", node_address{"127.0.0.1", static_cast<uint16_t>(d1.port())}}},
+     {"trainer_1",
+      node_address{"127.0.0.1", static_cast<uint16_t>(d1.port())}}},
     options()};
 
   static distributed_session_options options() {
@@ -62,8 +64,8 @@ struct mixed_fixture {
   }
 
   job pipeline3() {
-    auto loaded = load_job_file(EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline3.json",
-                                *ops);
+    auto loaded
+      = load_job_file(EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline3.json", *ops);
     if (!loaded)
       throw std::runtime_error(error_text(loaded.error()));
     return std::move(*loaded);
@@ -134,7 +136,8 @@ BOOST_AUTO_TEST_CASE(a_partial_load_brings_named_blobs_into_remote_nodes) {
     BOOST_TEST(total_of(node) == totals[1], node);
 }
 
-BOOST_AUTO_TEST_CASE(blobs_of_a_remote_checkpoint_come_into_the_masters_workspace) {
+BOOST_AUTO_TEST_CASE(
+  blobs_of_a_remote_checkpoint_come_into_the_masters_workspace) {
   multi_node_checkpoint_manager ckpt{sys, dir.sub("ckpt")};
   train(ckpt);
   // Another manager of the same directory, over one remote node.

@@ -26,7 +26,7 @@ namespace {
 
 bool rejected(const caf::error& err) {
   return err.category() == actors_category
-         && err.code() == static_cast<uint8_t>(actors_errc::rejected);
+    && err.code() == static_cast<uint8_t>(actors_errc::rejected);
 }
 
 bool says(const caf::error& err, const std::string& part) {
@@ -132,7 +132,8 @@ BOOST_AUTO_TEST_CASE(a_secret_file_others_can_read_is_refused) {
 
 BOOST_AUTO_TEST_CASE(a_short_or_missing_secret_is_refused) {
   temp_dir dir;
-  BOOST_TEST(!static_cast<bool>(read_secret_file(write_file(dir, "s", "short\n", 0600))));
+  BOOST_TEST(!static_cast<bool>(
+    read_secret_file(write_file(dir, "s", "short\n", 0600))));
   BOOST_TEST(!static_cast<bool>(read_secret_file(dir.sub("missing"))));
 }
 
@@ -154,11 +155,10 @@ BOOST_AUTO_TEST_CASE(proofs_depend_on_secret_nonce_node_and_prover) {
                                  detail::make_proof("secret-1234567890",
                                                     detail::prover::daemon,
                                                     nonce, "n1")));
-  BOOST_TEST(!detail::same_proof(proof,
-                                 detail::make_proof("secret-1234567890",
-                                                    detail::prover::master,
-                                                    detail::make_nonce(),
-                                                    "n1")));
+  BOOST_TEST(!detail::same_proof(
+    proof,
+    detail::make_proof("secret-1234567890", detail::prover::master,
+                       detail::make_nonce(), "n1")));
   BOOST_TEST(!detail::same_proof(proof,
                                  detail::make_proof("secret-1234567890",
                                                     detail::prover::master,
@@ -251,10 +251,10 @@ BOOST_AUTO_TEST_CASE(a_malformed_tensor_is_rejected) {
 
 BOOST_AUTO_TEST_CASE(path_arguments_are_placed_under_the_file_root) {
   temp_dir root;
-  auto msg = tasks_with(
-    op("CopyDirectory", {},
-       {{"source", make_string_tensor({}, {"/ckpt/n1.3"})},
-        {"destination", make_string_tensor({}, {"up/n1.3"})}}));
+  auto msg
+    = tasks_with(op("CopyDirectory", {},
+                    {{"source", make_string_tensor({}, {"/ckpt/n1.3"})},
+                     {"destination", make_string_tensor({}, {"up/n1.3"})}}));
   BOOST_REQUIRE(!check_tasks(msg, "n1", ops, limits, root.str()));
   auto& args = msg.tasks[0].steps[0].ops[0].args;
   BOOST_TEST(args.at("source").strings[0] == root.str() + "/ckpt/n1.3");
@@ -263,10 +263,9 @@ BOOST_AUTO_TEST_CASE(path_arguments_are_placed_under_the_file_root) {
 
 BOOST_AUTO_TEST_CASE(a_path_argument_leaving_the_root_is_rejected) {
   temp_dir root;
-  auto msg = tasks_with(
-    op("CopyDirectory", {},
-       {{"source", make_string_tensor({}, {"../../etc"})},
-        {"destination", make_string_tensor({}, {"x"})}}));
+  auto msg = tasks_with(op("CopyDirectory", {},
+                           {{"source", make_string_tensor({}, {"../../etc"})},
+                            {"destination", make_string_tensor({}, {"x"})}}));
   BOOST_TEST(rejected(check_tasks(msg, "n1", ops, limits, root.str())));
 }
 
