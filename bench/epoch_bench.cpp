@@ -1,0 +1,572 @@
+// epoch_bench: what the runtime adds to every epoch, as opposed to the work
+// an epoch does. One "empty epoch" is session::run() of a task group with one
+// task per node and no ops: the group runner actor, one run_tasks request
+// per node, the node actor's task actor, the replies gathered, and the
+// blocking facade around it all, the path every epoch of a job takes.
+//
+//   epoch_bench [--nodes N] [--rounds R] [--remote-rounds M] [--runs K]
+//               [--only caf,local,remote] [--epochrt PATH] [--verbose]
+//
+// Every figure is the median over K runs of the mean per round of one run.
+// Progress goes to stderr; stdout ends with the summary lines
+// `name=value unit`:
+//
+//   caf_fanout_us        the baseline: one event-based actor sends a request
+//                        to each of N in-process actors that reply at once
+//                        and waits for all N replies; per round. This is the
+//                        floor of any actor design that fans an epoch out
+//                        to N nodes and gathers their answers. Every request
+//                        has a finite timeout, as every request of epochrt
+//                        has one (CAF would wait for ever for a reply from a
+//                        dead remote node otherwise).
+//   caf_fanout_untimed_us the same without timeouts: a timeout costs a trip
+//                        through CAF's clock thread per request
+//   epoch_us_local       an empty epoch on a local_session: N node actors in
+//                        this process; R rounds
+//   epoch_us_remote      an empty epoch on a distributed_session whose N
+//                        nodes live on N `epochrt node` daemons on
+//                        127.0.0.1, started by the benchmark; M rounds
+//   epoch_local_vs_caf   epoch_us_local / caf_fanout_us
+//   epoch_remote_vs_caf  epoch_us_remote / caf_fanout_us
+//   epoch_remote_vs_local epoch_us_remote / epoch_us_local
+//
+// Before them: the per-run figures (runN_*). The epochs are timed from the
+// host thread, which is how a job runner's caller sees them; the baseline
+// is timed inside its actor, so it holds no blocking round trip: the gap
+// between the two is what the runtime costs on top of bare messaging.
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/atom.hpp>
+#include <caf/duration.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/response_promise.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+
+#include "actors/configure.hpp"
+#include "actors/distributed_session.hpp"
+#include "actors/local_session.hpp"
+#include "actors/logging.hpp"
+#include "actors/network.hpp"
+#include "bench/bench_util.hpp"
+#include "bench/daemon_process.hpp"
+#include "messages/job_def.hpp"
+#include "runtime/builtin_ops.hpp"
+#include "runtime/job.hpp"
+#include "runtime/op_registry.hpp"
+#include "runtime/runtime_errc.hpp"
+
+namespace {
+
+using namespace epochrt::bench;
+using std::chrono::milliseconds;
+
+struct epoch_options {
+  int nodes = 3;
+  /// Rounds of the CAF baseline and of local epochs.
+  int rounds = 2000;
+  /// Rounds of remote epochs: each costs several loopback round trips.
+  int remote_rounds = 300;
+  int runs = 5;
+  bool caf = true;
+  bool local = true;
+  bool remote = true;
+  /// The `epochrt` program; empty: the one beside this program.
+  std::string epochrt;
+  bool verbose = false;
+};
+
+void usage(const char* argv0) {
+  std::fprintf(
+    stderr,
+    "usage: %s [--nodes N] [--rounds R] [--remote-rounds M] [--runs K]\n"
+    "          [--only caf,local,remote] [--epochrt PATH] [--verbose]\n"
+    "\n"
+    "  --nodes N          nodes of every epoch, 1 to 64 (default 3)\n"
+    "  --rounds R         rounds of the CAF baseline and of local epochs\n"
+    "                     (default 2000)\n"
+    "  --remote-rounds M  rounds of remote epochs (default 300)\n"
+    "  --runs K           repetitions; medians are reported (default 5)\n"
+    "  --only L           measure only the listed parts\n"
+    "  --epochrt PATH     the epochrt program that serves the remote nodes\n"
+    "                     (default: the one beside this program)\n"
+    "  --verbose          epochrt logs at info level (default: warn)\n"
+    "\n"
+    "Progress goes to stderr; the results, last on stdout, as name=value "
+    "unit.\n",
+    argv0);
+}
+
+bool parse_int(const std::string& text, long min, long max, int& out) {
+  if (text.empty())
+    return false;
+  char* end = nullptr;
+  errno = 0;
+  auto value = std::strtol(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || value < min || value > max)
+    return false;
+  out = static_cast<int>(value);
+  return true;
+}
+
+bool parse_parts(std::string_view list, epoch_options& out) {
+  out.caf = out.local = out.remote = false;
+  while (!list.empty()) {
+    auto comma = list.find(',');
+    auto item = list.substr(0, comma);
+    if (item == "caf")
+      out.caf = true;
+    else if (item == "local")
+      out.local = true;
+    else if (item == "remote")
+      out.remote = true;
+    else
+      return false;
+    if (comma == std::string_view::npos)
+      break;
+    list.remove_prefix(comma + 1);
+  }
+  return out.caf || out.local || out.remote;
+}
+
+bool parse_options(int argc, char** argv, epoch_options& out, int& exit_code) {
+  exit_code = 2;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string inline_value;
+    bool has_inline = false;
+    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != arg.npos) {
+      inline_value = arg.substr(eq + 1);
+      arg.resize(eq);
+      has_inline = true;
+    }
+    auto value = [&]() -> std::string {
+      if (has_inline)
+        return inline_value;
+      return i + 1 < argc ? argv[++i] : "";
+    };
+    if (arg == "-h" || arg == "--help") {
+      usage(argv[0]);
+      exit_code = 0;
+      return false;
+    } else if (arg == "--nodes") {
+      if (!parse_int(value(), 1, 64, out.nodes)) {
+        std::fprintf(stderr, "--nodes needs a count from 1 to 64\n");
+        return false;
+      }
+    } else if (arg == "--rounds") {
+      if (!parse_int(value(), 1, 10'000'000, out.rounds)) {
+        std::fprintf(stderr, "--rounds needs a count from 1 to 10000000\n");
+        return false;
+      }
+    } else if (arg == "--remote-rounds") {
+      if (!parse_int(value(), 1, 10'000'000, out.remote_rounds)) {
+        std::fprintf(stderr,
+                     "--remote-rounds needs a count from 1 to 10000000\n");
+        return false;
+      }
+    } else if (arg == "--runs") {
+      if (!parse_int(value(), 1, 1000, out.runs)) {
+        std::fprintf(stderr, "--runs needs a count from 1 to 1000\n");
+        return false;
+      }
+    } else if (arg == "--only") {
+      if (!parse_parts(value(), out)) {
+        std::fprintf(stderr,
+                     "--only takes a comma-separated list of caf, "
+                     "local, remote\n");
+        return false;
+      }
+    } else if (arg == "--epochrt") {
+      out.epochrt = value();
+      if (out.epochrt.empty()) {
+        std::fprintf(stderr, "--epochrt needs a path\n");
+        return false;
+      }
+    } else if (arg == "--verbose" && !has_inline) {
+      out.verbose = true;
+    } else {
+      std::fprintf(stderr, "unknown option: %s\n", argv[i]);
+      usage(argv[0]);
+      return false;
+    }
+  }
+  exit_code = 0;
+  return true;
+}
+
+// -- the CAF baseline ---------------------------------------------------------
+
+using ping_atom = caf::atom_constant<caf::atom("eb_ping")>;
+using fanout_atom = caf::atom_constant<caf::atom("eb_fanout")>;
+
+// Generous: only a wedged run ever reaches it.
+constexpr auto baseline_timeout = std::chrono::seconds(10);
+
+caf::behavior echo_peer(caf::event_based_actor*) {
+  return {
+    [](ping_atom, int64_t round) {
+      return round;
+    },
+  };
+}
+
+struct fanout_run {
+  std::vector<caf::actor> peers;
+  caf::response_promise promise;
+  caf::duration timeout;
+  int64_t rounds_left = 0;
+  size_t pending = 0;
+  bool failed = false;
+  clock_type::time_point start;
+};
+
+void fanout_round(caf::event_based_actor* self,
+                  const std::shared_ptr<fanout_run>& run) {
+  run->pending = run->peers.size();
+  for (auto& peer : run->peers)
+    self->request(peer, run->timeout, ping_atom::value, run->rounds_left)
+      .then(
+        [self, run](int64_t) {
+          if (run->failed || --run->pending > 0)
+            return;
+          if (--run->rounds_left > 0) {
+            fanout_round(self, run);
+            return;
+          }
+          auto elapsed = clock_type::now() - run->start;
+          run->promise.deliver(static_cast<int64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed)
+              .count()));
+        },
+        [run](caf::error& err) {
+          if (run->failed)
+            return;
+          run->failed = true;
+          run->promise.deliver(std::move(err));
+        });
+}
+
+// Answers (fanout_atom, rounds, timed) with the nanoseconds that `rounds`
+// rounds of fan-out and gather took, measured inside the actor; `timed`
+// gives every request a timeout.
+caf::behavior fanout_driver(caf::event_based_actor* self,
+                            std::vector<caf::actor> peers) {
+  return {
+    [=](fanout_atom, int64_t rounds, bool timed) -> caf::result<int64_t> {
+      auto run = std::make_shared<fanout_run>();
+      run->peers = peers;
+      // A default duration is CAF's "no timeout".
+      if (timed)
+        run->timeout = caf::duration{baseline_timeout};
+      run->promise = self->make_response_promise();
+      run->rounds_left = rounds;
+      run->start = clock_type::now();
+      fanout_round(self, run);
+      return run->promise;
+    },
+  };
+}
+
+// The peers and the driver of the baseline, stopped when it goes out of
+// scope so that nothing outlives the actor system.
+class fanout_baseline {
+public:
+  fanout_baseline(caf::actor_system& sys, int nodes) : sys_(sys) {
+    for (int i = 0; i < nodes; ++i)
+      peers_.push_back(sys.spawn(echo_peer));
+    driver_ = sys.spawn(fanout_driver, peers_);
+  }
+
+  ~fanout_baseline() {
+    caf::anon_send_exit(driver_, caf::exit_reason::user_shutdown);
+    for (auto& peer : peers_)
+      caf::anon_send_exit(peer, caf::exit_reason::user_shutdown);
+  }
+
+  /// Microseconds per round of `rounds` rounds, with or without a timeout
+  /// on every request.
+  double per_round_us(int rounds, bool timed) {
+    caf::scoped_actor self{sys_};
+    double result = 0;
+    caf::error failure;
+    self
+      ->request(driver_, std::chrono::minutes(10), fanout_atom::value,
+                int64_t{rounds}, timed)
+      .receive(
+        [&](int64_t ns) {
+          result = static_cast<double>(ns) / 1e3 / rounds;
+        },
+        [&](caf::error& err) {
+          failure = std::move(err);
+        });
+    // Thrown out here, not from the handler, which runs inside CAF.
+    if (failure)
+      throw std::runtime_error("CAF fan-out: " + epochrt::error_text(failure));
+    return result;
+  }
+
+private:
+  caf::actor_system& sys_;
+  std::vector<caf::actor> peers_;
+  caf::actor driver_;
+};
+
+// -- empty epochs -------------------------------------------------------------
+
+std::string node_name(int i) {
+  return "bench_" + std::to_string(i);
+}
+
+// One task per node and no steps at all: nothing but the runtime's own
+// path. `with_op` adds one step of one trivial op instead, for a runtime
+// that refuses empty tasks.
+epochrt::task_group_def empty_epoch(int nodes, bool with_op) {
+  epochrt::task_group_def group;
+  for (int i = 0; i < nodes; ++i) {
+    epochrt::task_def task;
+    task.name = "empty_" + std::to_string(i);
+    task.node = node_name(i);
+    if (with_op)
+      task.steps.push_back(epochrt::step_def{
+        "tick", {epochrt::make_op("ConstantFill", {}, {"bench_tick"})}, 1, {}});
+    group.tasks.push_back(std::move(task));
+  }
+  return group;
+}
+
+void run_epoch(epochrt::session& sess, const epochrt::task_group_def& group,
+               const char* where) {
+  auto outputs = sess.run(group, "epoch");
+  if (!outputs)
+    throw std::runtime_error(std::string{where} + " epoch failed: "
+                             + epochrt::error_text(outputs.error()));
+}
+
+/// Microseconds per epoch of `rounds` epochs, after a few untimed ones.
+double per_epoch_us(epochrt::session& sess,
+                    const epochrt::task_group_def& group, int rounds,
+                    const char* where) {
+  for (int i = 0; i < std::min(rounds, 20); ++i)
+    run_epoch(sess, group, where);
+  auto start = clock_type::now();
+  for (int i = 0; i < rounds; ++i)
+    run_epoch(sess, group, where);
+  return seconds_since(start) * 1e6 / rounds;
+}
+
+// Time limits that end a wedged run in seconds rather than hours.
+epochrt::session_options bench_timeouts() {
+  epochrt::session_options opts;
+  opts.group_timeout = std::chrono::seconds(30);
+  opts.checkpoint_timeout = std::chrono::seconds(30);
+  opts.request_timeout = std::chrono::seconds(10);
+  return opts;
+}
+
+// -- the run ------------------------------------------------------------------
+
+struct figures {
+  std::vector<double> caf_fanout_us;
+  std::vector<double> caf_fanout_untimed_us;
+  std::vector<double> epoch_us_local;
+  std::vector<double> epoch_us_remote;
+  bool task_has_op = false;
+};
+
+void print_line(const std::string& name, double value, const char* unit,
+                int decimals = 1) {
+  std::printf("%s=%.*f %s\n", name.c_str(), decimals, value, unit);
+}
+
+void print_per_run(const char* name, const std::vector<double>& xs,
+                   const char* unit) {
+  for (size_t i = 0; i < xs.size(); ++i)
+    print_line("run" + std::to_string(i + 1) + "_" + name, xs[i], unit);
+}
+
+void measure(const epoch_options& opts, caf::actor_system& sys,
+             const std::vector<node_daemon>& daemons, figures& out) {
+  auto ops = std::make_shared<epochrt::op_registry>();
+  epochrt::add_builtin_ops(*ops);
+  std::optional<fanout_baseline> baseline;
+  if (opts.caf)
+    baseline.emplace(sys, opts.nodes);
+  std::optional<epochrt::local_session> local;
+  if (opts.local)
+    local.emplace(sys, ops, bench_timeouts());
+  std::optional<epochrt::distributed_session> remote;
+  if (opts.remote) {
+    std::map<std::string, epochrt::node_address> where;
+    for (int i = 0; i < opts.nodes; ++i)
+      where.emplace(node_name(i),
+                    epochrt::node_address{"127.0.0.1", daemons.at(i).port()});
+    epochrt::distributed_session_options dopts;
+    dopts.timeouts = bench_timeouts();
+    remote.emplace(sys, ops, std::move(where), std::move(dopts));
+    if (auto err = remote->connect_all())
+      throw std::runtime_error("connecting to the daemons: "
+                               + epochrt::error_text(err));
+  }
+  // Whether the runtime takes a task without ops decides what an empty
+  // epoch is; ask the first session there is.
+  auto group = empty_epoch(opts.nodes, false);
+  if (opts.local || opts.remote) {
+    epochrt::session& first
+      = opts.local ? static_cast<epochrt::session&>(*local) : *remote;
+    if (auto outputs = first.run(group, "epoch"); !outputs) {
+      progress("a task without ops was refused (%s); every task gets one "
+               "trivial op",
+               epochrt::error_text(outputs.error()).c_str());
+      group = empty_epoch(opts.nodes, true);
+      out.task_has_op = true;
+    }
+  }
+  for (int r = 1; r <= opts.runs; ++r) {
+    progress("run %d/%d", r, opts.runs);
+    if (baseline) {
+      out.caf_fanout_us.push_back(baseline->per_round_us(opts.rounds, true));
+      out.caf_fanout_untimed_us.push_back(
+        baseline->per_round_us(opts.rounds, false));
+      progress("  caf fan-out    %9.2f us per round (%.2f us without "
+               "timeouts)",
+               out.caf_fanout_us.back(), out.caf_fanout_untimed_us.back());
+    }
+    if (local) {
+      out.epoch_us_local.push_back(
+        per_epoch_us(*local, group, opts.rounds, "local"));
+      progress("  local epoch    %9.2f us", out.epoch_us_local.back());
+    }
+    if (remote) {
+      out.epoch_us_remote.push_back(
+        per_epoch_us(*remote, group, opts.remote_rounds, "remote"));
+      progress("  remote epoch   %9.2f us", out.epoch_us_remote.back());
+    }
+  }
+}
+
+void report(const epoch_options& opts, const figures& f) {
+  print_per_run("caf_fanout_us", f.caf_fanout_us, "us");
+  print_per_run("epoch_us_local", f.epoch_us_local, "us");
+  print_per_run("epoch_us_remote", f.epoch_us_remote, "us");
+  std::printf("nodes=%d nodes\n", opts.nodes);
+  std::printf("runs=%d runs\n", opts.runs);
+  std::printf("rounds=%d rounds\n", opts.rounds);
+  if (opts.remote)
+    std::printf("remote_rounds=%d rounds\n", opts.remote_rounds);
+  if (opts.local || opts.remote)
+    std::printf("ops_per_task=%d ops\n", f.task_has_op ? 1 : 0);
+  auto caf_us = median(f.caf_fanout_us);
+  auto local_us = median(f.epoch_us_local);
+  auto remote_us = median(f.epoch_us_remote);
+  if (opts.caf) {
+    print_line("caf_fanout_untimed_us", median(f.caf_fanout_untimed_us), "us",
+               2);
+    print_line("caf_fanout_us", caf_us, "us", 2);
+  }
+  if (opts.local)
+    print_line("epoch_us_local", local_us, "us", 1);
+  if (opts.remote)
+    print_line("epoch_us_remote", remote_us, "us", 1);
+  if (opts.caf && opts.local)
+    print_line("epoch_local_vs_caf", local_us / caf_us, "x", 1);
+  if (opts.caf && opts.remote)
+    print_line("epoch_remote_vs_caf", remote_us / caf_us, "x", 1);
+  if (opts.local && opts.remote)
+    print_line("epoch_remote_vs_local", remote_us / local_us, "x", 2);
+  std::fflush(stdout);
+}
+
+// Stops every daemon and says how each ended: `epochrt node` must exit 0 on
+// SIGTERM.
+bool stop_daemons(std::vector<node_daemon>& daemons) {
+  bool clean = true;
+  for (size_t i = 0; i < daemons.size(); ++i) {
+    auto status = daemons[i].stop();
+    if (status != 0) {
+      progress("daemon %zu ended with status %d after SIGTERM (expected 0)", i,
+               status);
+      clean = false;
+    }
+  }
+  return clean;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  epoch_options opts;
+  int exit_code = 0;
+  if (!parse_options(argc, argv, opts, exit_code))
+    return exit_code;
+  epochrt::set_log_level(opts.verbose ? epochrt::log_level::info
+                                      : epochrt::log_level::warn);
+  progress("epoch_bench: %d node(s), %d run(s) of %d local / %d remote "
+           "round(s)",
+           opts.nodes, opts.runs, opts.rounds, opts.remote_rounds);
+  std::string scratch;
+  figures results;
+  int rc = 0;
+  // Declared before the actor system, hence stopped after it: the session
+  // detaches its nodes from the daemons before they go.
+  std::vector<node_daemon> daemons;
+  try {
+    if (opts.remote) {
+      scratch = make_scratch_dir({});
+      auto binary = opts.epochrt.empty() ? sibling_program(argv[0], "epochrt")
+                                         : opts.epochrt;
+      progress("starting %d node daemon(s): %s", opts.nodes, binary.c_str());
+      for (int i = 0; i < opts.nodes; ++i) {
+        auto root = scratch + "/" + node_name(i);
+        daemons.push_back(node_daemon::start(binary, root, root + ".log",
+                                             std::chrono::seconds(20)));
+        progress("  %s on 127.0.0.1:%u (pid %d)", node_name(i).c_str(),
+                 daemons.back().port(), static_cast<int>(daemons.back().pid()));
+      }
+    }
+    caf::actor_system_config cfg;
+    // The middleman only when something is remote: the local figures of a
+    // run without it then see a system exactly like a host's.
+    if (opts.remote)
+      epochrt::configure_network(cfg);
+    else
+      epochrt::configure(cfg);
+    cfg.set("scheduler.max-threads", size_t{2});
+    caf::actor_system sys{cfg};
+    measure(opts, sys, daemons, results);
+    progress("shutting down...");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "epoch_bench: %s\n", e.what());
+    for (size_t i = 0; i < daemons.size(); ++i) {
+      auto log
+        = tail_of(scratch + "/" + node_name(static_cast<int>(i)) + ".log", 5);
+      if (!log.empty())
+        std::fprintf(stderr, "log of daemon %s:\n%s",
+                     node_name(static_cast<int>(i)).c_str(), log.c_str());
+    }
+    rc = 1;
+  }
+  if (!stop_daemons(daemons) && rc == 0)
+    rc = 1;
+  if (!scratch.empty())
+    remove_tree(scratch);
+  if (rc != 0)
+    return rc;
+  report(opts, results);
+  return 0;
+}
