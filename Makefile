@@ -7,7 +7,8 @@ JOBS ?= $(shell nproc)
 MIB ?= 512
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps configure build test demo bench asan tsan format clean
+.PHONY: all deps configure build test demo distributed-demo bench bench-epoch \
+        asan tsan format clean
 
 all: build
 
@@ -26,8 +27,17 @@ test: build
 demo: build
 	bash examples/demo.sh $(BUILD)/bin/epochrt
 
+# Three node daemons on this machine; one is killed mid-job, the job resumes.
+distributed-demo: build
+	bash examples/distributed/run.sh $(BUILD)/bin/epochrt
+
 bench: build
 	$(BUILD)/bin/checkpoint_bench --mib $(MIB)
+
+# What an empty epoch costs, in-process and over node daemons, against a bare
+# CAF request fan-out.
+bench-epoch: build
+	$(BUILD)/bin/epoch_bench
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan:
