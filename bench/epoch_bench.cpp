@@ -4,8 +4,9 @@
 // per node, the node actor's task actor, the replies gathered, and the
 // blocking facade around it all, the path every epoch of a job takes.
 //
-//   epoch_bench [--nodes N] [--rounds R] [--remote-rounds M] [--runs K]
-//               [--only caf,local,remote] [--epochrt PATH] [--verbose]
+//   epoch_bench [--nodes N] [--rounds R] [--caf-rounds C]
+//               [--remote-rounds M] [--runs K] [--only caf,local,remote]
+//               [--epochrt PATH] [--verbose]
 //
 // Every figure is the median over K runs of the mean per round of one run.
 // Progress goes to stderr; stdout ends with the summary lines
@@ -13,12 +14,12 @@
 //
 //   caf_fanout_us        the baseline: one event-based actor sends a request
 //                        to each of N in-process actors that reply at once
-//                        and waits for all N replies; per round. This is the
-//                        floor of any actor design that fans an epoch out
-//                        to N nodes and gathers their answers. Every request
-//                        has a finite timeout, as every request of epochrt
-//                        has one (CAF would wait for ever for a reply from a
-//                        dead remote node otherwise).
+//                        and waits for all N replies; per round, C rounds.
+//                        This is the floor of any actor design that fans an
+//                        epoch out to N nodes and gathers their answers.
+//                        Every request has a finite timeout, as every
+//                        request of epochrt has one (CAF would wait for ever
+//                        for a reply from a dead remote node otherwise).
 //   caf_fanout_untimed_us the same without timeouts: a timeout costs a trip
 //                        through CAF's clock thread per request
 //   epoch_us_local       an empty epoch on a local_session: N node actors in
@@ -30,7 +31,8 @@
 //   epoch_remote_vs_caf  epoch_us_remote / caf_fanout_us
 //   epoch_remote_vs_local epoch_us_remote / epoch_us_local
 //
-// Before them: the per-run figures (runN_*). The epochs are timed from the
+// Before them: the per-run figures (runN_*). Every run starts its actor
+// systems afresh (the daemons stay up). The epochs are timed from the
 // host thread, which is how a job runner's caller sees them; the baseline
 // is timed inside its actor, so it holds no blocking round trip: the gap
 // between the two is what the runtime costs on top of bare messaging.
@@ -78,8 +80,13 @@ using std::chrono::milliseconds;
 
 struct epoch_options {
   int nodes = 3;
-  /// Rounds of the CAF baseline and of local epochs.
+  /// Rounds of local epochs.
   int rounds = 2000;
+  /// Rounds of the CAF baseline: far more, as each is far shorter. With as
+  /// few as the local epochs, one timing lasted under 0.1 s and caught the
+  /// transients of processes and systems just started or stopped (2-4x
+  /// slower rounds).
+  int caf_rounds = 10000;
   /// Rounds of remote epochs: each costs several loopback round trips.
   int remote_rounds = 300;
   int runs = 5;
@@ -94,12 +101,13 @@ struct epoch_options {
 void usage(const char* argv0) {
   std::fprintf(
     stderr,
-    "usage: %s [--nodes N] [--rounds R] [--remote-rounds M] [--runs K]\n"
-    "          [--only caf,local,remote] [--epochrt PATH] [--verbose]\n"
+    "usage: %s [--nodes N] [--rounds R] [--caf-rounds C] [--remote-rounds M]\n"
+    "          [--runs K] [--only caf,local,remote] [--epochrt PATH] "
+    "[--verbose]\n"
     "\n"
     "  --nodes N          nodes of every epoch, 1 to 64 (default 3)\n"
-    "  --rounds R         rounds of the CAF baseline and of local epochs\n"
-    "                     (default 2000)\n"
+    "  --rounds R         rounds of local epochs (default 2000)\n"
+    "  --caf-rounds C     rounds of the CAF baseline (default 10000)\n"
     "  --remote-rounds M  rounds of remote epochs (default 300)\n"
     "  --runs K           repetitions; medians are reported (default 5)\n"
     "  --only L           measure only the listed parts\n"
@@ -172,6 +180,12 @@ bool parse_options(int argc, char** argv, epoch_options& out, int& exit_code) {
     } else if (arg == "--rounds") {
       if (!parse_int(value(), 1, 10'000'000, out.rounds)) {
         std::fprintf(stderr, "--rounds needs a count from 1 to 10000000\n");
+        return false;
+      }
+    } else if (arg == "--caf-rounds") {
+      if (!parse_int(value(), 1, 100'000'000, out.caf_rounds)) {
+        std::fprintf(stderr,
+                     "--caf-rounds needs a count from 1 to 100000000\n");
         return false;
       }
     } else if (arg == "--remote-rounds") {
@@ -327,6 +341,8 @@ private:
   caf::actor driver_;
 };
 
+using registry_ptr = std::shared_ptr<const epochrt::op_registry>;
+
 // -- empty epochs -------------------------------------------------------------
 
 std::string node_name(int i) {
@@ -386,6 +402,8 @@ struct figures {
   std::vector<double> caf_fanout_untimed_us;
   std::vector<double> epoch_us_local;
   std::vector<double> epoch_us_remote;
+  /// The empty epoch, once the first session has been asked.
+  std::optional<epochrt::task_group_def> group;
   bool task_has_op = false;
 };
 
@@ -400,63 +418,86 @@ void print_per_run(const char* name, const std::vector<double>& xs,
     print_line("run" + std::to_string(i + 1) + "_" + name, xs[i], unit);
 }
 
-void measure(const epoch_options& opts, caf::actor_system& sys,
-             const std::vector<node_daemon>& daemons, figures& out) {
-  auto ops = std::make_shared<epochrt::op_registry>();
-  epochrt::add_builtin_ops(*ops);
-  std::optional<fanout_baseline> baseline;
-  if (opts.caf)
-    baseline.emplace(sys, opts.nodes);
-  std::optional<epochrt::local_session> local;
-  if (opts.local)
-    local.emplace(sys, ops, bench_timeouts());
-  std::optional<epochrt::distributed_session> remote;
-  if (opts.remote) {
-    std::map<std::string, epochrt::node_address> where;
-    for (int i = 0; i < opts.nodes; ++i)
-      where.emplace(node_name(i),
-                    epochrt::node_address{"127.0.0.1", daemons.at(i).port()});
-    epochrt::distributed_session_options dopts;
-    dopts.timeouts = bench_timeouts();
-    remote.emplace(sys, ops, std::move(where), std::move(dopts));
-    if (auto err = remote->connect_all())
-      throw std::runtime_error("connecting to the daemons: "
-                               + epochrt::error_text(err));
-  }
-  // Whether the runtime takes a task without ops decides what an empty
-  // epoch is; ask the first session there is.
-  auto group = empty_epoch(opts.nodes, false);
-  if (opts.local || opts.remote) {
-    epochrt::session& first
-      = opts.local ? static_cast<epochrt::session&>(*local) : *remote;
-    if (auto outputs = first.run(group, "epoch"); !outputs) {
+// What an empty epoch is: one task without ops per node, unless the
+// runtime refuses those; then every task gets one trivial op. Asked of the
+// first session of the run.
+const epochrt::task_group_def&
+epoch_group(const epoch_options& opts, epochrt::session& sess, figures& out) {
+  if (!out.group) {
+    out.group = empty_epoch(opts.nodes, false);
+    if (auto outputs = sess.run(*out.group, "epoch"); !outputs) {
       progress("a task without ops was refused (%s); every task gets one "
                "trivial op",
                epochrt::error_text(outputs.error()).c_str());
-      group = empty_epoch(opts.nodes, true);
+      out.group = empty_epoch(opts.nodes, true);
       out.task_has_op = true;
     }
   }
+  return *out.group;
+}
+
+// Every repetition builds its actor systems afresh, so that repetitions are
+// independent: the baseline and the local epochs in a system without the
+// middleman, as in a host without remote nodes, the remote epochs in one
+// with it.
+void measure_in_process(const epoch_options& opts, const registry_ptr& ops,
+                        figures& out) {
+  caf::actor_system_config cfg;
+  epochrt::configure(cfg);
+  cfg.set("scheduler.max-threads", size_t{2});
+  caf::actor_system sys{cfg};
+  if (opts.caf) {
+    fanout_baseline baseline{sys, opts.nodes};
+    // Untimed first: it warms the peers for the timed figure.
+    out.caf_fanout_untimed_us.push_back(
+      baseline.per_round_us(opts.caf_rounds, false));
+    out.caf_fanout_us.push_back(baseline.per_round_us(opts.caf_rounds, true));
+    progress("  caf fan-out    %9.2f us per round (%.2f us without "
+             "timeouts)",
+             out.caf_fanout_us.back(), out.caf_fanout_untimed_us.back());
+  }
+  if (opts.local) {
+    epochrt::local_session local{sys, ops, bench_timeouts()};
+    auto& group = epoch_group(opts, local, out);
+    out.epoch_us_local.push_back(
+      per_epoch_us(local, group, opts.rounds, "local"));
+    progress("  local epoch    %9.2f us", out.epoch_us_local.back());
+  }
+}
+
+void measure_remote(const epoch_options& opts, const registry_ptr& ops,
+                    const std::vector<node_daemon>& daemons, figures& out) {
+  caf::actor_system_config cfg;
+  epochrt::configure_network(cfg);
+  cfg.set("scheduler.max-threads", size_t{2});
+  caf::actor_system sys{cfg};
+  std::map<std::string, epochrt::node_address> where;
+  for (int i = 0; i < opts.nodes; ++i)
+    where.emplace(node_name(i),
+                  epochrt::node_address{"127.0.0.1", daemons.at(i).port()});
+  epochrt::distributed_session_options dopts;
+  dopts.timeouts = bench_timeouts();
+  epochrt::distributed_session remote{sys, ops, std::move(where),
+                                      std::move(dopts)};
+  if (auto err = remote.connect_all())
+    throw std::runtime_error("connecting to the daemons: "
+                             + epochrt::error_text(err));
+  auto& group = epoch_group(opts, remote, out);
+  out.epoch_us_remote.push_back(
+    per_epoch_us(remote, group, opts.remote_rounds, "remote"));
+  progress("  remote epoch   %9.2f us", out.epoch_us_remote.back());
+}
+
+void measure(const epoch_options& opts, const std::vector<node_daemon>& daemons,
+             figures& out) {
+  auto ops = std::make_shared<epochrt::op_registry>();
+  epochrt::add_builtin_ops(*ops);
   for (int r = 1; r <= opts.runs; ++r) {
     progress("run %d/%d", r, opts.runs);
-    if (baseline) {
-      out.caf_fanout_us.push_back(baseline->per_round_us(opts.rounds, true));
-      out.caf_fanout_untimed_us.push_back(
-        baseline->per_round_us(opts.rounds, false));
-      progress("  caf fan-out    %9.2f us per round (%.2f us without "
-               "timeouts)",
-               out.caf_fanout_us.back(), out.caf_fanout_untimed_us.back());
-    }
-    if (local) {
-      out.epoch_us_local.push_back(
-        per_epoch_us(*local, group, opts.rounds, "local"));
-      progress("  local epoch    %9.2f us", out.epoch_us_local.back());
-    }
-    if (remote) {
-      out.epoch_us_remote.push_back(
-        per_epoch_us(*remote, group, opts.remote_rounds, "remote"));
-      progress("  remote epoch   %9.2f us", out.epoch_us_remote.back());
-    }
+    if (opts.caf || opts.local)
+      measure_in_process(opts, ops, out);
+    if (opts.remote)
+      measure_remote(opts, ops, daemons, out);
   }
 }
 
@@ -466,7 +507,10 @@ void report(const epoch_options& opts, const figures& f) {
   print_per_run("epoch_us_remote", f.epoch_us_remote, "us");
   std::printf("nodes=%d nodes\n", opts.nodes);
   std::printf("runs=%d runs\n", opts.runs);
-  std::printf("rounds=%d rounds\n", opts.rounds);
+  if (opts.caf)
+    std::printf("caf_rounds=%d rounds\n", opts.caf_rounds);
+  if (opts.local)
+    std::printf("rounds=%d rounds\n", opts.rounds);
   if (opts.remote)
     std::printf("remote_rounds=%d rounds\n", opts.remote_rounds);
   if (opts.local || opts.remote)
@@ -516,9 +560,10 @@ int main(int argc, char** argv) {
     return exit_code;
   epochrt::set_log_level(opts.verbose ? epochrt::log_level::info
                                       : epochrt::log_level::warn);
-  progress("epoch_bench: %d node(s), %d run(s) of %d local / %d remote "
-           "round(s)",
-           opts.nodes, opts.runs, opts.rounds, opts.remote_rounds);
+  progress("epoch_bench: %d node(s), %d run(s) of %d CAF / %d local / %d "
+           "remote round(s)",
+           opts.nodes, opts.runs, opts.caf_rounds, opts.rounds,
+           opts.remote_rounds);
   std::string scratch;
   figures results;
   int rc = 0;
@@ -539,16 +584,7 @@ int main(int argc, char** argv) {
                  daemons.back().port(), static_cast<int>(daemons.back().pid()));
       }
     }
-    caf::actor_system_config cfg;
-    // The middleman only when something is remote: the local figures of a
-    // run without it then see a system exactly like a host's.
-    if (opts.remote)
-      epochrt::configure_network(cfg);
-    else
-      epochrt::configure(cfg);
-    cfg.set("scheduler.max-threads", size_t{2});
-    caf::actor_system sys{cfg};
-    measure(opts, sys, daemons, results);
+    measure(opts, daemons, results);
     progress("shutting down...");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "epoch_bench: %s\n", e.what());
