@@ -5,10 +5,12 @@
 // blocking facade around it all, the path every epoch of a job takes.
 //
 //   epoch_bench [--nodes N] [--rounds R] [--caf-rounds C]
-//               [--remote-rounds M] [--runs K] [--only caf,local,remote]
-//               [--epochrt PATH] [--verbose]
+//               [--remote-rounds M] [--runs K] [--budget-ms B]
+//               [--only caf,local,remote] [--epochrt PATH] [--verbose]
 //
 // Every figure is the median over K runs of the mean per round of one run.
+// A timing ends after its rounds or after B ms, whichever comes first, so
+// that a busy machine does fewer rounds rather than take minutes.
 // Progress goes to stderr; stdout ends with the summary lines
 // `name=value unit`:
 //
@@ -39,6 +41,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -90,6 +93,9 @@ struct epoch_options {
   /// Rounds of remote epochs: each costs several loopback round trips.
   int remote_rounds = 300;
   int runs = 5;
+  /// Longest one timing may take, in ms; it then ends after fewer rounds.
+  /// Keeps the default run short on a busy machine. 0: no limit.
+  int budget_ms = 1000;
   bool caf = true;
   bool local = true;
   bool remote = true;
@@ -102,14 +108,16 @@ void usage(const char* argv0) {
   std::fprintf(
     stderr,
     "usage: %s [--nodes N] [--rounds R] [--caf-rounds C] [--remote-rounds M]\n"
-    "          [--runs K] [--only caf,local,remote] [--epochrt PATH] "
-    "[--verbose]\n"
+    "          [--runs K] [--budget-ms B] [--only caf,local,remote]\n"
+    "          [--epochrt PATH] [--verbose]\n"
     "\n"
     "  --nodes N          nodes of every epoch, 1 to 64 (default 3)\n"
     "  --rounds R         rounds of local epochs (default 2000)\n"
     "  --caf-rounds C     rounds of the CAF baseline (default 10000)\n"
     "  --remote-rounds M  rounds of remote epochs (default 300)\n"
     "  --runs K           repetitions; medians are reported (default 5)\n"
+    "  --budget-ms B      end each timing after B ms even if it has done\n"
+    "                     fewer rounds; 0: no limit (default 1000)\n"
     "  --only L           measure only the listed parts\n"
     "  --epochrt PATH     the epochrt program that serves the remote nodes\n"
     "                     (default: the one beside this program)\n"
@@ -194,6 +202,13 @@ bool parse_options(int argc, char** argv, epoch_options& out, int& exit_code) {
                      "--remote-rounds needs a count from 1 to 10000000\n");
         return false;
       }
+    } else if (arg == "--budget-ms") {
+      if (!parse_int(value(), 0, 3'600'000, out.budget_ms)) {
+        std::fprintf(stderr,
+                     "--budget-ms needs a number of milliseconds from "
+                     "0 to 3600000\n");
+        return false;
+      }
     } else if (arg == "--runs") {
       if (!parse_int(value(), 1, 1000, out.runs)) {
         std::fprintf(stderr, "--runs needs a count from 1 to 1000\n");
@@ -224,6 +239,21 @@ bool parse_options(int argc, char** argv, epoch_options& out, int& exit_code) {
   return true;
 }
 
+/// The mean time per round of one timing, and how many rounds it took.
+struct rounds_timing {
+  double us = 0;
+  int64_t rounds = 0;
+};
+
+/// When a timing of at most `budget_ms` that starts at `start` ends; never
+/// for a budget of 0.
+clock_type::time_point deadline_after(clock_type::time_point start,
+                                      int64_t budget_ms) {
+  if (budget_ms <= 0)
+    return clock_type::time_point::max();
+  return start + std::chrono::milliseconds{budget_ms};
+}
+
 // -- the CAF baseline ---------------------------------------------------------
 
 using ping_atom = caf::atom_constant<caf::atom("eb_ping")>;
@@ -245,9 +275,11 @@ struct fanout_run {
   caf::response_promise promise;
   caf::duration timeout;
   int64_t rounds_left = 0;
+  int64_t rounds_done = 0;
   size_t pending = 0;
   bool failed = false;
   clock_type::time_point start;
+  clock_type::time_point deadline;
 };
 
 void fanout_round(caf::event_based_actor* self,
@@ -259,14 +291,15 @@ void fanout_round(caf::event_based_actor* self,
         [self, run](int64_t) {
           if (run->failed || --run->pending > 0)
             return;
-          if (--run->rounds_left > 0) {
+          ++run->rounds_done;
+          auto now = clock_type::now();
+          if (--run->rounds_left > 0 && now < run->deadline) {
             fanout_round(self, run);
             return;
           }
-          auto elapsed = clock_type::now() - run->start;
-          run->promise.deliver(static_cast<int64_t>(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed)
-              .count()));
+          std::chrono::duration<double, std::micro> elapsed = now - run->start;
+          run->promise.deliver(elapsed.count() / run->rounds_done,
+                               run->rounds_done);
         },
         [run](caf::error& err) {
           if (run->failed)
@@ -276,13 +309,15 @@ void fanout_round(caf::event_based_actor* self,
         });
 }
 
-// Answers (fanout_atom, rounds, timed) with the nanoseconds that `rounds`
-// rounds of fan-out and gather took, measured inside the actor; `timed`
-// gives every request a timeout.
+// Answers (fanout_atom, rounds, budget, timed) with the microseconds per
+// round of `rounds` rounds of fan-out and gather, or of those that fit in
+// `budget` (ms, 0: no limit), measured inside the actor, and the rounds
+// done; `timed` gives every request a timeout.
 caf::behavior fanout_driver(caf::event_based_actor* self,
                             std::vector<caf::actor> peers) {
   return {
-    [=](fanout_atom, int64_t rounds, bool timed) -> caf::result<int64_t> {
+    [=](fanout_atom, int64_t rounds, int64_t budget,
+        bool timed) -> caf::result<double, int64_t> {
       auto run = std::make_shared<fanout_run>();
       run->peers = peers;
       // A default duration is CAF's "no timeout".
@@ -291,6 +326,7 @@ caf::behavior fanout_driver(caf::event_based_actor* self,
       run->promise = self->make_response_promise();
       run->rounds_left = rounds;
       run->start = clock_type::now();
+      run->deadline = deadline_after(run->start, budget);
       fanout_round(self, run);
       return run->promise;
     },
@@ -313,18 +349,18 @@ public:
       caf::anon_send_exit(peer, caf::exit_reason::user_shutdown);
   }
 
-  /// Microseconds per round of `rounds` rounds, with or without a timeout
-  /// on every request.
-  double per_round_us(int rounds, bool timed) {
+  /// Microseconds per round of `rounds` rounds or of those that fit in
+  /// `budget_ms`, with or without a timeout on every request.
+  rounds_timing per_round_us(int rounds, int budget_ms, bool timed) {
     caf::scoped_actor self{sys_};
-    double result = 0;
+    rounds_timing result;
     caf::error failure;
     self
       ->request(driver_, std::chrono::minutes(10), fanout_atom::value,
-                int64_t{rounds}, timed)
+                int64_t{rounds}, int64_t{budget_ms}, timed)
       .receive(
-        [&](int64_t ns) {
-          result = static_cast<double>(ns) / 1e3 / rounds;
+        [&](double us, int64_t done) {
+          result = rounds_timing{us, done};
         },
         [&](caf::error& err) {
           failure = std::move(err);
@@ -374,16 +410,21 @@ void run_epoch(epochrt::session& sess, const epochrt::task_group_def& group,
                              + epochrt::error_text(outputs.error()));
 }
 
-/// Microseconds per epoch of `rounds` epochs, after a few untimed ones.
-double per_epoch_us(epochrt::session& sess,
-                    const epochrt::task_group_def& group, int rounds,
-                    const char* where) {
+/// Microseconds per epoch of `rounds` epochs or of those that fit in
+/// `budget_ms`, after a few untimed ones.
+rounds_timing per_epoch_us(epochrt::session& sess,
+                           const epochrt::task_group_def& group, int rounds,
+                           int budget_ms, const char* where) {
   for (int i = 0; i < std::min(rounds, 20); ++i)
     run_epoch(sess, group, where);
   auto start = clock_type::now();
-  for (int i = 0; i < rounds; ++i)
+  auto deadline = deadline_after(start, budget_ms);
+  int64_t done = 0;
+  do {
     run_epoch(sess, group, where);
-  return seconds_since(start) * 1e6 / rounds;
+    ++done;
+  } while (done < rounds && clock_type::now() < deadline);
+  return rounds_timing{seconds_since(start) * 1e6 / done, done};
 }
 
 // Time limits that end a wedged run in seconds rather than hours.
@@ -449,19 +490,21 @@ void measure_in_process(const epoch_options& opts, const registry_ptr& ops,
   if (opts.caf) {
     fanout_baseline baseline{sys, opts.nodes};
     // Untimed first: it warms the peers for the timed figure.
-    out.caf_fanout_untimed_us.push_back(
-      baseline.per_round_us(opts.caf_rounds, false));
-    out.caf_fanout_us.push_back(baseline.per_round_us(opts.caf_rounds, true));
-    progress("  caf fan-out    %9.2f us per round (%.2f us without "
-             "timeouts)",
-             out.caf_fanout_us.back(), out.caf_fanout_untimed_us.back());
+    auto untimed
+      = baseline.per_round_us(opts.caf_rounds, opts.budget_ms, false);
+    auto timed = baseline.per_round_us(opts.caf_rounds, opts.budget_ms, true);
+    out.caf_fanout_untimed_us.push_back(untimed.us);
+    out.caf_fanout_us.push_back(timed.us);
+    progress("  caf fan-out    %9.2f us per round, %" PRId64
+             " rounds (%.2f us without timeouts, %" PRId64 " rounds)",
+             timed.us, timed.rounds, untimed.us, untimed.rounds);
   }
   if (opts.local) {
     epochrt::local_session local{sys, ops, bench_timeouts()};
     auto& group = epoch_group(opts, local, out);
-    out.epoch_us_local.push_back(
-      per_epoch_us(local, group, opts.rounds, "local"));
-    progress("  local epoch    %9.2f us", out.epoch_us_local.back());
+    auto t = per_epoch_us(local, group, opts.rounds, opts.budget_ms, "local");
+    out.epoch_us_local.push_back(t.us);
+    progress("  local epoch    %9.2f us, %" PRId64 " rounds", t.us, t.rounds);
   }
 }
 
@@ -483,9 +526,10 @@ void measure_remote(const epoch_options& opts, const registry_ptr& ops,
     throw std::runtime_error("connecting to the daemons: "
                              + epochrt::error_text(err));
   auto& group = epoch_group(opts, remote, out);
-  out.epoch_us_remote.push_back(
-    per_epoch_us(remote, group, opts.remote_rounds, "remote"));
-  progress("  remote epoch   %9.2f us", out.epoch_us_remote.back());
+  auto t
+    = per_epoch_us(remote, group, opts.remote_rounds, opts.budget_ms, "remote");
+  out.epoch_us_remote.push_back(t.us);
+  progress("  remote epoch   %9.2f us, %" PRId64 " rounds", t.us, t.rounds);
 }
 
 void measure(const epoch_options& opts, const std::vector<node_daemon>& daemons,
@@ -513,6 +557,7 @@ void report(const epoch_options& opts, const figures& f) {
     std::printf("rounds=%d rounds\n", opts.rounds);
   if (opts.remote)
     std::printf("remote_rounds=%d rounds\n", opts.remote_rounds);
+  std::printf("budget_ms=%d ms\n", opts.budget_ms);
   if (opts.local || opts.remote)
     std::printf("ops_per_task=%d ops\n", f.task_has_op ? 1 : 0);
   auto caf_us = median(f.caf_fanout_us);
