@@ -1,0 +1,377 @@
+#include "test/wire/field_diff.hpp"
+
+namespace epochrt::test {
+
+std::string field_diff::report(size_t max) const {
+  std::string result;
+  for (size_t i = 0; i < differences_.size() && i < max; ++i) {
+    result += "\n  ";
+    result += differences_[i];
+  }
+  if (differences_.size() > max)
+    result
+      += "\n  ... and " + std::to_string(differences_.size() - max) + " more";
+  return result;
+}
+
+void field_diff::differ(const std::string& path, const std::string& x,
+                        const std::string& y) {
+  differences_.push_back(path + ": " + x + " != " + y);
+  if (depth_ > 0)
+    differing_top_fields_.insert(current_top_field_);
+}
+
+void field_diff::visit(const std::string& path, const std::vector<char>& x,
+                       const std::vector<char>& y) {
+  if (x == y)
+    return;
+  size_t i = 0;
+  while (i < x.size() && i < y.size() && x[i] == y[i])
+    ++i;
+  differ(path, std::to_string(x.size()) + " bytes",
+         std::to_string(y.size()) + " bytes, first difference at byte "
+           + std::to_string(i));
+}
+
+void field_diff::visit(const std::string& path, const tensor& x,
+                       const tensor& y) {
+  field(path, "type", x.type, y.type);
+  field(path, "shape", x.shape, y.shape);
+  field(path, "data", x.data, y.data);
+  field(path, "strings", x.strings, y.strings);
+}
+
+void field_diff::visit(const std::string& path, const op_def& x,
+                       const op_def& y) {
+  field(path, "type", x.type, y.type);
+  field(path, "inputs", x.inputs, y.inputs);
+  field(path, "outputs", x.outputs, y.outputs);
+  field(path, "args", x.args, y.args);
+}
+
+void field_diff::visit(const std::string& path, const step_def& x,
+                       const step_def& y) {
+  field(path, "name", x.name, y.name);
+  field(path, "ops", x.ops, y.ops);
+  field(path, "num_iter", x.num_iter, y.num_iter);
+  field(path, "stop_blob", x.stop_blob, y.stop_blob);
+}
+
+void field_diff::visit(const std::string& path, const task_def& x,
+                       const task_def& y) {
+  field(path, "name", x.name, y.name);
+  field(path, "node", x.node, y.node);
+  field(path, "workspace", x.workspace, y.workspace);
+  field(path, "steps", x.steps, y.steps);
+  field(path, "outputs", x.outputs, y.outputs);
+}
+
+void field_diff::visit(const std::string& path, const task_group_def& x,
+                       const task_group_def& y) {
+  field(path, "tasks", x.tasks, y.tasks);
+}
+
+void field_diff::visit(const std::string& path, const stop_condition& x,
+                       const stop_condition& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "blob", x.blob, y.blob);
+}
+
+void field_diff::visit(const std::string& path, const job_def& x,
+                       const job_def& y) {
+  field(path, "name", x.name, y.name);
+  field(path, "init_group", x.init_group, y.init_group);
+  field(path, "epoch_group", x.epoch_group, y.epoch_group);
+  field(path, "download_group", x.download_group, y.download_group);
+  field(path, "exit_group", x.exit_group, y.exit_group);
+  field(path, "stop_conditions", x.stop_conditions, y.stop_conditions);
+  field(path, "nodes_to_checkpoint", x.nodes_to_checkpoint,
+        y.nodes_to_checkpoint);
+}
+
+void field_diff::visit(const std::string& path, const blob_entry& x,
+                       const blob_entry& y) {
+  field(path, "name", x.name, y.name);
+  field(path, "type", x.type, y.type);
+  field(path, "shape", x.shape, y.shape);
+  field(path, "bytes", x.bytes, y.bytes);
+  field(path, "digest", x.digest, y.digest);
+  field(path, "chunks", x.chunks, y.chunks);
+}
+
+void field_diff::visit(const std::string& path, const manifest& x,
+                       const manifest& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "epoch", x.epoch, y.epoch);
+  field(path, "blobs", x.blobs, y.blobs);
+  field(path, "total_bytes", x.total_bytes, y.total_bytes);
+  field(path, "created_unix_ms", x.created_unix_ms, y.created_unix_ms);
+}
+
+void field_diff::visit(const std::string& path, const blob_chunk& x,
+                       const blob_chunk& y) {
+  field(path, "name", x.name, y.name);
+  field(path, "index", x.index, y.index);
+  field(path, "data", x.data, y.data);
+  field(path, "strings", x.strings, y.strings);
+  field(path, "digest", x.digest, y.digest);
+}
+
+void field_diff::visit(const std::string& path, const checkpoint_stats& x,
+                       const checkpoint_stats& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "db", x.db, y.db);
+  field(path, "duration_us", x.duration_us, y.duration_us);
+  field(path, "bytes", x.bytes, y.bytes);
+  field(path, "blobs", x.blobs, y.blobs);
+}
+
+void field_diff::visit(const std::string& path, const checkpoint_metadata& x,
+                       const checkpoint_metadata& y) {
+  field(path, "db_prefix", x.db_prefix, y.db_prefix);
+  field(path, "node_names", x.node_names, y.node_names);
+  field(path, "committed_epochs", x.committed_epochs, y.committed_epochs);
+  field(path, "last_stats", x.last_stats, y.last_stats);
+  field(path, "last_action", x.last_action, y.last_action);
+  field(path, "final_epoch", x.final_epoch, y.final_epoch);
+}
+
+void field_diff::visit(const std::string& path, const blob_value& x,
+                       const blob_value& y) {
+  field(path, "name", x.name, y.name);
+  field(path, "value", x.value, y.value);
+}
+
+void field_diff::visit(const std::string& path, const run_tasks& x,
+                       const run_tasks& y) {
+  field(path, "group", x.group, y.group);
+  field(path, "epoch", x.epoch, y.epoch);
+  field(path, "tasks", x.tasks, y.tasks);
+}
+
+void field_diff::visit(const std::string&, const cancel_tasks&,
+                       const cancel_tasks&) {
+  // No fields: arriving as a cancel_tasks at all is the whole content.
+}
+
+void field_diff::visit(const std::string& path, const task_output& x,
+                       const task_output& y) {
+  field(path, "task", x.task, y.task);
+  field(path, "blob", x.blob, y.blob);
+  field(path, "value", x.value, y.value);
+}
+
+void field_diff::visit(const std::string& path, const tasks_done& x,
+                       const tasks_done& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "outputs", x.outputs, y.outputs);
+}
+
+void field_diff::visit(const std::string& path, const fetch_blobs& x,
+                       const fetch_blobs& y) {
+  field(path, "names", x.names, y.names);
+}
+
+void field_diff::visit(const std::string& path, const blob_values& x,
+                       const blob_values& y) {
+  field(path, "blobs", x.blobs, y.blobs);
+}
+
+void field_diff::visit(const std::string& path, const put_blobs& x,
+                       const put_blobs& y) {
+  field(path, "blobs", x.blobs, y.blobs);
+}
+
+void field_diff::visit(const std::string& path, const init_checkpoint& x,
+                       const init_checkpoint& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "db", x.db, y.db);
+}
+
+void field_diff::visit(const std::string& path, const blob_names& x,
+                       const blob_names& y) {
+  field(path, "names", x.names, y.names);
+}
+
+void field_diff::visit(const std::string& path, const save_checkpoint& x,
+                       const save_checkpoint& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "epoch", x.epoch, y.epoch);
+  field(path, "db", x.db, y.db);
+  field(path, "blob_names", x.blob_names, y.blob_names);
+}
+
+void field_diff::visit(const std::string& path, const load_checkpoint& x,
+                       const load_checkpoint& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "epoch", x.epoch, y.epoch);
+  field(path, "db", x.db, y.db);
+  field(path, "blob_names", x.blob_names, y.blob_names);
+  field(path, "allow_incomplete", x.allow_incomplete, y.allow_incomplete);
+}
+
+void field_diff::visit(const std::string& path, const check_checkpoint& x,
+                       const check_checkpoint& y) {
+  field(path, "db", x.db, y.db);
+  field(path, "verify_data", x.verify_data, y.verify_data);
+}
+
+void field_diff::visit(const std::string& path, const checkpoint_status& x,
+                       const checkpoint_status& y) {
+  field(path, "exists", x.exists, y.exists);
+  field(path, "complete", x.complete, y.complete);
+  field(path, "intact", x.intact, y.intact);
+  field(path, "problem", x.problem, y.problem);
+}
+
+void field_diff::visit(const std::string& path, const node_ref& x,
+                       const node_ref& y) {
+  field(path, "name", x.name, y.name);
+  field(path, "persistence", x.persistence, y.persistence);
+}
+
+void field_diff::visit(const std::string& path, const ckpt_set_params& x,
+                       const ckpt_set_params& y) {
+  field(path, "node_names", x.node_names, y.node_names);
+  field(path, "path_prefix", x.path_prefix, y.path_prefix);
+}
+
+void field_diff::visit(const std::string& path, const ckpt_init& x,
+                       const ckpt_init& y) {
+  field(path, "nodes", x.nodes, y.nodes);
+  field(path, "retrieve_from_epoch", x.retrieve_from_epoch,
+        y.retrieve_from_epoch);
+  field(path, "path_prefix", x.path_prefix, y.path_prefix);
+}
+
+void field_diff::visit(const std::string& path, const ckpt_save& x,
+                       const ckpt_save& y) {
+  field(path, "epoch", x.epoch, y.epoch);
+}
+
+void field_diff::visit(const std::string& path, const ckpt_load& x,
+                       const ckpt_load& y) {
+  field(path, "epoch", x.epoch, y.epoch);
+  field(path, "path_prefix", x.path_prefix, y.path_prefix);
+  field(path, "blob_names", x.blob_names, y.blob_names);
+  field(path, "partial", x.partial, y.partial);
+}
+
+void field_diff::visit(const std::string& path, const ckpt_exists& x,
+                       const ckpt_exists& y) {
+  field(path, "epoch", x.epoch, y.epoch);
+  field(path, "verify_data", x.verify_data, y.verify_data);
+}
+
+void field_diff::visit(const std::string& path, const ckpt_resume_epoch& x,
+                       const ckpt_resume_epoch& y) {
+  field(path, "user_epoch", x.user_epoch, y.user_epoch);
+  field(path, "before_epoch", x.before_epoch, y.before_epoch);
+}
+
+void field_diff::visit(const std::string& path, const ckpt_epoch& x,
+                       const ckpt_epoch& y) {
+  field(path, "epoch", x.epoch, y.epoch);
+  field(path, "final", x.final, y.final);
+}
+
+void field_diff::visit(const std::string& path, const ckpt_write_metadata& x,
+                       const ckpt_write_metadata& y) {
+  field(path, "epoch", x.epoch, y.epoch);
+}
+
+void field_diff::visit(const std::string& path, const ckpt_report& x,
+                       const ckpt_report& y) {
+  field(path, "action", x.action, y.action);
+}
+
+void field_diff::visit(const std::string& path, const ckpt_accessible& x,
+                       const ckpt_accessible& y) {
+  field(path, "epoch", x.epoch, y.epoch);
+}
+
+void field_diff::visit(const std::string& path, const run_job& x,
+                       const run_job& y) {
+  field(path, "resume_from_epoch", x.resume_from_epoch, y.resume_from_epoch);
+  field(path, "fall_back", x.fall_back, y.fall_back);
+  field(path, "reset_workspaces", x.reset_workspaces, y.reset_workspaces);
+}
+
+void field_diff::visit(const std::string& path, const reset_workspace& x,
+                       const reset_workspace& y) {
+  field(path, "reason", x.reason, y.reason);
+}
+
+void field_diff::visit(const std::string& path, const begin_save& x,
+                       const begin_save& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "epoch", x.epoch, y.epoch);
+  field(path, "db", x.db, y.db);
+}
+
+void field_diff::visit(const std::string& path, const end_save& x,
+                       const end_save& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "epoch", x.epoch, y.epoch);
+}
+
+void field_diff::visit(const std::string& path, const ckpt_save_async& x,
+                       const ckpt_save_async& y) {
+  field(path, "epoch", x.epoch, y.epoch);
+  field(path, "final", x.final, y.final);
+}
+
+void field_diff::visit(const std::string& path, const ckpt_flush& x,
+                       const ckpt_flush& y) {
+  field(path, "last_epoch", x.last_epoch, y.last_epoch);
+}
+
+void field_diff::visit(const std::string& path, const ckpt_result& x,
+                       const ckpt_result& y) {
+  field(path, "stats", x.stats, y.stats);
+  field(path, "node_names", x.node_names, y.node_names);
+  field(path, "blob_lists", x.blob_lists, y.blob_lists);
+}
+
+void field_diff::visit(const std::string& path, const ckpt_read& x,
+                       const ckpt_read& y) {
+  field(path, "epoch", x.epoch, y.epoch);
+  field(path, "blob_names", x.blob_names, y.blob_names);
+}
+
+void field_diff::visit(const std::string& path, const remote_hello& x,
+                       const remote_hello& y) {
+  field(path, "version", x.version, y.version);
+  field(path, "node", x.node, y.node);
+  field(path, "client_nonce", x.client_nonce, y.client_nonce);
+}
+
+void field_diff::visit(const std::string& path, const remote_challenge& x,
+                       const remote_challenge& y) {
+  field(path, "nonce", x.nonce, y.nonce);
+  field(path, "secret_required", x.secret_required, y.secret_required);
+  field(path, "proof", x.proof, y.proof);
+}
+
+void field_diff::visit(const std::string& path, const remote_attach& x,
+                       const remote_attach& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "nonce", x.nonce, y.nonce);
+  field(path, "proof", x.proof, y.proof);
+  field(path, "declined", x.declined, y.declined);
+}
+
+void field_diff::visit(const std::string& path, const remote_attached& x,
+                       const remote_attached& y) {
+  field(path, "gate", x.gate, y.gate);
+  field(path, "max_tensor_bytes", x.max_tensor_bytes, y.max_tensor_bytes);
+}
+
+void field_diff::visit(const std::string& path, const read_checkpoint& x,
+                       const read_checkpoint& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "db", x.db, y.db);
+  field(path, "blob_names", x.blob_names, y.blob_names);
+}
+
+} // namespace epochrt::test

@@ -1,0 +1,349 @@
+#include "test/wire/samples.hpp"
+
+#include <string>
+#include <vector>
+
+namespace epochrt::test {
+
+namespace {
+
+// Text that a careless codec could cut or re-encode: non-ASCII UTF-8, an
+// embedded NUL, and a byte that is not valid UTF-8.
+const std::string tricky_text = std::string("n\xc3\xb6"
+                                            "de\0\xff|",
+                                            8);
+
+// Bytes with every high bit and a NUL, for nonces and payloads.
+std::vector<char> tricky_bytes() {
+  return {'\x00', '\x01', '\x7f', '\x80', '\xfe', '\xff', 'a', '\x00'};
+}
+
+// Both payloads set at once: no real tensor has that, but a codec that
+// drops either one shows.
+tensor mixed_tensor() {
+  auto x = make_tensor<double>({2, 2}, {1.5, -0.0, 1e300, -7.25});
+  x.strings = {"alpha", "", tricky_text};
+  return x;
+}
+
+tensor string_tensor() {
+  return make_string_tensor({3}, {"x", tricky_text, "z"});
+}
+
+std::vector<int64_t> wide_shape() {
+  return {3, 0, int64_t{1} << 40, -1};
+}
+
+op_def sample_op(const std::string& type) {
+  op_def x;
+  x.type = type;
+  x.inputs = {"a", "b"};
+  x.outputs = {"c", tricky_text};
+  x.args["scale"] = mixed_tensor();
+  x.args["name"] = string_tensor();
+  x.args["dims"] = make_tensor<int64_t>({2}, {int64_t{1} << 50, -5});
+  return x;
+}
+
+step_def sample_step(const std::string& name) {
+  step_def x;
+  x.name = name;
+  x.ops = {sample_op("Add"), sample_op("CountDown")};
+  x.num_iter = 7'000'000'000;
+  x.stop_blob = "done";
+  return x;
+}
+
+task_def sample_task(const std::string& node) {
+  task_def x;
+  x.name = "train on " + node;
+  x.node = node;
+  x.workspace = workspace_type::private_scratch;
+  x.steps = {sample_step("init"), sample_step("loop")};
+  x.outputs = {"loss", "done"};
+  return x;
+}
+
+task_group_def sample_group(const std::string& node) {
+  task_group_def x;
+  x.tasks = {sample_task(node), sample_task(node + "_b")};
+  return x;
+}
+
+blob_entry sample_entry(const std::string& name) {
+  return blob_entry{name,       dtype::i64,         wide_shape(),
+                    1ull << 40, 0xdeadbeefcafef00d, 4'000'000'000u};
+}
+
+checkpoint_stats sample_stats(const std::string& node) {
+  return checkpoint_stats{node, "/ckpt/" + node + ".9", -1'234'567'890'123,
+                          0xfedcba9876543210, 0x8000000000000001};
+}
+
+blob_value sample_blob(const std::string& name) {
+  return blob_value{name, mixed_tensor()};
+}
+
+task_output sample_output(const std::string& blob) {
+  return task_output{"train", blob, mixed_tensor()};
+}
+
+std::vector<std::string> sample_names() {
+  return {"w", tricky_text, "iter"};
+}
+
+} // namespace
+
+tensor make_sample(type_tag<tensor>, const sample_handles&) {
+  return mixed_tensor();
+}
+
+op_def make_sample(type_tag<op_def>, const sample_handles&) {
+  return sample_op("Add");
+}
+
+step_def make_sample(type_tag<step_def>, const sample_handles&) {
+  return sample_step("loop");
+}
+
+task_def make_sample(type_tag<task_def>, const sample_handles&) {
+  return sample_task("trainer_0");
+}
+
+task_group_def make_sample(type_tag<task_group_def>, const sample_handles&) {
+  return sample_group("trainer_0");
+}
+
+stop_condition make_sample(type_tag<stop_condition>, const sample_handles&) {
+  return stop_condition{"trainer_0", tricky_text};
+}
+
+job_def make_sample(type_tag<job_def>, const sample_handles&) {
+  job_def x;
+  x.name = "job";
+  x.init_group = sample_group("init");
+  x.epoch_group = sample_group("epoch");
+  x.download_group = sample_group("download");
+  x.exit_group = sample_group("exit");
+  x.stop_conditions
+    = {stop_condition{"trainer_0", "done"}, stop_condition{"n", "b"}};
+  x.nodes_to_checkpoint = {"trainer_0", "trainer_1"};
+  return x;
+}
+
+blob_entry make_sample(type_tag<blob_entry>, const sample_handles&) {
+  return sample_entry("w");
+}
+
+manifest make_sample(type_tag<manifest>, const sample_handles&) {
+  manifest x;
+  x.node = "trainer_0";
+  x.epoch = 1ll << 33;
+  x.blobs = {sample_entry("w"), sample_entry(tricky_text)};
+  x.total_bytes = 0xffffffffffffffff;
+  x.created_unix_ms = 1'700'000'000'123;
+  return x;
+}
+
+blob_chunk make_sample(type_tag<blob_chunk>, const sample_handles&) {
+  blob_chunk x;
+  x.name = "w";
+  x.index = 4'000'000'001u;
+  x.data = tricky_bytes();
+  x.strings = {"a", "", tricky_text};
+  x.digest = 0x0123456789abcdef;
+  return x;
+}
+
+checkpoint_stats make_sample(type_tag<checkpoint_stats>,
+                             const sample_handles&) {
+  return sample_stats("trainer_0");
+}
+
+checkpoint_metadata make_sample(type_tag<checkpoint_metadata>,
+                                const sample_handles&) {
+  checkpoint_metadata x;
+  x.db_prefix = "/tmp/ckpt";
+  x.node_names = {"trainer_0", "trainer_1"};
+  x.committed_epochs = {0, 1, 2, 1ll << 40};
+  x.last_stats = {sample_stats("trainer_0"), sample_stats("trainer_1")};
+  x.last_action = "save";
+  x.final_epoch = 1ll << 40;
+  return x;
+}
+
+blob_value make_sample(type_tag<blob_value>, const sample_handles&) {
+  return sample_blob("weights");
+}
+
+run_tasks make_sample(type_tag<run_tasks>, const sample_handles&) {
+  return run_tasks{
+    "epoch", 1ll << 35, {sample_task("trainer_0"), sample_task("trainer_0")}};
+}
+
+cancel_tasks make_sample(type_tag<cancel_tasks>, const sample_handles&) {
+  return cancel_tasks{};
+}
+
+task_output make_sample(type_tag<task_output>, const sample_handles&) {
+  return sample_output("loss");
+}
+
+tasks_done make_sample(type_tag<tasks_done>, const sample_handles&) {
+  return tasks_done{"trainer_0",
+                    {sample_output("loss"), sample_output("done")}};
+}
+
+fetch_blobs make_sample(type_tag<fetch_blobs>, const sample_handles&) {
+  return fetch_blobs{sample_names()};
+}
+
+blob_values make_sample(type_tag<blob_values>, const sample_handles&) {
+  return blob_values{{sample_blob("w"), sample_blob(tricky_text)}};
+}
+
+put_blobs make_sample(type_tag<put_blobs>, const sample_handles&) {
+  return put_blobs{{sample_blob("b"), sample_blob("w")}};
+}
+
+init_checkpoint make_sample(type_tag<init_checkpoint>, const sample_handles&) {
+  return init_checkpoint{"trainer_0", "/tmp/ckpt/trainer_0.3"};
+}
+
+blob_names make_sample(type_tag<blob_names>, const sample_handles&) {
+  return blob_names{sample_names()};
+}
+
+save_checkpoint make_sample(type_tag<save_checkpoint>, const sample_handles&) {
+  return save_checkpoint{"trainer_0", 1ll << 36, "/tmp/db", sample_names()};
+}
+
+load_checkpoint make_sample(type_tag<load_checkpoint>, const sample_handles&) {
+  return load_checkpoint{"trainer_1", 1ll << 37, "/tmp/db2", sample_names(),
+                         true};
+}
+
+check_checkpoint make_sample(type_tag<check_checkpoint>,
+                             const sample_handles&) {
+  return check_checkpoint{"/tmp/db3", true};
+}
+
+checkpoint_status make_sample(type_tag<checkpoint_status>,
+                              const sample_handles&) {
+  return checkpoint_status{true, true, true, "chunk 3 of w: bad digest"};
+}
+
+node_ref make_sample(type_tag<node_ref>, const sample_handles& handles) {
+  return node_ref{"trainer_1", handles.local};
+}
+
+ckpt_set_params make_sample(type_tag<ckpt_set_params>, const sample_handles&) {
+  return ckpt_set_params{{"trainer_0", "trainer_1"}, "/tmp/p/"};
+}
+
+ckpt_init make_sample(type_tag<ckpt_init>, const sample_handles& handles) {
+  return ckpt_init{{node_ref{"trainer_0", handles.local},
+                    node_ref{"trainer_1", handles.remote}},
+                   1ll << 38,
+                   "/x/"};
+}
+
+ckpt_save make_sample(type_tag<ckpt_save>, const sample_handles&) {
+  return ckpt_save{1ll << 39};
+}
+
+ckpt_load make_sample(type_tag<ckpt_load>, const sample_handles&) {
+  return ckpt_load{1ll << 41, "/y/", sample_names(), true};
+}
+
+ckpt_exists make_sample(type_tag<ckpt_exists>, const sample_handles&) {
+  return ckpt_exists{1ll << 42, true};
+}
+
+ckpt_resume_epoch make_sample(type_tag<ckpt_resume_epoch>,
+                              const sample_handles&) {
+  return ckpt_resume_epoch{1ll << 43, 1ll << 44};
+}
+
+ckpt_epoch make_sample(type_tag<ckpt_epoch>, const sample_handles&) {
+  return ckpt_epoch{1ll << 45, true};
+}
+
+ckpt_write_metadata make_sample(type_tag<ckpt_write_metadata>,
+                                const sample_handles&) {
+  return ckpt_write_metadata{1ll << 46};
+}
+
+ckpt_report make_sample(type_tag<ckpt_report>, const sample_handles&) {
+  return ckpt_report{"checkpoint_save"};
+}
+
+ckpt_accessible make_sample(type_tag<ckpt_accessible>, const sample_handles&) {
+  return ckpt_accessible{1ll << 47};
+}
+
+run_job make_sample(type_tag<run_job>, const sample_handles&) {
+  return run_job{1ll << 48, true, true};
+}
+
+reset_workspace make_sample(type_tag<reset_workspace>, const sample_handles&) {
+  return reset_workspace{"no usable checkpoint"};
+}
+
+begin_save make_sample(type_tag<begin_save>, const sample_handles&) {
+  return begin_save{"trainer_0", 1ll << 49, "/ckpt/trainer_0.3"};
+}
+
+end_save make_sample(type_tag<end_save>, const sample_handles&) {
+  return end_save{"trainer_0", 1ll << 50};
+}
+
+ckpt_save_async make_sample(type_tag<ckpt_save_async>, const sample_handles&) {
+  return ckpt_save_async{1ll << 51, true};
+}
+
+ckpt_flush make_sample(type_tag<ckpt_flush>, const sample_handles&) {
+  return ckpt_flush{1ll << 52};
+}
+
+ckpt_result make_sample(type_tag<ckpt_result>, const sample_handles&) {
+  return ckpt_result{{sample_stats("trainer_0"), sample_stats("trainer_1")},
+                     {"trainer_0", "trainer_1"},
+                     {{"a", "b"}, {}, {tricky_text}}};
+}
+
+ckpt_read make_sample(type_tag<ckpt_read>, const sample_handles&) {
+  return ckpt_read{1ll << 53, sample_names()};
+}
+
+remote_hello make_sample(type_tag<remote_hello>, const sample_handles&) {
+  // Not the current version: a field left at its default would pass.
+  return remote_hello{remote_protocol_version + 0xfffe, "trainer_0",
+                      tricky_bytes()};
+}
+
+remote_challenge make_sample(type_tag<remote_challenge>,
+                             const sample_handles&) {
+  auto proof = tricky_bytes();
+  proof.resize(32, '\x5a');
+  return remote_challenge{tricky_bytes(), true, proof};
+}
+
+remote_attach make_sample(type_tag<remote_attach>, const sample_handles&) {
+  auto proof = tricky_bytes();
+  proof.resize(32, '\xa5');
+  return remote_attach{"trainer_0", tricky_bytes(), proof,
+                       "its proof was wrong"};
+}
+
+remote_attached make_sample(type_tag<remote_attached>,
+                            const sample_handles& handles) {
+  // As a daemon does: a handle to an actor of the peer's own process.
+  return remote_attached{handles.remote, 0xfffffffffffffff0};
+}
+
+read_checkpoint make_sample(type_tag<read_checkpoint>, const sample_handles&) {
+  return read_checkpoint{"trainer_0", "/ckpt/trainer_0.4", sample_names()};
+}
+
+} // namespace epochrt::test

@@ -1,0 +1,107 @@
+#pragma once
+
+// One value of every message type for wire_test. Every field of a sample
+// differs from its default (a field that came back defaulted would otherwise
+// look unchanged), vectors and maps are non-empty, numbers use their high
+// bits and strings hold bytes that text handling could mangle.
+
+#include <tuple>
+
+#include <caf/actor.hpp>
+
+#include "messages/checkpoint_records.hpp"
+#include "messages/job_def.hpp"
+#include "messages/manager_protocol.hpp"
+#include "messages/protocol.hpp"
+#include "messages/remote_protocol.hpp"
+#include "messages/tensor.hpp"
+
+namespace epochrt::test {
+
+/// The types wire_test sends across, in the order of add_message_types. A
+/// type registered there but missing here fails the suite.
+using wire_types = std::tuple<
+  tensor, op_def, step_def, task_def, task_group_def, stop_condition, job_def,
+  blob_entry, manifest, blob_chunk, checkpoint_stats, checkpoint_metadata,
+  blob_value, run_tasks, cancel_tasks, task_output, tasks_done, fetch_blobs,
+  blob_values, put_blobs, init_checkpoint, blob_names, save_checkpoint,
+  load_checkpoint, check_checkpoint, checkpoint_status,
+  // The job runner and checkpoint manager protocol.
+  node_ref, ckpt_set_params, ckpt_init, ckpt_save, ckpt_load, ckpt_exists,
+  ckpt_resume_epoch, ckpt_epoch, ckpt_write_metadata, ckpt_report,
+  ckpt_accessible, run_job, reset_workspace, begin_save, end_save,
+  ckpt_save_async, ckpt_flush, ckpt_result, ckpt_read,
+  // Attaching a node to a daemon, and reading a remote checkpoint.
+  remote_hello, remote_challenge, remote_attach, remote_attached,
+  read_checkpoint>;
+
+/// The actor handles samples carry: one of an actor in this process, which
+/// the peer sees as a proxy, and one of an actor in the peer, which this
+/// process sees as a proxy. Both directions of handle translation cross.
+struct sample_handles {
+  caf::actor local;
+  caf::actor remote;
+};
+
+template <class T>
+struct type_tag {
+  using type = T;
+};
+
+/// The sample of `T`: `make_sample(type_tag<T>{}, handles)`.
+tensor make_sample(type_tag<tensor>, const sample_handles&);
+op_def make_sample(type_tag<op_def>, const sample_handles&);
+step_def make_sample(type_tag<step_def>, const sample_handles&);
+task_def make_sample(type_tag<task_def>, const sample_handles&);
+task_group_def make_sample(type_tag<task_group_def>, const sample_handles&);
+stop_condition make_sample(type_tag<stop_condition>, const sample_handles&);
+job_def make_sample(type_tag<job_def>, const sample_handles&);
+blob_entry make_sample(type_tag<blob_entry>, const sample_handles&);
+manifest make_sample(type_tag<manifest>, const sample_handles&);
+blob_chunk make_sample(type_tag<blob_chunk>, const sample_handles&);
+checkpoint_stats make_sample(type_tag<checkpoint_stats>, const sample_handles&);
+checkpoint_metadata make_sample(type_tag<checkpoint_metadata>,
+                                const sample_handles&);
+blob_value make_sample(type_tag<blob_value>, const sample_handles&);
+run_tasks make_sample(type_tag<run_tasks>, const sample_handles&);
+cancel_tasks make_sample(type_tag<cancel_tasks>, const sample_handles&);
+task_output make_sample(type_tag<task_output>, const sample_handles&);
+tasks_done make_sample(type_tag<tasks_done>, const sample_handles&);
+fetch_blobs make_sample(type_tag<fetch_blobs>, const sample_handles&);
+blob_values make_sample(type_tag<blob_values>, const sample_handles&);
+put_blobs make_sample(type_tag<put_blobs>, const sample_handles&);
+init_checkpoint make_sample(type_tag<init_checkpoint>, const sample_handles&);
+blob_names make_sample(type_tag<blob_names>, const sample_handles&);
+save_checkpoint make_sample(type_tag<save_checkpoint>, const sample_handles&);
+load_checkpoint make_sample(type_tag<load_checkpoint>, const sample_handles&);
+check_checkpoint make_sample(type_tag<check_checkpoint>, const sample_handles&);
+checkpoint_status make_sample(type_tag<checkpoint_status>,
+                              const sample_handles&);
+node_ref make_sample(type_tag<node_ref>, const sample_handles&);
+ckpt_set_params make_sample(type_tag<ckpt_set_params>, const sample_handles&);
+ckpt_init make_sample(type_tag<ckpt_init>, const sample_handles&);
+ckpt_save make_sample(type_tag<ckpt_save>, const sample_handles&);
+ckpt_load make_sample(type_tag<ckpt_load>, const sample_handles&);
+ckpt_exists make_sample(type_tag<ckpt_exists>, const sample_handles&);
+ckpt_resume_epoch make_sample(type_tag<ckpt_resume_epoch>,
+                              const sample_handles&);
+ckpt_epoch make_sample(type_tag<ckpt_epoch>, const sample_handles&);
+ckpt_write_metadata make_sample(type_tag<ckpt_write_metadata>,
+                                const sample_handles&);
+ckpt_report make_sample(type_tag<ckpt_report>, const sample_handles&);
+ckpt_accessible make_sample(type_tag<ckpt_accessible>, const sample_handles&);
+run_job make_sample(type_tag<run_job>, const sample_handles&);
+reset_workspace make_sample(type_tag<reset_workspace>, const sample_handles&);
+begin_save make_sample(type_tag<begin_save>, const sample_handles&);
+end_save make_sample(type_tag<end_save>, const sample_handles&);
+ckpt_save_async make_sample(type_tag<ckpt_save_async>, const sample_handles&);
+ckpt_flush make_sample(type_tag<ckpt_flush>, const sample_handles&);
+ckpt_result make_sample(type_tag<ckpt_result>, const sample_handles&);
+ckpt_read make_sample(type_tag<ckpt_read>, const sample_handles&);
+remote_hello make_sample(type_tag<remote_hello>, const sample_handles&);
+remote_challenge make_sample(type_tag<remote_challenge>, const sample_handles&);
+remote_attach make_sample(type_tag<remote_attach>, const sample_handles&);
+remote_attached make_sample(type_tag<remote_attached>, const sample_handles&);
+read_checkpoint make_sample(type_tag<read_checkpoint>, const sample_handles&);
+
+} // namespace epochrt::test

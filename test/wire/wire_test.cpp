@@ -1,0 +1,386 @@
+// Every message type epochrt registers crosses a real process boundary over
+// CAF's middleman on 127.0.0.1 and comes back unchanged. A type registered
+// on one side only is silently emptied on the wire (CAF does not fail the
+// send), so a binary round trip inside one process cannot prove this: only
+// a second process with its own registry can.
+
+#define BOOST_TEST_MODULE wire
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <typeindex>
+#include <typeinfo>
+
+#include <boost/core/demangle.hpp>
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/deep_to_string.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/expected.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/io/middleman_actor.hpp>
+#include <caf/make_message.hpp>
+#include <caf/message.hpp>
+#include <caf/meta/annotation.hpp>
+#include <caf/meta/type_name.hpp>
+#include <caf/others.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+#include <caf/type_id.hpp>
+
+#include "actors/network.hpp"
+#include "messages/message_types.hpp"
+#include "test/wire/field_diff.hpp"
+#include "test/wire/peer_process.hpp"
+#include "test/wire/samples.hpp"
+
+using namespace epochrt;
+using namespace epochrt::test;
+
+namespace {
+
+// Generous for a loaded 2-core machine, yet every wait ends.
+constexpr auto request_timeout = std::chrono::seconds(10);
+constexpr auto connect_timeout = std::chrono::seconds(30);
+constexpr auto peer_start_timeout = std::chrono::seconds(30);
+constexpr auto peer_exit_timeout = std::chrono::seconds(10);
+
+// A message type only this process registers: the peer has never heard of
+// it, as a peer built from an older epochrt would not know a newer type.
+struct unregistered_probe {
+  std::string text;
+  int64_t number = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, unregistered_probe& x) {
+  return f(caf::meta::type_name("epochrt::test::unregistered_probe"), x.text,
+           x.number);
+}
+
+struct test_config : caf::actor_system_config {
+  test_config() {
+    configure_network(*this);
+    add_message_type<unregistered_probe>("epochrt::test::unregistered_probe");
+    set("scheduler.max-threads", 2);
+  }
+};
+
+// The name `add_message_types` gives each registered type, by C++ type.
+const caf::actor_system_config::portable_name_map& registered_names() {
+  static const auto names = [] {
+    caf::actor_system_config cfg;
+    add_message_types(cfg);
+    return cfg.type_names_by_rtti;
+  }();
+  return names;
+}
+
+template <class T>
+std::string name_of() {
+  auto& names = registered_names();
+  auto i = names.find(std::type_index{typeid(T)});
+  if (i != names.end())
+    return i->second;
+  return "(unregistered) " + boost::core::demangle(typeid(T).name());
+}
+
+// One peer process and one actor system for the whole suite: starting them
+// costs more than all round trips together.
+class wire_session {
+public:
+  wire_session() : peer_(WIRE_ECHO_PEER, {}, peer_start_timeout) {
+    handles_.remote = connect(peer_.port());
+    // Answers nothing: it only needs to be a live actor of this process
+    // whose handle the peer must send back.
+    handles_.local = sys_.spawn([]() -> caf::behavior {
+      return {
+        [](caf::close_atom) {},
+      };
+    });
+  }
+
+  ~wire_session() {
+    // Actors still alive would hold up the actor system's shutdown.
+    caf::anon_send_exit(handles_.local, caf::exit_reason::user_shutdown);
+  }
+
+  // What `middleman().remote_actor(...)` does, but with a timeout: it
+  // waits forever for a peer that accepts the connection and never answers
+  // the handshake.
+  caf::actor connect(uint16_t port) {
+    caf::actor result;
+    caf::error err;
+    caf::scoped_actor self{sys_};
+    self
+      ->request(sys_.middleman().actor_handle(), connect_timeout,
+                caf::connect_atom::value, std::string{"127.0.0.1"}, port)
+      .receive(
+        [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
+            const std::set<std::string>&) {
+          result = caf::actor_cast<caf::actor>(std::move(ptr));
+        },
+        [&](caf::error& x) {
+          err = std::move(x);
+        });
+    if (!result)
+      throw std::runtime_error(
+        "cannot reach the echo peer at 127.0.0.1:" + std::to_string(port) + ": "
+        + (err ? sys_.render(err) : std::string{"no actor published"}));
+    return result;
+  }
+
+  const sample_handles& handles() const noexcept {
+    return handles_;
+  }
+
+  // Sends `msg` to the peer's echo actor and returns the reply, or the
+  // error that ended the request (a timeout at the latest).
+  caf::expected<caf::message> echo(const caf::message& msg) {
+    caf::expected<caf::message> result
+      = caf::make_error(caf::sec::runtime_error, "no reply handled");
+    caf::scoped_actor self{sys_};
+    self->request(handles_.remote, request_timeout, msg)
+      .receive(
+        [&](caf::error& err) {
+          result = std::move(err);
+        },
+        // Whatever comes back is the result, even when it is not a T.
+        caf::others >> [&](caf::message_view& x) -> caf::result<caf::message> {
+          result = x.copy_content_to_message();
+          return caf::message{};
+        });
+    return result;
+  }
+
+  std::string render(const caf::error& err) {
+    return sys_.render(err);
+  }
+
+private:
+  test_config cfg_;
+  caf::actor_system sys_{cfg_};
+  peer_process peer_;
+  sample_handles handles_;
+};
+
+std::unique_ptr<wire_session>& session_ptr() {
+  static std::unique_ptr<wire_session> ptr;
+  return ptr;
+}
+
+// Started on first use, so that a peer that fails to start fails only the
+// tests that use it (the round trips, and the sample checks, whose actor
+// handles come from here), not the coverage guard.
+wire_session& session() {
+  auto& ptr = session_ptr();
+  if (!ptr)
+    ptr = std::make_unique<wire_session>();
+  return *ptr;
+}
+
+// Ends the session before main returns: the actor system must not outlive
+// Boost's teardown into static destruction.
+struct session_teardown {
+  ~session_teardown() {
+    session_ptr().reset();
+  }
+};
+
+// Sends `sample` to the peer and checks what comes back: one value of type
+// T that `differences(sample, echoed)` finds equal. Empty on success, else
+// what went wrong.
+template <class T, class Differences>
+std::string round_trip_problems(const T& sample, const std::string& name,
+                                Differences differences) {
+  auto reply = session().echo(caf::make_message(sample));
+  if (!reply)
+    return "the request failed: " + session().render(reply.error());
+  if (!reply->template match_elements<T>())
+    return "the reply is " + caf::to_string(*reply) + ", not one " + name;
+  auto& echoed = reply->template get_as<T>(0);
+  auto problems = differences(sample, echoed);
+  if (!problems.empty())
+    return "fields changed on the way:" + problems;
+  // A second opinion, through the inspectors: what they print must match.
+  auto sent_text = caf::deep_to_string(sample);
+  auto echoed_text = caf::deep_to_string(echoed);
+  if (sent_text != echoed_text)
+    return "inspect() output changed on the way:\n  sent   " + sent_text
+      + "\n  echoed " + echoed_text;
+  return {};
+}
+
+template <class T>
+std::string field_differences(const T& x, const T& y) {
+  field_diff diff;
+  diff.compare(name_of<T>(), x, y);
+  return diff.report();
+}
+
+// Counts the fields an `inspect` overload hands to its inspector.
+struct field_counter {
+  using result_type = void;
+  static constexpr bool reads_state = true;
+  static constexpr bool writes_state = false;
+
+  size_t count = 0;
+
+  template <class... Ts>
+  void operator()(Ts&&...) {
+    count += (size_t{0} + ... + (caf::meta::is_annotation<Ts>::value ? 0 : 1));
+  }
+};
+
+template <class T>
+size_t inspected_field_count() {
+  field_counter f;
+  T x;
+  inspect(f, x);
+  return f.count;
+}
+
+template <class... Ts, class F>
+void for_each_type(std::tuple<Ts...>*, F f) {
+  (f(type_tag<Ts>{}), ...);
+}
+
+std::string join(const std::set<std::string>& names) {
+  std::string result;
+  for (auto& name : names)
+    result += "\n  " + name;
+  return result;
+}
+
+} // namespace
+
+BOOST_TEST_GLOBAL_FIXTURE(session_teardown);
+
+BOOST_AUTO_TEST_SUITE(wire)
+
+// The guard against a new type without a cross-process test. CAF registers
+// "std::vector<T>" and "stream<T>" with each T on its own; those are not
+// epochrt's names and are left out.
+BOOST_AUTO_TEST_CASE(every_registered_type_has_a_round_trip) {
+  caf::actor_system_config baseline;
+  std::set<std::string> all;
+  for (auto& kvp : registered_names())
+    if (baseline.type_names_by_rtti.count(kvp.first) == 0)
+      all.insert(kvp.second);
+  std::set<std::string> registered;
+  for (auto& name : all) {
+    auto companion_of = [&](const std::string& prefix) {
+      return name.size() > prefix.size() + 1
+        && name.compare(0, prefix.size(), prefix) == 0 && name.back() == '>'
+        && all.count(
+             name.substr(prefix.size(), name.size() - prefix.size() - 1))
+        > 0;
+    };
+    if (!companion_of("std::vector<") && !companion_of("stream<"))
+      registered.insert(name);
+  }
+  std::set<std::string> tested;
+  for_each_type(static_cast<wire_types*>(nullptr), [&](auto tag) {
+    using type = typename decltype(tag)::type;
+    tested.insert(name_of<type>());
+  });
+  std::set<std::string> untested;
+  for (auto& name : registered)
+    if (tested.count(name) == 0)
+      untested.insert(name);
+  std::set<std::string> unregistered;
+  for (auto& name : tested)
+    if (registered.count(name) == 0)
+      unregistered.insert(name);
+  // Were the registry's names ever not found, this guard would pass empty.
+  BOOST_TEST(registered.size() >= 50u);
+  BOOST_TEST(untested.empty(),
+             "registered by add_message_types but missing "
+             "from wire_types in test/wire/samples.hpp:"
+               << join(untested));
+  BOOST_TEST(unregistered.empty(),
+             "in wire_types but not registered:" << join(unregistered));
+}
+
+// field_diff is written by hand; a field added to a type and its `inspect`
+// but not to field_diff would cross the wire unchecked.
+BOOST_AUTO_TEST_CASE_TEMPLATE(field_diff_compares_every_inspected_field, T,
+                              wire_types) {
+  field_diff diff;
+  diff.compare(name_of<T>(), T{}, T{});
+  BOOST_TEST(
+    diff.top_fields().size() == inspected_field_count<T>(),
+    name_of<T>() << ": field_diff compares " << diff.top_fields().size()
+                 << " fields, inspect() has " << inspected_field_count<T>());
+}
+
+// A field left at its default would come back "unchanged" even when the wire
+// dropped it.
+BOOST_AUTO_TEST_CASE_TEMPLATE(the_sample_sets_every_field, T, wire_types) {
+  auto sample = make_sample(type_tag<T>{}, session().handles());
+  field_diff diff;
+  diff.compare(name_of<T>(), T{}, sample);
+  if (!std::is_empty<T>::value)
+    BOOST_TEST(!diff.top_fields().empty(),
+               "field_diff lists no field of " << name_of<T>());
+  for (auto& field : diff.top_fields())
+    BOOST_TEST(diff.differs_in(field),
+               name_of<T>() << "." << field << " keeps its default");
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_value_comes_back_unchanged_from_another_process,
+                              T, wire_types) {
+  auto sample = make_sample(type_tag<T>{}, session().handles());
+  auto problems
+    = round_trip_problems(sample, name_of<T>(), field_differences<T>);
+  BOOST_TEST(problems.empty(), name_of<T>() << ": " << problems);
+}
+
+// Proves the round trip can fail: CAF empties a value of a type the peer
+// does not know instead of refusing to send it.
+BOOST_AUTO_TEST_CASE(a_type_the_peer_does_not_know_does_not_come_back) {
+  unregistered_probe probe{"sent", 42};
+  auto problems = round_trip_problems(
+    probe, "epochrt::test::unregistered_probe",
+    [](const unregistered_probe& x, const unregistered_probe& y) {
+      return x.text == y.text && x.number == y.number
+        ? std::string{}
+        : std::string{"\n  text or number"};
+    });
+  BOOST_TEST(!problems.empty(), "the peer echoed a type it never registered");
+  BOOST_TEST_MESSAGE("as expected: " << problems);
+}
+
+BOOST_AUTO_TEST_CASE(the_peer_still_echoes_after_a_type_it_does_not_know) {
+  session().echo(caf::make_message(unregistered_probe{"lost", 1}));
+  auto sample = make_sample(type_tag<ckpt_report>{}, session().handles());
+  auto problems = round_trip_problems(sample, name_of<ckpt_report>(),
+                                      field_differences<ckpt_report>);
+  BOOST_TEST(problems.empty(), problems);
+}
+
+BOOST_AUTO_TEST_CASE(the_peer_exits_when_its_stdin_closes) {
+  peer_process peer{WIRE_ECHO_PEER, {}, peer_start_timeout};
+  peer.close_stdin();
+  BOOST_TEST(peer.wait(peer_exit_timeout) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(the_peer_exits_on_sigterm) {
+  peer_process peer{WIRE_ECHO_PEER, {}, peer_start_timeout};
+  peer.signal(SIGTERM);
+  BOOST_TEST(peer.wait(peer_exit_timeout) == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
