@@ -262,13 +262,20 @@ using fanout_atom = caf::atom_constant<caf::atom("eb_fanout")>;
 // Generous: only a wedged run ever reaches it.
 constexpr auto baseline_timeout = std::chrono::seconds(10);
 
-caf::behavior echo_peer(caf::event_based_actor*) {
-  return {
-    [](ping_atom, int64_t round) {
-      return round;
-    },
-  };
-}
+// A class rather than a function of no arguments: CAF 0.17 spawns such a
+// function by dereferencing a null argument tuple, which UBSan rejects.
+class echo_peer : public caf::event_based_actor {
+public:
+  using caf::event_based_actor::event_based_actor;
+
+  caf::behavior make_behavior() override {
+    return {
+      [](ping_atom, int64_t round) {
+        return round;
+      },
+    };
+  }
+};
 
 struct fanout_run {
   std::vector<caf::actor> peers;
@@ -339,7 +346,7 @@ class fanout_baseline {
 public:
   fanout_baseline(caf::actor_system& sys, int nodes) : sys_(sys) {
     for (int i = 0; i < nodes; ++i)
-      peers_.push_back(sys.spawn(echo_peer));
+      peers_.push_back(sys.spawn<echo_peer>());
     driver_ = sys.spawn(fanout_driver, peers_);
   }
 

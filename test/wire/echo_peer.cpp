@@ -30,19 +30,27 @@
 
 namespace {
 
-caf::behavior echo(caf::event_based_actor* self) {
-  // `reflect` answers a request with the request's own content. Unlike a
-  // typed handler it sees every message, including one whose type this
-  // process does not know (CAF hands it over emptied).
-  self->set_default_handler(caf::reflect);
-  // An actor with an empty behavior would terminate at once; `close_atom` is
-  // the one message not echoed, and nothing in wire_test sends it.
-  return {
-    [=](caf::close_atom) {
-      self->quit();
-    },
-  };
-}
+// A class rather than a function of no arguments: CAF 0.17 spawns such a
+// function by dereferencing a null argument tuple, which UBSan rejects.
+class echoing_actor : public caf::event_based_actor {
+public:
+  explicit echoing_actor(caf::actor_config& cfg) : caf::event_based_actor(cfg) {
+    // `reflect` answers a request with the request's own content. Unlike a
+    // typed handler it sees every message, including one whose type this
+    // process does not know (CAF hands it over emptied).
+    set_default_handler(caf::reflect);
+  }
+
+  caf::behavior make_behavior() override {
+    // An actor with an empty behavior would terminate at once; `close_atom`
+    // is the one message not echoed, and nothing in wire_test sends it.
+    return {
+      [this](caf::close_atom) {
+        quit();
+      },
+    };
+  }
+};
 
 enum class stop_reason { stdin_closed, signal, lifetime, error };
 
@@ -121,7 +129,7 @@ int main(int argc, char** argv) {
   epochrt::configure_network(cfg);
   cfg.set("scheduler.max-threads", 2);
   caf::actor_system sys{cfg};
-  auto echo_actor = sys.spawn(echo);
+  auto echo_actor = sys.spawn<echoing_actor>();
   auto port = sys.middleman().publish(echo_actor, 0, "127.0.0.1");
   if (!port) {
     std::cerr << "wire_echo_peer: publish failed: " << sys.render(port.error())

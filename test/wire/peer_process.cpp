@@ -107,13 +107,17 @@ peer_process::peer_process(const std::string& program,
   std::string rest;
   std::string seen;
   if (!read_line_with(stdout_fd_, "listening on ", timeout, rest, seen)) {
+    // Its stdout also ends when it dies: say which happened.
+    auto exited = wait(std::chrono::milliseconds(500)) >= 0;
+    auto what = !exited ? "printed no \"listening on\" line in "
+        + std::to_string(timeout.count()) + " ms"
+                        : "exited with status " + std::to_string(exit_code_)
+        + " before it printed a \"listening on\" line";
     signal(SIGKILL);
     wait(std::chrono::seconds(10));
     close_fd(stdin_fd_);
     close_fd(stdout_fd_);
-    throw std::runtime_error(program + " printed no \"listening on\" line in "
-                             + std::to_string(timeout.count())
-                             + " ms; its stdout: " + seen);
+    throw std::runtime_error(program + " " + what + "; its stdout: " + seen);
   }
   auto colon = rest.rfind(':');
   port_ = static_cast<uint16_t>(std::stoi(rest.substr(colon + 1)));
