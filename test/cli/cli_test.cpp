@@ -327,8 +327,8 @@ BOOST_AUTO_TEST_CASE(fetching_a_missing_blob_fails_after_the_job) {
 
 BOOST_AUTO_TEST_CASE(fetching_from_a_node_outside_the_job_is_refused_first) {
   temp_dir tmp;
-  auto r = cli({"run", pipeline, "--checkpoint-dir", tmp.sub("ckpt"),
-                "--fetch", "trainer_9:total"});
+  auto r = cli({"run", pipeline, "--checkpoint-dir", tmp.sub("ckpt"), "--fetch",
+                "trainer_9:total"});
   check_one_error(r, 2);
   BOOST_TEST(contains(r.err, "trainer_9"));
   BOOST_TEST(!std::filesystem::exists(tmp.sub("ckpt")));
