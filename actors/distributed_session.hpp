@@ -23,7 +23,8 @@ struct distributed_session_options {
   session_options timeouts;
   /// The secret shared with the daemons; none when they have none.
   std::optional<std::string> secret;
-  /// Longest one handshake with a daemon may take. Default: 10 s.
+  /// Longest the connection to a daemon, and each step of the handshake
+  /// after it, may take. Default: 10 s.
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
   /// How long `recover_lost_nodes` keeps trying to reach one lost node's
   /// address (the daemon may be restarting). Default: 30 s.

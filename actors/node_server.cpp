@@ -13,6 +13,7 @@
 #include "actors/actors_errc.hpp"
 #include "actors/detail/log.hpp"
 #include "actors/detail/proof.hpp"
+#include "actors/network.hpp"
 #include "actors/node_actor.hpp"
 #include "actors/node_address.hpp"
 #include "actors/node_gate.hpp"
@@ -279,12 +280,12 @@ node_server::start(caf::actor_system& sys,
     return make_error(actors_errc::invalid_argument,
                       "a node daemon needs CAF's middleman "
                       "(configure_network)");
-  if (!is_loopback(options.host) && !options.secret)
+  if (!is_loopback(options.host) && !options.secret && !uses_tls(sys))
     return make_error(actors_errc::invalid_argument,
                       "refusing to listen on " + options.host
-                        + " without a secret: any host could run code "
-                          "here (give --secret-file, or listen on "
-                          "127.0.0.1)");
+                        + " without a secret or TLS: any host could run "
+                          "code here (give --secret-file or --tls-*, or "
+                          "listen on 127.0.0.1)");
   auto root = make_root(options.checkpoint_root);
   if (!root)
     return std::move(root.error());
@@ -292,9 +293,7 @@ node_server::start(caf::actor_system& sys,
   auto port = options.port;
   auto keeper
     = sys.spawn(gatekeeper, std::move(options), *root, std::move(ops));
-  // SO_REUSEADDR: a daemon restarted by its supervisor must get its port
-  // back while connections of the one before linger in TIME_WAIT.
-  auto bound = sys.middleman().publish(keeper, port, host.c_str(), true);
+  auto bound = publish_actor(keeper, host, port);
   if (!bound) {
     caf::anon_send_exit(keeper, caf::exit_reason::user_shutdown);
     return make_error(actors_errc::unreachable,

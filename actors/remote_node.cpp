@@ -18,6 +18,7 @@
 #include "actors/detail/blocking_request.hpp"
 #include "actors/detail/log.hpp"
 #include "actors/detail/proof.hpp"
+#include "actors/network.hpp"
 #include "messages/manager_protocol.hpp"
 #include "messages/protocol.hpp"
 #include "messages/remote_protocol.hpp"
@@ -62,7 +63,7 @@ caf::error lost_error(const proxy_state& st) {
 // A remote reply's error, for a person reading it on the master.
 caf::error translate(const proxy_state& st, caf::error err,
                      std::chrono::milliseconds timeout) {
-  if (err == caf::sec::request_timeout)
+  if (err == caf::sec::request_timeout || err == caf::sec::connection_timeout)
     return make_error(actors_errc::node_lost,
                       where(st) + " did not answer within "
                         + std::to_string(timeout.count()) + " ms");
@@ -269,6 +270,22 @@ caf::behavior proxy(proxy_ptr self, remote_node_config cfg,
   };
 }
 
+// What a failed connection attempt most likely means, for a person.
+std::string why_unreachable(caf::actor_system& sys, const caf::error& err,
+                            const remote_node_config& cfg) {
+  if (err == caf::sec::cannot_connect_to_node)
+    return uses_tls(sys) ? "no daemon listens there, or it does not use TLS"
+                         : "no daemon listens there";
+  if (err == caf::sec::request_timeout || err == caf::sec::connection_timeout)
+    return "it accepted the connection but did not answer within "
+      + std::to_string(cfg.handshake_timeout.count())
+      + " ms (a frozen process, or not an epochrt node daemon)";
+  if (err == caf::sec::disconnect_during_handshake)
+    return "it closed the connection during the handshake (is TLS on for "
+           "one side only, or was its certificate refused?)";
+  return describe_error(err);
+}
+
 } // namespace
 
 caf::expected<remote_node> connect_remote_node(caf::actor_system& sys,
@@ -277,17 +294,13 @@ caf::expected<remote_node> connect_remote_node(caf::actor_system& sys,
     return make_error(actors_errc::invalid_argument,
                       "remote nodes need CAF's middleman "
                       "(configure_network)");
-  auto gatekeeper
-    = sys.middleman().remote_actor(cfg.address.host, cfg.address.port);
-  if (!gatekeeper) {
-    auto& err = gatekeeper.error();
-    auto why = err == caf::sec::cannot_connect_to_node
-      ? std::string{"no daemon listens there"}
-      : describe_error(err);
+  auto gatekeeper = connect_actor(sys, cfg.address.host, cfg.address.port,
+                                  cfg.handshake_timeout);
+  if (!gatekeeper)
     return make_error(actors_errc::unreachable,
                       "cannot reach node " + cfg.name + " at "
-                        + cfg.address.str() + ": " + why);
-  }
+                        + cfg.address.str() + ": "
+                        + why_unreachable(sys, gatekeeper.error(), cfg));
   auto lost = std::make_shared<std::atomic<bool>>(false);
   auto actor = sys.spawn(proxy, cfg, std::move(*gatekeeper), lost);
   auto shaken = detail::blocking_request<caf::unit_t>(

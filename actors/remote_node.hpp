@@ -23,7 +23,8 @@ struct remote_node_config {
   std::optional<std::string> secret;
   /// Per-request time limits, by kind of request.
   session_options timeouts;
-  /// Longest the handshake may take.
+  /// Longest the connection (TCP, TLS, CAF's handshake) may take, and each
+  /// step of epochrt's handshake after it.
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
 };
 
@@ -41,8 +42,8 @@ struct remote_node {
 
 /// Connects to the daemon at `cfg.address`, proves and checks the shared
 /// secret, and attaches node `cfg.name`. Blocks the calling thread (a host
-/// thread, never an actor) at most about `cfg.handshake_timeout` plus the
-/// time to open a TCP connection. actors_errc::unreachable when no daemon
+/// thread, never an actor): at most `cfg.handshake_timeout` to connect, and
+/// about twice that for the handshake. actors_errc::unreachable when no daemon
 /// answers there, actors_errc::auth_failed when the secrets do not match,
 /// actors_errc::rejected when the daemon refuses the node.
 caf::expected<remote_node> connect_remote_node(caf::actor_system& sys,

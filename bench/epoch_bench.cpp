@@ -518,7 +518,8 @@ void measure_in_process(const epoch_options& opts, const registry_ptr& ops,
 void measure_remote(const epoch_options& opts, const registry_ptr& ops,
                     const std::vector<node_daemon>& daemons, figures& out) {
   caf::actor_system_config cfg;
-  epochrt::configure_network(cfg);
+  if (auto err = epochrt::configure_network(cfg))
+    throw std::runtime_error(epochrt::describe_error(err));
   cfg.set("scheduler.max-threads", size_t{2});
   caf::actor_system sys{cfg};
   std::map<std::string, epochrt::node_address> where;

@@ -19,6 +19,14 @@ if(NOT TARGET CAF::core)
     IMPORTED_LOCATION "${CAF_IO_LIBRARY}"
     INTERFACE_LINK_LIBRARIES CAF::core)
 endif()
+# TLS between master and node daemons.
+if(NOT TARGET CAF::openssl)
+  find_library(CAF_OPENSSL_LIBRARY caf_openssl REQUIRED)
+  add_library(CAF::openssl UNKNOWN IMPORTED)
+  set_target_properties(CAF::openssl PROPERTIES
+    IMPORTED_LOCATION "${CAF_OPENSSL_LIBRARY}"
+    INTERFACE_LINK_LIBRARIES CAF::io)
+endif()
 
 find_dependency(CapnProto CONFIG)
 
@@ -44,5 +52,5 @@ endif()
 
 find_dependency(nlohmann_json CONFIG)
 
-# HMAC and nonces for the node daemons' authentication.
+# HMAC and nonces for the node daemons' authentication; TLS certificates.
 find_dependency(OpenSSL)

@@ -26,6 +26,7 @@
 #include <caf/send.hpp>
 #include <caf/type_id.hpp>
 
+#include "actors/configure.hpp"
 #include "actors/network.hpp"
 
 namespace {
@@ -126,7 +127,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   caf::actor_system_config cfg;
-  epochrt::configure_network(cfg);
+  if (auto err = epochrt::configure_network(cfg)) {
+    std::cerr << "wire_echo_peer: " << epochrt::describe_error(err) << '\n';
+    return 1;
+  }
   cfg.set("scheduler.max-threads", 2);
   caf::actor_system sys{cfg};
   auto echo_actor = sys.spawn<echoing_actor>();
