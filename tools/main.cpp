@@ -3,9 +3,11 @@
 //   epochrt [-v|-q] run JOB.json [--checkpoint-dir DIR] [--resume-from EPOCH]
 //                                [--upload-dir DIR] [--fetch NODE:BLOB]...
 //                                [--node NAME=HOST:PORT]... [--secret-file F]
-//                                [--max-failures K]
+//                                [--max-failures K] [--tls-cert F --tls-key F
+//                                --tls-ca F]
 //   epochrt [-v|-q] node --listen HOST:PORT [--checkpoint-root DIR]
 //                        [--secret-file FILE] [--max-tensor-bytes N]
+//                        [--tls-cert F --tls-key F --tls-ca F]
 //   epochrt [-v|-q] ckpt ls DIR
 //   epochrt [-v|-q] ckpt show DIR NODE EPOCH [BLOB...]
 //   epochrt [-v|-q] ckpt verify DIR
@@ -32,6 +34,25 @@
 namespace {
 
 using namespace epochrt::cli;
+
+// --tls-cert, --tls-key and --tls-ca of `run` and `node`; `peers` names
+// the other side.
+void add_tls_flags(CLI::App& app, tls_flags& tls, const std::string& peers) {
+  app
+    .add_option("--tls-cert", tls.cert,
+                "Talk to " + peers
+                  + " over mutual TLS, presenting this "
+                    "certificate (PEM)")
+    ->type_name("FILE");
+  app
+    .add_option("--tls-key", tls.key,
+                "The certificate's private key (PEM, not encrypted, chmod 600)")
+    ->type_name("FILE");
+  app
+    .add_option("--tls-ca", tls.ca,
+                "Accept only " + peers + " whose certificate this CA signed")
+    ->type_name("FILE");
+}
 
 /// Every option of every subcommand, filled in by CLI11.
 struct arguments {
@@ -138,6 +159,7 @@ int run_main(int argc, char** argv) {
     ->add_option("--reconnect-timeout-ms", args.run.reconnect_timeout_ms,
                  "How long a lost node's address is retried (default 30000)")
     ->type_name("MS");
+  add_tls_flags(*run, args.run.tls, "the daemons");
 
   auto node = app.add_subcommand(
     "node",
@@ -146,7 +168,7 @@ int run_main(int argc, char** argv) {
   node
     ->add_option("--listen", args.node.listen,
                  "Address to listen on (default 127.0.0.1:0, a free port; "
-                 "other than loopback only with --secret-file)")
+                 "other than loopback only with --secret-file or TLS)")
     ->type_name("HOST:PORT");
   node
     ->add_option("--checkpoint-root", args.node.checkpoint_root,
@@ -165,6 +187,7 @@ int run_main(int argc, char** argv) {
     ->add_option("--connection-timeout-ms", args.node.connection_timeout_ms,
                  "A master silent this long is dropped (default 5000)")
     ->type_name("MS");
+  add_tls_flags(*node, args.node.tls, "masters");
 
   auto ckpt = app.add_subcommand("ckpt", "Inspect a checkpoint directory");
   ckpt->require_subcommand(1);

@@ -42,7 +42,7 @@ int run_node(const node_options& opts) {
     print_error("--listen: " + describe(address.error()));
     return exit_bad_input;
   }
-  auto network = network_from_flags(opts.connection_timeout_ms);
+  auto network = network_from_flags(opts.connection_timeout_ms, opts.tls);
   if (!network) {
     print_error(describe(network.error()));
     return exit_bad_input;
@@ -68,7 +68,10 @@ int run_node(const node_options& opts) {
   auto ops = std::make_shared<op_registry>();
   add_builtin_ops(*ops);
   caf::actor_system_config cfg;
-  configure_network(cfg, *network);
+  if (auto err = configure_network(cfg, *network)) {
+    print_error(describe(err));
+    return exit_bad_input;
+  }
   caf::actor_system sys{cfg};
   auto server = node_server::start(sys, ops, std::move(options));
   if (!server) {
@@ -79,8 +82,9 @@ int run_node(const node_options& opts) {
       : exit_failure;
   }
   auto where = node_address{address->host, (*server)->port()}.str();
-  detail::log().info("node daemon listening on {}, checkpoints under {}{}",
-                     where, (*server)->checkpoint_root(),
+  detail::log().info("node daemon listening on {}{}, checkpoints under {}{}",
+                     where, network->tls ? " (TLS)" : "",
+                     (*server)->checkpoint_root(),
                      opts.secret_file ? ", secret required" : "");
   std::cout << "listening on " << where << std::endl;
   int received = 0;

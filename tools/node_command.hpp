@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include "tools/network_flags.hpp"
+
 namespace epochrt::cli {
 
 /// The arguments of `epochrt node`.
@@ -18,6 +20,8 @@ struct node_options {
   uint64_t max_tensor_bytes = uint64_t{1} << 30;
   /// A master silent this long is dropped (heartbeats every fifth of it).
   int64_t connection_timeout_ms = 5000;
+  /// Mutual TLS with the masters.
+  tls_flags tls;
 };
 
 /// Runs `epochrt node`: a node daemon that serves one master at a time

@@ -207,12 +207,15 @@ int run_job(const run_options& opts) {
   std::map<std::string, node_address> remote;
   if (!parse_remote_nodes(opts, job_nodes, remote))
     return exit_bad_input;
-  auto network = network_from_flags(opts.connection_timeout_ms);
+  auto network = network_from_flags(opts.connection_timeout_ms, opts.tls);
   if (!network) {
     print_error(describe(network.error()));
     return exit_bad_input;
   }
   distributed_session_options session_opts;
+  // A daemon that accepts a connection but stays silent this long is as
+  // good as lost.
+  session_opts.handshake_timeout = network->connection_timeout;
   session_opts.reconnect_timeout
     = std::chrono::milliseconds{opts.reconnect_timeout_ms};
   if (opts.secret_file) {
@@ -227,10 +230,12 @@ int run_job(const run_options& opts) {
   // after the system, so that it is destroyed (and its actors stopped)
   // before the system shuts down.
   caf::actor_system_config cfg;
-  if (remote.empty())
+  if (remote.empty()) {
     configure(cfg);
-  else
-    configure_network(cfg, *network);
+  } else if (auto err = configure_network(cfg, *network)) {
+    print_error(describe(err));
+    return exit_bad_input;
+  }
   cfg.set("scheduler.max-threads", scheduler_threads());
   caf::actor_system sys{cfg};
   distributed_session session{sys, ops, std::move(remote), session_opts};

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/network_flags.hpp"
+
 namespace epochrt::cli {
 
 /// The arguments of `epochrt run`.
@@ -33,6 +35,8 @@ struct run_options {
   int64_t connection_timeout_ms = 5000;
   /// How long a lost node's address is retried before giving up.
   int64_t reconnect_timeout_ms = 30000;
+  /// Mutual TLS with the daemons.
+  tls_flags tls;
 };
 
 /// Runs `epochrt run`: checks every argument and loads the job before
