@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "test/remote/daemon_process.hpp"
+#include "test/remote/test_certificates.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
 
@@ -25,6 +26,8 @@ using epochrt::test::process_result;
 using epochrt::test::process_runner;
 using epochrt::test::read_text;
 using epochrt::test::temp_dir;
+using epochrt::test::test_ca;
+using epochrt::test::tls_identity;
 
 namespace {
 
@@ -386,6 +389,167 @@ BOOST_AUTO_TEST_CASE(an_unreachable_daemon_is_reported_before_anything_runs) {
   BOOST_TEST(refused.exit_code == 1);
   BOOST_TEST(contains(refused.err, "no daemon listens there"), refused.err);
   BOOST_TEST(!fs::exists(dir.sub("ckpt")));
+}
+
+BOOST_AUTO_TEST_CASE(a_daemon_frozen_before_the_job_is_given_up_on_in_time) {
+  temp_dir dir;
+  daemon_process daemon{dir.str(), "d"};
+  // The kernel still accepts its connections; nobody answers them.
+  daemon.signal(SIGSTOP);
+  auto started = std::chrono::steady_clock::now();
+  auto refused
+    = cli({"run", pipeline3, "--node", "trainer_0=" + daemon.address(),
+           "--connection-timeout-ms", "1000"});
+  auto took_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - started)
+                   .count();
+  daemon.signal(SIGCONT);
+  BOOST_TEST(refused.exit_code == 1);
+  BOOST_TEST(contains(refused.err, "did not answer within 1000 ms"),
+             refused.err);
+  BOOST_TEST(took_ms < 10000);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+namespace {
+
+// A CA, a certificate for the daemons and one for the master, and the
+// flags that use them.
+struct tls_setup {
+  temp_dir dir;
+  test_ca ca{dir.str(), "job"};
+  tls_identity daemon = ca.issue("daemon");
+  tls_identity master = ca.issue("master");
+
+  static std::vector<std::string> flags(const tls_identity& who,
+                                        const std::string& ca_file) {
+    return {"--tls-cert", who.certificate_file, "--tls-key",
+            who.key_file, "--tls-ca",           ca_file};
+  }
+
+  std::vector<std::string> daemon_flags() const {
+    return flags(daemon, ca.ca_file());
+  }
+
+  std::vector<std::string> master_flags() const {
+    return flags(master, ca.ca_file());
+  }
+};
+
+std::vector<std::string> concat(std::vector<std::string> a,
+                                const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+const std::string pipeline = EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json";
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(mutual_tls)
+
+BOOST_AUTO_TEST_CASE(pipeline3_over_tls_daemons_ends_as_in_process) {
+  tls_setup tls;
+  three_daemons d(tls.daemon_flags());
+  auto args = d.run_args(pipeline3, tls.master_flags());
+  args[3] = d.dir.sub("ckpt");
+  auto r = cli(args);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  check_totals(r.out);
+  BOOST_TEST(contains(d.daemons[0]->log(), "(TLS)"), d.daemons[0]->log());
+}
+
+BOOST_AUTO_TEST_CASE(a_master_certified_by_another_ca_is_refused) {
+  tls_setup tls;
+  test_ca other{tls.dir.str(), "other"};
+  auto intruder = other.issue("intruder");
+  daemon_process daemon{tls.dir.str(), "d", tls.daemon_flags()};
+  auto node = "trainer_0=" + daemon.address();
+  // It even trusts the right CA: what counts is who signed its own
+  // certificate.
+  auto refused = cli(concat({"run", pipeline, "--node", node},
+                            tls_setup::flags(intruder, tls.ca.ca_file())));
+  BOOST_TEST(refused.exit_code == 1);
+  BOOST_TEST(
+    contains(refused.err, "closed the connection during the handshake"),
+    refused.err);
+  auto served = cli(
+    concat({"run", pipeline, "--node", node, "--fetch", "trainer_0:total"},
+           tls.master_flags()));
+  BOOST_REQUIRE_MESSAGE(served.exit_code == 0, served.err);
+  BOOST_TEST(value_of(served.out, "trainer_0:total") == final_total);
+}
+
+BOOST_AUTO_TEST_CASE(a_daemon_certified_by_another_ca_is_not_trusted) {
+  tls_setup tls;
+  test_ca other{tls.dir.str(), "other"};
+  auto impostor = other.issue("impostor");
+  daemon_process daemon{tls.dir.str(), "d",
+                        tls_setup::flags(impostor, tls.ca.ca_file())};
+  auto refused
+    = cli(concat({"run", pipeline, "--node", "trainer_0=" + daemon.address()},
+                 tls.master_flags()));
+  BOOST_TEST(refused.exit_code == 1);
+  BOOST_TEST(contains(refused.err, "cannot reach node trainer_0"), refused.err);
+  BOOST_TEST(daemon.running());
+}
+
+BOOST_AUTO_TEST_CASE(tls_on_one_side_only_is_refused) {
+  tls_setup tls;
+  daemon_process tls_daemon{tls.dir.str(), "tls", tls.daemon_flags()};
+  auto plain_master
+    = cli({"run", pipeline, "--node", "trainer_0=" + tls_daemon.address()});
+  BOOST_TEST(plain_master.exit_code == 1);
+  BOOST_TEST(contains(plain_master.err, "TLS on for one side only"),
+             plain_master.err);
+  daemon_process plain_daemon{tls.dir.str(), "plain"};
+  auto tls_master = cli(
+    concat({"run", pipeline, "--node", "trainer_0=" + plain_daemon.address()},
+           tls.master_flags()));
+  BOOST_TEST(tls_master.exit_code == 1);
+  BOOST_TEST(contains(tls_master.err, "does not use TLS"), tls_master.err);
+  BOOST_TEST(tls_daemon.running());
+  BOOST_TEST(plain_daemon.running());
+}
+
+BOOST_AUTO_TEST_CASE(tls_and_a_secret_together_work) {
+  tls_setup tls;
+  auto secret = write_secret(tls.dir, "s", "the-right-secret-0123456789");
+  daemon_process daemon{tls.dir.str(), "d",
+                        concat(tls.daemon_flags(), {"--secret-file", secret})};
+  auto served
+    = cli(concat({"run", pipeline, "--node", "trainer_0=" + daemon.address(),
+                  "--secret-file", secret, "--fetch", "trainer_0:total"},
+                 tls.master_flags()));
+  BOOST_REQUIRE_MESSAGE(served.exit_code == 0, served.err);
+  BOOST_TEST(value_of(served.out, "trainer_0:total") == final_total);
+}
+
+BOOST_AUTO_TEST_CASE(unusable_tls_files_are_bad_input) {
+  tls_setup tls;
+  auto node = "trainer_0=127.0.0.1:1";
+  auto partial = cli({"run", pipeline, "--node", node, "--tls-cert",
+                      tls.master.certificate_file});
+  BOOST_TEST(partial.exit_code == 2);
+  BOOST_TEST(contains(partial.err, "needs all of --tls-cert, --tls-key"),
+             partial.err);
+  auto wrong_key = cli(
+    concat({"run", pipeline, "--node", node},
+           tls_setup::flags({tls.master.certificate_file, tls.daemon.key_file},
+                            tls.ca.ca_file())));
+  BOOST_TEST(wrong_key.exit_code == 2);
+  BOOST_TEST(contains(wrong_key.err, "not the key of the certificate"),
+             wrong_key.err);
+  ::chmod(tls.daemon.key_file.c_str(), 0644);
+  auto open_key = cli(concat({"node", "--checkpoint-root", tls.dir.sub("r")},
+                             tls.daemon_flags()));
+  BOOST_TEST(open_key.exit_code == 2);
+  BOOST_TEST(contains(open_key.err, "chmod 600"), open_key.err);
+  auto no_ca = cli(concat({"node", "--checkpoint-root", tls.dir.sub("r")},
+                          tls_setup::flags(tls.master, tls.dir.sub("none"))));
+  BOOST_TEST(no_ca.exit_code == 2);
+  BOOST_TEST(contains(no_ca.err, "TLS CA file"), no_ca.err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
