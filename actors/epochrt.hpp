@@ -13,8 +13,8 @@
 //   epochrt::job_runner runner{job, &ckpt};
 //   auto last_epoch = runner.train(session);  // blocks; resumes if it can
 //
-// Nodes on other processes or hosts: call `configure_network(cfg)` instead
-// of `configure(cfg)`, run `epochrt node` (or a node_server) where they
+// Nodes on other processes or hosts: call `configure_network(cfg, options)`
+// (heartbeats, TLS) instead of `configure(cfg)`, run `epochrt node` (or a node_server) where they
 // live, and use a distributed_session that maps their names to addresses.
 
 #include "messages/checkpoint_records.hpp"
