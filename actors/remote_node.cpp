@@ -63,7 +63,7 @@ caf::error lost_error(const proxy_state& st) {
 // A remote reply's error, for a person reading it on the master.
 caf::error translate(const proxy_state& st, caf::error err,
                      std::chrono::milliseconds timeout) {
-  if (err == caf::sec::request_timeout || err == caf::sec::connection_timeout)
+  if (err == caf::sec::request_timeout)
     return make_error(actors_errc::node_lost,
                       where(st) + " did not answer within "
                         + std::to_string(timeout.count()) + " ms");
