@@ -19,8 +19,8 @@ struct tls_flags {
 
 /// The network options of `--connection-timeout-ms MS` (heartbeats every
 /// fifth of it, at least every 50 ms) and of the TLS flags. An error unless
-/// 250 <= MS <= 1 h, when only some of the TLS flags are given, or when
-/// their files are not usable (check_tls_options).
+/// 250 <= MS <= 1 h, or when only some of the TLS flags are given. The
+/// files themselves are checked by configure_network.
 caf::expected<network_options> network_from_flags(int64_t connection_timeout_ms,
                                                   const tls_flags& tls = {});
 
