@@ -18,23 +18,9 @@ namespace epochrt {
 
 namespace {
 
-struct ssl_ctx_deleter {
-  void operator()(SSL_CTX* ctx) const noexcept {
-    SSL_CTX_free(ctx);
-  }
-};
-
-struct bio_deleter {
-  void operator()(BIO* bio) const noexcept {
-    BIO_free(bio);
-  }
-};
-
-struct pkey_deleter {
-  void operator()(EVP_PKEY* key) const noexcept {
-    EVP_PKEY_free(key);
-  }
-};
+using ssl_ctx_ptr = std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)>;
+using bio_ptr = std::unique_ptr<BIO, decltype(&BIO_free)>;
+using pkey_ptr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
 
 // OpenSSL's reasons for the last failure, oldest first; clears its queue.
 std::string openssl_reasons() {
@@ -87,7 +73,7 @@ caf::error check_tls_options(const tls_options& options) {
   if (auto err = check_file("TLS CA file", options.ca_file, false))
     return err;
   ERR_clear_error();
-  std::unique_ptr<SSL_CTX, ssl_ctx_deleter> ctx{SSL_CTX_new(TLS_method())};
+  ssl_ctx_ptr ctx{SSL_CTX_new(TLS_method()), &SSL_CTX_free};
   if (!ctx)
     return make_error(actors_errc::invalid_argument,
                       "cannot create a TLS context: " + openssl_reasons());
@@ -96,12 +82,12 @@ caf::error check_tls_options(const tls_options& options) {
       != 1)
     return bad_file("TLS certificate", options.certificate_file,
                     openssl_reasons());
-  std::unique_ptr<BIO, bio_deleter> key_in{
-    BIO_new_file(options.key_file.c_str(), "r")};
+  bio_ptr key_in{BIO_new_file(options.key_file.c_str(), "r"), &BIO_free};
   if (!key_in)
     return bad_file("TLS key", options.key_file, openssl_reasons());
-  std::unique_ptr<EVP_PKEY, pkey_deleter> key{
-    PEM_read_bio_PrivateKey(key_in.get(), nullptr, refuse_passphrase, nullptr)};
+  pkey_ptr key{
+    PEM_read_bio_PrivateKey(key_in.get(), nullptr, refuse_passphrase, nullptr),
+    &EVP_PKEY_free};
   if (!key)
     return bad_file("TLS key", options.key_file,
                     "not an unencrypted PEM private key (" + openssl_reasons()

@@ -16,20 +16,8 @@ namespace epochrt::test {
 
 namespace {
 
-struct key_deleter {
-  void operator()(EVP_PKEY* key) const noexcept {
-    EVP_PKEY_free(key);
-  }
-};
-
-struct cert_deleter {
-  void operator()(X509* cert) const noexcept {
-    X509_free(cert);
-  }
-};
-
-using key_ptr = std::unique_ptr<EVP_PKEY, key_deleter>;
-using cert_ptr = std::unique_ptr<X509, cert_deleter>;
+using key_ptr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
+using cert_ptr = std::unique_ptr<X509, decltype(&X509_free)>;
 
 [[noreturn]] void fail(const std::string& what) {
   char reason[256] = "unknown";
@@ -39,7 +27,7 @@ using cert_ptr = std::unique_ptr<X509, cert_deleter>;
 }
 
 key_ptr make_key() {
-  key_ptr key{EVP_EC_gen("P-256")};
+  key_ptr key{EVP_EC_gen("P-256"), &EVP_PKEY_free};
   if (!key)
     fail("cannot generate a P-256 key");
   return key;
@@ -47,7 +35,7 @@ key_ptr make_key() {
 
 cert_ptr make_certificate(const std::string& common_name, EVP_PKEY* key,
                           X509* issuer, EVP_PKEY* issuer_key, long serial) {
-  cert_ptr cert{X509_new()};
+  cert_ptr cert{X509_new(), &X509_free};
   if (!cert)
     fail("X509_new");
   X509_set_version(cert.get(), 2);
@@ -104,8 +92,8 @@ void write_key(const std::string& path, EVP_PKEY* key) {
 } // namespace
 
 struct test_ca::impl {
-  key_ptr key;
-  cert_ptr cert;
+  key_ptr key{nullptr, &EVP_PKEY_free};
+  cert_ptr cert{nullptr, &X509_free};
   mutable long next_serial = 2;
 };
 
