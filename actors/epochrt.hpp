@@ -14,8 +14,9 @@
 //   auto last_epoch = runner.train(session);  // blocks; resumes if it can
 //
 // Nodes on other processes or hosts: call `configure_network(cfg, options)`
-// (heartbeats, TLS) instead of `configure(cfg)`, run `epochrt node` (or a node_server) where they
-// live, and use a distributed_session that maps their names to addresses.
+// (heartbeats, TLS) instead of `configure(cfg)`, run `epochrt node` (or a
+// node_server) where they live, and use a distributed_session that maps
+// their names to addresses.
 
 #include "messages/checkpoint_records.hpp"
 #include "messages/job_def.hpp"

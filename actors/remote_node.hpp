@@ -43,8 +43,8 @@ struct remote_node {
 /// Connects to the daemon at `cfg.address`, proves and checks the shared
 /// secret, and attaches node `cfg.name`. Blocks the calling thread (a host
 /// thread, never an actor): at most `cfg.handshake_timeout` to connect, and
-/// about twice that for the handshake. actors_errc::unreachable when no daemon
-/// answers there, actors_errc::auth_failed when the secrets do not match,
+/// about twice that for the handshake. actors_errc::unreachable when no
+/// daemon answers there, actors_errc::auth_failed when the secrets do not match,
 /// actors_errc::rejected when the daemon refuses the node.
 caf::expected<remote_node> connect_remote_node(caf::actor_system& sys,
                                                const remote_node_config& cfg);

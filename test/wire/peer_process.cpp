@@ -108,11 +108,13 @@ peer_process::peer_process(const std::string& program,
   std::string seen;
   if (!read_line_with(stdout_fd_, "listening on ", timeout, rest, seen)) {
     // Its stdout also ends when it dies: say which happened.
-    auto exited = wait(std::chrono::milliseconds(500)) >= 0;
-    auto what = !exited ? "printed no \"listening on\" line in "
-        + std::to_string(timeout.count()) + " ms"
-                        : "exited with status " + std::to_string(exit_code_)
+    std::string what;
+    if (wait(std::chrono::milliseconds(500)) >= 0)
+      what = "exited with status " + std::to_string(exit_code_)
         + " before it printed a \"listening on\" line";
+    else
+      what = "printed no \"listening on\" line in "
+        + std::to_string(timeout.count()) + " ms";
     signal(SIGKILL);
     wait(std::chrono::seconds(10));
     close_fd(stdin_fd_);

@@ -98,9 +98,8 @@ std::string name_of() {
   return "(unregistered) " + boost::core::demangle(typeid(T).name());
 }
 
-// A class rather than a function of no arguments: CAF 0.17
-// spawns such a function by dereferencing a null argument tuple, which UBSan
-// rejects.
+// A class rather than a function of no arguments: CAF 0.17 spawns such a
+// function by dereferencing a null argument tuple, which UBSan rejects.
 class idle_actor : public caf::event_based_actor {
 public:
   using caf::event_based_actor::event_based_actor;
