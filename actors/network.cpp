@@ -4,6 +4,7 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/io/basp_broker.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/io/middleman_actor.hpp>
 #include <caf/openssl/manager.hpp>
@@ -12,6 +13,7 @@
 #include <caf/timespan.hpp>
 
 #include "actors/configure.hpp"
+#include "actors/detail/admission_middleman_actor.hpp"
 
 namespace epochrt {
 
@@ -44,21 +46,62 @@ bool uses_tls(caf::actor_system& sys) {
   return sys.has_openssl_manager();
 }
 
+namespace {
+
+// A middleman actor for one publish or connect: it lives only for that
+// call, since what it makes (a doorman, a connection) belongs to CAF's BASP
+// broker afterwards.
+caf::io::middleman_actor admission_actor(caf::actor_system& sys,
+                                         const admission_options& options) {
+  auto basp
+    = sys.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
+  return sys
+    .spawn<detail::admission_middleman_actor, caf::detached + caf::hidden>(
+      std::move(basp), options);
+}
+
+} // namespace
+
 caf::expected<uint16_t> publish_actor(const caf::actor& whom,
-                                      const std::string& host, uint16_t port) {
+                                      const std::string& host, uint16_t port,
+                                      const admission_options& admission) {
   auto& sys = whom.home_system();
   if (uses_tls(sys))
     return caf::openssl::publish(whom, port, host.c_str(), true);
-  return sys.middleman().publish(whom, port, host.c_str(), true);
+  auto publisher = admission_actor(sys, admission);
+  caf::expected<uint16_t> result{caf::sec::cannot_open_port};
+  caf::scoped_actor self{sys};
+  self
+    ->request(publisher, caf::infinite, caf::publish_atom::value, port,
+              caf::actor_cast<caf::strong_actor_ptr>(whom),
+              std::set<std::string>{}, host, true)
+    .receive(
+      [&](uint16_t bound) {
+        result = bound;
+      },
+      [&](caf::error& err) {
+        result = std::move(err);
+      });
+  self->send_exit(publisher, caf::exit_reason::user_shutdown);
+  return result;
 }
 
-caf::expected<caf::actor> connect_actor(caf::actor_system& sys,
-                                        const std::string& host, uint16_t port,
-                                        std::chrono::milliseconds timeout) {
-  // Both middleman actors speak the same protocol; the openssl one wraps
-  // each connection in a TLS session.
-  auto connector = uses_tls(sys) ? sys.openssl_manager().actor_handle()
-                                 : sys.middleman().actor_handle();
+caf::expected<caf::actor>
+connect_actor(caf::actor_system& sys, const std::string& host, uint16_t port,
+              std::chrono::milliseconds timeout,
+              const std::optional<std::string>& secret) {
+  // Both kinds of middleman actor speak CAF's protocol; the openssl one
+  // wraps each connection in a TLS session, ours runs the admission
+  // handshake first.
+  caf::io::middleman_actor connector;
+  if (uses_tls(sys)) {
+    connector = sys.openssl_manager().actor_handle();
+  } else {
+    admission_options admission;
+    admission.secret = secret;
+    admission.timeout = timeout;
+    connector = admission_actor(sys, admission);
+  }
   caf::expected<caf::actor> result{caf::sec::no_actor_published_at_port};
   caf::scoped_actor self{sys};
   self->request(connector, timeout, caf::connect_atom::value, host, port)
@@ -71,6 +114,8 @@ caf::expected<caf::actor> connect_actor(caf::actor_system& sys,
       [&](caf::error& err) {
         result = std::move(err);
       });
+  if (!uses_tls(sys))
+    self->send_exit(connector, caf::exit_reason::user_shutdown);
   return result;
 }
 

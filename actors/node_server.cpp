@@ -291,9 +291,15 @@ node_server::start(caf::actor_system& sys,
     return std::move(root.error());
   auto host = options.host;
   auto port = options.port;
+  admission_options admission;
+  admission.secret = options.secret;
+  admission.timeout = options.admission_timeout;
+  admission.max_pending_connections = options.max_pending_connections;
+  admission.max_message_bytes
+    = options.max_tensor_bytes + message_overhead_bytes;
   auto keeper
     = sys.spawn(gatekeeper, std::move(options), *root, std::move(ops));
-  auto bound = publish_actor(keeper, host, port);
+  auto bound = publish_actor(keeper, host, port, admission);
   if (!bound) {
     caf::anon_send_exit(keeper, caf::exit_reason::user_shutdown);
     return make_error(actors_errc::unreachable,

@@ -27,18 +27,32 @@ struct node_server_options {
   /// The shared secret a master must prove it knows before it is obeyed.
   /// None: no authentication, allowed on loopback only.
   std::optional<std::string> secret;
-  /// Largest tensor a master may send, in bytes. Default: 1 GiB.
+  /// Largest tensor a master may send, in bytes; a message may carry at
+  /// most this plus `message_overhead_bytes` (a connection announcing a
+  /// longer one is closed before it is read). Default: 1 GiB.
   uint64_t max_tensor_bytes = uint64_t{1} << 30;
+  /// Longest a connection may take to pass the admission handshake (and,
+  /// with a secret, prove it); it is then closed. Default: 5 s.
+  std::chrono::milliseconds admission_timeout = std::chrono::seconds(5);
+  /// Connections in the admission handshake at once, at most; the oldest
+  /// is closed to make room. Default: 64.
+  size_t max_pending_connections = 64;
   /// Longest a task of one group may run. Default: 24 h.
   std::chrono::milliseconds task_timeout = std::chrono::hours(24);
 };
 
+/// What a message may carry beyond `max_tensor_bytes`: names, shapes, op
+/// definitions.
+constexpr uint64_t message_overhead_bytes = uint64_t{1} << 20;
+
 /// A node daemon: hosts the nodes one master attaches — each with its
 /// workspace, task actors and persistence actor writing under the checkpoint
 /// root — and obeys that master only, after the handshake of
-/// messages/remote_protocol.hpp. When the master goes away (its process
-/// exits, dies, or stops answering heartbeats), its nodes are dropped and
-/// the next master may attach.
+/// messages/remote_protocol.hpp. Without TLS, every connection passes the
+/// admission handshake first (`admission_options`), which bounds what an
+/// unauthenticated peer can make the daemon hold. When the master goes away
+/// (its process exits, dies, or stops answering heartbeats), its nodes are
+/// dropped and the next master may attach.
 ///
 /// Borrows `sys`, which must outlive the server and have the middleman
 /// loaded (`configure_network`). Not copyable; stop() or destruction

@@ -281,8 +281,11 @@ std::string why_unreachable(caf::actor_system& sys, const caf::error& err,
       + std::to_string(cfg.handshake_timeout.count())
       + " ms (a frozen process, or not an epochrt node daemon)";
   if (err == caf::sec::disconnect_during_handshake)
-    return "it closed the connection during the handshake (is TLS on for "
-           "one side only, or was its certificate refused?)";
+    return uses_tls(sys)
+      ? "it closed the connection during the handshake (it does not "
+        "use TLS, or it refused this master's certificate)"
+      : "it closed the connection during the handshake (is TLS on "
+        "for one side only, or was its certificate refused?)";
   return describe_error(err);
 }
 
@@ -295,7 +298,13 @@ caf::expected<remote_node> connect_remote_node(caf::actor_system& sys,
                       "remote nodes need CAF's middleman "
                       "(configure_network)");
   auto gatekeeper = connect_actor(sys, cfg.address.host, cfg.address.port,
-                                  cfg.handshake_timeout);
+                                  cfg.handshake_timeout, cfg.secret);
+  if (!gatekeeper && gatekeeper.error().category() == actors_category
+      && gatekeeper.error().code()
+        == static_cast<uint8_t>(actors_errc::auth_failed))
+    return make_error(actors_errc::auth_failed,
+                      "node " + cfg.name + " at " + cfg.address.str() + ": "
+                        + error_text(gatekeeper.error()));
   if (!gatekeeper)
     return make_error(actors_errc::unreachable,
                       "cannot reach node " + cfg.name + " at "

@@ -7,6 +7,7 @@
 //                                --tls-ca F]
 //   epochrt [-v|-q] node --listen HOST:PORT [--checkpoint-root DIR]
 //                        [--secret-file FILE] [--max-tensor-bytes N]
+//                        [--admission-timeout-ms MS]
 //                        [--tls-cert F --tls-key F --tls-ca F]
 //   epochrt [-v|-q] ckpt ls DIR
 //   epochrt [-v|-q] ckpt show DIR NODE EPOCH [BLOB...]
@@ -186,6 +187,11 @@ int run_main(int argc, char** argv) {
   node
     ->add_option("--connection-timeout-ms", args.node.connection_timeout_ms,
                  "A master silent this long is dropped (default 5000)")
+    ->type_name("MS");
+  node
+    ->add_option("--admission-timeout-ms", args.node.admission_timeout_ms,
+                 "A connection that has not proven itself this long after "
+                 "it connected is closed (default 5000)")
     ->type_name("MS");
   add_tls_flags(*node, args.node.tls, "masters");
 

@@ -60,6 +60,12 @@ int run_node(const node_options& opts) {
     }
     options.secret = std::move(*secret);
   }
+  if (opts.admission_timeout_ms <= 0) {
+    print_error("--admission-timeout-ms must be positive");
+    return exit_bad_input;
+  }
+  options.admission_timeout
+    = std::chrono::milliseconds{opts.admission_timeout_ms};
   if (opts.max_tensor_bytes == 0) {
     print_error("--max-tensor-bytes must be positive");
     return exit_bad_input;

@@ -20,6 +20,9 @@ struct node_options {
   uint64_t max_tensor_bytes = uint64_t{1} << 30;
   /// A master silent this long is dropped (heartbeats every fifth of it).
   int64_t connection_timeout_ms = 5000;
+  /// A connection that has not passed the admission handshake this long
+  /// after it connected is closed.
+  int64_t admission_timeout_ms = 5000;
   /// Mutual TLS with the masters.
   tls_flags tls;
 };

@@ -19,6 +19,20 @@ void append_field(std::string& out, const char* data, size_t size) {
   out.append(data, size);
 }
 
+const char* domain_of(prover who) {
+  switch (who) {
+    case prover::daemon:
+      return "epochrt daemon proof v1";
+    case prover::master:
+      return "epochrt master proof v1";
+    case prover::admitting_daemon:
+      return "epochrt admission daemon proof v1";
+    case prover::admitted_master:
+      return "epochrt admission master proof v1";
+  }
+  std::abort();
+}
+
 } // namespace
 
 std::vector<char> make_nonce() {
@@ -34,8 +48,7 @@ std::vector<char> make_proof(const std::string& secret, prover who,
                              const std::vector<char>& nonce,
                              std::string_view node) {
   std::string input;
-  const char* domain = who == prover::daemon ? "epochrt daemon proof v1"
-                                             : "epochrt master proof v1";
+  const char* domain = domain_of(who);
   append_field(input, domain, std::char_traits<char>::length(domain));
   append_field(input, nonce.data(), nonce.size());
   append_field(input, node.data(), node.size());

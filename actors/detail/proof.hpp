@@ -9,13 +9,17 @@ namespace epochrt::detail {
 /// Bytes of a nonce: fresh for every challenge, never reused.
 constexpr size_t nonce_size = 32;
 
+/// Bytes of a proof (HMAC-SHA256).
+constexpr size_t proof_size = 32;
+
 /// `nonce_size` bytes from OpenSSL's CSPRNG. Aborts when the generator
 /// fails: without unpredictable nonces there is no authentication at all.
 std::vector<char> make_nonce();
 
-/// Who proves: the two sides sign different domain strings, so a proof one
-/// side sent can never be replayed as the other side's.
-enum class prover { daemon, master };
+/// Who proves, and in which handshake: each signs its own domain string, so
+/// that a proof sent by one side, or in one handshake, can never be replayed
+/// as another's.
+enum class prover { daemon, master, admitting_daemon, admitted_master };
 
 /// HMAC-SHA256 with key `secret` over the prover's domain string, `nonce`
 /// and `node`, each length-prefixed so that no two inputs collide.

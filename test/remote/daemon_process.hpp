@@ -39,6 +39,10 @@ public:
     return process_->running();
   }
 
+  int pid() const noexcept {
+    return process_->pid();
+  }
+
   void signal(int sig) {
     process_->signal(sig);
   }

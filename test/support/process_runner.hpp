@@ -57,6 +57,11 @@ public:
   /// Sends `signal` to a running child.
   void signal(int signal);
 
+  /// The child's process id.
+  int pid() const noexcept {
+    return pid_;
+  }
+
   /// Waits at most `timeout` for the child to exit; its exit code (128 + the
   /// signal number when a signal ended it), or -1 when it still runs.
   int wait(std::chrono::milliseconds timeout);
