@@ -128,6 +128,9 @@ struct manager_state {
   std::vector<checkpoint_stats> last_stats;
   size_t pending_commits = 0;                       // ckpt_save_async writes
   std::vector<caf::response_promise> flush_waiters; // ckpt_flush requests
+  std::vector<int64_t> flush_epochs;                // their last_epoch
+  // Epochs whose commit failed because a node was lost, until saved again.
+  std::map<int64_t, caf::error> lost_commits;
 };
 
 using self_ptr = caf::event_based_actor*;
@@ -219,14 +222,30 @@ void report(manager_state& st, const char* action) {
                        error_text(err));
 }
 
+bool is_node_lost(const caf::error& err) {
+  return err.category() == actors_category
+    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
+}
+
+// What ckpt_flush{epoch} replies once no write is pending: the loss that
+// cut the commit of `epoch` short, if one did; unit otherwise.
+void reply_flush(caf::response_promise& rp, const manager_state& st,
+                 int64_t epoch) {
+  if (auto i = st.lost_commits.find(epoch); i != st.lost_commits.end())
+    rp.deliver(i->second);
+  else
+    rp.deliver(caf::unit);
+}
+
 // One write begun by ckpt_save_async has ended; wakes ckpt_flush waiters
 // when none is left.
 void commit_done(caf::stateful_actor<manager_state>* self) {
   auto& st = self->state;
   if (st.pending_commits > 0 && --st.pending_commits == 0) {
-    for (auto& waiter : st.flush_waiters)
-      waiter.deliver(caf::unit);
+    for (size_t i = 0; i < st.flush_waiters.size(); ++i)
+      reply_flush(st.flush_waiters[i], st, st.flush_epochs[i]);
     st.flush_waiters.clear();
+    st.flush_epochs.clear();
   }
 }
 
@@ -246,7 +265,10 @@ void commit_async(caf::stateful_actor<manager_state>* self, int64_t epoch,
   if (err) {
     detail::log().warn("unable to write checkpoint for epoch {}: {}", epoch,
                        error_text(err));
+    if (is_node_lost(err))
+      st.lost_commits.insert_or_assign(epoch, err);
   } else {
+    st.lost_commits.erase(epoch);
     report(st, "checkpoint_save");
     detail::log().info("checkpoint of epoch {} committed", epoch);
   }
@@ -339,6 +361,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
       auto dbs = prepare_save(st, msg.epoch);
       if (!dbs)
         return std::move(dbs.error());
+      st.lost_commits.erase(msg.epoch);
       auto rp = self->make_response_promise();
       auto epoch = msg.epoch;
       auto final = msg.final;
@@ -375,12 +398,16 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
         });
       return rp;
     },
-    [=](ckpt_flush&) -> caf::result<caf::unit_t> {
+    [=](ckpt_flush& msg) -> caf::result<caf::unit_t> {
       auto& st = self->state;
-      if (st.pending_commits == 0)
-        return caf::unit;
-      st.flush_waiters.push_back(self->make_response_promise());
-      return st.flush_waiters.back();
+      auto rp = self->make_response_promise();
+      if (st.pending_commits == 0) {
+        reply_flush(rp, st, msg.last_epoch);
+        return rp;
+      }
+      st.flush_waiters.push_back(rp);
+      st.flush_epochs.push_back(msg.last_epoch);
+      return rp;
     },
     [=](ckpt_save& msg) -> caf::result<ckpt_result> {
       auto& st = self->state;

@@ -101,7 +101,7 @@ caf::error job_runner::recover(session& sess) {
 
 caf::expected<int64_t> job_runner::train(session& sess) {
   auto resume_from = resume_from_epoch_;
-  auto epochs = run_epochs(sess, resume_from, false);
+  auto epochs = run_once(sess, resume_from, false);
   for (int failures = 1; !epochs; ++failures) {
     auto& err = epochs.error();
     auto lost = err.category() == actors_category
@@ -123,8 +123,22 @@ caf::expected<int64_t> job_runner::train(session& sess) {
                           + "; recovery failed: " + error_text(failed));
     // From the last committed epoch, whatever was asked at the start.
     resume_from.reset();
-    epochs = run_epochs(sess, resume_from, true);
+    epochs = run_once(sess, resume_from, true);
   }
+  return epochs;
+}
+
+// A loss in the upload, download or exit group is recovered like one in an
+// epoch: those groups run again from the last committed epoch, reloaded on
+// every node -- the final one when its commit happened, as Caffe2 ran them
+// on the state the final checkpoint holds -- so they see what an
+// uninterrupted run would have seen, whatever they did before the loss.
+caf::expected<int64_t> job_runner::run_once(session& sess,
+                                            std::optional<int64_t> resume_from,
+                                            bool after_failure) {
+  auto epochs = run_epochs(sess, resume_from, after_failure);
+  if (!epochs)
+    return epochs;
   auto epoch = *epochs;
   if (upload_ != nullptr && manager_ != nullptr
       && !manager_->cp_accessible(epoch)) {
@@ -137,15 +151,17 @@ caf::expected<int64_t> job_runner::train(session& sess) {
     auto group = upload_->build(epoch, *manager_);
     if (!group)
       return std::move(group.error());
-    if (auto uploaded = sess.run(*group, "upload"); !uploaded)
+    if (auto uploaded = sess.run(*group, "upload", epoch); !uploaded)
       return std::move(uploaded.error());
     detail::log().info("finished uploading the checkpoints");
   }
-  if (auto downloaded = sess.run(job_.def().download_group, "download");
+  detail::log().info("starting the download group");
+  if (auto downloaded = sess.run(job_.def().download_group, "download", epoch);
       !downloaded)
     return std::move(downloaded.error());
   detail::log().info("finished the download group");
-  if (auto exited = sess.run(job_.def().exit_group, "exit"); !exited)
+  detail::log().info("starting the exit group");
+  if (auto exited = sess.run(job_.def().exit_group, "exit", epoch); !exited)
     return std::move(exited.error());
   detail::log().info("finished the exit group");
   return epoch;

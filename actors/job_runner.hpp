@@ -22,11 +22,15 @@ struct job_runner_options {
   /// Called after every epoch with the outputs of the epoch group's tasks.
   /// See `epoch_observer` for the thread it runs on.
   epoch_observer on_epoch;
-  /// How many lost nodes the job survives. After a loss it asks the session
-  /// to replace the lost nodes (`session::recover_lost_nodes`), reloads the
+  /// How many lost nodes the job survives, wherever the loss happens: init,
+  /// an epoch, a checkpoint's save or commit (the last one's included), the
+  /// upload, download or exit group. After a loss it asks the session to
+  /// replace the lost nodes (`session::recover_lost_nodes`), reloads the
   /// last committed epoch on every node (or starts from scratch when none
-  /// is committed), and goes on; the result is that of an uninterrupted
-  /// run. Default: 0, the first loss fails the job.
+  /// is committed), and goes on from there: the remaining epochs, then the
+  /// upload, download and exit groups again, on the reloaded state. The
+  /// result is that of an uninterrupted run. Every recovery counts. Default:
+  /// 0, the first loss fails the job.
   int max_node_failures = 0;
 };
 
@@ -77,6 +81,12 @@ private:
   caf::expected<int64_t> run_epochs(session& sess,
                                     std::optional<int64_t> resume_from,
                                     bool after_failure);
+
+  // The whole job once: the epochs, then the upload, download and exit
+  // groups.
+  caf::expected<int64_t> run_once(session& sess,
+                                  std::optional<int64_t> resume_from,
+                                  bool after_failure);
 
   // Waits for the checkpoint writes still running, then brings back the
   // lost nodes.

@@ -30,6 +30,18 @@ void fail(runner_ptr self, caf::error err) {
   self->quit();
 }
 
+bool is_node_lost(const caf::error& err) {
+  return err.category() == actors_category
+    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
+}
+
+// A lost node's error says which node and address; `where` adds what the
+// job was doing (a checkpoint request knows no epoch), so that the line a
+// person reads names the phase and the epoch the job was at.
+caf::error lost_while(const std::string& where, const caf::error& err) {
+  return make_error(actors_errc::node_lost, where + ": " + error_text(err));
+}
+
 // The group runner applies the group timeout to each node; its own request
 // gets a margin on top so that a node's timeout is what gets reported.
 std::chrono::milliseconds with_margin(std::chrono::milliseconds timeout) {
@@ -107,7 +119,11 @@ caf::expected<bool> should_stop(const job_def& job,
 // Checkpoints are written in the background: the loop waits only until
 // every node has taken its copy-on-write snapshot; the manager commits the
 // epoch once every write is done. A checkpoint that cannot be taken costs
-// a warning, never the job (Caffe2's rule).
+// a warning, never the job (Caffe2's rule) -- unless a node was lost: its
+// workspace is gone with it, so the job cannot go on from this epoch, and
+// failing now (node_lost) lets the job runner recover from the last
+// committed epoch. Going on would only fail at the node's next request, or,
+// after the last epoch, not at all while the last checkpoint is missing.
 void save(runner_ptr self, int64_t epoch, bool final, continuation next) {
   auto& cfg = self->state.cfg;
   detail::log().info("saving checkpoints for epoch {}", epoch);
@@ -119,7 +135,14 @@ void save(runner_ptr self, int64_t epoch, bool final, continuation next) {
         detail::log().debug("snapshots of epoch {} taken", epoch);
         next();
       },
-      [epoch, next](caf::error& err) {
+      [self, epoch, next](caf::error& err) {
+        if (is_node_lost(err)) {
+          fail(self,
+               lost_while("saving the checkpoint of epoch "
+                            + std::to_string(epoch),
+                          err));
+          return;
+        }
         detail::log().warn("unable to write checkpoint for epoch {}: {}", epoch,
                            error_text(err));
         next();
@@ -127,7 +150,9 @@ void save(runner_ptr self, int64_t epoch, bool final, continuation next) {
 }
 
 // The job is done only when its last checkpoint is committed (or known to
-// have failed): a restart after this must find it.
+// have failed): a restart after this must find it. The manager fails the
+// flush with node_lost when the last epoch's write was cut short by a lost
+// node: the job then recovers instead of ending without its last checkpoint.
 void finish(runner_ptr self, int64_t epoch) {
   auto& cfg = self->state.cfg;
   auto deliver = [self, epoch] {
@@ -142,7 +167,10 @@ void finish(runner_ptr self, int64_t epoch) {
   self
     ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
               ckpt_flush{epoch})
-    .then(deliver, [self](caf::error& err) {
+    .then(deliver, [self, epoch](caf::error& err) {
+      if (is_node_lost(err))
+        err = lost_while(
+          "committing the checkpoint of epoch " + std::to_string(epoch), err);
       fail(self, std::move(err));
     });
 }
@@ -208,6 +236,7 @@ void init_manager(runner_ptr self, int64_t retrieve_from, continuation next,
 }
 
 void start_from_scratch(runner_ptr self) {
+  detail::log().info("starting the init group");
   run_group(self, self->state.cfg.job.init_group, "init", 0,
             [self](std::vector<task_output>&) {
               if (!self->state.cfg.checkpoint_manager) {
@@ -223,6 +252,8 @@ void start_from_scratch(runner_ptr self) {
                   });
                 },
                 [self](caf::error& err) {
+                  if (is_node_lost(err))
+                    err = lost_while("preparing checkpoints (epoch 0)", err);
                   fail(self, std::move(err));
                 });
             });

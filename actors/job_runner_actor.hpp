@@ -35,8 +35,10 @@ struct job_runner_config {
 /// the init group and saves checkpoint 0 (from scratch) or loads the
 /// checkpoint to resume from, then runs the epoch group until a stop
 /// condition holds, saving after every epoch, and replies `ckpt_epoch` with
-/// the last epoch. A failed save is logged as a warning and the job goes on;
-/// a failed group fails the job.
+/// the last epoch, once the last epoch's commit has ended. A failed save is
+/// logged as a warning and the job goes on; a failed group fails the job, and
+/// so does a save or a last commit that a lost node cut short (`node_lost`,
+/// naming what the job was doing and its epoch), for the caller to recover.
 caf::actor spawn_job_runner(caf::actor_system& sys, job_runner_config cfg);
 
 } // namespace epochrt

@@ -23,7 +23,8 @@ caf::error session::recover_lost_nodes() {
 }
 
 caf::expected<std::vector<task_output>>
-session::run(const task_group_def& group, const std::string& label) {
+session::run(const task_group_def& group, const std::string& label,
+             int64_t epoch) {
   if (group.tasks.empty())
     return std::vector<task_output>{};
   std::map<std::string, caf::actor> nodes;
@@ -39,7 +40,7 @@ session::run(const task_group_def& group, const std::string& label) {
     = spawn_group_runner(system(), std::move(nodes), options_.group_timeout);
   auto done = detail::blocking_request<tasks_done>(
     system(), runner, detail::with_margin(options_.group_timeout),
-    run_tasks{label, 0, group.tasks});
+    run_tasks{label, epoch, group.tasks});
   if (!done)
     return std::move(done.error());
   return std::move(done->outputs);

@@ -53,9 +53,11 @@ public:
 
   /// Runs every task of `group` on its node — nodes in parallel, the tasks
   /// of a node concurrently — and blocks until all are done. Returns the
-  /// outputs of all tasks, or the first failure.
+  /// outputs of all tasks, or the first failure. `label` and `epoch` say
+  /// where the job was, in errors (e.g. "download group, epoch 4").
   caf::expected<std::vector<task_output>>
-  run(const task_group_def& group, const std::string& label = "group");
+  run(const task_group_def& group, const std::string& label = "group",
+      int64_t epoch = 0);
 
   /// A copy of blob `blob` of node `node`.
   caf::expected<tensor> fetch(const std::string& node, const std::string& blob);

@@ -19,7 +19,9 @@ public:
   virtual ~upload_task_group_builder();
 
   /// The task group that uploads the checkpoints of `epoch`, which
-  /// `manager` saved. Called once, after the last epoch.
+  /// `manager` saved. Called after the last epoch, and again after a lost
+  /// node was recovered from there (`max_node_failures`): the group must be
+  /// safe to run twice.
   virtual caf::expected<task_group_def>
   build(int64_t epoch, const basic_checkpoint_manager& manager) = 0;
 };

@@ -131,7 +131,10 @@ struct ckpt_save_async {
 };
 
 /// Checkpoint manager: reply `unit` once every commit started by
-/// `ckpt_save_async` has finished, one way or the other.
+/// `ckpt_save_async` has finished, one way or the other. With `last_epoch`
+/// >= 0, the reply is instead the `node_lost` error that kept that epoch
+/// from being committed, if a lost node did (not any other failed write):
+/// the job cannot end without its last checkpoint while it can recover.
 struct ckpt_flush {
   int64_t last_epoch = -1;
 };

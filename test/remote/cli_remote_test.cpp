@@ -65,6 +65,39 @@ std::string write_paced_job(const temp_dir& dir) {
   return path;
 }
 
+// pipeline3.json with a download group that waits `download_ms` on every
+// node, then adds 1000 to its total, and an exit group that adds 1: every
+// node ends with 1146. A daemon killed as soon as the master starts the
+// download group is certain to be lost inside it unless the test itself
+// is held up for `download_ms`.
+std::string write_download_job(const temp_dir& dir, int download_ms) {
+  auto add = [](const std::string& blob, int amount) {
+    return R"({"type": "ConstantFill", "outputs": [")" + blob
+      + R"("], "args": {"shape": [1], "value": )" + std::to_string(amount)
+      + R"(, "dtype": "i64"}}, {"type": "Add", "inputs": ["total", ")" + blob
+      + R"("], "outputs": ["total"]})";
+  };
+  std::string download;
+  std::string exit;
+  for (int i = 0; i < 3; ++i) {
+    auto node = std::to_string(i);
+    std::string sep = i == 0 ? "" : ", ";
+    download += sep + R"({"name": "download_)" + node
+      + R"(", "node": "trainer_)" + node
+      + R"(", "ops": [{"type": "Sleep", "args": {"ms": )"
+      + std::to_string(download_ms) + "}}, " + add("bonus", 1000) + "]}";
+    exit += sep + R"({"name": "exit_)" + node + R"(", "node": "trainer_)" + node
+      + R"(", "ops": [)" + add("one", 1) + "]}";
+  }
+  auto text = std::regex_replace(read_text(pipeline3),
+                                 std::regex{"\"stop_conditions\""},
+                                 "\"download\": [" + download + "], \"exit\": ["
+                                   + exit + "], \"stop_conditions\"");
+  auto path = dir.sub("download.json");
+  std::ofstream{path} << text;
+  return path;
+}
+
 std::string write_secret(const temp_dir& dir, const std::string& name,
                          const std::string& secret) {
   auto path = dir.sub(name);
@@ -236,6 +269,56 @@ BOOST_AUTO_TEST_CASE(
   auto err = read_text(d.dir.sub("run.err"));
   BOOST_TEST(code == 1);
   BOOST_TEST(contains(err, "did not come back"), err);
+}
+
+BOOST_AUTO_TEST_CASE(
+  with_max_failures_a_daemon_lost_in_the_download_group_is_recovered) {
+  three_daemons d;
+  auto job = write_download_job(d.dir, 1500);
+  auto local = cli({"run", job, "--fetch", "trainer_0:total", "--fetch",
+                    "trainer_1:total", "--fetch", "trainer_2:total"});
+  BOOST_REQUIRE_MESSAGE(local.exit_code == 0, local.err);
+  BOOST_TEST(value_of(local.out, "trainer_1:total") == "1146");
+  auto args = d.run_args(job, {"--max-failures", "3"});
+  args[3] = d.dir.sub("ckpt");
+  auto run = d.start_run(args);
+  BOOST_REQUIRE(d.reached("starting the download group", 30s));
+  d.daemons[1]->kill();
+  BOOST_REQUIRE(d.reached("recovering (failure 1 of at most 3)", 20s));
+  d.daemons[1]->restart();
+  auto code = run->wait(30s);
+  auto out = read_text(d.dir.sub("run.out"));
+  auto err = read_text(d.dir.sub("run.err"));
+  BOOST_REQUIRE_MESSAGE(code == 0, err);
+  BOOST_TEST(contains(err, "node trainer_1 (download group, epoch 4)"), err);
+  BOOST_TEST(contains(err, "the job had stopped after epoch 4"), err);
+  BOOST_TEST(out == local.out);
+}
+
+BOOST_AUTO_TEST_CASE(
+  a_daemon_lost_in_the_download_group_is_named_with_the_epoch_of_the_job) {
+  three_daemons d;
+  auto job = write_download_job(d.dir, 1500);
+  auto args = d.run_args(job);
+  args[3] = d.dir.sub("ckpt");
+  auto run = d.start_run(args);
+  BOOST_REQUIRE(d.reached("starting the download group", 30s));
+  d.daemons[1]->kill();
+  auto code = run->wait(20s);
+  auto err = read_text(d.dir.sub("run.err"));
+  BOOST_TEST(code == 1);
+  BOOST_TEST(contains(err, "node trainer_1 (download group, epoch 4)"), err);
+  BOOST_TEST(contains(err,
+                      "the last committed epoch is 4: running the same "
+                      "command again resumes from it"),
+             err);
+  // The rerun reloads the final epoch and runs download and exit on it.
+  d.daemons[1]->restart();
+  auto rerun = cli(args);
+  BOOST_REQUIRE_MESSAGE(rerun.exit_code == 0, rerun.err);
+  for (auto node : {"trainer_0", "trainer_1", "trainer_2"})
+    BOOST_TEST(value_of(rerun.out, std::string{node} + ":total") == "1146",
+               node);
 }
 
 BOOST_AUTO_TEST_CASE(a_frozen_daemon_is_noticed_within_the_connection_timeout) {
