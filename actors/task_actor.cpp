@@ -1,5 +1,7 @@
 #include "actors/task_actor.hpp"
 
+#include <exception>
+
 #include <caf/actor_system.hpp>
 #include <caf/send.hpp>
 
@@ -22,7 +24,18 @@ caf::error start_task(caf::actor_system& sys, caf::actor reply_to, uint64_t id,
     sys, what,
     [reply_to = std::move(reply_to), id, node, ws = std::move(ws),
      ops = std::move(ops), cancel = std::move(cancel), task = std::move(task)] {
-      auto outputs = run_task(task, *ws, *ops, cancel.get());
+      caf::expected<std::vector<task_output>> outputs{caf::error{}};
+      try {
+        outputs = run_task(task, *ws, *ops, cancel.get());
+      } catch (const std::exception& ex) {
+        // run_task catches what ops and checks throw; this is for what it
+        // throws itself (std::bad_alloc): the node must hear of the task.
+        outputs = make_error(runtime_errc::op_failed,
+                             "task '" + task.name + "': " + ex.what());
+      } catch (...) {
+        outputs = make_error(runtime_errc::op_failed,
+                             "task '" + task.name + "': unknown exception");
+      }
       if (!outputs)
         caf::anon_send(
           reply_to, task_ended_atom::value, id,

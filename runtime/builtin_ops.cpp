@@ -546,16 +546,25 @@ arg_spec arg(std::string name, arg_kind kind, bool required, std::string doc) {
   return arg_spec{std::move(name), kind, required, std::move(doc)};
 }
 
-void must_add(op_registry& registry, op_schema schema) {
-  [[maybe_unused]] auto err = registry.add(std::move(schema));
-  assert(!err);
+// Where the builtins go, and the first registration that failed: a type the
+// host registered first is an error in every build type (an assert would
+// vanish under NDEBUG and leave the host's op under a builtin's name).
+struct builtin_target {
+  op_registry& ops;
+  caf::error first;
+};
+
+void must_add(builtin_target& registry, op_schema schema) {
+  if (auto err = registry.ops.add(std::move(schema)); err && !registry.first)
+    registry.first = std::move(err);
 }
 
 const char* dtype_doc = "element type: f32 (default), f64, i32, i64, u8, bool";
 
 } // namespace
 
-void add_builtin_ops(op_registry& registry) {
+caf::error add_builtin_ops(op_registry& ops) {
+  builtin_target registry{ops, {}};
   must_add(
     registry,
     {"ConstantFill",
@@ -757,6 +766,7 @@ void add_builtin_ops(op_registry& registry) {
             {arg("ms", arg_kind::integer, true, "milliseconds to wait")},
             sleep_op,
             {}});
+  return std::move(registry.first);
 }
 
 } // namespace epochrt

@@ -45,7 +45,7 @@ struct ops_fixture {
   op_registry ops;
   request_limits limits;
   ops_fixture() {
-    add_builtin_ops(ops);
+    BOOST_REQUIRE(!add_builtin_ops(ops));
     limits.max_tensor_bytes = 1024;
   }
 
