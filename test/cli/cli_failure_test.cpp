@@ -126,6 +126,24 @@ BOOST_AUTO_TEST_CASE(failing_init_and_exit_groups_exit_1) {
   require_fails_every_time({"run", exit}, 3, "job 'fail_exit' failed");
 }
 
+// Runs `epochrt run job` under a 3 GiB address-space limit with 8 MiB
+// thread stacks, twice; each run must exit 1 with one error line containing
+// `expected` within the time limit.
+void require_fails_under_a_memory_limit(const std::string& job,
+                                        const std::string& expected) {
+  process_runner bash{"/bin/bash", time_limit};
+  for (int run = 1; run <= 2; ++run) {
+    auto result = bash.run({"-c",
+                            "ulimit -s 8192 && ulimit -v 3145728 && exec "
+                              + std::string{EPOCHRT_CLI} + " run " + job});
+    BOOST_REQUIRE_MESSAGE(!result.timed_out && result.exit_code == 1,
+                          "run " << run << ": " << describe(result));
+    auto errors = error_lines(result.err);
+    BOOST_REQUIRE_MESSAGE(errors.size() == 1, describe(result));
+    BOOST_TEST(contains(errors.front(), expected), errors.front());
+  }
+}
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #  define EPOCHRT_SANITIZED 1
 #endif
@@ -151,20 +169,30 @@ BOOST_AUTO_TEST_CASE(tasks_whose_threads_cannot_start_fail_the_job) {
           {"type": "ConstantFill", "outputs": ["y"]}]}],
         "epoch": [)"
       + tasks + R"(], "stop_conditions": [{"node": "n0", "blob": "y"}]})");
-  process_runner bash{"/bin/bash", time_limit};
-  for (int run = 1; run <= 2; ++run) {
-    auto result = bash.run({"-c",
-                            "ulimit -s 8192 && ulimit -v 3145728 && exec "
-                              + std::string{EPOCHRT_CLI} + " run " + job});
-    BOOST_REQUIRE_MESSAGE(!result.timed_out && result.exit_code == 1,
-                          "run " << run << ": " << describe(result));
-    auto errors = error_lines(result.err);
-    BOOST_REQUIRE_MESSAGE(errors.size() == 1, describe(result));
-    BOOST_TEST(contains(errors.front(),
-                        "job 'threads' failed: task_failed: "
-                        "node n0: cannot start a thread for "
-                        "task 'epoch/n0/"),
-               errors.front());
-  }
+  require_fails_under_a_memory_limit(job,
+                                     "job 'threads' failed: task_failed: node "
+                                     "n0: cannot start a thread for task "
+                                     "'epoch/n0/");
+#endif
+}
+
+BOOST_AUTO_TEST_CASE(nodes_whose_threads_cannot_start_fail_the_job) {
+#ifdef EPOCHRT_SANITIZED
+  BOOST_TEST_MESSAGE("skipped: built with a sanitizer");
+#else
+  // 1000 nodes: each has a persistence actor on a thread of its own, more
+  // than a 3 GiB address space holds.
+  temp_dir dir;
+  std::string tasks;
+  for (int i = 0; i < 1000; ++i)
+    tasks += std::string{i > 0 ? ", " : ""} + R"({"node": "n)"
+      + std::to_string(i) + R"(", "outputs": ["y"], "ops": [
+          {"type": "ConstantFill", "outputs": ["y"], "args": {"value": 1}}]})";
+  auto job = write_file(dir, "job.json",
+                        R"({"name": "wide", "epoch": [)" + tasks
+                          + R"(], "stop_conditions": [
+                            {"node": "n0", "blob": "y"}]})");
+  require_fails_under_a_memory_limit(
+    job, "could not be started: no thread for its persistence actor");
 #endif
 }
