@@ -118,6 +118,28 @@ BOOST_AUTO_TEST_CASE(failing_nodes_with_checkpoints_being_written_exit_1) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(
+  a_long_sleep_beside_a_failing_node_does_not_hold_the_exit) {
+  // Node a sleeps two minutes while node b fails: the job fails at once, and
+  // the process must not wait for the sleep.
+  temp_dir dir;
+  auto job = write_file(dir, "job.json", R"({"name": "sleepy", "epoch": [
+      {"node": "a", "outputs": ["y"], "ops": [
+        {"type": "Sleep", "args": {"ms": 120000}},
+        {"type": "ConstantFill", "outputs": ["y"], "args": {"value": 1}}]},
+      {"node": "b", "ops": [
+        {"type": "Copy", "inputs": ["missing"], "outputs": ["z"]}]}],
+      "stop_conditions": [{"node": "a", "blob": "y"}]})");
+  process_runner cli{EPOCHRT_CLI, time_limit};
+  auto start = std::chrono::steady_clock::now();
+  auto result = cli.run({"run", job});
+  auto took = std::chrono::steady_clock::now() - start;
+  BOOST_REQUIRE_MESSAGE(!result.timed_out && result.exit_code == 1,
+                        describe(result));
+  BOOST_TEST(contains(result.err, "node b: task 'epoch/b/1'"), result.err);
+  BOOST_TEST((took < std::chrono::seconds(5)));
+}
+
 BOOST_AUTO_TEST_CASE(failing_init_and_exit_groups_exit_1) {
   temp_dir dir;
   auto init = write_file(dir, "init.json", failing_job(50, "init"));
