@@ -13,6 +13,7 @@
 #include "actors/actors_errc.hpp"
 #include "actors/configure.hpp"
 #include "actors/detail/log.hpp"
+#include "actors/detail/spawn_detached.hpp"
 #include "messages/manager_protocol.hpp"
 #include "messages/protocol.hpp"
 #include "messages/remote_protocol.hpp"
@@ -574,8 +575,8 @@ caf::actor spawn_checkpoint_manager(caf::actor_system& sys,
                                     std::string db_prefix,
                                     std::shared_ptr<metadata_handler> metadata,
                                     std::chrono::milliseconds timeout) {
-  return sys.spawn<caf::detached>(manager_behavior, std::move(db_prefix),
-                                  std::move(metadata), timeout);
+  return detail::spawn_detached(sys, manager_behavior, std::move(db_prefix),
+                                std::move(metadata), timeout);
 }
 
 } // namespace epochrt

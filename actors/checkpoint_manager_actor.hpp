@@ -18,7 +18,8 @@ class metadata_handler;
 /// results and per-node stats. A save commits its epoch in `metadata` only
 /// after every node's save succeeded. It runs on a thread of its own because
 /// the metadata handler does blocking I/O; `metadata` is used by this actor
-/// only, one call at a time.
+/// only, one call at a time. An invalid handle when its thread cannot be
+/// created (detail::spawn_detached): every request to it then fails.
 caf::actor spawn_checkpoint_manager(caf::actor_system& sys,
                                     std::string db_prefix,
                                     std::shared_ptr<metadata_handler> metadata,

@@ -7,7 +7,8 @@
 //   epochrt::configure(cfg);                 // message types, error texts
 //   caf::actor_system sys{cfg};
 //   auto ops = std::make_shared<epochrt::op_registry>();
-//   epochrt::add_builtin_ops(*ops);           // plus the host's own ops
+//   if (auto err = epochrt::add_builtin_ops(*ops)) ... // plus the host's
+//                                              // own ops (ops->add)
 //   epochrt::local_session session{sys, ops};
 //   epochrt::multi_node_checkpoint_manager ckpt{sys, "/data/ckpt"};
 //   epochrt::job_runner runner{job, &ckpt};

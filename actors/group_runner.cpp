@@ -21,6 +21,7 @@ struct pending_nodes {
   std::vector<std::vector<task_output>> outputs; // per node, in node order
   size_t remaining = 0;
   bool finished = false;
+  std::vector<bool> answered; // per node: its reply (or error) arrived
 };
 
 caf::error node_failure(const std::string& node, const std::string& group,
@@ -47,33 +48,59 @@ caf::behavior group_runner_behavior(caf::event_based_actor* self,
                                     std::chrono::milliseconds timeout) {
   return {
     [=](run_tasks& msg) -> caf::result<tasks_done> {
-      self->quit();
       // Tasks by node, nodes in order of first use.
       std::vector<std::string> order;
       std::map<std::string, std::vector<task_def>> by_node;
       for (auto& task : msg.tasks) {
-        if (nodes.count(task.node) == 0)
+        if (nodes.count(task.node) == 0) {
+          self->quit();
           return make_error(actors_errc::unknown_node,
                             "task '" + task.name + "' of the " + msg.group
                               + " group names unknown node '" + task.node
                               + "'");
+        }
         auto& list = by_node[task.node];
         if (list.empty())
           order.push_back(task.node);
         list.push_back(std::move(task));
       }
-      if (order.empty())
+      if (order.empty()) {
+        self->quit();
         return tasks_done{};
+      }
       auto state = std::make_shared<pending_nodes>();
       state->promise = self->make_response_promise();
       state->outputs.resize(order.size());
       state->remaining = order.size();
+      state->answered.resize(order.size());
+      // The runner quits as soon as its reply is out, which drops the
+      // replies still due: nothing keeps it alive after the group failed.
+      auto fail = [self, state](caf::error err) {
+        if (state->finished)
+          return;
+        state->finished = true;
+        state->promise.deliver(std::move(err));
+        self->quit();
+      };
+      // A node actor that ends without replying (it was stopped, or died)
+      // fails the group at once instead of leaving it waiting until the
+      // timeout.
+      self->set_down_handler([=, order = order, group = msg.group,
+                              epoch = msg.epoch](caf::down_msg& down) {
+        for (size_t i = 0; i < order.size(); ++i)
+          if (!state->answered[i]
+              && nodes.at(order[i]).address() == down.source)
+            fail(node_failure(order[i], group, epoch,
+                              caf::sec::request_receiver_down));
+      });
       for (size_t i = 0; i < order.size(); ++i) {
         auto& node = order[i];
+        self->monitor(nodes.at(node));
         run_tasks part{msg.group, msg.epoch, std::move(by_node[node])};
         self->request(nodes.at(node), timeout, std::move(part))
           .then(
-            [state, i](tasks_done& done) {
+            [self, state, i](tasks_done& done) {
+              state->answered[i] = true;
               if (state->finished)
                 return;
               state->outputs[i] = std::move(done.outputs);
@@ -84,14 +111,13 @@ caf::behavior group_runner_behavior(caf::event_based_actor* self,
                   for (auto& out : outs)
                     result.outputs.emplace_back(std::move(out));
                 state->promise.deliver(std::move(result));
+                self->quit();
               }
             },
-            [state, node, group = msg.group,
+            [state, fail, i, node, group = msg.group,
              epoch = msg.epoch](caf::error& err) {
-              if (state->finished)
-                return;
-              state->finished = true;
-              state->promise.deliver(node_failure(node, group, epoch, err));
+              state->answered[i] = true;
+              fail(node_failure(node, group, epoch, err));
             });
       }
       return state->promise;

@@ -17,6 +17,9 @@ namespace epochrt {
 /// outputs in node order, and quits. A task naming a node missing from
 /// `nodes` fails the group with `actors_errc::unknown_node` before anything
 /// runs; a node's error or a lost node fails it with that node named.
+/// The runner monitors the nodes it waits for, so a node actor that ends
+/// without replying fails the group at once; and it quits as soon as its
+/// reply is out, so it never outlives a failed group.
 caf::actor spawn_group_runner(caf::actor_system& sys,
                               std::map<std::string, caf::actor> nodes,
                               std::chrono::milliseconds timeout);

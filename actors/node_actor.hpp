@@ -13,12 +13,19 @@ class workspace;
 
 /// Spawns the actor of node `name`, which owns `ws` for the job.
 ///
-/// It answers `run_tasks` by spawning one task actor per task (on threads of
-/// their own, so long ops never hold CAF's scheduler) that run concurrently
-/// on `ws`; the reply `tasks_done` lists their outputs in task order, or the
-/// first task's error. A task still running after `task_timeout` fails the
-/// group and is asked to stop at its next op. It also answers `fetch_blobs`
-/// and `put_blobs`.
+/// It answers `run_tasks` by running each task on a thread of its own
+/// (`start_task`: long ops never hold CAF's scheduler) concurrently on `ws`;
+/// the reply `tasks_done` lists their outputs in task order, or the first
+/// task's error (a thread that cannot be created is one). Tasks still
+/// running after `task_timeout` fail the group and are asked to stop at
+/// their next op, as are the other tasks of a group that failed. It also
+/// answers `fetch_blobs`, `put_blobs` and `reset_workspace`, each on a
+/// thread of its own because they wait for the workspace lock that a task
+/// holds for a whole op: requests of one caller are served in order only
+/// when the caller waits for each reply (as every epochrt caller does).
+///
+/// Told to exit, it first answers every request it still holds with
+/// `actors_errc::node_lost`, so that no requester waits for ever.
 caf::actor spawn_node(caf::actor_system& sys, std::string name,
                       std::shared_ptr<workspace> ws,
                       std::shared_ptr<const op_registry> ops,

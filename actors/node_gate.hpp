@@ -33,6 +33,11 @@ struct node_gate_config {
 /// persistence actor (checkpoint requests), which reply to the master
 /// directly. Anything else, or anything that fails a check, gets an
 /// actors_errc::rejected reply, and nothing runs.
+///
+/// Tasks are checked on a thread of their own (path arguments are placed
+/// under the root through the filesystem, and schema checks are host code),
+/// never on CAF's scheduler; a `cancel_tasks` fails the tasks still being
+/// checked, so that they never start after it.
 caf::actor spawn_node_gate(caf::actor_system& sys, node_gate_config cfg);
 
 } // namespace epochrt

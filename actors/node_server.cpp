@@ -189,6 +189,15 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
   x.node
     = spawn_node(self->system(), msg.node, ws, st.ops, st.options.task_timeout);
   x.persistence = spawn_persistence(self->system(), msg.node, ws, st.root);
+  if (!x.persistence) {
+    caf::anon_send_exit(x.node, caf::exit_reason::user_shutdown);
+    detail::log().warn("node {}: no thread for its persistence actor",
+                       msg.node);
+    return make_error(actors_errc::rejected,
+                      "node " + msg.node
+                        + " could not be started on the daemon: no thread "
+                          "for its persistence actor");
+  }
   node_gate_config gate_cfg;
   gate_cfg.node = msg.node;
   gate_cfg.node_actor = x.node;

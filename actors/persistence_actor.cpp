@@ -9,6 +9,7 @@
 #include "actors/actors_errc.hpp"
 #include "actors/configure.hpp"
 #include "actors/detail/log.hpp"
+#include "actors/detail/spawn_detached.hpp"
 #include "messages/manager_protocol.hpp"
 #include "messages/protocol.hpp"
 #include "messages/remote_protocol.hpp"
@@ -279,8 +280,8 @@ persistence_behavior(caf::event_based_actor* self, std::string node,
 caf::actor spawn_persistence(caf::actor_system& sys, std::string node,
                              std::shared_ptr<workspace> ws,
                              std::string checkpoint_root) {
-  return sys.spawn<caf::detached>(persistence_behavior, std::move(node),
-                                  std::move(ws), std::move(checkpoint_root));
+  return detail::spawn_detached(sys, persistence_behavior, std::move(node),
+                                std::move(ws), std::move(checkpoint_root));
 }
 
 } // namespace epochrt

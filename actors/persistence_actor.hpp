@@ -21,6 +21,9 @@ class workspace;
 /// placed under that root (`resolve_under`): a node daemon's checkpoints
 /// never leave its root, whatever path the master sends. Empty: paths are
 /// used as given, for a process that trusts its own checkpoint manager.
+///
+/// Returns an invalid handle when the actor's thread cannot be created
+/// (detail::spawn_detached); nothing is left running then.
 caf::actor spawn_persistence(caf::actor_system& sys, std::string node,
                              std::shared_ptr<workspace> ws,
                              std::string checkpoint_root = {});

@@ -1,23 +1,39 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
+#include <caf/actor.hpp>
+#include <caf/atom.hpp>
+#include <caf/error.hpp>
 #include <caf/fwd.hpp>
+
+#include "messages/job_def.hpp"
 
 namespace epochrt {
 
 class op_registry;
 class workspace;
 
-/// Spawns an actor, on a thread of its own, that runs the one `task_def` it
-/// is sent on `ws` of node `node`, replies `tasks_done` with the task's
-/// outputs (or the task's error), and quits. The task stops at its next op
-/// once `cancel` is set.
-caf::actor spawn_task(caf::actor_system& sys, std::string node,
-                      std::shared_ptr<workspace> ws,
+/// Tags what a task thread sends its node actor when its task has ended:
+/// `(task_ended_atom, id, tasks_done)` or `(task_ended_atom, id, error)`.
+/// Local only: it never crosses the wire.
+using task_ended_atom = caf::atom_constant<caf::atom("taskended")>;
+
+/// Runs `task` on `ws` of node `node` on a thread of its own (so long ops
+/// never hold CAF's scheduler), counted by `sys` like a detached actor (see
+/// detail::start_counted_thread). When the task ends it sends `reply_to`
+/// `(task_ended_atom, id, tasks_done{node, outputs})`, or the task's error
+/// as `actors_errc::task_failed` naming the node. The task stops at its next
+/// op once `cancel` is set.
+///
+/// When the thread cannot be created, returns `actors_errc::task_failed`
+/// naming the node and the task; then nothing runs and nothing is sent.
+caf::error start_task(caf::actor_system& sys, caf::actor reply_to, uint64_t id,
+                      std::string node, std::shared_ptr<workspace> ws,
                       std::shared_ptr<const op_registry> ops,
-                      std::shared_ptr<std::atomic<bool>> cancel);
+                      std::shared_ptr<std::atomic<bool>> cancel, task_def task);
 
 } // namespace epochrt

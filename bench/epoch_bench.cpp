@@ -543,7 +543,8 @@ void measure_remote(const epoch_options& opts, const registry_ptr& ops,
 void measure(const epoch_options& opts, const std::vector<node_daemon>& daemons,
              figures& out) {
   auto ops = std::make_shared<epochrt::op_registry>();
-  epochrt::add_builtin_ops(*ops);
+  if (auto err = epochrt::add_builtin_ops(*ops))
+    throw std::runtime_error(epochrt::error_text(err));
   for (int r = 1; r <= opts.runs; ++r) {
     progress("run %d/%d", r, opts.runs);
     if (opts.caf || opts.local)

@@ -56,7 +56,8 @@ job make_stall_job(int epochs, int work_ms, const op_registry& ops) {
 
 registry_ptr make_registry() {
   auto ops = std::make_shared<op_registry>();
-  add_builtin_ops(*ops);
+  if (auto err = add_builtin_ops(*ops))
+    throw std::runtime_error(error_text(err));
   return ops;
 }
 

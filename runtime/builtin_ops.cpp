@@ -1,6 +1,8 @@
 #include "runtime/builtin_ops.hpp"
 
+#include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -529,14 +531,24 @@ caf::error copy_directory(op_context& ctx) {
 }
 
 // Waits `ms` milliseconds: paces a job in tests and demos, stands in for
-// work. Holds the workspace like any op, so it also delays the node's other
-// tasks.
+// work. It names no blob, so it runs without holding the workspace. Ends
+// early (failing) once its task is cancelled: a failed job's process must
+// not wait out an hour's sleep.
 caf::error sleep_op(op_context& ctx) {
   auto ms = ctx.int_arg("ms", 0);
   if (ms < 0 || ms > 3'600'000)
     return ctx.fail(runtime_errc::bad_argument,
                     "ms must be between 0 and 3600000");
-  std::this_thread::sleep_for(std::chrono::milliseconds{ms});
+  auto deadline
+    = std::chrono::steady_clock::now() + std::chrono::milliseconds{ms};
+  constexpr auto slice = std::chrono::milliseconds{20};
+  for (auto now = std::chrono::steady_clock::now(); now < deadline;
+       now = std::chrono::steady_clock::now()) {
+    if (ctx.cancelled())
+      return ctx.fail(runtime_errc::op_failed, "cancelled");
+    std::this_thread::sleep_for(
+      std::min<std::chrono::steady_clock::duration>(slice, deadline - now));
+  }
   return {};
 }
 
@@ -546,16 +558,25 @@ arg_spec arg(std::string name, arg_kind kind, bool required, std::string doc) {
   return arg_spec{std::move(name), kind, required, std::move(doc)};
 }
 
-void must_add(op_registry& registry, op_schema schema) {
-  [[maybe_unused]] auto err = registry.add(std::move(schema));
-  assert(!err);
+// Where the builtins go, and the first registration that failed: a type the
+// host registered first is an error in every build type (an assert would
+// vanish under NDEBUG and leave the host's op under a builtin's name).
+struct builtin_target {
+  op_registry& ops;
+  caf::error first;
+};
+
+void must_add(builtin_target& registry, op_schema schema) {
+  if (auto err = registry.ops.add(std::move(schema)); err && !registry.first)
+    registry.first = std::move(err);
 }
 
 const char* dtype_doc = "element type: f32 (default), f64, i32, i64, u8, bool";
 
 } // namespace
 
-void add_builtin_ops(op_registry& registry) {
+caf::error add_builtin_ops(op_registry& ops) {
+  builtin_target registry{ops, {}};
   must_add(
     registry,
     {"ConstantFill",
@@ -757,6 +778,7 @@ void add_builtin_ops(op_registry& registry) {
             {arg("ms", arg_kind::integer, true, "milliseconds to wait")},
             sleep_op,
             {}});
+  return std::move(registry.first);
 }
 
 } // namespace epochrt

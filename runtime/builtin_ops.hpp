@@ -1,5 +1,7 @@
 #pragma once
 
+#include <caf/error.hpp>
+
 namespace epochrt {
 
 class op_registry;
@@ -20,8 +22,10 @@ class op_registry;
 /// | GenerateLinearData | -> X, y | deterministic synthetic regression data |
 /// | LinearRegressionSGD | w, b, X, y -> w, b, loss | one SGD step of MSE |
 ///
-/// Each schema's `doc` has the details. Precondition: none of these types
-/// is registered yet (a duplicate is our caller's bug and asserts).
-void add_builtin_ops(op_registry& registry);
+/// Each schema's `doc` has the details. A type that `registry` already has
+/// is not replaced: the result is then `runtime_errc::bad_argument` naming
+/// the first such type ("cannot register op 'Add': already registered"),
+/// in every build type; the other builtins are registered all the same.
+[[nodiscard]] caf::error add_builtin_ops(op_registry& registry);
 
 } // namespace epochrt

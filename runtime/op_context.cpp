@@ -20,8 +20,9 @@ int64_t element_as_int(const tensor& x, size_t i) noexcept {
 }
 
 op_context::op_context(workspace::access& ws, scratch_map* scratch,
-                       const op_def& def, const std::string& node)
-  : ws_(ws), scratch_(scratch), def_(def), node_(node) {
+                       const op_def& def, const std::string& node,
+                       const std::atomic<bool>* cancel)
+  : ws_(ws), scratch_(scratch), def_(def), node_(node), cancel_(cancel) {
   // nop
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -39,8 +40,10 @@ public:
 
   /// Precondition: every input of `def` exists (the runner checks it).
   /// `scratch` is null for a GLOBAL task.
+  /// `cancel`, when given, is the task's cancel flag (see `cancelled`).
   op_context(workspace::access& ws, scratch_map* scratch, const op_def& def,
-             const std::string& node);
+             const std::string& node,
+             const std::atomic<bool>* cancel = nullptr);
 
   op_context(const op_context&) = delete;
   op_context& operator=(const op_context&) = delete;
@@ -99,6 +102,14 @@ public:
   /// step, op index and type, so `what` need not repeat them.
   caf::error fail(runtime_errc code, const std::string& what) const;
 
+  /// True once the task was asked to stop (its group failed or timed out,
+  /// or its node stopped). An op that waits or loops for long polls it and
+  /// returns `fail(op_failed, "cancelled")`, so that a failed job's threads
+  /// end soon instead of when the op would have.
+  bool cancelled() const noexcept {
+    return cancel_ != nullptr && cancel_->load(std::memory_order_relaxed);
+  }
+
 private:
   const tensor* find(std::string_view name) const;
   tensor& writable(const std::string& name);
@@ -108,6 +119,7 @@ private:
   scratch_map* scratch_;
   const op_def& def_;
   const std::string& node_;
+  const std::atomic<bool>* cancel_;
 };
 
 /// Element `i` of an integer, bool or floating tensor as int64 (integers

@@ -1,5 +1,6 @@
 #include "runtime/op_registry.hpp"
 
+#include <exception>
 #include <set>
 
 namespace epochrt {
@@ -94,7 +95,22 @@ std::optional<op_problem> op_registry::check(const op_def& op) const {
                         op.type + " requires argument '" + spec.name + "' ("
                           + describe(spec.kind) + ")"};
   if (schema->check) {
-    auto what = schema->check(op);
+    // Host code: an exception escaping here would end whatever actor
+    // validates the call (a node's gate, a node) instead of failing the call.
+    std::string what;
+    try {
+      what = schema->check(op);
+    } catch (const std::exception& ex) {
+      return op_problem{runtime_errc::op_failed,
+                        {},
+                        "the check of op '" + op.type
+                          + "' threw an exception: " + ex.what()};
+    } catch (...) {
+      return op_problem{runtime_errc::op_failed,
+                        {},
+                        "the check of op '" + op.type
+                          + "' threw an unknown exception"};
+    }
     if (!what.empty())
       return op_problem{runtime_errc::bad_argument, {}, std::move(what)};
   }

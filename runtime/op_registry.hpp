@@ -50,7 +50,9 @@ public:
 
   /// The first problem of a call, or none: type known, input and output
   /// counts within bounds, every argument declared and of its declared
-  /// kind, every required argument given, the schema's own check.
+  /// kind, every required argument given, the schema's own check. A check
+  /// that throws is a problem (`op_failed`, naming the op), never an
+  /// exception out of here.
   std::optional<op_problem> check(const op_def& op) const;
 
   /// `check` as an error value: "unknown op 'Foo'", "Add takes 2 inputs,

@@ -48,7 +48,8 @@ const tensor* lookup(workspace::access& acc,
 
 caf::error run_op(const task_def& task, size_t step_index, size_t op_index,
                   workspace& ws, const op_schema& schema,
-                  op_context::scratch_map* scratch) {
+                  op_context::scratch_map* scratch,
+                  const std::atomic<bool>* cancel) {
   auto& op = task.steps[step_index].ops[op_index];
   // An op that names no blob cannot race on one: it runs unlocked, so a
   // long Sleep or CopyDirectory does not hold up the node's other tasks.
@@ -60,7 +61,7 @@ caf::error run_op(const task_def& task, size_t step_index, size_t op_index,
       return make_error(runtime_errc::missing_blob,
                         op_label(task, step_index, op_index) + ": input '"
                           + name + "' does not exist");
-  op_context ctx{acc, scratch, op, task.node};
+  op_context ctx{acc, scratch, op, task.node, cancel};
   caf::error err;
   try {
     err = schema.fn(ctx);
@@ -143,7 +144,7 @@ run_task(const task_def& task, workspace& ws, const op_registry& registry,
         if (cancel != nullptr && cancel->load(std::memory_order_relaxed))
           return make_error(runtime_errc::op_failed,
                             op_label(task, s, o) + ": cancelled");
-        if (auto err = run_op(task, s, o, ws, *schemas[s][o], scratch))
+        if (auto err = run_op(task, s, o, ws, *schemas[s][o], scratch, cancel))
           return err;
       }
       if (!step.stop_blob.empty()) {

@@ -40,7 +40,9 @@ class workspace;
 /// Blobs the task wrote before an error stay written.
 ///
 /// `cancel`, when given, is polled before every op: once it is true, the
-/// task stops with `op_failed` ("cancelled"). It must outlive the call.
+/// task stops with `op_failed` ("cancelled"). Ops see it too
+/// (`op_context::cancelled`): a long one (Sleep) ends early. It must
+/// outlive the call.
 caf::expected<std::vector<task_output>>
 run_task(const task_def& task, workspace& ws, const op_registry& registry,
          const std::atomic<bool>* cancel = nullptr);

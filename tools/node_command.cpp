@@ -72,7 +72,10 @@ int run_node(const node_options& opts) {
   }
   auto signals = block_stop_signals();
   auto ops = std::make_shared<op_registry>();
-  add_builtin_ops(*ops);
+  if (auto err = add_builtin_ops(*ops)) {
+    print_error(describe(err));
+    return exit_failure;
+  }
   caf::actor_system_config cfg;
   if (auto err = configure_network(cfg, *network)) {
     print_error(describe(err));

@@ -184,7 +184,10 @@ int run_job(const run_options& opts) {
   if (!check_arguments(opts, fetches))
     return exit_bad_input;
   auto ops = std::make_shared<op_registry>();
-  add_builtin_ops(*ops);
+  if (auto err = add_builtin_ops(*ops)) {
+    print_error(describe(err));
+    return exit_failure;
+  }
   auto loaded = load_job_file(opts.job_file, *ops);
   if (!loaded) {
     print_error(job_file_error(opts.job_file, loaded.error()));

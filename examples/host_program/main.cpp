@@ -77,9 +77,11 @@ int main(int argc, char** argv) {
   caf::actor_system sys{cfg};
 
   auto ops = std::make_shared<epochrt::op_registry>();
-  epochrt::add_builtin_ops(*ops);
-  if (auto err = ops->add(scale_schema())) {
-    std::fprintf(stderr, "%s\n", epochrt::error_text(err).c_str());
+  auto registered = epochrt::add_builtin_ops(*ops);
+  if (!registered)
+    registered = ops->add(scale_schema());
+  if (registered) {
+    std::fprintf(stderr, "%s\n", epochrt::error_text(registered).c_str());
     return 1;
   }
   auto job = build_job();

@@ -37,7 +37,7 @@ struct system_fixture {
   caf::actor_system sys{*cfg};
   std::shared_ptr<op_registry> ops = [] {
     auto result = std::make_shared<op_registry>();
-    add_builtin_ops(*result);
+    BOOST_REQUIRE(!add_builtin_ops(*result));
     return result;
   }();
   temp_dir dir;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <stdexcept>
 
 #include "actors/actors_errc.hpp"
 #include "actors/detail/proof.hpp"
@@ -45,7 +46,7 @@ struct ops_fixture {
   op_registry ops;
   request_limits limits;
   ops_fixture() {
-    add_builtin_ops(ops);
+    BOOST_REQUIRE(!add_builtin_ops(ops));
     limits.max_tensor_bytes = 1024;
   }
 
@@ -201,6 +202,27 @@ BOOST_AUTO_TEST_CASE(an_unknown_op_is_rejected_naming_it) {
   auto err = check_tasks(msg, "n1", ops, limits, {});
   BOOST_TEST(rejected(err));
   BOOST_TEST(says(err, "NoSuchOp"));
+}
+
+BOOST_AUTO_TEST_CASE(a_host_check_that_throws_is_rejected_naming_the_op) {
+  // What a daemon's gate runs for every request: host code must not throw
+  // out of it.
+  op_schema throws;
+  throws.type = "ThrowingCheck";
+  throws.fn = [](op_context&) -> caf::error {
+    return {};
+  };
+  throws.check = [](const op_def&) -> std::string {
+    throw std::logic_error("bad host code");
+  };
+  BOOST_REQUIRE(!ops.add(throws));
+  auto msg = tasks_with(op("ThrowingCheck"));
+  auto err = check_tasks(msg, "n1", ops, limits, {});
+  BOOST_TEST(rejected(err));
+  BOOST_TEST(says(err,
+                  "the check of op 'ThrowingCheck' threw an exception: "
+                  "bad host code"),
+             error_text(err));
 }
 
 BOOST_AUTO_TEST_CASE(tasks_for_another_node_are_rejected) {

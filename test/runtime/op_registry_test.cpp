@@ -41,7 +41,7 @@ BOOST_AUTO_TEST_SUITE(op_registry_suite)
 
 BOOST_AUTO_TEST_CASE(a_host_registered_custom_op_runs) {
   op_registry reg;
-  add_builtin_ops(reg);
+  BOOST_REQUIRE(!add_builtin_ops(reg));
   BOOST_REQUIRE(!reg.add(scale_op()));
   workspace ws;
   ws.set("x", make_tensor<double>({2}, {1.0, 2.0}));
@@ -73,6 +73,54 @@ BOOST_AUTO_TEST_CASE(add_rejects_duplicates_and_incomplete_schemas) {
   BOOST_TEST(is_code(reg.add(bad_bounds), runtime_errc::bad_argument));
   BOOST_TEST(reg.types() == std::vector<std::string>{"Scale"},
              boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(builtins_over_a_taken_type_are_an_error_in_every_build) {
+  // The suite builds RelWithDebInfo (NDEBUG): an assert would not fire.
+  op_registry reg;
+  auto host_add = scale_op();
+  host_add.type = "Add";
+  BOOST_REQUIRE(!reg.add(host_add));
+  auto err = add_builtin_ops(reg);
+  BOOST_TEST(is_code(err, runtime_errc::bad_argument));
+  BOOST_TEST(error_text(err) == "cannot register op 'Add': already registered");
+  // The host's op stays; the other builtins are there.
+  BOOST_TEST(reg.find("Add")->doc == "out = x * factor");
+  BOOST_TEST(reg.find("Mul") != nullptr);
+  BOOST_TEST(reg.find("Sleep") != nullptr);
+  // A second call: every type is taken.
+  BOOST_TEST(is_code(add_builtin_ops(reg), runtime_errc::bad_argument));
+}
+
+BOOST_AUTO_TEST_CASE(a_check_that_throws_is_a_problem_naming_the_op) {
+  op_registry reg;
+  auto throws_std = scale_op();
+  throws_std.type = "ThrowsStd";
+  throws_std.check = [](const op_def&) -> std::string {
+    throw std::runtime_error("boom");
+  };
+  auto throws_int = scale_op();
+  throws_int.type = "ThrowsInt";
+  throws_int.check = [](const op_def&) -> std::string {
+    throw 42;
+  };
+  BOOST_REQUIRE(!reg.add(throws_std));
+  BOOST_REQUIRE(!reg.add(throws_int));
+  auto args = std::map<std::string, tensor>{{"factor", make_scalar<double>(3)}};
+  auto err = reg.validate(make_op("ThrowsStd", {"x"}, {"y"}, args));
+  BOOST_TEST(is_code(err, runtime_errc::op_failed));
+  BOOST_TEST(error_text(err)
+             == "the check of op 'ThrowsStd' threw an exception: boom");
+  err = reg.validate(make_op("ThrowsInt", {"x"}, {"y"}, args));
+  BOOST_TEST(is_code(err, runtime_errc::op_failed));
+  BOOST_TEST(error_text(err)
+             == "the check of op 'ThrowsInt' threw an unknown exception");
+  // A task with such an op fails before any op runs, as a value.
+  workspace ws;
+  ws.set("x", make_tensor<double>({1}, {1.0}));
+  err = run_ops(ws, {make_op("ThrowsStd", {"x"}, {"y"}, args)}, reg);
+  BOOST_TEST(is_code(err, runtime_errc::op_failed));
+  BOOST_TEST(!ws.has("y"));
 }
 
 BOOST_AUTO_TEST_CASE(validate_names_the_problem_of_a_call) {

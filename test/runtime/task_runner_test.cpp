@@ -211,6 +211,27 @@ BOOST_AUTO_TEST_CASE(a_set_cancel_flag_stops_the_task) {
   BOOST_TEST(error_text(outs.error()).find("cancelled") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(a_cancelled_task_ends_a_long_sleep_early) {
+  workspace ws;
+  auto task = make_task(
+    "t", "n",
+    {make_op("Sleep", {}, {}, {{"ms", make_scalar<int64_t>(60000)}})});
+  std::atomic<bool> cancel{false};
+  std::thread canceller{[&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    cancel = true;
+  }};
+  auto start = std::chrono::steady_clock::now();
+  auto outs = run_task(task, ws, builtins(), &cancel);
+  auto took = std::chrono::steady_clock::now() - start;
+  canceller.join();
+  BOOST_REQUIRE(!outs);
+  BOOST_TEST(is_code(outs.error(), runtime_errc::op_failed));
+  BOOST_TEST(error_text(outs.error())
+             == "task 't', step 0, op 0 'Sleep': cancelled");
+  BOOST_TEST((took < std::chrono::seconds(2)));
+}
+
 BOOST_AUTO_TEST_CASE(concurrent_tasks_on_one_workspace_never_lose_updates) {
   workspace ws;
   ws.set("total", i64s({1}, {0}));

@@ -44,7 +44,7 @@ std::string error_of(const caf::expected<T>& x) {
 inline const op_registry& builtins() {
   static const op_registry registry = [] {
     op_registry result;
-    add_builtin_ops(result);
+    BOOST_REQUIRE(!add_builtin_ops(result));
     return result;
   }();
   return registry;
