@@ -82,7 +82,7 @@ private:
 std::function<void()> kill_hook;
 
 void add_test_ops(op_registry& ops) {
-  add_builtin_ops(ops);
+  BOOST_REQUIRE(!add_builtin_ops(ops));
   op_schema kill;
   kill.type = "KillDaemon";
   kill.doc = "Test only: calls the test's hook (kills a daemon).";
