@@ -5,8 +5,13 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <set>
 #include <utility>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -384,6 +389,10 @@ std::pair<size_t, size_t> position(std::string_view text, size_t offset) {
 // syntax error while parsing ..." -> "while parsing ...".
 std::string syntax_reason(const std::string& what) {
   auto reason = what;
+  // "[json.exception.out_of_range.406] number overflow ...": no id.
+  if (reason.rfind("[json.exception.", 0) == 0
+      && reason.find("] ") != std::string::npos)
+    reason = reason.substr(reason.find("] ") + 2);
   auto column = reason.find("column ");
   auto colon = reason.find(": ", column == std::string::npos ? 0 : column);
   if (colon != std::string::npos)
@@ -402,21 +411,59 @@ std::string syntax_reason(const std::string& what) {
 caf::expected<job> parse_job_json(std::string_view text,
                                   const std::string& source_name,
                                   const op_registry& registry) {
-  // nlohmann keeps the last of duplicate keys silently; we reject them.
-  std::vector<std::set<std::string>> keys;
+  // nlohmann keeps the last of duplicate keys silently; we reject them,
+  // naming the object they are in by its path, like every other error.
+  struct frame {
+    bool array = false;
+    size_t index = 0;
+    std::string key;
+    std::set<std::string> keys;
+  };
+  std::vector<frame> frames;
   std::string duplicate;
+  std::string duplicate_in;
+  auto element_done = [&] {
+    if (!frames.empty() && frames.back().array)
+      ++frames.back().index;
+  };
+  auto current_path = [&] {
+    std::string path;
+    for (size_t i = 0; i + 1 < frames.size(); ++i) {
+      if (frames[i].array)
+        path += "[" + std::to_string(frames[i].index) + "]";
+      else
+        path += (path.empty() ? "" : ".") + frames[i].key;
+    }
+    return path;
+  };
   json::parser_callback_t on_event
     = [&](int, json::parse_event_t event, json& parsed) {
-        if (event == json::parse_event_t::object_start) {
-          keys.emplace_back();
-        } else if (event == json::parse_event_t::object_end) {
-          if (!keys.empty())
-            keys.pop_back();
-        } else if (event == json::parse_event_t::key && !keys.empty()
-                   && duplicate.empty()) {
-          auto key = parsed.get<std::string>();
-          if (!keys.back().insert(key).second)
-            duplicate = std::move(key);
+        switch (event) {
+          case json::parse_event_t::object_start:
+            frames.emplace_back();
+            break;
+          case json::parse_event_t::array_start:
+            frames.emplace_back().array = true;
+            break;
+          case json::parse_event_t::object_end:
+          case json::parse_event_t::array_end:
+            if (!frames.empty())
+              frames.pop_back();
+            element_done();
+            break;
+          case json::parse_event_t::key:
+            if (!frames.empty()) {
+              auto& top = frames.back();
+              top.key = parsed.get<std::string>();
+              if (!top.keys.insert(top.key).second && duplicate.empty()) {
+                duplicate = top.key;
+                duplicate_in = current_path();
+              }
+            }
+            break;
+          case json::parse_event_t::value:
+            element_done();
+            break;
         }
         return true;
       };
@@ -430,10 +477,17 @@ caf::expected<job> parse_job_json(std::string_view text,
                       source_name + ":" + std::to_string(line) + ":"
                         + std::to_string(column)
                         + ": syntax error: " + syntax_reason(ex.what()));
+  } catch (const json::exception& ex) {
+    // A number beyond a double (1e999999) is out_of_range, not a
+    // parse_error, and comes without a position.
+    return make_error(runtime_errc::invalid_job,
+                      source_name + ": " + syntax_reason(ex.what()));
   }
   if (!duplicate.empty())
     return make_error(runtime_errc::invalid_job,
-                      source_name + ": duplicate field '" + duplicate + "'");
+                      source_name + ": "
+                        + (duplicate_in.empty() ? "" : duplicate_in + ": ")
+                        + "duplicate field '" + duplicate + "'");
   try {
     auto result = parse_root(root, registry);
     if (auto err = result.validate(registry, job::path_style::file))
@@ -444,6 +498,9 @@ caf::expected<job> parse_job_json(std::string_view text,
     return make_error(f.code,
                       source_name + ": " + (f.path.empty() ? "" : f.path + ": ")
                         + f.what);
+  } catch (const json::exception& ex) {
+    return make_error(runtime_errc::invalid_job,
+                      source_name + ": " + syntax_reason(ex.what()));
   }
 }
 
@@ -453,20 +510,44 @@ caf::expected<job> load_job_file(const std::string& path,
     return make_error(runtime_errc::unreadable_file,
                       path + ": cannot read: " + std::strerror(code));
   };
-  errno = 0;
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr)
+  // Non-blocking, so that a FIFO without a writer is refused, not waited on.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
     return cannot_read(errno);
+  std::unique_ptr<int, void (*)(int*)> closer{&fd, [](int* x) {
+                                                ::close(*x);
+                                              }};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    return cannot_read(errno);
+  if (!S_ISREG(st.st_mode))
+    return make_error(runtime_errc::unreadable_file,
+                      path
+                        + ": not a regular file (a job file is a JSON "
+                          "file)");
+  if (static_cast<uint64_t>(st.st_size) > max_job_file_bytes)
+    return make_error(
+      runtime_errc::unreadable_file,
+      path + ": " + std::to_string(st.st_size) + " bytes, more than the "
+        + std::to_string(max_job_file_bytes) + " a job file may have");
   std::string text;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), file)) > 0)
-    text.append(buf, n);
-  bool failed = std::ferror(file) != 0;
-  int code = errno;
-  std::fclose(file);
-  if (failed)
-    return cannot_read(code != 0 ? code : EIO);
+  char buf[65536];
+  for (;;) {
+    auto n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return cannot_read(errno);
+    if (n == 0)
+      break;
+    // The file may grow while it is read.
+    if (text.size() + static_cast<size_t>(n) > max_job_file_bytes)
+      return make_error(runtime_errc::unreadable_file,
+                        path + ": more than the "
+                          + std::to_string(max_job_file_bytes)
+                          + " bytes a job file may have");
+    text.append(buf, static_cast<size_t>(n));
+  }
   return parse_job_json(text, path, registry);
 }
 

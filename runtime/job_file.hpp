@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+
 #include <string>
 #include <string_view>
 
@@ -54,9 +56,14 @@ caf::expected<job> parse_job_json(std::string_view text,
                                   const std::string& source_name,
                                   const op_registry& registry);
 
+/// Largest job file `load_job_file` reads: 64 MiB.
+constexpr uint64_t max_job_file_bytes = uint64_t{64} << 20;
+
 /// Reads `path` and parses it with `parse_job_json(text, path, registry)`.
-/// An unreadable file fails with `unreadable_file`: "<path>: cannot read:
-/// <reason>".
+/// Fails with `unreadable_file` ("<path>: <reason>") when the file cannot be
+/// read, is not a regular file (a directory, a FIFO, a device such as
+/// /dev/zero: refused without reading or waiting) or is larger than
+/// `max_job_file_bytes`.
 caf::expected<job> load_job_file(const std::string& path,
                                  const op_registry& registry);
 

@@ -5,6 +5,7 @@
 #include <caf/error.hpp>
 
 #include "actors/configure.hpp"
+#include "messages/printable.hpp"
 
 namespace epochrt::cli {
 
@@ -22,7 +23,9 @@ void print_error(std::string_view text) {
   // Flush stdout first so that, on a terminal, results printed so far come
   // before the error that ends them.
   std::cout.flush();
-  std::cerr << "epochrt: error: " << one_line(text) << std::endl;
+  // Text from a job file or a peer may hold control characters: they are
+  // escaped, never sent to the terminal.
+  std::cerr << "epochrt: error: " << printable(one_line(text)) << std::endl;
 }
 
 std::string describe(const caf::error& err) {

@@ -19,6 +19,7 @@
 // interface: change it only compatibly.
 
 #include <iostream>
+#include <limits>
 
 #include <CLI/CLI.hpp>
 
@@ -27,6 +28,7 @@
 #include "tools/cli_output.hpp"
 #include "tools/node_command.hpp"
 #include "tools/run_command.hpp"
+#include "tools/strict_integer.hpp"
 
 #ifndef EPOCHRT_VERSION
 #  define EPOCHRT_VERSION "unknown"
@@ -100,6 +102,7 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e) {
 }
 
 int run_main(int argc, char** argv) {
+  constexpr auto max_int64 = std::numeric_limits<int64_t>::max();
   arguments args;
   CLI::App app{"Runs jobs in epochs with checkpoints at every epoch boundary, "
                "on this machine or across node daemons, and inspects "
@@ -126,7 +129,8 @@ int run_main(int argc, char** argv) {
   run
     ->add_option("--resume-from", args.run.resume_from,
                  "Resume from this committed epoch (default: the last one)")
-    ->type_name("EPOCH");
+    ->type_name("EPOCH")
+    ->check(strict_integer(0, max_int64));
   run
     ->add_option("--upload-dir", args.run.upload_dir,
                  "Copy the last epoch's checkpoints into DIR after the loop")
@@ -151,15 +155,18 @@ int run_main(int argc, char** argv) {
     ->add_option("--max-failures", args.run.max_failures,
                  "Survive up to K lost nodes: reconnect, reload the last "
                  "committed epoch everywhere, go on (default 0)")
-    ->type_name("K");
+    ->type_name("K")
+    ->check(strict_integer(0, 1000000));
   run
     ->add_option("--connection-timeout-ms", args.run.connection_timeout_ms,
                  "A daemon silent this long is lost (default 5000)")
-    ->type_name("MS");
+    ->type_name("MS")
+    ->check(strict_integer(250, 3600000));
   run
     ->add_option("--reconnect-timeout-ms", args.run.reconnect_timeout_ms,
                  "How long a lost node's address is retried (default 30000)")
-    ->type_name("MS");
+    ->type_name("MS")
+    ->check(strict_integer(0, 24 * 3600000));
   add_tls_flags(*run, args.run.tls, "the daemons");
 
   auto node = app.add_subcommand(
@@ -183,16 +190,19 @@ int run_main(int argc, char** argv) {
   node
     ->add_option("--max-tensor-bytes", args.node.max_tensor_bytes,
                  "Refuse larger tensors (default 1073741824)")
-    ->type_name("N");
+    ->type_name("N")
+    ->check(strict_unsigned(1, uint64_t{1} << 40));
   node
     ->add_option("--connection-timeout-ms", args.node.connection_timeout_ms,
                  "A master silent this long is dropped (default 5000)")
-    ->type_name("MS");
+    ->type_name("MS")
+    ->check(strict_integer(250, 3600000));
   node
     ->add_option("--admission-timeout-ms", args.node.admission_timeout_ms,
                  "A connection that has not proven itself this long after "
                  "it connected is closed (default 5000)")
-    ->type_name("MS");
+    ->type_name("MS")
+    ->check(strict_integer(1, 3600000));
   add_tls_flags(*node, args.node.tls, "masters");
 
   auto ckpt = app.add_subcommand("ckpt", "Inspect a checkpoint directory");
@@ -203,7 +213,9 @@ int run_main(int argc, char** argv) {
   show->add_option("dir", args.show.dir, "The checkpoint directory")
     ->required();
   show->add_option("node", args.show.node, "The node")->required();
-  show->add_option("epoch", args.show.epoch, "The epoch")->required();
+  show->add_option("epoch", args.show.epoch, "The epoch")
+    ->required()
+    ->check(strict_integer(0, max_int64));
   show->add_option("blobs", args.show.blobs,
                    "Blobs to print (default: all, in manifest order)");
   auto verify = ckpt->add_subcommand(

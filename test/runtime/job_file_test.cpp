@@ -2,6 +2,11 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <random>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "test_util.hpp"
 
@@ -234,6 +239,123 @@ BOOST_AUTO_TEST_CASE(download_json_ends_with_eight_twos_after_one_epoch) {
   BOOST_TEST(*ws.get("download_result") == twos);
   BOOST_TEST(*ws.get("input1")
              == make_tensor<float>({8}, std::vector<float>(8, 1)));
+}
+
+BOOST_AUTO_TEST_CASE(a_duplicate_field_names_the_object_it_is_in) {
+  BOOST_TEST(parse_error(broken(R"("args": {"value": 1, "dtype": "bool"})",
+                                R"("args": {"value": 1, "dtype": "bool"},
+                                   "args": {"value": 0, "dtype": "bool"})"))
+             == "pipeline.json: epoch[0].steps[0].ops[1]: duplicate field "
+                "'args'");
+  BOOST_TEST(parse_error(
+               broken(R"("dtype": "i64")", R"("dtype": "i64", "dtype": "i32")"))
+             == "pipeline.json: init[0].ops[0].args: duplicate field "
+                "'dtype'");
+}
+
+BOOST_AUTO_TEST_CASE(a_job_file_that_is_not_a_regular_file_is_refused_at_once) {
+  char dir_template[] = "/tmp/epochrt-job-XXXXXX";
+  std::string dir = ::mkdtemp(dir_template);
+  auto fifo = dir + "/fifo";
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // A FIFO without a writer would block a plain open forever.
+  for (const auto& path : {std::string{"/dev/zero"}, dir, fifo}) {
+    auto result = load_job_file(path, builtins());
+    BOOST_REQUIRE(!result);
+    BOOST_TEST((result.error() == runtime_errc::unreadable_file));
+    BOOST_TEST(error_text(result.error())
+               == path
+                 + ": not a regular file (a "
+                   "job file is a JSON file)");
+  }
+  ::unlink(fifo.c_str());
+  ::rmdir(dir.c_str());
+}
+
+BOOST_AUTO_TEST_CASE(a_job_file_over_the_size_limit_is_refused_unread) {
+  char path_template[] = "/tmp/epochrt-job-XXXXXX";
+  int fd = ::mkstemp(path_template);
+  BOOST_REQUIRE(fd >= 0);
+  // Sparse: no disk space, and reading it would take a while.
+  BOOST_REQUIRE(::ftruncate(fd, 8ll << 30) == 0);
+  ::close(fd);
+  auto result = load_job_file(path_template, builtins());
+  ::unlink(path_template);
+  BOOST_REQUIRE(!result);
+  BOOST_TEST(error_text(result.error()).find("more than the 67108864")
+             != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(mutated_job_files_load_or_fail_with_one_line) {
+  std::vector<std::string> seeds;
+  for (auto name : {"pipeline.json", "pipeline3.json", "download.json",
+                    "linear_regression.json"}) {
+    std::ifstream in{example(name)};
+    seeds.emplace_back(std::istreambuf_iterator<char>{in},
+                       std::istreambuf_iterator<char>{});
+  }
+  std::mt19937 gen{20261123};
+  auto pick = [&](size_t n) {
+    return std::uniform_int_distribution<size_t>{0, n - 1}(gen);
+  };
+  const std::string nasty[] = {"\x1b[2J",
+                               std::string(1, '\0'),
+                               "\xE2\x80\xA8",
+                               "\\u0000",
+                               "\"",
+                               "{",
+                               "[",
+                               "]",
+                               "}",
+                               ",",
+                               "1e999999",
+                               "-0",
+                               "99999999999999999999999",
+                               "\xFF",
+                               "null",
+                               "\"args\": {}"};
+  size_t loaded = 0;
+  for (int round = 0; round < 3000; ++round) {
+    auto text = seeds[pick(seeds.size())];
+    for (int n = 1 + static_cast<int>(pick(4)); n > 0; --n) {
+      auto at = pick(text.size() + 1);
+      switch (pick(5)) {
+        case 0: // flip a bit
+          if (at < text.size())
+            text[at] = static_cast<char>(text[at] ^ (1 << pick(8)));
+          break;
+        case 1: // cut a piece out
+          text.erase(at, pick(32));
+          break;
+        case 2: // insert something a parser may choke on
+          text.insert(at, nasty[pick(std::size(nasty))]);
+          break;
+        case 3: // repeat a piece
+          text.insert(at, text.substr(pick(text.size() + 1), pick(64)));
+          break;
+        default: // end early
+          text.resize(at);
+      }
+    }
+    auto result = parse_job_json(text, "fuzz.json", builtins());
+    if (result) {
+      ++loaded;
+      continue;
+    }
+    auto msg = error_text(result.error());
+    BOOST_TEST_REQUIRE(!msg.empty());
+    BOOST_TEST_REQUIRE(msg.find('\n') == std::string::npos, msg);
+  }
+  BOOST_TEST_MESSAGE(loaded << " of 3000 mutated job files loaded");
+}
+
+BOOST_AUTO_TEST_CASE(deep_nesting_and_huge_numbers_fail_as_values) {
+  std::string deep(200000, '[');
+  BOOST_TEST(!parse_job_json(deep, "deep.json", builtins()));
+  deep += std::string(200000, ']');
+  BOOST_TEST(!parse_job_json(deep, "deep.json", builtins()));
+  auto huge = broken("\"value\": 1", "\"value\": " + std::string(100000, '9'));
+  BOOST_TEST(!parse_job_json(huge, "huge.json", builtins()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
