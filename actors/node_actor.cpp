@@ -122,9 +122,8 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
     self->quit(std::move(msg.reason));
   });
   // Runs `work` (returning caf::expected<T>, or caf::error for a unit
-  // reply) on a thread of its own: the
-  // workspace's lock is held by tasks for a whole op, and a scheduler thread
-  // must never wait for it.
+  // reply) on a thread of its own: the workspace's lock is held by tasks for
+  // a whole op, and a scheduler thread must never wait for it.
   auto off_scheduler = [self, st](const std::string& what, auto work) {
     auto id = ++st->next_id;
     auto rp = self->make_response_promise();
@@ -184,7 +183,10 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
         }
         st->tasks.emplace(id, std::make_pair(gid, i));
       }
-      if (st->groups.count(gid) > 0)
+      // A timeout of centuries means "never" (and would overflow the
+      // clock's time points).
+      constexpr auto never = std::chrono::hours(24 * 365 * 100);
+      if (st->groups.count(gid) > 0 && task_timeout < never)
         self->delayed_send(self, task_timeout, group_timeout_atom::value, gid);
       return group->promise;
     },

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include <caf/actor_registry.hpp>
+
 #include "test/actors/test_support.hpp"
 
 using namespace epochrt;
@@ -162,6 +164,40 @@ BOOST_AUTO_TEST_CASE(a_job_file_using_a_throwing_check_is_refused_naming_it) {
   BOOST_TEST(text.find("the check of op 'ThrowsStd' threw an exception: boom")
                != std::string::npos,
              text);
+}
+
+BOOST_AUTO_TEST_CASE(after_failed_jobs_no_actor_or_task_thread_keeps_running) {
+  // 20 nodes whose epoch tasks all fail at once, beside a node that sleeps:
+  // once the session is gone, every actor and task thread of the job ends.
+  std::string tasks = R"({"node": "slow", "ops": [
+    {"type": "Sleep", "args": {"ms": 60000}}]})";
+  for (int i = 0; i < 20; ++i)
+    tasks += R"(, {"node": "n)" + std::to_string(i) + R"(", "outputs": ["y"],
+      "ops": [{"type": "Copy", "inputs": ["missing"], "outputs": ["y"]}]})";
+  auto baseline = sys.registry().running();
+  for (int run = 0; run < 5; ++run) {
+    auto loaded = parse_job_json(R"({"name": "fails", "epoch": [)" + tasks
+                                   + R"(], "stop_conditions": [
+                                   {"node": "n0", "blob": "y"}]})",
+                                 "fails.json", *ops);
+    BOOST_REQUIRE_MESSAGE(loaded, why(loaded));
+    {
+      local_session sess{sys, ops, options()};
+      job_runner runner{std::move(*loaded)};
+      auto epochs = runner.train(sess);
+      BOOST_REQUIRE(!epochs);
+      BOOST_TEST(error_text(epochs.error()).find("input 'missing'")
+                   != std::string::npos,
+                 error_text(epochs.error()));
+    }
+    auto deadline = clock_type::now() + 5s;
+    while (sys.registry().running() != baseline && clock_type::now() < deadline)
+      std::this_thread::sleep_for(10ms);
+    BOOST_REQUIRE_MESSAGE(sys.registry().running() == baseline,
+                          "run " << run << ": "
+                                 << sys.registry().running() - baseline
+                                 << " actors or task threads still running");
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
