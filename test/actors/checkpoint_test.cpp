@@ -98,7 +98,7 @@ BOOST_AUTO_TEST_CASE(a_checkpointed_job_commits_epochs_zero_to_four) {
   BOOST_TEST(*epochs == 4);
   BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
   file_metadata_handler metadata{dir.str()};
-  BOOST_TEST(metadata.committed_epochs()
+  BOOST_TEST(*metadata.committed_epochs()
                == (std::vector<int64_t>{0, 1, 2, 3, 4}),
              boost::test_tools::per_element());
   for (int epoch = 0; epoch <= 4; ++epoch)
@@ -170,7 +170,7 @@ BOOST_AUTO_TEST_CASE(an_unwritable_checkpoint_dir_costs_a_warning_not_the_job) {
     BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
     BOOST_TEST(*epochs == 4);
     BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
-    BOOST_TEST(!ckpt.cp_accessible());
+    BOOST_TEST(!*ckpt.cp_accessible());
     auto resume = ckpt.get_resume_from_epoch_id();
     BOOST_TEST((!resume || !resume->has_value()));
   }
@@ -268,7 +268,7 @@ BOOST_AUTO_TEST_CASE(a_save_that_outlasts_its_timeout_is_never_committed) {
     BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
     BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
   }
-  auto committed = file_metadata_handler{dir.str()}.committed_epochs();
+  auto committed = *file_metadata_handler{dir.str()}.committed_epochs();
   BOOST_TEST(std::count(committed.begin(), committed.end(), 2) == 0);
   // Every epoch that is committed holds exactly its own state.
   for (auto epoch : committed) {
@@ -295,7 +295,7 @@ BOOST_AUTO_TEST_CASE(
   BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
   BOOST_TEST(*epochs == 4);
   BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
-  BOOST_TEST(file_metadata_handler{dir.str()}.committed_epochs().empty());
+  BOOST_TEST(file_metadata_handler{dir.str()}.committed_epochs()->empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_throwing_epoch_observer_fails_the_job_without_hanging) {
