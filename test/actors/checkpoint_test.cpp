@@ -6,6 +6,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <thread>
 
 #include <spdlog/sinks/ringbuffer_sink.h>
@@ -33,6 +35,13 @@ public:
   std::chrono::milliseconds uncommit_delay{0};
   int64_t slow_epoch = -1;
   bool throw_on_write = false;
+  bool fail_committed_epochs = false;
+
+  caf::expected<std::vector<int64_t>> committed_epochs() override {
+    if (fail_committed_epochs)
+      return make_error(persistence_errc::io_error, "metadata unreadable");
+    return file_metadata_handler::committed_epochs();
+  }
 
   caf::error uncommit(int64_t epoch) override {
     if (epoch == slow_epoch)
@@ -74,6 +83,22 @@ void corrupt_database(const std::filesystem::path& db) {
       f.write(&c, 1);
     }
   }
+}
+
+// Every file below `dir`, by relative path, with its contents.
+std::map<std::string, std::string> snapshot(const std::filesystem::path& dir) {
+  std::map<std::string, std::string> result;
+  for (auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    auto rel = std::filesystem::relative(entry.path(), dir).string();
+    if (!entry.is_regular_file()) {
+      result[rel] = "<dir>";
+      continue;
+    }
+    std::ifstream in{entry.path(), std::ios::binary};
+    result[rel] = std::string{std::istreambuf_iterator<char>{in},
+                              std::istreambuf_iterator<char>{}};
+  }
+  return result;
 }
 
 } // namespace
@@ -225,6 +250,55 @@ BOOST_AUTO_TEST_CASE(a_corrupted_last_checkpoint_is_never_resumed_from) {
   job_runner runner{load_example("pipeline.json"), &ckpt};
   auto epochs = runner.train(*sess);
   BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
+}
+
+// The fall-back to an earlier epoch reads the committed set again: when
+// that read fails, the job fails; it never starts from scratch over the
+// checkpoints as if nothing were committed.
+BOOST_AUTO_TEST_CASE(an_unreadable_committed_set_never_restarts_from_scratch) {
+  checkpoint_whole_pipeline();
+  corrupt_database(dir.path() / "trainer_0.4");
+  auto metadata = std::make_shared<faulty_metadata>(dir.str());
+  metadata->fail_committed_epochs = true;
+  checkpoint_options opts;
+  opts.metadata = metadata;
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0", opts};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json"), &ckpt};
+  auto epochs = runner.train(*sess);
+  BOOST_TEST(!epochs);
+  if (!epochs)
+    BOOST_TEST(why(epochs).find("metadata unreadable") != std::string::npos,
+               why(epochs));
+}
+
+// Deleted metadata beside databases: resuming fails and writes nothing;
+// reset() (what `run --from-scratch` does) is the way to start over.
+BOOST_AUTO_TEST_CASE(missing_metadata_beside_checkpoints_fails_the_job) {
+  checkpoint_whole_pipeline();
+  std::filesystem::remove(dir.path() / file_metadata_handler::file_name);
+  auto before = snapshot(dir.path());
+  {
+    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline.json"), &ckpt};
+    auto epochs = runner.train(*sess);
+    BOOST_REQUIRE(!epochs);
+    BOOST_TEST(why(epochs).find(file_metadata_handler::file_name)
+                 != std::string::npos,
+               why(epochs));
+    BOOST_TEST(!ckpt.get_resume_from_epoch_id());
+    BOOST_TEST(!ckpt.cp_accessible(4));
+  }
+  BOOST_TEST((snapshot(dir.path()) == before), "the checkpoint dir changed");
+  BOOST_REQUIRE(!file_metadata_handler{dir.str()}.reset());
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json"), &ckpt};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  BOOST_TEST(*epochs == 4);
   BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
 }
 
