@@ -223,11 +223,12 @@ int run_job(const run_options& opts) {
     print_error(job_file_error(opts.job_file, loaded.error()));
     return exit_bad_input;
   }
+  // Untrusted metadata is exit 1 whatever else was asked.
+  if (opts.checkpoint_dir && !check_metadata(*opts.checkpoint_dir, opts))
+    return exit_failure;
   if (opts.resume_from
       && !check_resume_epoch(*opts.checkpoint_dir, *opts.resume_from))
     return exit_bad_input;
-  if (opts.checkpoint_dir && !check_metadata(*opts.checkpoint_dir, opts))
-    return exit_failure;
   auto job_nodes = loaded->nodes();
   // A --fetch of a node the job does not have can never succeed: bad input,
   // refused before anything runs.

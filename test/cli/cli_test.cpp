@@ -777,6 +777,9 @@ BOOST_AUTO_TEST_CASE(a_flipped_bit_makes_verify_and_run_refuse) {
       check_one_error(rerun, 1);
       BOOST_TEST(contains(rerun.err, file.string()), rerun.err);
       BOOST_TEST(!contains(rerun.out, "epochs="), rerun.out);
+      auto resume = job.run({"--resume-from", "2"});
+      check_one_error(resume, 1);
+      BOOST_TEST(contains(resume.err, file.string()), resume.err);
       BOOST_TEST((snapshot(job.ckpt) == before), "the checkpoint dir changed");
     }
   }
