@@ -50,6 +50,9 @@ public:
 
   caf::expected<std::vector<int64_t>> committed_epochs() override;
 
+  /// Stores the stats of a save. The stats of an action named "...load..."
+  /// are not written: a load must leave the checkpoint directory as it
+  /// found it, the metadata file included.
   caf::error report(const std::string& action,
                     const std::vector<checkpoint_stats>& stats) override;
 

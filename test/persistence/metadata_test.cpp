@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "messages/codec.hpp"
 #include "persistence/file_metadata_handler.hpp"
@@ -119,6 +120,24 @@ BOOST_AUTO_TEST_CASE(report_stores_action_and_stats) {
   BOOST_TEST(state->last_action == "save");
   BOOST_TEST((state->last_stats == stats));
   BOOST_TEST(state->committed_epochs == (std::vector<int64_t>{0}));
+}
+
+BOOST_AUTO_TEST_CASE(reporting_a_load_leaves_the_file_as_it_was) {
+  auto dir = (*this)("ckpt");
+  file_metadata_handler handler{dir};
+  std::vector<checkpoint_stats> stats{{"trainer_0", "db", 10, 100, 2}};
+  BOOST_REQUIRE(!handler.write(0));
+  BOOST_REQUIRE(!handler.report("checkpoint_save", stats));
+  auto file = fs::path{dir} / file_metadata_handler::file_name;
+  auto read = [&] {
+    std::ifstream in{file, std::ios::binary};
+    return std::string{std::istreambuf_iterator<char>{in},
+                       std::istreambuf_iterator<char>{}};
+  };
+  auto before = read();
+  BOOST_REQUIRE(!handler.report("checkpoint_load", {}));
+  BOOST_REQUIRE(!handler.report("checkpoint_partial_load", {}));
+  BOOST_TEST(read() == before);
 }
 
 BOOST_AUTO_TEST_CASE(no_temporary_file_is_left_behind) {
