@@ -202,10 +202,10 @@ basic_checkpoint_manager::set_params(const std::vector<std::string>& nodes,
   return done;
 }
 
-bool basic_checkpoint_manager::cp_accessible(std::optional<int64_t> epoch) {
-  auto result = detail::blocking_request<bool>(
-    sys_, actor_, options_.timeout, ckpt_accessible{epoch.value_or(-1)});
-  return result && *result;
+caf::expected<bool>
+basic_checkpoint_manager::cp_accessible(std::optional<int64_t> epoch) {
+  return detail::blocking_request<bool>(sys_, actor_, options_.timeout,
+                                        ckpt_accessible{epoch.value_or(-1)});
 }
 
 std::string basic_checkpoint_manager::get_ckpt_db_name(const std::string& node,

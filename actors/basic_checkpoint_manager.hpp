@@ -111,8 +111,9 @@ public:
                         std::string path_prefix = {});
 
   /// Without an epoch: can the checkpoint directory be written? With one:
-  /// is that epoch committed?
-  bool cp_accessible(std::optional<int64_t> epoch = {});
+  /// is that epoch committed? An error when the metadata cannot be read or
+  /// trusted, or the manager does not answer.
+  caf::expected<bool> cp_accessible(std::optional<int64_t> epoch = {});
 
   /// The database path of `node`'s checkpoint of `epoch`.
   std::string get_ckpt_db_name(const std::string& node, int64_t epoch) const;

@@ -68,18 +68,16 @@ public:
     });
   }
 
-  std::vector<int64_t> committed_epochs() {
-    auto result = guard("committed_epochs", [&] {
-      return caf::expected<std::vector<int64_t>>{handler_->committed_epochs()};
+  caf::expected<std::vector<int64_t>> committed_epochs() {
+    return guard("committed_epochs", [&] {
+      return handler_->committed_epochs();
     });
-    return result ? std::move(*result) : std::vector<int64_t>{};
   }
 
-  std::optional<int64_t> final_epoch() {
-    auto result = guard("final_epoch", [&] {
-      return caf::expected<std::optional<int64_t>>{handler_->final_epoch()};
+  caf::expected<std::optional<int64_t>> final_epoch() {
+    return guard("final_epoch", [&] {
+      return handler_->final_epoch();
     });
-    return result ? *result : std::nullopt;
   }
 
   caf::error report(const std::string& action,
@@ -89,11 +87,10 @@ public:
     });
   }
 
-  bool cp_accessible(std::optional<int64_t> epoch) {
-    auto result = guard("cp_accessible", [&] {
-      return caf::expected<bool>{handler_->cp_accessible(epoch)};
+  caf::expected<bool> cp_accessible(std::optional<int64_t> epoch) {
+    return guard("cp_accessible", [&] {
+      return handler_->cp_accessible(epoch);
     });
-    return result && *result;
   }
 
 private:
@@ -289,7 +286,12 @@ caf::expected<std::vector<std::string>> prepare_save(manager_state& st,
                                                      int64_t epoch) {
   if (st.nodes.empty())
     return not_initialized();
-  if (!st.metadata->cp_accessible(std::nullopt))
+  auto accessible = st.metadata->cp_accessible(std::nullopt);
+  if (!accessible)
+    return make_error(actors_errc::checkpoint_failed,
+                      "checkpoint directory " + st.db_prefix + ": "
+                        + error_text(accessible.error()));
+  if (!*accessible)
     return make_error(actors_errc::checkpoint_failed,
                       "checkpoint directory " + st.db_prefix
                         + " cannot be written");
@@ -534,9 +536,13 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
     },
     [=](ckpt_resume_epoch& msg) -> caf::result<ckpt_epoch> {
       if (msg.user_epoch < 0 && msg.before_epoch >= 0) {
+        // Unreadable metadata is an error here, never "nothing committed":
+        // that would restart the job from scratch over its checkpoints.
         auto committed = self->state.metadata->committed_epochs();
+        if (!committed)
+          return std::move(committed.error());
         int64_t found = -1;
-        for (auto epoch : committed)
+        for (auto epoch : *committed)
           if (epoch < msg.before_epoch)
             found = std::max(found, epoch);
         return ckpt_epoch{found};
@@ -548,7 +554,9 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
         return std::move(last.error());
       auto epoch = last->value_or(-1);
       auto final = self->state.metadata->final_epoch();
-      return ckpt_epoch{epoch, epoch >= 0 && final == epoch};
+      if (!final)
+        return std::move(final.error());
+      return ckpt_epoch{epoch, epoch >= 0 && *final == epoch};
     },
     [=](ckpt_write_metadata& msg) -> caf::result<caf::unit_t> {
       if (auto err = self->state.metadata->write(msg.epoch))
@@ -561,10 +569,13 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
         return err;
       return caf::unit;
     },
-    [=](ckpt_accessible& msg) {
+    [=](ckpt_accessible& msg) -> caf::result<bool> {
       auto epoch = msg.epoch < 0 ? std::optional<int64_t>{}
                                  : std::optional<int64_t>{msg.epoch};
-      return self->state.metadata->cp_accessible(epoch);
+      auto result = self->state.metadata->cp_accessible(epoch);
+      if (!result)
+        return std::move(result.error());
+      return *result;
     },
   };
 }

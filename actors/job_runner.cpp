@@ -140,8 +140,14 @@ caf::expected<int64_t> job_runner::run_once(session& sess,
   if (!epochs)
     return epochs;
   auto epoch = *epochs;
-  if (upload_ != nullptr && manager_ != nullptr
-      && !manager_->cp_accessible(epoch)) {
+  auto committed = false;
+  if (upload_ != nullptr && manager_ != nullptr) {
+    auto accessible = manager_->cp_accessible(epoch);
+    if (!accessible)
+      return std::move(accessible.error());
+    committed = *accessible;
+  }
+  if (upload_ != nullptr && manager_ != nullptr && !committed) {
     // The last save failed (a warning was logged then): what lies at the
     // epoch's path, if anything, is not a checkpoint to hand on.
     detail::log().warn("not uploading the checkpoints of epoch {}: that "
@@ -210,7 +216,10 @@ caf::error job_runner::save_checkpoints(int64_t epoch, session& sess) {
                       "saving checkpoints needs a checkpoint manager");
   if (auto err = manager_->init(sess, job_.nodes_to_checkpoint()))
     return err;
-  if (!manager_->cp_accessible()) {
+  auto accessible = manager_->cp_accessible();
+  if (!accessible) // metadata that cannot be trusted: never write over it
+    return std::move(accessible.error());
+  if (!*accessible) {
     detail::log().warn("checkpoint files cannot be accessed");
     return {};
   }

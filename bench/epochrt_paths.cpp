@@ -157,7 +157,7 @@ epoch_intervals_ms(caf::actor_system& sys, const registry_ptr& ops,
   // epoch was really committed, or the intervals measured nothing.
   if (mgr)
     for (int64_t e = 0; e <= epochs; ++e)
-      if (!mgr->cp_accessible(e))
+      if (auto committed = mgr->cp_accessible(e); !committed || !*committed)
         throw std::runtime_error("the stall job did not commit epoch "
                                  + std::to_string(e));
   std::lock_guard<std::mutex> guard{mtx};

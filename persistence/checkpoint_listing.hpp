@@ -23,9 +23,8 @@ struct db_listing {
 /// that are not a valid node name followed by a non-negative epoch.
 /// Errors: not_found (no such directory), io_error.
 ///
-/// Opens each database to look for its manifest, so it fails for none but
-/// reports incomplete a database that is open elsewhere in this process
-/// (LevelDB's LOCK). Blocks on I/O.
+/// Opens each database (on a private view, see checkpoint_reader) to look
+/// for its manifest, leaving the directory as it was. Blocks on I/O.
 caf::expected<std::vector<db_listing>> list_checkpoints(const std::string& dir);
 
 } // namespace epochrt

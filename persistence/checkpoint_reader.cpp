@@ -6,6 +6,10 @@
 #include <system_error>
 #include <unordered_map>
 
+#include <cerrno>
+#include <cstdlib>
+#include <unistd.h>
+
 #include <leveldb/db.h>
 #include <leveldb/options.h>
 
@@ -42,6 +46,62 @@ caf::error corrupt(std::string what) {
   return make_error(persistence_errc::corrupt, std::move(what));
 }
 
+// LevelDB never changes a table file once written, it only deletes it:
+// such a file can be shared with a private view through a hard link.
+bool is_table_file(const fs::path& file) {
+  auto ext = file.extension();
+  return ext == ".ldb" || ext == ".sst";
+}
+
+// A private view of the database at `path` that LevelDB may change at will:
+// a fresh directory under the temporary directory ($TMPDIR) with hard
+// links to the table files (copies where linking fails, e.g. across
+// filesystems) and copies of everything else LevelDB reads and may rewrite
+// or delete (CURRENT, MANIFEST-*, logs). LOCK and the info logs are left
+// out. DB::Open in LevelDB 1.23 is not read-only: it replays the log into a
+// new table or manifest and deletes files it considers obsolete (a stray
+// table file); on the view, none of it reaches `path`. Returns the view's
+// directory; the caller removes it.
+caf::expected<std::string> make_private_view(const std::string& path) {
+  std::error_code ec;
+  auto tmp = fs::temp_directory_path(ec);
+  if (ec)
+    tmp = "/tmp";
+  auto templ = (tmp / "epochrt-read-XXXXXX").string();
+  if (::mkdtemp(templ.data()) == nullptr)
+    return make_error(
+      persistence_errc::io_error,
+      detail::errno_text("create a view of " + path + " in " + tmp.string(),
+                         errno));
+  auto view = templ;
+  auto fail = [&](const std::string& what, const std::error_code& err) {
+    detail::remove_tree(view);
+    return make_error(persistence_errc::io_error, what + ": " + err.message());
+  };
+  for (auto it = fs::directory_iterator{path, ec}; !ec && it != fs::end(it);
+       it.increment(ec)) {
+    auto name = it->path().filename();
+    std::error_code entry_ec;
+    if (!it->is_regular_file(entry_ec) || name == "LOCK" || name == "LOG"
+        || name == "LOG.old")
+      continue;
+    auto to = fs::path{view} / name;
+    if (is_table_file(name)) {
+      fs::create_hard_link(it->path(), to, entry_ec);
+      if (!entry_ec)
+        continue;
+      entry_ec.clear();
+    }
+    fs::copy_file(it->path(), to, entry_ec);
+    if (entry_ec)
+      return fail("copy " + it->path().string() + " to " + to.string(),
+                  entry_ec);
+  }
+  if (ec)
+    return fail("list " + path, ec);
+  return view;
+}
+
 } // namespace
 
 struct checkpoint_reader::impl {
@@ -50,6 +110,13 @@ struct checkpoint_reader::impl {
   manifest man;
   std::unordered_map<std::string, size_t> index; // blob name -> man.blobs
   std::string value; // reused across Gets: large buffers are slow to touch
+  std::string view;  // the private view LevelDB opened (make_private_view)
+
+  ~impl() {
+    db.reset(); // closes the files of the view before it goes
+    if (!view.empty())
+      detail::remove_tree(view);
+  }
 
   leveldb::ReadOptions read_options() const {
     leveldb::ReadOptions ropts;
@@ -217,8 +284,13 @@ checkpoint_reader::open(std::string path) {
   options.write_buffer_size = static_cast<size_t>(
     std::max<uint64_t>(4 << 20, log_bytes(self->path) * 2 + (1 << 20)));
   options.reuse_logs = true;
+  // Never DB::Open on `path` itself: see make_private_view.
+  auto view = make_private_view(self->path);
+  if (!view)
+    return std::move(view.error());
+  self->view = std::move(*view);
   leveldb::DB* db = nullptr;
-  auto st = leveldb::DB::Open(options, self->path, &db);
+  auto st = leveldb::DB::Open(options, self->view, &db);
   if (!st.ok()) {
     if (st.IsInvalidArgument())
       return make_error(persistence_errc::not_found,

@@ -15,14 +15,18 @@ namespace epochrt {
 /// Reads a checkpoint database written by checkpoint_writer (see there for
 /// the key layout), checking every digest.
 ///
-/// Opening never turns the database into something else: LevelDB replays
-/// the log of the last batches into memory, with the log reused rather than
-/// rewritten as a table (the database directory is left as it was, unless
-/// the log outgrew the write buffer of the writer).
+/// Reading leaves every byte of the database directory as it was: LevelDB
+/// 1.23 has no read-only open (DB::Open replays the log, may write a new
+/// table or manifest and deletes files it considers obsolete), so the
+/// reader opens a private view instead: a temporary directory ($TMPDIR)
+/// with hard links to the table files, which LevelDB never modifies, and
+/// copies of CURRENT, the manifest and the logs (table files are copied
+/// too where hard links fail, e.g. across filesystems). The view is removed
+/// when the reader is destroyed. The last batch, kept only in the log until
+/// the next open, is seen through the view's copy of the log.
 ///
-/// Thread safety: none; one thread uses a reader at a time. A database can
-/// be open only once per process (LevelDB's LOCK): a second open, or a
-/// writer replacing the database while it is open, fails with io_error.
+/// Thread safety: none; one thread uses a reader at a time. Several readers
+/// may open the same database at once, each on its own view.
 /// All calls block on disk I/O: never call them on a CAF scheduler thread.
 class checkpoint_reader {
 public:

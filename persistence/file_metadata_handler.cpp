@@ -8,6 +8,7 @@
 
 #include "messages/codec.hpp"
 #include "persistence/detail/fs_util.hpp"
+#include "persistence/digest.hpp"
 #include "persistence/persistence_errc.hpp"
 
 namespace fs = std::filesystem;
@@ -28,7 +29,77 @@ std::string epochs_text(const std::vector<int64_t>& xs) {
   return result;
 }
 
+// The first 8 bytes of the file; the version is its last byte.
+constexpr char file_magic[8] = {'E', 'P', 'R', 'T', 'M', 'E', 'T', 1};
+constexpr size_t header_size = 16; // magic, then XXH3-64 little-endian
+
+// XXH3-64 of the magic followed by the record: the digest of the file.
+uint64_t file_digest(std::string_view record) {
+  payload_hasher hasher;
+  hasher.update(file_magic, sizeof(file_magic));
+  hasher.update(record.data(), record.size());
+  return hasher.digest();
+}
+
+// Whether `dir` holds a `<node>.<epoch>` checkpoint database (a directory
+// with a LevelDB CURRENT file). Looks at names only: opening a database
+// would change it.
+bool has_databases(const std::string& dir) {
+  std::error_code ec;
+  for (auto it = fs::directory_iterator{dir, ec}; !ec && it != fs::end(it);
+       it.increment(ec)) {
+    auto name = it->path().filename().string();
+    auto dot = name.rfind('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == name.size()
+        || !std::all_of(name.begin() + static_cast<ptrdiff_t>(dot) + 1,
+                        name.end(), [](char c) {
+                          return c >= '0' && c <= '9';
+                        }))
+      continue;
+    std::error_code entry_ec;
+    if (fs::exists(it->path() / "CURRENT", entry_ec))
+      return true;
+  }
+  return false;
+}
+
 } // namespace
+
+std::string file_metadata_handler::to_file_bytes(const checkpoint_metadata& x) {
+  auto record = encode(x);
+  auto digest = file_digest(record);
+  std::string result;
+  result.reserve(header_size + record.size());
+  result.append(file_magic, sizeof(file_magic));
+  for (int i = 0; i < 8; ++i)
+    result += static_cast<char>((digest >> (8 * i)) & 0xff);
+  result += record;
+  return result;
+}
+
+caf::expected<checkpoint_metadata>
+file_metadata_handler::from_file_bytes(const std::string& bytes,
+                                       const std::string& path) {
+  if (bytes.size() < header_size
+      || bytes.compare(0, sizeof(file_magic), file_magic, sizeof(file_magic))
+        != 0)
+    return make_error(persistence_errc::corrupt,
+                      "metadata file " + path
+                        + " is corrupt: no epochrt metadata header");
+  uint64_t stored = 0;
+  for (int i = 0; i < 8; ++i)
+    stored |= uint64_t{static_cast<unsigned char>(bytes[8 + i])} << (8 * i);
+  auto record = std::string_view{bytes}.substr(header_size);
+  if (file_digest(record) != stored)
+    return make_error(persistence_errc::corrupt,
+                      "metadata file " + path
+                        + " is corrupt: its digest does not match");
+  auto result = decode<checkpoint_metadata>(record);
+  if (!result)
+    return make_error(persistence_errc::corrupt,
+                      "metadata file " + path + " does not decode");
+  return result;
+}
 
 file_metadata_handler::file_metadata_handler(std::string dir)
   : dir_(std::move(dir)) {
@@ -46,7 +117,8 @@ file_metadata_handler::set_params(const std::string& db_prefix,
   return {};
 }
 
-caf::expected<checkpoint_metadata> file_metadata_handler::load() const {
+caf::expected<checkpoint_metadata>
+file_metadata_handler::load_for_change() const {
   auto bytes = detail::read_file(file_);
   if (!bytes) {
     auto& err = bytes.error();
@@ -55,11 +127,24 @@ caf::expected<checkpoint_metadata> file_metadata_handler::load() const {
       return checkpoint_metadata{};
     return std::move(bytes.error());
   }
-  auto result = decode<checkpoint_metadata>(*bytes);
-  if (!result)
+  return from_file_bytes(*bytes, file_);
+}
+
+caf::expected<checkpoint_metadata> file_metadata_handler::load() const {
+  std::error_code ec;
+  // Checked before reading: a file that appears in between is read below.
+  auto missing = !fs::exists(file_, ec) && !ec;
+  if (missing && has_databases(dir_))
     return make_error(persistence_errc::corrupt,
-                      "metadata file " + file_ + " does not decode");
-  return result;
+                      "metadata file " + file_
+                        + " is missing but the directory holds checkpoint "
+                          "databases; run with --from-scratch to start over");
+  return load_for_change();
+}
+
+caf::error file_metadata_handler::reset() {
+  checkpoint_metadata empty;
+  return store(empty);
 }
 
 caf::error file_metadata_handler::store(checkpoint_metadata& x) {
@@ -72,7 +157,7 @@ caf::error file_metadata_handler::store(checkpoint_metadata& x) {
   if (ec)
     return make_error(persistence_errc::io_error,
                       "create " + dir_ + ": " + ec.message());
-  return detail::write_file_durably(file_, encode(x));
+  return detail::write_file_durably(file_, to_file_bytes(x));
 }
 
 namespace {
@@ -106,7 +191,7 @@ file_metadata_handler::last_epoch(std::optional<int64_t> user_epoch) {
 }
 
 caf::error file_metadata_handler::write(int64_t epoch) {
-  auto state = load();
+  auto state = load_for_change();
   if (!state)
     return std::move(state.error());
   insert_sorted(state->committed_epochs, epoch);
@@ -114,7 +199,7 @@ caf::error file_metadata_handler::write(int64_t epoch) {
 }
 
 caf::error file_metadata_handler::uncommit(int64_t epoch) {
-  auto state = load();
+  auto state = load_for_change();
   if (!state)
     return std::move(state.error());
   auto& epochs = state->committed_epochs;
@@ -128,7 +213,7 @@ caf::error file_metadata_handler::uncommit(int64_t epoch) {
 }
 
 caf::error file_metadata_handler::write_final(int64_t epoch) {
-  auto state = load();
+  auto state = load_for_change();
   if (!state)
     return std::move(state.error());
   insert_sorted(state->committed_epochs, epoch);
@@ -137,7 +222,7 @@ caf::error file_metadata_handler::write_final(int64_t epoch) {
 }
 
 caf::error file_metadata_handler::mark_final(int64_t epoch) {
-  auto state = load();
+  auto state = load_for_change();
   if (!state)
     return std::move(state.error());
   if (!std::binary_search(state->committed_epochs.begin(),
@@ -149,26 +234,31 @@ caf::error file_metadata_handler::mark_final(int64_t epoch) {
   return store(*state);
 }
 
-std::optional<int64_t> file_metadata_handler::final_epoch() {
-  auto state = load();
-  if (!state || state->final_epoch < 0
-      || !std::binary_search(state->committed_epochs.begin(),
-                             state->committed_epochs.end(), state->final_epoch))
-    return std::nullopt;
-  return state->final_epoch;
-}
-
-std::vector<int64_t> file_metadata_handler::committed_epochs() {
+caf::expected<std::optional<int64_t>> file_metadata_handler::final_epoch() {
   auto state = load();
   if (!state)
-    return {};
+    return std::move(state.error());
+  if (state->final_epoch < 0
+      || !std::binary_search(state->committed_epochs.begin(),
+                             state->committed_epochs.end(), state->final_epoch))
+    return std::optional<int64_t>{};
+  return std::optional<int64_t>{state->final_epoch};
+}
+
+caf::expected<std::vector<int64_t>> file_metadata_handler::committed_epochs() {
+  auto state = load();
+  if (!state)
+    return std::move(state.error());
   return std::move(state->committed_epochs);
 }
 
 caf::error
 file_metadata_handler::report(const std::string& action,
                               const std::vector<checkpoint_stats>& stats) {
-  auto state = load();
+  // Loads are readers: they leave every byte of the directory as it was.
+  if (action.find("load") != std::string::npos)
+    return {};
+  auto state = load_for_change();
   if (!state)
     return std::move(state.error());
   state->last_action = action;
@@ -176,12 +266,14 @@ file_metadata_handler::report(const std::string& action,
   return store(*state);
 }
 
-bool file_metadata_handler::cp_accessible(std::optional<int64_t> epoch) {
+caf::expected<bool>
+file_metadata_handler::cp_accessible(std::optional<int64_t> epoch) {
   if (epoch) {
     auto state = load();
-    return state
-      && std::binary_search(state->committed_epochs.begin(),
-                            state->committed_epochs.end(), *epoch);
+    if (!state)
+      return std::move(state.error());
+    return std::binary_search(state->committed_epochs.begin(),
+                              state->committed_epochs.end(), *epoch);
   }
   std::error_code ec;
   fs::create_directories(dir_, ec);
@@ -195,6 +287,17 @@ bool file_metadata_handler::cp_accessible(std::optional<int64_t> epoch) {
   if (detail::write_file_durably(probe, "probe"))
     return false;
   fs::remove(probe, ec);
+  // A directory about to be written must hold metadata that can be
+  // trusted. A fresh one gets an empty file now, before any database, so
+  // that a crash before the first commit leaves databases beside metadata,
+  // never beside none (which load() refuses).
+  auto state = load();
+  if (!state)
+    return std::move(state.error());
+  if (!fs::exists(file_, ec)) {
+    if (auto err = store(*state))
+      return err;
+  }
   return true;
 }
 

@@ -20,9 +20,12 @@ namespace epochrt {
 /// the file and the directory fsynced, so the file always holds the old or
 /// the new state, and a change has reached the disk when the call returns.
 /// Every call reads the file afresh, so several instances (one after the
-/// other, e.g. a restarted master) see each other's commits. A file that
-/// does not decode is an error (persistence_errc::corrupt), never taken as
-/// "no epochs"; a missing file means nothing was committed yet.
+/// other, e.g. a restarted master) see each other's commits. The file
+/// carries a digest over every byte of it: a file whose digest does not
+/// match, or that does not decode, is an error (persistence_errc::corrupt),
+/// never taken as "no epochs". A missing file means nothing was committed
+/// yet only while the directory holds no checkpoint database; beside
+/// databases it is corrupt too, until reset() starts over deliberately.
 ///
 /// Thread safety: as metadata_handler, calls must be serialised; two
 /// processes must not change the same directory's metadata at once.
@@ -45,21 +48,44 @@ public:
 
   caf::error uncommit(int64_t epoch) override;
 
-  std::vector<int64_t> committed_epochs() override;
+  caf::expected<std::vector<int64_t>> committed_epochs() override;
 
+  /// Stores the stats of a save. The stats of an action named "...load..."
+  /// are not written: a load must leave the checkpoint directory as it
+  /// found it, the metadata file included.
   caf::error report(const std::string& action,
                     const std::vector<checkpoint_stats>& stats) override;
 
-  bool cp_accessible(std::optional<int64_t> epoch) override;
+  caf::expected<bool> cp_accessible(std::optional<int64_t> epoch) override;
 
   caf::error mark_final(int64_t epoch) override;
 
   caf::error write_final(int64_t epoch) override;
 
-  std::optional<int64_t> final_epoch() override;
+  caf::expected<std::optional<int64_t>> final_epoch() override;
 
-  /// The full state as stored; an empty one when no file exists yet.
+  /// The full state as stored; an empty one when no file exists and the
+  /// directory holds no checkpoint database. Errors: corrupt (the file is
+  /// shorter than its header, its digest does not match, it does not
+  /// decode, or it is missing while a `<node>.<epoch>` database exists:
+  /// such a directory must not be taken for a fresh one), io_error.
   caf::expected<checkpoint_metadata> load() const;
+
+  /// Replaces whatever metadata the directory holds (missing, corrupt or
+  /// not) by an empty state, durably: the deliberate way to start over in
+  /// a directory whose metadata cannot be trusted (`run --from-scratch`).
+  /// Databases already there count as uncommitted and get overwritten.
+  caf::error reset();
+
+  /// The bytes of the file for `x`: a header (8-byte magic, then the
+  /// XXH3-64 of the magic and the record, little-endian) and the encoded
+  /// record. Every byte of the file is covered by the digest or compared.
+  static std::string to_file_bytes(const checkpoint_metadata& x);
+
+  /// The record in `bytes` (as made by to_file_bytes); corrupt, naming
+  /// `path`, when any byte disagrees.
+  static caf::expected<checkpoint_metadata>
+  from_file_bytes(const std::string& bytes, const std::string& path);
 
   /// The path of the metadata file.
   const std::string& file_path() const noexcept {
@@ -68,6 +94,11 @@ public:
 
 private:
   caf::error store(checkpoint_metadata& x);
+
+  // As load(), but a missing file is an empty state even when databases
+  // exist: for changes, which are made by a job that got past load() (or
+  // reset()) at its start and is now committing what it wrote.
+  caf::expected<checkpoint_metadata> load_for_change() const;
 
   std::string dir_;
   std::string file_;

@@ -52,8 +52,10 @@ public:
   /// overwrite never leaves a committed epoch with a half-written database.
   virtual caf::error uncommit(int64_t epoch) = 0;
 
-  /// The committed epochs, ascending (empty when none, or unreadable).
-  virtual std::vector<int64_t> committed_epochs() = 0;
+  /// The committed epochs, ascending (empty when none). An error when the
+  /// metadata cannot be trusted (corrupt, missing while checkpoint databases
+  /// exist, io_error): never "nothing committed" for unreadable metadata.
+  virtual caf::expected<std::vector<int64_t>> committed_epochs() = 0;
 
   /// Records the outcome of an action ("save", "load", ...) and its per-node
   /// stats.
@@ -63,8 +65,9 @@ public:
 
   /// Without `epoch`: whether checkpoints can be written, i.e. the
   /// checkpoint directory exists or can be created and is writable. With
-  /// `epoch`: whether that epoch is committed.
-  virtual bool cp_accessible(std::optional<int64_t> epoch) = 0;
+  /// `epoch`: whether that epoch is committed. An error, not false, when
+  /// the metadata cannot be read or trusted.
+  virtual caf::expected<bool> cp_accessible(std::optional<int64_t> epoch) = 0;
 
   /// Records, durably, that the job stopped after committed `epoch`: a job
   /// resumed from it runs no further epoch, so rerunning a finished job (or
@@ -84,9 +87,10 @@ public:
     return mark_final(epoch);
   }
 
-  /// The epoch recorded by `mark_final`, while it is still committed.
-  virtual std::optional<int64_t> final_epoch() {
-    return std::nullopt;
+  /// The epoch recorded by `mark_final`, while it is still committed; an
+  /// error when the metadata cannot be read or trusted.
+  virtual caf::expected<std::optional<int64_t>> final_epoch() {
+    return std::optional<int64_t>{};
   }
 };
 

@@ -1,6 +1,7 @@
 // The `epochrt` command: runs job files and inspects checkpoint directories.
 //
 //   epochrt [-v|-q] run JOB.json [--checkpoint-dir DIR] [--resume-from EPOCH]
+//                   [--from-scratch]
 //                                [--upload-dir DIR] [--fetch NODE:BLOB]...
 //                                [--node NAME=HOST:PORT]... [--secret-file F]
 //                                [--max-failures K] [--tls-cert F --tls-key F
@@ -131,6 +132,9 @@ int run_main(int argc, char** argv) {
                  "Resume from this committed epoch (default: the last one)")
     ->type_name("EPOCH")
     ->check(strict_integer(0, max_int64));
+  run->add_flag("--from-scratch", args.run.from_scratch,
+                "Start over in the checkpoint directory, forgetting what it "
+                "holds (needed when its metadata is missing or corrupt)");
   run
     ->add_option("--upload-dir", args.run.upload_dir,
                  "Copy the last epoch's checkpoints into DIR after the loop")

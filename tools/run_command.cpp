@@ -55,6 +55,14 @@ bool check_arguments(const run_options& opts, std::vector<fetch_spec>& out) {
     print_error("--resume-from needs --checkpoint-dir");
     return false;
   }
+  if (opts.from_scratch && !opts.checkpoint_dir) {
+    print_error("--from-scratch needs --checkpoint-dir");
+    return false;
+  }
+  if (opts.from_scratch && opts.resume_from) {
+    print_error("--from-scratch and --resume-from exclude each other");
+    return false;
+  }
   if (opts.upload_dir && !opts.checkpoint_dir) {
     print_error("--upload-dir needs --checkpoint-dir");
     return false;
@@ -127,6 +135,31 @@ bool check_resume_epoch(const std::string& dir, int64_t epoch) {
   return true;
 }
 
+/// Before anything runs: the metadata of `dir` can be trusted, or
+/// --from-scratch replaces it by an empty one. Metadata that is corrupt, or
+/// missing beside checkpoint databases, is never taken for a fresh start.
+bool check_metadata(const std::string& dir, const run_options& opts) {
+  file_metadata_handler handler{dir};
+  if (opts.from_scratch) {
+    if (auto err = handler.reset()) {
+      print_error("--from-scratch: " + describe(err));
+      return false;
+    }
+    return true;
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec))
+    return true; // created by the first save
+  if (auto metadata = handler.load(); !metadata) {
+    auto text = describe(metadata.error());
+    if (text.find("--from-scratch") == std::string::npos)
+      text += "; run with --from-scratch to start over";
+    print_error(text);
+    return false;
+  }
+  return true;
+}
+
 /// The --node arguments: NAME=HOST:PORT, each a node of the job, each named
 /// once.
 bool parse_remote_nodes(const run_options& opts,
@@ -193,6 +226,9 @@ int run_job(const run_options& opts) {
     print_error(job_file_error(opts.job_file, loaded.error()));
     return exit_bad_input;
   }
+  // Untrusted metadata is exit 1 whatever else was asked.
+  if (opts.checkpoint_dir && !check_metadata(*opts.checkpoint_dir, opts))
+    return exit_failure;
   if (opts.resume_from
       && !check_resume_epoch(*opts.checkpoint_dir, *opts.resume_from))
     return exit_bad_input;

@@ -18,6 +18,11 @@ struct run_options {
   /// The committed epoch to resume from; none: the last committed epoch
   /// whose checkpoints load (or from scratch). Needs `checkpoint_dir`.
   std::optional<int64_t> resume_from;
+  /// Start over in `checkpoint_dir`: its metadata (missing, corrupt or
+  /// not) is replaced by an empty one, so nothing counts as committed and
+  /// the databases there get overwritten. Without it a run refuses a
+  /// directory whose metadata cannot be trusted.
+  bool from_scratch = false;
   /// Where the checkpoints of the last epoch are copied after the loop
   /// (directory_upload_builder). Needs `checkpoint_dir`.
   std::optional<std::string> upload_dir;

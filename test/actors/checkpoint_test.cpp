@@ -6,6 +6,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <thread>
 
 #include <spdlog/sinks/ringbuffer_sink.h>
@@ -33,6 +35,13 @@ public:
   std::chrono::milliseconds uncommit_delay{0};
   int64_t slow_epoch = -1;
   bool throw_on_write = false;
+  bool fail_committed_epochs = false;
+
+  caf::expected<std::vector<int64_t>> committed_epochs() override {
+    if (fail_committed_epochs)
+      return make_error(persistence_errc::io_error, "metadata unreadable");
+    return file_metadata_handler::committed_epochs();
+  }
 
   caf::error uncommit(int64_t epoch) override {
     if (epoch == slow_epoch)
@@ -76,6 +85,22 @@ void corrupt_database(const std::filesystem::path& db) {
   }
 }
 
+// Every file below `dir`, by relative path, with its contents.
+std::map<std::string, std::string> snapshot(const std::filesystem::path& dir) {
+  std::map<std::string, std::string> result;
+  for (auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    auto rel = std::filesystem::relative(entry.path(), dir).string();
+    if (!entry.is_regular_file()) {
+      result[rel] = "<dir>";
+      continue;
+    }
+    std::ifstream in{entry.path(), std::ios::binary};
+    result[rel] = std::string{std::istreambuf_iterator<char>{in},
+                              std::istreambuf_iterator<char>{}};
+  }
+  return result;
+}
+
 } // namespace
 
 BOOST_FIXTURE_TEST_SUITE(single_node, system_fixture)
@@ -98,7 +123,7 @@ BOOST_AUTO_TEST_CASE(a_checkpointed_job_commits_epochs_zero_to_four) {
   BOOST_TEST(*epochs == 4);
   BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
   file_metadata_handler metadata{dir.str()};
-  BOOST_TEST(metadata.committed_epochs()
+  BOOST_TEST(*metadata.committed_epochs()
                == (std::vector<int64_t>{0, 1, 2, 3, 4}),
              boost::test_tools::per_element());
   for (int epoch = 0; epoch <= 4; ++epoch)
@@ -132,6 +157,35 @@ BOOST_AUTO_TEST_CASE(
       BOOST_TEST(scalar(*sess, "trainer_0", "total") == expected_totals[epoch]);
     }
   }
+}
+
+// Loads through the C++ API leave the directory as they found it, with
+// stray table and log files planted in the databases (LevelDB's own open
+// deletes them) and the last batch only in each database's log.
+BOOST_AUTO_TEST_CASE(loads_leave_every_byte_of_the_checkpoint_dir) {
+  checkpoint_whole_pipeline();
+  for (auto db : {"trainer_0.3", "trainer_0.4"}) {
+    std::ofstream{dir.path() / db / "000099.ldb", std::ios::binary}
+      << std::string(4096, 'Z');
+    std::ofstream{dir.path() / db / "000001.log", std::ios::binary}
+      << std::string(100, '\0');
+  }
+  auto before = snapshot(dir.path());
+  {
+    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline.json"), &ckpt};
+    auto loaded = runner.load_blobs_from_checkpoints({"total"}, 3, *sess);
+    BOOST_REQUIRE_MESSAGE(loaded, why(loaded));
+    BOOST_TEST(*loaded);
+    BOOST_TEST(scalar(*sess, "trainer_0", "total") == expected_totals[3]);
+    BOOST_REQUIRE(!ckpt.init(*sess, {}, 4));
+    BOOST_REQUIRE(!ckpt.load(4));
+    BOOST_TEST(scalar(*sess, "trainer_0", "total") == expected_totals[4]);
+    auto intact = ckpt.check_db_intact(4);
+    BOOST_TEST((intact && *intact));
+  }
+  BOOST_TEST((snapshot(dir.path()) == before), "a load changed the dir");
 }
 
 BOOST_AUTO_TEST_CASE(a_partial_load_succeeds_for_saved_epochs_only) {
@@ -170,7 +224,7 @@ BOOST_AUTO_TEST_CASE(an_unwritable_checkpoint_dir_costs_a_warning_not_the_job) {
     BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
     BOOST_TEST(*epochs == 4);
     BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
-    BOOST_TEST(!ckpt.cp_accessible());
+    BOOST_TEST(!*ckpt.cp_accessible());
     auto resume = ckpt.get_resume_from_epoch_id();
     BOOST_TEST((!resume || !resume->has_value()));
   }
@@ -228,6 +282,55 @@ BOOST_AUTO_TEST_CASE(a_corrupted_last_checkpoint_is_never_resumed_from) {
   BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
 }
 
+// The fall-back to an earlier epoch reads the committed set again: when
+// that read fails, the job fails; it never starts from scratch over the
+// checkpoints as if nothing were committed.
+BOOST_AUTO_TEST_CASE(an_unreadable_committed_set_never_restarts_from_scratch) {
+  checkpoint_whole_pipeline();
+  corrupt_database(dir.path() / "trainer_0.4");
+  auto metadata = std::make_shared<faulty_metadata>(dir.str());
+  metadata->fail_committed_epochs = true;
+  checkpoint_options opts;
+  opts.metadata = metadata;
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0", opts};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json"), &ckpt};
+  auto epochs = runner.train(*sess);
+  BOOST_TEST(!epochs);
+  if (!epochs)
+    BOOST_TEST(why(epochs).find("metadata unreadable") != std::string::npos,
+               why(epochs));
+}
+
+// Deleted metadata beside databases: resuming fails and writes nothing;
+// reset() (what `run --from-scratch` does) is the way to start over.
+BOOST_AUTO_TEST_CASE(missing_metadata_beside_checkpoints_fails_the_job) {
+  checkpoint_whole_pipeline();
+  std::filesystem::remove(dir.path() / file_metadata_handler::file_name);
+  auto before = snapshot(dir.path());
+  {
+    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline.json"), &ckpt};
+    auto epochs = runner.train(*sess);
+    BOOST_REQUIRE(!epochs);
+    BOOST_TEST(why(epochs).find(file_metadata_handler::file_name)
+                 != std::string::npos,
+               why(epochs));
+    BOOST_TEST(!ckpt.get_resume_from_epoch_id());
+    BOOST_TEST(!ckpt.cp_accessible(4));
+  }
+  BOOST_TEST((snapshot(dir.path()) == before), "the checkpoint dir changed");
+  BOOST_REQUIRE(!file_metadata_handler{dir.str()}.reset());
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json"), &ckpt};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  BOOST_TEST(*epochs == 4);
+  BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
+}
+
 BOOST_AUTO_TEST_CASE(a_missing_manifest_makes_a_checkpoint_incomplete) {
   checkpoint_whole_pipeline();
   // Removing the table files drops every record, the manifest among them.
@@ -268,7 +371,7 @@ BOOST_AUTO_TEST_CASE(a_save_that_outlasts_its_timeout_is_never_committed) {
     BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
     BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
   }
-  auto committed = file_metadata_handler{dir.str()}.committed_epochs();
+  auto committed = *file_metadata_handler{dir.str()}.committed_epochs();
   BOOST_TEST(std::count(committed.begin(), committed.end(), 2) == 0);
   // Every epoch that is committed holds exactly its own state.
   for (auto epoch : committed) {
@@ -295,7 +398,7 @@ BOOST_AUTO_TEST_CASE(
   BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
   BOOST_TEST(*epochs == 4);
   BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
-  BOOST_TEST(file_metadata_handler{dir.str()}.committed_epochs().empty());
+  BOOST_TEST(file_metadata_handler{dir.str()}.committed_epochs()->empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_throwing_epoch_observer_fails_the_job_without_hanging) {

@@ -15,6 +15,8 @@
 #include <map>
 #include <sstream>
 
+#include "persistence/file_metadata_handler.hpp"
+#include "persistence/persistence_errc.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
 
@@ -578,6 +580,56 @@ BOOST_AUTO_TEST_CASE(ls_show_and_verify_change_nothing) {
   BOOST_TEST(job.ls().out == first_ls.out);
 }
 
+/// Plants files LevelDB considers obsolete in database `db`: a table file
+/// no manifest lists and a log older than the current one. DB::Open on the
+/// database itself deletes both.
+void plant_stray_files(const fs::path& db) {
+  write_file(db / "000099.ldb", std::string(4096, '\x5a'));
+  write_file(db / "000001.log", std::string(100, '\x00'));
+}
+
+/// Whether the last batch of database `db` is still only in its log (no
+/// table file yet): what a reader must see without rewriting the log.
+bool data_only_in_log(const fs::path& db) {
+  bool log = false;
+  for (auto& entry : fs::directory_iterator(db)) {
+    auto ext = entry.path().extension();
+    if (ext == ".ldb" || ext == ".sst")
+      return false;
+    log = log || (ext == ".log" && fs::file_size(entry.path()) > 0);
+  }
+  return log;
+}
+
+// Readers never change a byte of the checkpoint directory, nor its set of
+// files: not with stray table and log files in a database (which LevelDB's
+// own open deletes), and not where the last batch lies only in the log
+// (which LevelDB's own open replays into a new log or table).
+BOOST_AUTO_TEST_CASE(readers_leave_stray_files_and_logs_as_they_were) {
+  checkpointed_pipeline job;
+  BOOST_REQUIRE(data_only_in_log(job.ckpt + "/trainer_0.4"));
+  plant_stray_files(job.ckpt + "/trainer_0.4");
+  plant_stray_files(job.ckpt + "/trainer_0.2");
+  auto before = snapshot(job.ckpt);
+  auto ls = job.ls();
+  REQUIRE_EXIT(ls, 0);
+  BOOST_TEST((snapshot(job.ckpt) == before), "ls changed the checkpoint dir");
+  auto show = cli({"ckpt", "show", job.ckpt, "trainer_0", "4", "total"});
+  REQUIRE_EXIT(show, 0);
+  BOOST_TEST(show.out == "total=145\n");
+  BOOST_TEST((snapshot(job.ckpt) == before), "show changed the checkpoint dir");
+  auto verify = cli({"ckpt", "verify", job.ckpt});
+  REQUIRE_EXIT(verify, 0);
+  BOOST_TEST((snapshot(job.ckpt) == before),
+             "verify changed the checkpoint dir");
+  // A rerun of the finished job loads epoch 4 and runs nothing: a resume
+  // that writes no checkpoint changes nothing, the metadata file included.
+  auto rerun = job.run();
+  REQUIRE_EXIT(rerun, 0);
+  BOOST_TEST(value_of(rerun.out, "trainer_0:total") == "145");
+  BOOST_TEST((snapshot(job.ckpt) == before), "resuming changed the dir");
+}
+
 BOOST_AUTO_TEST_CASE(verify_passes_on_a_good_dir) {
   checkpointed_pipeline job;
   auto r = cli({"ckpt", "verify", job.ckpt});
@@ -623,6 +675,148 @@ BOOST_AUTO_TEST_CASE(verify_of_a_missing_dir_exits_2) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
+// -- the metadata file --------------------------------------------------------
+
+BOOST_AUTO_TEST_SUITE(metadata_file)
+
+namespace {
+
+bool is_corrupt(const caf::error& err) {
+  return err.category() == epochrt::persistence_category
+    && err.code() == static_cast<uint8_t>(epochrt::persistence_errc::corrupt);
+}
+
+template <class T>
+bool is_corrupt(const caf::expected<T>& x) {
+  return !x && is_corrupt(x.error());
+}
+
+// Every read of the handler on the file as it is on disk now.
+void check_every_read_is_corrupt(const std::string& dir) {
+  epochrt::file_metadata_handler handler{dir};
+  BOOST_TEST(is_corrupt(handler.load()));
+  BOOST_TEST(is_corrupt(handler.last_epoch(std::nullopt)));
+  BOOST_TEST(is_corrupt(handler.committed_epochs()));
+  BOOST_TEST(is_corrupt(handler.final_epoch()));
+  BOOST_TEST(is_corrupt(handler.cp_accessible(4)));
+}
+
+fs::path metadata_path(const std::string& ckpt) {
+  return fs::path{ckpt} / epochrt::file_metadata_handler::file_name;
+}
+
+} // namespace
+
+// Exhaustive, through the C++ API on the file a real run wrote: no single
+// flipped bit and no truncation passes for metadata.
+BOOST_AUTO_TEST_CASE(every_flipped_bit_of_a_real_metadata_file_is_corrupt) {
+  checkpointed_pipeline job;
+  auto file = metadata_path(job.ckpt);
+  auto good = read_file(file);
+  BOOST_REQUIRE(good.size() > 16);
+  size_t undetected = 0;
+  for (size_t i = 0; i < good.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      auto bad = good;
+      bad[i] = static_cast<char>(bad[i] ^ (1 << bit));
+      write_file(file, bad);
+      epochrt::file_metadata_handler handler{job.ckpt};
+      if (!is_corrupt(handler.load()) || !is_corrupt(handler.committed_epochs())
+          || !is_corrupt(handler.final_epoch())) {
+        ++undetected;
+        BOOST_TEST_MESSAGE("undetected: byte " << i << " bit " << bit);
+      }
+    }
+  }
+  BOOST_TEST(undetected == 0u);
+  for (size_t n = 0; n < good.size(); ++n) {
+    write_file(file, good.substr(0, n));
+    BOOST_TEST_CONTEXT("truncated to " << n << " bytes") {
+      check_every_read_is_corrupt(job.ckpt);
+    }
+  }
+  write_file(file, good);
+  epochrt::file_metadata_handler handler{job.ckpt};
+  auto committed = handler.committed_epochs();
+  BOOST_REQUIRE(committed);
+  BOOST_TEST(*committed == (std::vector<int64_t>{0, 1, 2, 3, 4}),
+             boost::test_tools::per_element());
+}
+
+// A sample of the flips through the CLI: verify and run each refuse with
+// one line naming the file, and leave the directory as it was. The bytes
+// include the header, the record's first word and its finalEpoch field
+// (bytes 16-23 of the record, the flip of issue 8) and the last byte.
+BOOST_AUTO_TEST_CASE(a_flipped_bit_makes_verify_and_run_refuse) {
+  checkpointed_pipeline job;
+  auto file = metadata_path(job.ckpt);
+  auto good = read_file(file);
+  std::vector<std::pair<size_t, int>> flips{{0, 0},
+                                            {7, 0},
+                                            {8, 3},
+                                            {15, 7},
+                                            {16, 0},
+                                            {32, 0},
+                                            {32, 2},
+                                            {33, 1},
+                                            {good.size() / 2, 4},
+                                            {good.size() - 1, 7}};
+  for (auto [pos, bit] : flips) {
+    BOOST_TEST_CONTEXT("byte " << pos << " bit " << bit) {
+      auto bad = good;
+      bad[pos] = static_cast<char>(bad[pos] ^ (1 << bit));
+      write_file(file, bad);
+      auto before = snapshot(job.ckpt);
+      auto verify = cli({"ckpt", "verify", job.ckpt});
+      check_one_error(verify, 1);
+      BOOST_TEST(contains(verify.err, file.string()), verify.err);
+      auto rerun = job.run();
+      check_one_error(rerun, 1);
+      BOOST_TEST(contains(rerun.err, file.string()), rerun.err);
+      BOOST_TEST(!contains(rerun.out, "epochs="), rerun.out);
+      auto resume = job.run({"--resume-from", "2"});
+      check_one_error(resume, 1);
+      BOOST_TEST(contains(resume.err, file.string()), resume.err);
+      BOOST_TEST((snapshot(job.ckpt) == before), "the checkpoint dir changed");
+    }
+  }
+}
+
+// Deleting the metadata never turns a directory of checkpoints into a
+// fresh one: verify and ls fail, run refuses and names --from-scratch, and
+// nothing is overwritten until --from-scratch is given.
+BOOST_AUTO_TEST_CASE(missing_metadata_beside_databases_is_refused) {
+  checkpointed_pipeline job;
+  fs::remove(metadata_path(job.ckpt));
+  auto before = snapshot(job.ckpt);
+  auto verify = cli({"ckpt", "verify", job.ckpt});
+  check_one_error(verify, 1);
+  BOOST_TEST(contains(verify.err, metadata_path(job.ckpt).string()),
+             verify.err);
+  BOOST_TEST(!contains(verify.out, "no committed epochs"));
+  auto ls = job.ls();
+  BOOST_TEST(ls.exit_code == 1);
+  auto rerun = job.run();
+  check_one_error(rerun, 1);
+  BOOST_TEST(contains(rerun.err, metadata_path(job.ckpt).string()), rerun.err);
+  BOOST_TEST(contains(rerun.err, "--from-scratch"), rerun.err);
+  BOOST_TEST((snapshot(job.ckpt) == before), "the checkpoint dir changed");
+  auto fresh = job.run({"--from-scratch"});
+  REQUIRE_EXIT(fresh, 0);
+  BOOST_TEST(value_of(fresh.out, "trainer_0:total") == "145");
+  BOOST_TEST(value_of(fresh.out, "epochs") == "4");
+  auto again = cli({"ckpt", "verify", job.ckpt});
+  REQUIRE_EXIT(again, 0);
+  BOOST_TEST(lines_of(again.out).size() == 5u);
+}
+
+BOOST_AUTO_TEST_CASE(from_scratch_needs_a_checkpoint_dir) {
+  auto r = cli({"run", pipeline, "--from-scratch"});
+  check_one_error(r, 2);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
 // -- help and version ---------------------------------------------------------
 
 namespace {
@@ -662,8 +856,8 @@ BOOST_DATA_TEST_CASE(help_of_every_command_exits_0_and_prints_usage,
 BOOST_AUTO_TEST_CASE(run_help_lists_every_option) {
   auto r = cli({"run", "--help"});
   REQUIRE_EXIT(r, 0);
-  for (auto opt :
-       {"--checkpoint-dir", "--resume-from", "--upload-dir", "--fetch"})
+  for (auto opt : {"--checkpoint-dir", "--resume-from", "--from-scratch",
+                   "--upload-dir", "--fetch"})
     BOOST_TEST(contains(r.out, opt), opt);
 }
 

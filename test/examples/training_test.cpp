@@ -111,7 +111,8 @@ BOOST_AUTO_TEST_CASE(
     auto committed = [&] {
       file_metadata_handler metadata{ckpt};
       auto epochs = metadata.committed_epochs();
-      return std::find(epochs.begin(), epochs.end(), 4) != epochs.end();
+      return epochs
+        && std::find(epochs->begin(), epochs->end(), 4) != epochs->end();
     };
     while (!committed() && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "messages/codec.hpp"
 #include "persistence/file_metadata_handler.hpp"
@@ -18,7 +19,9 @@ BOOST_AUTO_TEST_CASE(fresh_directory_has_no_committed_epoch) {
   auto last = handler.last_epoch(std::nullopt);
   BOOST_REQUIRE_MESSAGE(last, describe(last));
   BOOST_TEST(!last->has_value());
-  BOOST_TEST(handler.committed_epochs().empty());
+  auto committed = handler.committed_epochs();
+  BOOST_REQUIRE(committed);
+  BOOST_TEST(committed->empty());
 }
 
 BOOST_AUTO_TEST_CASE(commits_persist_across_instances) {
@@ -32,7 +35,8 @@ BOOST_AUTO_TEST_CASE(commits_persist_across_instances) {
     BOOST_REQUIRE(!handler.write(2)); // idempotent
   }
   file_metadata_handler again{dir};
-  BOOST_TEST(again.committed_epochs() == (std::vector<int64_t>{0, 1, 2}));
+  BOOST_TEST(*again.committed_epochs() == (std::vector<int64_t>{0, 1, 2}),
+             boost::test_tools::per_element());
   auto last = again.last_epoch(std::nullopt);
   BOOST_REQUIRE(last);
   BOOST_TEST(**last == 2);
@@ -53,9 +57,10 @@ BOOST_AUTO_TEST_CASE(uncommit_persists_across_instances) {
     BOOST_REQUIRE(!handler.uncommit(17)); // not committed: nothing to do
   }
   file_metadata_handler again{dir};
-  BOOST_TEST(again.committed_epochs() == (std::vector<int64_t>{3}));
-  BOOST_TEST(!again.cp_accessible(4));
-  BOOST_TEST(again.cp_accessible(3));
+  BOOST_TEST(*again.committed_epochs() == (std::vector<int64_t>{3}),
+             boost::test_tools::per_element());
+  BOOST_TEST(!*again.cp_accessible(4));
+  BOOST_TEST(*again.cp_accessible(3));
 }
 
 BOOST_AUTO_TEST_CASE(user_epoch_that_is_committed_is_returned) {
@@ -85,7 +90,9 @@ BOOST_AUTO_TEST_CASE(corrupt_metadata_file_is_an_error) {
   BOOST_TEST(
     has_code(handler.last_epoch(std::nullopt), persistence_errc::corrupt));
   BOOST_TEST(has_code(handler.write(1), persistence_errc::corrupt));
-  BOOST_TEST(!handler.cp_accessible(1));
+  BOOST_TEST(has_code(handler.cp_accessible(1), persistence_errc::corrupt));
+  BOOST_TEST(has_code(handler.committed_epochs(), persistence_errc::corrupt));
+  BOOST_TEST(has_code(handler.final_epoch(), persistence_errc::corrupt));
 }
 
 BOOST_AUTO_TEST_CASE(truncated_metadata_file_is_an_error) {
@@ -115,11 +122,29 @@ BOOST_AUTO_TEST_CASE(report_stores_action_and_stats) {
   BOOST_TEST(state->committed_epochs == (std::vector<int64_t>{0}));
 }
 
+BOOST_AUTO_TEST_CASE(reporting_a_load_leaves_the_file_as_it_was) {
+  auto dir = (*this)("ckpt");
+  file_metadata_handler handler{dir};
+  std::vector<checkpoint_stats> stats{{"trainer_0", "db", 10, 100, 2}};
+  BOOST_REQUIRE(!handler.write(0));
+  BOOST_REQUIRE(!handler.report("checkpoint_save", stats));
+  auto file = fs::path{dir} / file_metadata_handler::file_name;
+  auto read = [&] {
+    std::ifstream in{file, std::ios::binary};
+    return std::string{std::istreambuf_iterator<char>{in},
+                       std::istreambuf_iterator<char>{}};
+  };
+  auto before = read();
+  BOOST_REQUIRE(!handler.report("checkpoint_load", {}));
+  BOOST_REQUIRE(!handler.report("checkpoint_partial_load", {}));
+  BOOST_TEST(read() == before);
+}
+
 BOOST_AUTO_TEST_CASE(no_temporary_file_is_left_behind) {
   auto dir = (*this)("ckpt");
   file_metadata_handler handler{dir};
   BOOST_REQUIRE(!handler.write(0));
-  BOOST_REQUIRE(handler.cp_accessible(std::nullopt));
+  BOOST_REQUIRE(*handler.cp_accessible(std::nullopt));
   std::vector<std::string> names;
   for (auto& entry : fs::directory_iterator{dir})
     names.push_back(entry.path().filename().string());
@@ -129,7 +154,7 @@ BOOST_AUTO_TEST_CASE(no_temporary_file_is_left_behind) {
 BOOST_AUTO_TEST_CASE(writable_directory_is_accessible_and_created) {
   auto dir = (*this)("new/ckpt");
   file_metadata_handler handler{dir};
-  BOOST_TEST(handler.cp_accessible(std::nullopt));
+  BOOST_TEST(*handler.cp_accessible(std::nullopt));
   BOOST_TEST(fs::is_directory(dir));
 }
 
@@ -137,15 +162,15 @@ BOOST_AUTO_TEST_CASE(directory_under_a_regular_file_is_not_accessible) {
   // chmod cannot stop root; a path below a regular file can never exist.
   std::ofstream{root / "file"} << "x";
   file_metadata_handler handler{(*this)("file/ckpt")};
-  BOOST_TEST(!handler.cp_accessible(std::nullopt));
+  BOOST_TEST(!*handler.cp_accessible(std::nullopt));
   BOOST_TEST(has_code(handler.write(1), persistence_errc::io_error));
 }
 
 BOOST_AUTO_TEST_CASE(uncommitted_epoch_is_not_accessible) {
   file_metadata_handler handler{(*this)("ckpt")};
-  BOOST_TEST(!handler.cp_accessible(0));
+  BOOST_TEST(!*handler.cp_accessible(0));
   BOOST_REQUIRE(!handler.write(0));
-  BOOST_TEST(handler.cp_accessible(0));
+  BOOST_TEST(*handler.cp_accessible(0));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
