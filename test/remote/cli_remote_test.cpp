@@ -128,7 +128,10 @@ struct three_daemons {
 
   std::vector<std::string> run_args(const std::string& job,
                                     std::vector<std::string> extra = {}) const {
-    std::vector<std::string> args{"run", job, "--checkpoint-dir", "ckpt"};
+    // In the test's own directory, never the working directory (runs of
+    // other builds may have left a checkpoint there).
+    std::vector<std::string> args{"run", job, "--checkpoint-dir",
+                                  dir.sub("ckpt")};
     auto nodes = node_args();
     args.insert(args.end(), nodes.begin(), nodes.end());
     for (auto node : {"trainer_0", "trainer_1", "trainer_2"}) {
@@ -185,18 +188,20 @@ BOOST_AUTO_TEST_CASE(each_daemon_keeps_its_nodes_checkpoints_in_its_root) {
   auto args = d.run_args(pipeline3);
   auto remote = cli(args);
   BOOST_REQUIRE_MESSAGE(remote.exit_code == 0, remote.err);
+  // The master's checkpoint path, placed under each daemon's root.
+  auto ckpt = args[3];
   for (int i = 0; i < 3; ++i) {
     auto node = "trainer_" + std::to_string(i);
     auto& root = d.daemons[i]->root();
     for (int epoch = 0; epoch <= 4; ++epoch)
-      BOOST_TEST(
-        fs::is_directory(root + "/ckpt/" + node + "." + std::to_string(epoch)),
-        node << " epoch " << epoch);
+      BOOST_TEST(fs::is_directory(root + ckpt + "/" + node + "."
+                                  + std::to_string(epoch)),
+                 node << " epoch " << epoch);
     // No daemon holds another node's checkpoints.
     for (int j = 0; j < 3; ++j)
       if (j != i)
         BOOST_TEST(
-          !fs::exists(root + "/ckpt/trainer_" + std::to_string(j) + ".0"));
+          !fs::exists(root + ckpt + "/trainer_" + std::to_string(j) + ".0"));
   }
 }
 
