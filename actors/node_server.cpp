@@ -19,7 +19,6 @@
 #include "actors/node_gate.hpp"
 #include "actors/persistence_actor.hpp"
 #include "messages/names.hpp"
-#include "messages/printable.hpp"
 #include "messages/remote_protocol.hpp"
 #include "runtime/runtime_errc.hpp"
 #include "runtime/workspace.hpp"
@@ -168,7 +167,7 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
   st.challenges.erase(i);
   if (!msg.declined.empty()) {
     detail::log().warn("master {} declined to attach node {}: {}", peer,
-                       msg.node, printable(msg.declined));
+                       msg.node, msg.declined);
     return make_error(actors_errc::auth_failed, "declined: " + msg.declined);
   }
   if (auto err = check_proof(st, msg, peer))

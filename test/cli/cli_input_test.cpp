@@ -3,8 +3,11 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <csignal>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <sys/stat.h>
@@ -13,6 +16,7 @@
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
 
+using epochrt::test::background_process;
 using epochrt::test::process_result;
 using epochrt::test::process_runner;
 using epochrt::test::temp_dir;
@@ -119,6 +123,29 @@ BOOST_AUTO_TEST_CASE(a_duplicate_field_names_its_path) {
   expect_bad_input({"run", job},
                    "job.json: epoch[0].ops[0]: duplicate field "
                    "'args'");
+}
+
+BOOST_AUTO_TEST_CASE(control_characters_in_log_lines_are_escaped) {
+  temp_dir dir;
+  auto root = dir.sub("a\x1b[31mb\xe2\x80\xa8" "c");
+  auto out = dir.sub("out");
+  auto err = dir.sub("err");
+  auto read = [](const std::string& path) {
+    std::ifstream in{path};
+    return std::string{std::istreambuf_iterator<char>{in},
+                       std::istreambuf_iterator<char>{}};
+  };
+  {
+    background_process daemon{
+      EPOCHRT_CLI, {"node", "--checkpoint-root", root}, out, err};
+    for (int i = 0; i < 1000 && read(out).empty(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    daemon.signal(SIGTERM);
+    BOOST_TEST(daemon.wait(std::chrono::seconds(10)) == 0);
+  }
+  auto log = read(err);
+  BOOST_TEST(log.find("a\\x1B[31mb\\u2028c") != std::string::npos, log);
+  BOOST_TEST(log.find('\x1b') == std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
