@@ -352,39 +352,46 @@ private:
       pending_.pop_back();
   }
 
+  enum class io_result { done, blocked, failed };
+
+  // Calls `op(offset)` (a send or a recv at `offset`) until `offset`
+  // reaches `total`, the socket would block, or it fails.
+  template <class Op>
+  static io_result repeat(size_t& offset, size_t total, Op op) {
+    while (offset < total) {
+      auto n = op(offset);
+      if (n > 0)
+        offset += static_cast<size_t>(n);
+      else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return io_result::blocked;
+      else if (n == 0 || errno != EINTR)
+        return io_result::failed;
+    }
+    return io_result::done;
+  }
+
   // Moves one connection on as far as its socket allows. False when it is
   // done with: closed, or handed to the broker.
   bool serve(connection& c) {
+    auto stopped = [&c](io_result r) {
+      if (r == io_result::blocked)
+        return true;
+      ::close(c.fd);
+      return false;
+    };
     for (;;) {
-      while (c.sent < c.out.size()) {
-        auto n = ::send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent,
-                        MSG_NOSIGNAL);
-        if (n > 0) {
-          c.sent += static_cast<size_t>(n);
-          continue;
-        }
-        if (n < 0 && errno == EINTR)
-          continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-          return true;
-        ::close(c.fd);
-        return false;
-      }
+      auto sent = repeat(c.sent, c.out.size(), [&c](size_t at) {
+        return ::send(c.fd, c.out.data() + at, c.out.size() - at, MSG_NOSIGNAL);
+      });
+      if (sent != io_result::done)
+        return stopped(sent);
       if (c.at == phase::verdict)
         return finish(c);
-      while (c.received < c.want) {
-        auto n = ::recv(c.fd, c.in + c.received, c.want - c.received, 0);
-        if (n > 0) {
-          c.received += static_cast<size_t>(n);
-          continue;
-        }
-        if (n < 0 && errno == EINTR)
-          continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-          return true;
-        ::close(c.fd);
-        return false;
-      }
+      auto got = repeat(c.received, c.want, [&c](size_t at) {
+        return ::recv(c.fd, c.in + at, c.want - at, 0);
+      });
+      if (got != io_result::done)
+        return stopped(got);
       advance(c);
     }
   }
@@ -419,8 +426,14 @@ private:
   bool finish(connection& c) {
     switch (c.verdict) {
       case admission_status::admitted: {
-        std::lock_guard<std::mutex> guard{mtx_};
-        if (!hand_off_ || !hand_off_(c.fd))
+        // Called without the lock: stop() on the multiplexer's thread must
+        // never wait for a hand-off that posts to that thread.
+        hand_off_fn hand_off;
+        {
+          std::lock_guard<std::mutex> guard{mtx_};
+          hand_off = hand_off_;
+        }
+        if (!hand_off || !hand_off(c.fd))
           ::close(c.fd);
         return false;
       }
