@@ -15,6 +15,8 @@
 
 namespace epochrt {
 
+class fault_injector;
+
 class metadata_handler;
 class session;
 class workspace;
@@ -26,6 +28,9 @@ struct checkpoint_options {
   std::shared_ptr<metadata_handler> metadata;
   /// Longest one node may take for one checkpoint operation.
   std::chrono::milliseconds timeout = std::chrono::hours(1);
+  /// Consulted at the commit and metadata points when the default metadata
+  /// file is used. Null: no faults.
+  std::shared_ptr<fault_injector> faults;
 };
 
 /// What CheckpointManager and MultiNodeCheckpointManager share: Caffe2's

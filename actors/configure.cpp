@@ -6,6 +6,7 @@
 
 #include "actors/actors_errc.hpp"
 #include "messages/codec_errc.hpp"
+#include "messages/fault_errc.hpp"
 #include "messages/message_types.hpp"
 #include "persistence/persistence_errc.hpp"
 #include "runtime/runtime_errc.hpp"
@@ -47,6 +48,8 @@ std::string describe_error(const caf::error& err) {
   auto cat = err.category();
   if (cat == codec_category)
     text = render<codec_errc>(err.code(), err.context());
+  else if (cat == fault_category)
+    text = render<fault_errc>(err.code(), err.context());
   else if (cat == runtime_category)
     text = render<runtime_errc>(err.code(), err.context());
   else if (cat == persistence_category)
@@ -63,6 +66,7 @@ std::string describe_error(const caf::error& err) {
 void configure(caf::actor_system_config& cfg) {
   add_message_types(cfg);
   cfg.add_error_category(codec_category, renderer<codec_errc>());
+  cfg.add_error_category(fault_category, renderer<fault_errc>());
   cfg.add_error_category(runtime_category, renderer<runtime_errc>());
   cfg.add_error_category(persistence_category, renderer<persistence_errc>());
   cfg.add_error_category(actors_category, renderer<actors_errc>());

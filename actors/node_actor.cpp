@@ -15,6 +15,7 @@
 #include "actors/configure.hpp"
 #include "actors/detail/counted_thread.hpp"
 #include "actors/task_actor.hpp"
+#include "messages/fault_injector.hpp"
 #include "messages/manager_protocol.hpp"
 #include "messages/protocol.hpp"
 #include "runtime/runtime_errc.hpp"
@@ -108,7 +109,8 @@ struct node_state {
 caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
                             std::shared_ptr<workspace> ws,
                             std::shared_ptr<const op_registry> ops,
-                            std::chrono::milliseconds task_timeout) {
+                            std::chrono::milliseconds task_timeout,
+                            std::shared_ptr<fault_injector> faults) {
   auto st = std::make_shared<node_state>();
   // However the actor ends, its task threads are asked to stop at their
   // next op instead of changing the workspace behind everyone's back.
@@ -287,9 +289,10 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
 caf::actor spawn_node(caf::actor_system& sys, std::string name,
                       std::shared_ptr<workspace> ws,
                       std::shared_ptr<const op_registry> ops,
-                      std::chrono::milliseconds task_timeout) {
+                      std::chrono::milliseconds task_timeout,
+                      std::shared_ptr<fault_injector> faults) {
   return sys.spawn(node_behavior, std::move(name), std::move(ws),
-                   std::move(ops), task_timeout);
+                   std::move(ops), task_timeout, std::move(faults));
 }
 
 } // namespace epochrt

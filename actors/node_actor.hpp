@@ -8,6 +8,8 @@
 
 namespace epochrt {
 
+class fault_injector;
+
 class op_registry;
 class workspace;
 
@@ -29,6 +31,7 @@ class workspace;
 caf::actor spawn_node(caf::actor_system& sys, std::string name,
                       std::shared_ptr<workspace> ws,
                       std::shared_ptr<const op_registry> ops,
-                      std::chrono::milliseconds task_timeout);
+                      std::chrono::milliseconds task_timeout,
+                      std::shared_ptr<fault_injector> faults = nullptr);
 
 } // namespace epochrt

@@ -186,9 +186,10 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
   x.master = sender->node();
   x.master_actor = sender->address();
   auto ws = std::make_shared<workspace>();
-  x.node
-    = spawn_node(self->system(), msg.node, ws, st.ops, st.options.task_timeout);
-  x.persistence = spawn_persistence(self->system(), msg.node, ws, st.root);
+  x.node = spawn_node(self->system(), msg.node, ws, st.ops,
+                      st.options.task_timeout, st.options.faults);
+  x.persistence = spawn_persistence(self->system(), msg.node, ws, st.root,
+                                    st.options.faults);
   if (!x.persistence) {
     caf::anon_send_exit(x.node, caf::exit_reason::user_shutdown);
     detail::log().warn("node {}: no thread for its persistence actor",

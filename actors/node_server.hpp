@@ -12,6 +12,8 @@
 
 namespace epochrt {
 
+class fault_injector;
+
 class op_registry;
 
 /// How a node daemon serves.
@@ -39,6 +41,9 @@ struct node_server_options {
   size_t max_pending_connections = 64;
   /// Longest a task of one group may run. Default: 24 h.
   std::chrono::milliseconds task_timeout = std::chrono::hours(24);
+  /// The fault plan the daemon's nodes and its side of the remote path
+  /// consult (docs/fault-plans.md). Null: no faults.
+  std::shared_ptr<fault_injector> faults;
 };
 
 /// What a message may carry beyond `max_tensor_bytes`: names, shapes, op

@@ -10,6 +10,7 @@
 #include "actors/configure.hpp"
 #include "actors/detail/log.hpp"
 #include "actors/detail/spawn_detached.hpp"
+#include "messages/fault_injector.hpp"
 #include "messages/manager_protocol.hpp"
 #include "messages/protocol.hpp"
 #include "messages/remote_protocol.hpp"
@@ -169,7 +170,8 @@ checkpoint_status check(const check_checkpoint& msg) {
 
 caf::behavior
 persistence_behavior(caf::event_based_actor* self, std::string node,
-                     std::shared_ptr<workspace> ws, std::string root) {
+                     std::shared_ptr<workspace> ws, std::string root,
+                     std::shared_ptr<fault_injector> faults) {
   // Outcomes of writes started by begin_save, until end_save collects them.
   auto written
     = std::make_shared<std::map<int64_t, caf::expected<checkpoint_stats>>>();
@@ -279,9 +281,11 @@ persistence_behavior(caf::event_based_actor* self, std::string node,
 
 caf::actor spawn_persistence(caf::actor_system& sys, std::string node,
                              std::shared_ptr<workspace> ws,
-                             std::string checkpoint_root) {
+                             std::string checkpoint_root,
+                             std::shared_ptr<fault_injector> faults) {
   return detail::spawn_detached(sys, persistence_behavior, std::move(node),
-                                std::move(ws), std::move(checkpoint_root));
+                                std::move(ws), std::move(checkpoint_root),
+                                std::move(faults));
 }
 
 } // namespace epochrt

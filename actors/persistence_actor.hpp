@@ -7,6 +7,8 @@
 
 namespace epochrt {
 
+class fault_injector;
+
 class workspace;
 
 /// Spawns the persistence actor of node `node`, on a thread of its own since
@@ -26,6 +28,7 @@ class workspace;
 /// (detail::spawn_detached); nothing is left running then.
 caf::actor spawn_persistence(caf::actor_system& sys, std::string node,
                              std::shared_ptr<workspace> ws,
-                             std::string checkpoint_root = {});
+                             std::string checkpoint_root = {},
+                             std::shared_ptr<fault_injector> faults = nullptr);
 
 } // namespace epochrt

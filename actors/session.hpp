@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/node_handle.hpp"
+#include "messages/fault_injector.hpp"
 #include "messages/job_def.hpp"
 #include "messages/protocol.hpp"
 
@@ -21,6 +23,10 @@ struct session_options {
   std::chrono::milliseconds checkpoint_timeout = std::chrono::hours(1);
   /// Longest a node may take for a small request (fetch, put).
   std::chrono::milliseconds request_timeout = std::chrono::minutes(1);
+  /// The fault plan every node, task and persistence actor of the session,
+  /// and the job runner on it, consult at their injection points
+  /// (docs/fault-plans.md). Null: no faults, and no cost.
+  std::shared_ptr<fault_injector> faults;
 };
 
 /// Where task groups run (Caffe2's Session): a set of named nodes.

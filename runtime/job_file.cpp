@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
 
 #include "messages/names.hpp"
+#include "messages/strict_json.hpp"
 #include "runtime/epoch_limiter.hpp"
 #include "runtime/op_registry.hpp"
 #include "runtime/runtime_errc.hpp"
@@ -24,107 +24,21 @@ namespace epochrt {
 
 namespace {
 
-using json = nlohmann::json;
+using json = strict_json::json;
+using namespace strict_json;
 
-// The first problem found. Thrown inside this file only, to unwind the
-// recursive descent; parse_job_json turns it into an error value.
+// A problem with an error code of its own (an unknown op, a bad argument);
+// strict_json::fail throws the others. Thrown inside this file only, to
+// unwind the recursive descent; parse_job_json turns it into an error value.
 struct failure {
   runtime_errc code;
   std::string path;
   std::string what;
 };
 
-[[noreturn]] void fail(std::string path, std::string what,
-                       runtime_errc code = runtime_errc::invalid_job) {
+[[noreturn]] void fail_with(std::string path, std::string what,
+                       runtime_errc code) {
   throw failure{code, std::move(path), std::move(what)};
-}
-
-std::string field_path(const std::string& path, const std::string& field) {
-  return path.empty() ? field : path + "." + field;
-}
-
-std::string index_path(const std::string& path, size_t i) {
-  return path + "[" + std::to_string(i) + "]";
-}
-
-// "a string", "an integer", ... for what was found.
-std::string found(const json& x) {
-  switch (x.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::boolean:
-      return "a boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-      return "an integer";
-    case json::value_t::number_float:
-      return "a number";
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::array:
-      return "an array";
-    case json::value_t::object:
-      return "an object";
-    default:
-      return "an unsupported value";
-  }
-}
-
-[[noreturn]] void wrong_type(const std::string& path, const char* expected,
-                             const json& x) {
-  fail(path, std::string{"expected "} + expected + ", got " + found(x));
-}
-
-void check_fields(const json& obj, const std::string& path,
-                  std::initializer_list<const char*> allowed) {
-  for (auto& item : obj.items()) {
-    bool known = false;
-    std::string names;
-    for (auto* name : allowed) {
-      known = known || item.key() == name;
-      names += (names.empty() ? "" : ", ") + std::string{name};
-    }
-    if (!known)
-      fail(path,
-           "unknown field '" + item.key() + "' (expected one of " + names
-             + ")");
-  }
-}
-
-const json& expect_object(const json& x, const std::string& path) {
-  if (!x.is_object())
-    wrong_type(path, "an object", x);
-  return x;
-}
-
-// Member `field` of `obj` or null when absent.
-const json* member(const json& obj, const char* field) {
-  auto i = obj.find(field);
-  return i != obj.end() ? &*i : nullptr;
-}
-
-const json& required(const json& obj, const std::string& path,
-                     const char* field) {
-  auto* x = member(obj, field);
-  if (x == nullptr)
-    fail(path, std::string{"missing required field '"} + field + "'");
-  return *x;
-}
-
-std::string as_string(const json& x, const std::string& path) {
-  if (!x.is_string())
-    wrong_type(path, "a string", x);
-  return x.get<std::string>();
-}
-
-int64_t as_int(const json& x, const std::string& path) {
-  if (!x.is_number_integer())
-    wrong_type(path, "an integer", x);
-  if (x.is_number_unsigned()
-      && x.get<uint64_t>()
-        > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    fail(path, "integer " + x.dump() + " is out of range");
-  return x.get<int64_t>();
 }
 
 std::string string_field(const json& obj, const std::string& path,
@@ -229,7 +143,7 @@ op_def parse_op(const json& x, const std::string& path,
                       to_arg(item.value(), field_path(args_path, item.key())));
   }
   if (auto problem = registry.check(op))
-    fail(problem->field.empty() ? path : field_path(path, problem->field),
+    fail_with(problem->field.empty() ? path : field_path(path, problem->field),
          problem->what, problem->code);
   return op;
 }
@@ -368,128 +282,17 @@ job parse_root(const json& root, const op_registry& registry) {
   return result;
 }
 
-// Line and column (1-based) of the character at `offset`.
-std::pair<size_t, size_t> position(std::string_view text, size_t offset) {
-  offset = std::min(offset, text.size());
-  size_t line = 1;
-  size_t column = 1;
-  for (size_t i = 0; i < offset; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return {line, column};
-}
-
-// The reason of a nlohmann parse error, without its id and position:
-// "[json.exception.parse_error.101] parse error at line 3, column 5:
-// syntax error while parsing ..." -> "while parsing ...".
-std::string syntax_reason(const std::string& what) {
-  auto reason = what;
-  // "[json.exception.out_of_range.406] number overflow ...": no id.
-  if (reason.rfind("[json.exception.", 0) == 0
-      && reason.find("] ") != std::string::npos)
-    reason = reason.substr(reason.find("] ") + 2);
-  auto column = reason.find("column ");
-  auto colon = reason.find(": ", column == std::string::npos ? 0 : column);
-  if (colon != std::string::npos)
-    reason = reason.substr(colon + 2);
-  constexpr std::string_view prefix = "syntax error ";
-  if (reason.compare(0, prefix.size(), prefix) == 0)
-    reason = reason.substr(prefix.size());
-  for (auto& c : reason) // one line, always
-    if (c == '\n' || c == '\r')
-      c = ' ';
-  return reason;
-}
-
 } // namespace
 
 caf::expected<job> parse_job_json(std::string_view text,
                                   const std::string& source_name,
                                   const op_registry& registry) {
-  // nlohmann keeps the last of duplicate keys silently; we reject them,
-  // naming the object they are in by its path, like every other error.
-  struct frame {
-    bool array = false;
-    size_t index = 0;
-    std::string key;
-    std::set<std::string> keys;
-  };
-  std::vector<frame> frames;
-  std::string duplicate;
-  std::string duplicate_in;
-  auto element_done = [&] {
-    if (!frames.empty() && frames.back().array)
-      ++frames.back().index;
-  };
-  auto current_path = [&] {
-    std::string path;
-    for (size_t i = 0; i + 1 < frames.size(); ++i) {
-      if (frames[i].array)
-        path += "[" + std::to_string(frames[i].index) + "]";
-      else
-        path += (path.empty() ? "" : ".") + frames[i].key;
-    }
-    return path;
-  };
-  json::parser_callback_t on_event
-    = [&](int, json::parse_event_t event, json& parsed) {
-        switch (event) {
-          case json::parse_event_t::object_start:
-            frames.emplace_back();
-            break;
-          case json::parse_event_t::array_start:
-            frames.emplace_back().array = true;
-            break;
-          case json::parse_event_t::object_end:
-          case json::parse_event_t::array_end:
-            if (!frames.empty())
-              frames.pop_back();
-            element_done();
-            break;
-          case json::parse_event_t::key:
-            if (!frames.empty()) {
-              auto& top = frames.back();
-              top.key = parsed.get<std::string>();
-              if (!top.keys.insert(top.key).second && duplicate.empty()) {
-                duplicate = top.key;
-                duplicate_in = current_path();
-              }
-            }
-            break;
-          case json::parse_event_t::value:
-            element_done();
-            break;
-        }
-        return true;
-      };
-  json root;
+  std::string error;
+  auto root = strict_json::parse(text, source_name, error);
+  if (!root)
+    return make_error(runtime_errc::invalid_job, std::move(error));
   try {
-    root = json::parse(text.begin(), text.end(), on_event, true, true);
-  } catch (const json::parse_error& ex) {
-    auto offset = ex.byte > 0 ? ex.byte - 1 : 0;
-    auto [line, column] = position(text, offset);
-    return make_error(runtime_errc::invalid_job,
-                      source_name + ":" + std::to_string(line) + ":"
-                        + std::to_string(column)
-                        + ": syntax error: " + syntax_reason(ex.what()));
-  } catch (const json::exception& ex) {
-    // A number beyond a double (1e999999) is out_of_range, not a
-    // parse_error, and comes without a position.
-    return make_error(runtime_errc::invalid_job,
-                      source_name + ": " + syntax_reason(ex.what()));
-  }
-  if (!duplicate.empty())
-    return make_error(runtime_errc::invalid_job,
-                      source_name + ": "
-                        + (duplicate_in.empty() ? "" : duplicate_in + ": ")
-                        + "duplicate field '" + duplicate + "'");
-  try {
-    auto result = parse_root(root, registry);
+    auto result = parse_root(*root, registry);
     if (auto err = result.validate(registry, job::path_style::file))
       return make_error(static_cast<runtime_errc>(err.code()),
                         source_name + ": " + error_text(err));
@@ -498,57 +301,23 @@ caf::expected<job> parse_job_json(std::string_view text,
     return make_error(f.code,
                       source_name + ": " + (f.path.empty() ? "" : f.path + ": ")
                         + f.what);
+  } catch (const strict_json::problem& p) {
+    return make_error(runtime_errc::invalid_job,
+                      source_name + ": " + strict_json::describe(p));
   } catch (const json::exception& ex) {
     return make_error(runtime_errc::invalid_job,
-                      source_name + ": " + syntax_reason(ex.what()));
+                      source_name + ": " + ex.what());
   }
 }
 
 caf::expected<job> load_job_file(const std::string& path,
                                  const op_registry& registry) {
-  auto cannot_read = [&](int code) {
-    return make_error(runtime_errc::unreadable_file,
-                      path + ": cannot read: " + std::strerror(code));
-  };
-  // Non-blocking, so that a FIFO without a writer is refused, not waited on.
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0)
-    return cannot_read(errno);
-  std::unique_ptr<int, void (*)(int*)> closer{&fd, [](int* x) {
-                                                ::close(*x);
-                                              }};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0)
-    return cannot_read(errno);
-  if (!S_ISREG(st.st_mode))
-    return make_error(runtime_errc::unreadable_file,
-                      path
-                        + ": not a regular file (a job file is a JSON "
-                          "file)");
-  if (static_cast<uint64_t>(st.st_size) > max_job_file_bytes)
-    return make_error(
-      runtime_errc::unreadable_file,
-      path + ": " + std::to_string(st.st_size) + " bytes, more than the "
-        + std::to_string(max_job_file_bytes) + " a job file may have");
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    auto n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return cannot_read(errno);
-    if (n == 0)
-      break;
-    // The file may grow while it is read.
-    if (text.size() + static_cast<size_t>(n) > max_job_file_bytes)
-      return make_error(runtime_errc::unreadable_file,
-                        path + ": more than the "
-                          + std::to_string(max_job_file_bytes)
-                          + " bytes a job file may have");
-    text.append(buf, static_cast<size_t>(n));
-  }
-  return parse_job_json(text, path, registry);
+  std::string error;
+  auto text = strict_json::read_file(path, max_job_file_bytes, "a job file",
+                                     error);
+  if (!text)
+    return make_error(runtime_errc::unreadable_file, std::move(error));
+  return parse_job_json(*text, path, registry);
 }
 
 } // namespace epochrt

@@ -1,0 +1,150 @@
+#include "messages/fault_injector.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include <unistd.h>
+
+#include "messages/fault_errc.hpp"
+
+namespace epochrt {
+
+namespace {
+
+uint64_t splitmix64(uint64_t& state) noexcept {
+  auto z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+std::string site_text(const fault_site& site, uint64_t n) {
+  std::string text;
+  auto add = [&](const std::string& part) {
+    text += (text.empty() ? "" : ", ") + part;
+  };
+  if (!site.node.empty())
+    add("node " + std::string{site.node});
+  if (site.epoch >= 0)
+    add("epoch " + std::to_string(site.epoch));
+  if (!site.detail.empty())
+    add(std::string{site.detail});
+  if (n > 0)
+    add("hit " + std::to_string(n));
+  return text.empty() ? std::string{} : " (" + text + ")";
+}
+
+void write_all(int fd, const std::string& text) noexcept {
+  size_t done = 0;
+  while (done < text.size()) {
+    auto n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+bool matches(const fault_rule& rule, const fault_site& site) {
+  return (!rule.node || *rule.node == site.node)
+         && (!rule.epoch || *rule.epoch == site.epoch)
+         && (!rule.detail || *rule.detail == site.detail);
+}
+
+} // namespace
+
+fault_injector::fault_injector(fault_plan plan)
+  : plan_(std::move(plan)), states_(plan_.faults.size()) {
+  for (size_t i = 0; i < plan_.faults.size(); ++i) {
+    armed_[static_cast<size_t>(plan_.faults[i].point)] = true;
+    // A stream per rule, so adding a rule leaves the draws of the others.
+    states_[i].rng = plan_.seed * 0x100000001b3ULL + i + 1;
+  }
+}
+
+fault_action fault_injector::hit(fault_point point, const fault_site& site) {
+  std::unique_lock<std::mutex> guard{mtx_};
+  if (trace_fd_ >= 0) {
+    auto n = ++trace_counts_[{point, std::string{site.node}}];
+    write_all(trace_fd_, std::string{info(point).name} + "\t"
+                           + std::string{site.node} + "\t"
+                           + std::to_string(site.epoch) + "\t"
+                           + std::string{site.detail} + "\t"
+                           + std::to_string(n) + "\n");
+  }
+  for (size_t i = 0; i < plan_.faults.size(); ++i) {
+    auto& rule = plan_.faults[i];
+    if (rule.point != point || !matches(rule, site))
+      continue;
+    auto& st = states_[i];
+    auto n = ++st.matches;
+    if (rule.hit != 0 && rule.hit != n)
+      continue;
+    if (rule.count != 0 && st.strikes >= rule.count)
+      continue;
+    auto draw = splitmix64(st.rng);
+    if (rule.probability < 1.0
+        && static_cast<double>(draw >> 11) * 0x1.0p-53 >= rule.probability)
+      continue;
+    ++st.strikes;
+    auto line = std::string{fault_kind_name(rule.kind)} + " at "
+                + std::string{info(point).name} + site_text(site, n);
+    if (rule.kind == fault_kind::crash) {
+      // As SIGKILL would: nothing flushed, no destructor run. The line
+      // says which fault it was, for whoever reads the output.
+      write_all(STDERR_FILENO, "epochrt: fault plan: " + line + "\n");
+      ::kill(::getpid(), SIGKILL);
+      std::_Exit(137);
+    }
+    strikes_.push_back(std::move(line));
+    fault_action action;
+    action.kind = rule.kind;
+    action.error = rule.error;
+    action.ms = rule.ms;
+    action.draw = splitmix64(st.rng);
+    return action;
+  }
+  return {};
+}
+
+void fault_injector::trace_to(int fd) {
+  std::unique_lock<std::mutex> guard{mtx_};
+  trace_fd_ = fd;
+  armed_.fill(true);
+}
+
+std::vector<std::string> fault_injector::strikes() const {
+  std::unique_lock<std::mutex> guard{mtx_};
+  return strikes_;
+}
+
+caf::error injected_error(fault_point point, const fault_site& site,
+                          const fault_action& action) {
+  std::string what = "injected ";
+  if (action.kind == fault_kind::io_error)
+    what += errno_name(action.error);
+  else
+    what += fault_kind_name(action.kind);
+  what += " at " + std::string{info(point).name} + site_text(site, 0);
+  if (action.kind == fault_kind::io_error)
+    what += std::string{": "} + std::strerror(action.error);
+  return make_error(fault_errc::injected, std::move(what));
+}
+
+caf::error strike_blocking(fault_injector* faults, fault_point point,
+                           const fault_site& site, fault_action& action) {
+  action = strike(faults, point, site);
+  if (action.kind == fault_kind::delay) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(action.ms));
+    action = {};
+  } else if (action.kind == fault_kind::io_error) {
+    return injected_error(point, site, action);
+  }
+  return {};
+}
+
+} // namespace epochrt

@@ -1,0 +1,131 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <caf/error.hpp>
+
+#include "messages/fault_plan.hpp"
+#include "messages/fault_point.hpp"
+
+namespace epochrt {
+
+/// Where a point is hit: the node (empty on the master), the epoch (-1 when
+/// the point does not know it) and the point's detail (the message, op type
+/// or group; may be empty).
+struct fault_site {
+  std::string_view node;
+  int64_t epoch = -1;
+  std::string_view detail;
+};
+
+/// What the code at a point must do. `none` almost always.
+struct fault_action {
+  fault_kind kind = fault_kind::none;
+  /// io_error: the errno.
+  int error = 0;
+  /// delay, partition: milliseconds.
+  uint64_t ms = 0;
+  /// Random bits from the plan's seed, for choosing which byte to corrupt
+  /// or where to cut a write, reproducibly.
+  uint64_t draw = 0;
+
+  explicit operator bool() const noexcept {
+    return kind != fault_kind::none;
+  }
+};
+
+/// Carries out a fault plan at the points that consult it.
+///
+/// Each rule counts the hits that match its filters; `hit`, `probability`
+/// (drawn from a stream of its own, seeded by the plan's seed and the rule's
+/// index) and `count` decide on which it strikes. So a plan strikes the same
+/// hits again whenever the matching hits come in the same order — always
+/// when a rule names a node and a point that node passes on one thread (the
+/// persistence points, snapshots, a node's messages), and for the master's
+/// points (the job runner's, commits, the remote points of a master); the
+/// ops of tasks that run concurrently on one node may interleave
+/// differently from run to run (docs/fault-plans.md, Reproducibility).
+///
+/// Crashes happen inside `hit`; every other kind is carried out by the code
+/// at the point, which knows what a failed write or a dropped message is.
+///
+/// Thread-safe. Shared by everything of one session or daemon
+/// (`std::shared_ptr`); a null injector means no plan, and a point then
+/// costs a null test (`strike`).
+class fault_injector {
+public:
+  explicit fault_injector(fault_plan plan);
+
+  fault_injector(const fault_injector&) = delete;
+  fault_injector& operator=(const fault_injector&) = delete;
+
+  /// True when some rule is about `point` or hits are traced.
+  bool armed(fault_point point) const noexcept {
+    return armed_[static_cast<size_t>(point)];
+  }
+
+  /// A hit of `point` at `site`: the fault that strikes, if any. A crash
+  /// does not return: it writes one line to stderr and kills the process
+  /// with SIGKILL.
+  fault_action hit(fault_point point, const fault_site& site);
+
+  /// Appends a line for every later hit to the open file `fd` (borrowed):
+  /// "<point>\t<node>\t<epoch>\t<detail>\t<n>\n", where n counts the hits
+  /// of that point at that node so far (from 1). Each line is one write(2),
+  /// so a crash loses none. Arms every point. For `epochrt sweep`.
+  void trace_to(int fd);
+
+  /// The strikes so far, one line each: "crash at save.open (node
+  /// trainer_0, epoch 2, hit 1)".
+  std::vector<std::string> strikes() const;
+
+  const fault_plan& plan() const noexcept {
+    return plan_;
+  }
+
+private:
+  struct rule_state {
+    uint64_t matches = 0;
+    uint64_t strikes = 0;
+    uint64_t rng = 0;
+  };
+
+  fault_plan plan_;
+  std::array<bool, fault_point_count> armed_{};
+  mutable std::mutex mtx_;
+  std::vector<rule_state> states_;
+  int trace_fd_ = -1;
+  std::map<std::pair<fault_point, std::string>, uint64_t> trace_counts_;
+  std::vector<std::string> strikes_;
+};
+
+/// The fault at `point`, or none when there is no injector: what code at an
+/// injection point calls.
+inline fault_action strike(fault_injector* faults, fault_point point,
+                           const fault_site& site) {
+  if (faults == nullptr || !faults->armed(point))
+    return {};
+  return faults->hit(point, site);
+}
+
+/// fault_errc::injected, naming the point, the site and, for an io_error,
+/// the errno: "injected EIO at save.open (node trainer_0, epoch 2):
+/// Input/output error".
+caf::error injected_error(fault_point point, const fault_site& site,
+                          const fault_action& action);
+
+/// For points in code that may block (persistence, task threads): carries
+/// out delay by sleeping, returns an io_error as injected_error, and leaves
+/// any other kind in `action` for the caller.
+caf::error strike_blocking(fault_injector* faults, fault_point point,
+                           const fault_site& site, fault_action& action);
+
+} // namespace epochrt
