@@ -14,6 +14,25 @@
 
 namespace epochrt {
 
+namespace {
+
+// A group the job runner runs from the calling thread (upload, download,
+// exit), between the fault plan's job.group points.
+caf::error run_group(session& sess, const task_group_def& group,
+                     const char* label, int64_t epoch) {
+  auto* faults = sess.options().faults.get();
+  fault_site site{{}, epoch, label};
+  fault_action action;
+  if (auto err = strike_blocking(faults, fault_point::job_group_start, site,
+                                 action))
+    return err;
+  if (auto done = sess.run(group, label, epoch); !done)
+    return std::move(done.error());
+  return strike_blocking(faults, fault_point::job_group_end, site, action);
+}
+
+} // namespace
+
 job_runner::job_runner(job the_job, basic_checkpoint_manager* manager,
                        std::optional<int64_t> resume_from_epoch,
                        upload_task_group_builder* upload,
@@ -32,6 +51,7 @@ job_runner::run_epochs(session& sess, std::optional<int64_t> resume_from,
   cfg.group_timeout = sess.options().group_timeout;
   cfg.checkpoint_timeout = sess.options().checkpoint_timeout;
   cfg.on_epoch = options_.on_epoch;
+  cfg.faults = sess.options().faults;
   for (auto& name : job_.nodes()) {
     auto handle = sess.node(name);
     if (!handle)
@@ -157,18 +177,17 @@ caf::expected<int64_t> job_runner::run_once(session& sess,
     auto group = upload_->build(epoch, *manager_);
     if (!group)
       return std::move(group.error());
-    if (auto uploaded = sess.run(*group, "upload", epoch); !uploaded)
-      return std::move(uploaded.error());
+    if (auto err = run_group(sess, *group, "upload", epoch))
+      return err;
     detail::log().info("finished uploading the checkpoints");
   }
   detail::log().info("starting the download group");
-  if (auto downloaded = sess.run(job_.def().download_group, "download", epoch);
-      !downloaded)
-    return std::move(downloaded.error());
+  if (auto err = run_group(sess, job_.def().download_group, "download", epoch))
+    return err;
   detail::log().info("finished the download group");
   detail::log().info("starting the exit group");
-  if (auto exited = sess.run(job_.def().exit_group, "exit", epoch); !exited)
-    return std::move(exited.error());
+  if (auto err = run_group(sess, job_.def().exit_group, "exit", epoch))
+    return err;
   detail::log().info("finished the exit group");
   return epoch;
 }

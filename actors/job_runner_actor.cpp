@@ -9,20 +9,28 @@
 #include "actors/detail/log.hpp"
 #include "actors/detail/timeouts.hpp"
 #include "actors/group_runner.hpp"
+#include "messages/fault_injector.hpp"
 #include "runtime/runtime_errc.hpp"
 
 namespace epochrt {
 
 namespace {
 
+using continuation = std::function<void()>;
+
+// A fault plan's delay at one of the runner's points has passed.
+using delay_done_atom = caf::atom_constant<caf::atom("ert_delay")>;
+
 struct runner_state {
   job_runner_config cfg;
   caf::response_promise promise;
   bool fall_back = false;
+  // What to do once a delay ends, by id.
+  std::map<uint64_t, continuation> delayed;
+  uint64_t next_delay = 0;
 };
 
 using runner_ptr = caf::stateful_actor<runner_state>*;
-using continuation = std::function<void()>;
 using outputs_continuation = std::function<void(std::vector<task_output>&)>;
 
 void fail(runner_ptr self, caf::error err) {
@@ -48,8 +56,9 @@ std::chrono::milliseconds with_margin(std::chrono::milliseconds timeout) {
   return detail::with_margin(timeout);
 }
 
-void run_group(runner_ptr self, const task_group_def& group, const char* label,
-               int64_t epoch, outputs_continuation next) {
+void run_group_now(runner_ptr self, const task_group_def& group,
+                   const char* label, int64_t epoch,
+                   outputs_continuation next) {
   if (group.tasks.empty()) {
     std::vector<task_output> none;
     next(none);
@@ -70,6 +79,48 @@ void run_group(runner_ptr self, const task_group_def& group, const char* label,
       });
 }
 
+// Consults the fault plan at `point`, then goes on with `next` -- at once,
+// after an injected delay, or not at all when an injected error fails the
+// job. The runner is an actor: a delay is a delayed message to itself,
+// never a sleep on a scheduler thread.
+void at_point(runner_ptr self, fault_point point, int64_t epoch,
+              std::string_view detail, continuation next) {
+  auto* faults = self->state.cfg.faults.get();
+  fault_site site{{}, epoch, detail};
+  auto action = strike(faults, point, site);
+  switch (action.kind) {
+    case fault_kind::none:
+      next();
+      return;
+    case fault_kind::delay: {
+      auto id = ++self->state.next_delay;
+      self->state.delayed.emplace(id, std::move(next));
+      self->delayed_send(self, std::chrono::milliseconds(action.ms),
+                         delay_done_atom::value, id);
+      return;
+    }
+    default:
+      fail(self, injected_error(point, site, action));
+  }
+}
+
+void run_group(runner_ptr self, const task_group_def& group, const char* label,
+               int64_t epoch, outputs_continuation next) {
+  at_point(self, fault_point::job_group_start, epoch, label,
+           [self, &group, label, epoch, next = std::move(next)] {
+             auto after = [self, label, epoch,
+                           next](std::vector<task_output>& outputs) {
+               auto shared
+                 = std::make_shared<std::vector<task_output>>(
+                   std::move(outputs));
+               at_point(self, fault_point::job_group_end, epoch, label,
+                        [next, shared] {
+                          next(*shared);
+                        });
+             };
+             run_group_now(self, group, label, epoch, std::move(after));
+           });
+}
 // "node:blob=values" for the small outputs of the epoch's tasks: the
 // progress line of an epoch.
 std::string describe_outputs(const task_group_def& group,
@@ -175,49 +226,69 @@ void finish(runner_ptr self, int64_t epoch) {
     });
 }
 
+// Host code: an exception here would kill the runner and leave train()
+// waiting for a reply that never comes.
+caf::error call_observer(const job_runner_config& cfg, int64_t epoch,
+                         const std::vector<task_output>& outputs) {
+  if (!cfg.on_epoch)
+    return {};
+  try {
+    cfg.on_epoch(epoch, outputs);
+    return {};
+  } catch (const std::exception& ex) {
+    return make_error(actors_errc::invalid_argument,
+                      std::string{"the epoch observer failed: "} + ex.what());
+  } catch (...) {
+    return make_error(actors_errc::invalid_argument,
+                      "the epoch observer failed");
+  }
+}
+
+void run_epoch(runner_ptr self, int64_t epoch);
+
+void check_stop(runner_ptr self, int64_t epoch,
+                const std::vector<task_output>& outputs) {
+  auto& cfg = self->state.cfg;
+  auto stop = should_stop(cfg.job, outputs);
+  if (!stop) {
+    fail(self, std::move(stop.error()));
+    return;
+  }
+  auto next = [self, epoch, stop = *stop] {
+    at_point(self, fault_point::job_epoch_end, epoch, {}, [self, epoch, stop] {
+      if (stop)
+        finish(self, epoch);
+      else
+        run_epoch(self, epoch + 1);
+    });
+  };
+  if (cfg.checkpoint_manager)
+    save(self, epoch, *stop, next);
+  else
+    next();
+}
+
 void run_epoch(runner_ptr self, int64_t epoch) {
-  detail::log().info("starting epoch {}", epoch);
-  run_group(self, self->state.cfg.job.epoch_group, "epoch", epoch,
-            [self, epoch](std::vector<task_output>& outputs) {
-              detail::log().info(
-                "finished epoch {}:{}", epoch,
-                describe_outputs(self->state.cfg.job.epoch_group, outputs));
-              auto& cfg = self->state.cfg;
-              if (cfg.on_epoch) {
-                // Host code: an exception here would kill the runner and
-                // leave train() waiting for a reply that never comes.
-                try {
-                  cfg.on_epoch(epoch, outputs);
-                } catch (const std::exception& ex) {
-                  fail(self,
-                       make_error(actors_errc::invalid_argument,
-                                  std::string{"the epoch observer "
-                                              "failed: "}
-                                    + ex.what()));
-                  return;
-                } catch (...) {
-                  fail(self,
-                       make_error(actors_errc::invalid_argument,
-                                  "the epoch observer failed"));
+  at_point(self, fault_point::job_epoch_start, epoch, {}, [self, epoch] {
+    detail::log().info("starting epoch {}", epoch);
+    run_group(self, self->state.cfg.job.epoch_group, "epoch", epoch,
+              [self, epoch](std::vector<task_output>& outputs) {
+                auto& cfg = self->state.cfg;
+                detail::log().info("finished epoch {}:{}", epoch,
+                                   describe_outputs(cfg.job.epoch_group,
+                                                    outputs));
+                if (auto err = call_observer(cfg, epoch, outputs)) {
+                  fail(self, std::move(err));
                   return;
                 }
-              }
-              auto stop = should_stop(cfg.job, outputs);
-              if (!stop) {
-                fail(self, std::move(stop.error()));
-                return;
-              }
-              auto next = [self, epoch, stop = *stop] {
-                if (stop)
-                  finish(self, epoch);
-                else
-                  run_epoch(self, epoch + 1);
-              };
-              if (cfg.checkpoint_manager)
-                save(self, epoch, *stop, next);
-              else
-                next();
-            });
+                auto shared = std::make_shared<std::vector<task_output>>(
+                  std::move(outputs));
+                at_point(self, fault_point::job_stop_check, epoch, {},
+                         [self, epoch, shared] {
+                           check_stop(self, epoch, *shared);
+                         });
+              });
+  });
 }
 
 void init_manager(runner_ptr self, int64_t retrieve_from, continuation next,
@@ -375,6 +446,14 @@ caf::behavior runner_behavior(caf::stateful_actor<runner_state>* self,
                               job_runner_config cfg) {
   self->state.cfg = std::move(cfg);
   return {
+    [self](delay_done_atom, uint64_t id) {
+      auto i = self->state.delayed.find(id);
+      if (i == self->state.delayed.end())
+        return;
+      auto next = std::move(i->second);
+      self->state.delayed.erase(i);
+      next();
+    },
     [self](run_job& msg) -> caf::result<ckpt_epoch> {
       auto& job = self->state.cfg.job;
       if (job.epoch_group.tasks.empty() || job.stop_conditions.empty())

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/epoch_observer.hpp"
+#include "messages/fault_injector.hpp"
 #include "messages/job_def.hpp"
 #include "messages/manager_protocol.hpp"
 #include "messages/protocol.hpp"
@@ -28,6 +30,8 @@ struct job_runner_config {
   std::chrono::milliseconds group_timeout{std::chrono::hours(24)};
   std::chrono::milliseconds checkpoint_timeout{std::chrono::hours(1)};
   epoch_observer on_epoch;
+  /// Consulted at the job.* injection points. Null: no faults.
+  std::shared_ptr<fault_injector> faults;
 };
 
 /// Spawns the actor that drives a job through its epochs (Caffe2's

@@ -14,6 +14,7 @@
 #include "actors/actors_errc.hpp"
 #include "actors/configure.hpp"
 #include "actors/detail/counted_thread.hpp"
+#include "actors/detail/log.hpp"
 #include "actors/task_actor.hpp"
 #include "messages/fault_injector.hpp"
 #include "messages/manager_protocol.hpp"
@@ -176,7 +177,8 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
       for (size_t i = 0; i < msg.tasks.size(); ++i) {
         auto id = ++st->next_id;
         auto err = start_task(self->system(), me, id, name, ws, ops,
-                              group->cancel, std::move(msg.tasks[i]));
+                              group->cancel, std::move(msg.tasks[i]), faults,
+                              msg.epoch);
         if (err) {
           // The tasks already started stop at their next op; the rest never
           // start.
@@ -191,6 +193,21 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
       if (st->groups.count(gid) > 0 && task_timeout < never)
         self->delayed_send(self, task_timeout, group_timeout_atom::value, gid);
       return group->promise;
+    },
+    [=](node_fault_atom, uint8_t kind) {
+      if (kind == static_cast<uint8_t>(fault_kind::kill_node)) {
+        auto reason = make_error(actors_errc::node_lost,
+                                 "node " + name + " was killed by the fault "
+                                                  "plan");
+        st->fail_everything(name, reason);
+        self->quit(std::move(reason));
+      } else if (kind == static_cast<uint8_t>(fault_kind::freeze_node)) {
+        // Frozen: nothing is answered any more, not even what is pending.
+        // Messages stay in the mailbox; only an exit ends the actor.
+        detail::log().warn("node {}: frozen by the fault plan", name);
+        self->set_default_handler(caf::skip);
+        self->become(caf::behavior{[](node_fault_atom, uint8_t) {}});
+      }
     },
     [=](task_ended_atom, uint64_t id, tasks_done& done) {
       auto i = st->tasks.find(id);

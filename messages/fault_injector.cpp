@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "messages/fault_errc.hpp"
@@ -111,10 +112,23 @@ fault_action fault_injector::hit(fault_point point, const fault_site& site) {
   return {};
 }
 
-void fault_injector::trace_to(int fd) {
+fault_injector::~fault_injector() {
+  if (trace_fd_ >= 0)
+    ::close(trace_fd_);
+}
+
+caf::error fault_injector::trace_to(const std::string& path) {
+  auto fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+                   0644);
+  if (fd < 0)
+    return make_error(fault_errc::unreadable_plan,
+                      path + ": cannot open: " + std::strerror(errno));
   std::unique_lock<std::mutex> guard{mtx_};
+  if (trace_fd_ >= 0)
+    ::close(trace_fd_);
   trace_fd_ = fd;
   armed_.fill(true);
+  return {};
 }
 
 std::vector<std::string> fault_injector::strikes() const {

@@ -64,6 +64,8 @@ class fault_injector {
 public:
   explicit fault_injector(fault_plan plan);
 
+  ~fault_injector();
+
   fault_injector(const fault_injector&) = delete;
   fault_injector& operator=(const fault_injector&) = delete;
 
@@ -77,11 +79,13 @@ public:
   /// with SIGKILL.
   fault_action hit(fault_point point, const fault_site& site);
 
-  /// Appends a line for every later hit to the open file `fd` (borrowed):
-  /// "<point>\t<node>\t<epoch>\t<detail>\t<n>\n", where n counts the hits
-  /// of that point at that node so far (from 1). Each line is one write(2),
-  /// so a crash loses none. Arms every point. For `epochrt sweep`.
-  void trace_to(int fd);
+  /// Appends a line for every later hit to the file at `path` (created
+  /// when missing): "<point>\t<node>\t<epoch>\t<detail>\t<n>\n", where n
+  /// counts the hits of that point at that node so far (from 1). Each line
+  /// is one write(2), so a crash loses none. Arms every point. For
+  /// `epochrt sweep`. Errors: fault_errc::unreadable_plan when the file
+  /// cannot be opened.
+  caf::error trace_to(const std::string& path);
 
   /// The strikes so far, one line each: "crash at save.open (node
   /// trainer_0, epoch 2, hit 1)".

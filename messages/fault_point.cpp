@@ -87,7 +87,9 @@ const std::vector<fault_point_info>& fault_points() {
     {p::job_epoch_start, "job.epoch.start", "before an epoch starts",
      failing},
     {p::job_epoch_end, "job.epoch.end",
-     "after an epoch ran and its checkpoint was committed", failing},
+     "after an epoch ran and its checkpoint was begun (every node took its "
+     "snapshot)",
+     failing},
     {p::job_stop_check, "job.stop_check",
      "before the stop conditions are checked after an epoch", failing},
     {p::node_op, "node.op", "before a node runs an op (detail: the op type)",

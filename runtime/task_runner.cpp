@@ -108,7 +108,7 @@ caf::expected<bool> truth_value(const tensor& x) {
 
 caf::expected<std::vector<task_output>>
 run_task(const task_def& task, workspace& ws, const op_registry& registry,
-         const std::atomic<bool>* cancel) {
+         const std::atomic<bool>* cancel, const before_op_hook& before_op) {
   // Validate everything first: a bad task must not half-run.
   std::vector<std::vector<const op_schema*>> schemas;
   schemas.reserve(task.steps.size());
@@ -144,6 +144,9 @@ run_task(const task_def& task, workspace& ws, const op_registry& registry,
         if (cancel != nullptr && cancel->load(std::memory_order_relaxed))
           return make_error(runtime_errc::op_failed,
                             op_label(task, s, o) + ": cancelled");
+        if (before_op)
+          if (auto err = before_op(step.ops[o]))
+            return wrap(err, op_label(task, s, o));
         if (auto err = run_op(task, s, o, ws, *schemas[s][o], scratch, cancel))
           return err;
       }

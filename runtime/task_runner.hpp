@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <vector>
 
 #include <caf/expected.hpp>
@@ -43,9 +44,16 @@ class workspace;
 /// task stops with `op_failed` ("cancelled"). Ops see it too
 /// (`op_context::cancelled`): a long one (Sleep) ends early. It must
 /// outlive the call.
+///
+/// `before_op`, when given, is called before every op runs (after the
+/// cancellation check), with the op; an error it returns fails the task as
+/// the op's own error would. The fault plan's node.op point sits there.
+using before_op_hook = std::function<caf::error(const op_def&)>;
+
 caf::expected<std::vector<task_output>>
 run_task(const task_def& task, workspace& ws, const op_registry& registry,
-         const std::atomic<bool>* cancel = nullptr);
+         const std::atomic<bool>* cancel = nullptr,
+         const before_op_hook& before_op = {});
 
 /// The truth of a stop blob or stop condition: a single-element numeric or
 /// bool tensor (of any shape holding one element) that is not

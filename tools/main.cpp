@@ -27,9 +27,11 @@
 #include "actors/logging.hpp"
 #include "tools/ckpt_commands.hpp"
 #include "tools/cli_output.hpp"
+#include "tools/fault_commands.hpp"
 #include "tools/node_command.hpp"
 #include "tools/run_command.hpp"
 #include "tools/strict_integer.hpp"
+#include "tools/sweep_command.hpp"
 
 #ifndef EPOCHRT_VERSION
 #  define EPOCHRT_VERSION "unknown"
@@ -64,6 +66,7 @@ struct arguments {
   bool quiet = false;
   run_options run;
   node_options node;
+  sweep_options sweep;
   std::string ls_dir;
   ckpt_show_options show;
   std::string verify_dir;
@@ -172,6 +175,15 @@ int run_main(int argc, char** argv) {
     ->type_name("MS")
     ->check(strict_integer(0, 24 * 3600000));
   add_tls_flags(*run, args.run.tls, "the daemons");
+  run
+    ->add_option("--fault-plan", args.run.fault_plan,
+                 "Inject the faults of PLAN in this process "
+                 "(docs/fault-plans.md)")
+    ->type_name("PLAN");
+  run
+    ->add_option("--fault-trace", args.run.fault_trace,
+                 "Append every injection point this process reaches to FILE")
+    ->type_name("FILE");
 
   auto node = app.add_subcommand(
     "node",
@@ -208,6 +220,83 @@ int run_main(int argc, char** argv) {
     ->type_name("MS")
     ->check(strict_integer(1, 3600000));
   add_tls_flags(*node, args.node.tls, "masters");
+  node
+    ->add_option("--fault-plan", args.node.fault_plan,
+                 "Inject the faults of PLAN in this daemon "
+                 "(docs/fault-plans.md)")
+    ->type_name("PLAN");
+  node
+    ->add_option("--fault-trace", args.node.fault_trace,
+                 "Append every injection point this daemon reaches to FILE")
+    ->type_name("FILE");
+
+  auto faults = app.add_subcommand("faults", "Fault injection");
+  faults->require_subcommand(1);
+  auto faults_list_cmd = faults->add_subcommand(
+    "list", "List the injection points and the faults each takes");
+
+  auto sweep = app.add_subcommand(
+    "sweep",
+    "Run a job with a crash (and disk errors, corruption, partitions) at "
+    "every injection point it reaches, and check that it recovers");
+  sweep->add_option("job", args.sweep.job_file, "The job file (JSON)")
+    ->required();
+  sweep
+    ->add_option("--fetch", args.sweep.fetches,
+                 "Blob BLOB of node NODE is part of the result (repeatable)")
+    ->type_name("NODE:BLOB")
+    ->allow_extra_args(false);
+  sweep
+    ->add_option("--node", args.sweep.remote_nodes,
+                 "Node NAME runs on your daemon at HOST:PORT (repeatable; "
+                 "only the master's faults reach it)")
+    ->type_name("NAME=HOST:PORT")
+    ->allow_extra_args(false);
+  sweep
+    ->add_option("--daemon", args.sweep.daemon_nodes,
+                 "Run node NAME on a daemon the sweep starts on 127.0.0.1, "
+                 "scripts and restarts (repeatable)")
+    ->type_name("NAME")
+    ->allow_extra_args(false);
+  sweep
+    ->add_option("--secret-file", args.sweep.secret_file,
+                 "The secret shared with the daemons")
+    ->type_name("FILE");
+  sweep
+    ->add_option("--max-failures", args.sweep.max_failures,
+                 "Passed to every run (default 0)")
+    ->type_name("K")
+    ->check(strict_integer(0, 1000000));
+  sweep
+    ->add_option("--connection-timeout-ms", args.sweep.connection_timeout_ms,
+                 "Passed to every run and daemon (default 1000)")
+    ->type_name("MS")
+    ->check(strict_integer(250, 3600000));
+  sweep
+    ->add_option("--max-runs", args.sweep.max_runs,
+                 "Cases at most; more are sampled (default 200)")
+    ->type_name("N")
+    ->check(strict_integer(1, 1000000));
+  sweep
+    ->add_option("--seed", args.sweep.seed,
+                 "Seeds the sample and the plans (default 1)")
+    ->type_name("S")
+    ->check(strict_unsigned(0, std::numeric_limits<uint64_t>::max()));
+  sweep
+    ->add_option("--timeout-ms", args.sweep.timeout_ms,
+                 "A run longer than this is hung (default 60000)")
+    ->type_name("MS")
+    ->check(strict_integer(100, 24 * 3600000));
+  sweep
+    ->add_option("--work-dir", args.sweep.work_dir,
+                 "Run the cases in DIR (default: a temporary directory)")
+    ->type_name("DIR");
+  sweep
+    ->add_option("--faults", args.sweep.faults,
+                 "Sweep only these kinds: crash, io_error, corrupt_write, "
+                 "short_write, partition (repeatable; default all)")
+    ->type_name("KIND")
+    ->allow_extra_args(false);
 
   auto ckpt = app.add_subcommand("ckpt", "Inspect a checkpoint directory");
   ckpt->require_subcommand(1);
@@ -241,6 +330,10 @@ int run_main(int argc, char** argv) {
     return run_job(args.run);
   if (node->parsed())
     return run_node(args.node);
+  if (faults_list_cmd->parsed())
+    return faults_list();
+  if (sweep->parsed())
+    return run_sweep(args.sweep);
   if (ls->parsed())
     return ckpt_ls(args.ls_dir);
   if (show->parsed())

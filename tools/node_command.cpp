@@ -17,6 +17,7 @@
 #include "runtime/builtin_ops.hpp"
 #include "runtime/op_registry.hpp"
 #include "tools/cli_output.hpp"
+#include "tools/fault_commands.hpp"
 #include "tools/network_flags.hpp"
 
 namespace epochrt::cli {
@@ -70,6 +71,12 @@ int run_node(const node_options& opts) {
     print_error("--max-tensor-bytes must be positive");
     return exit_bad_input;
   }
+  auto faults = make_fault_injector(opts.fault_plan, opts.fault_trace);
+  if (!faults) {
+    print_error(describe(faults.error()));
+    return exit_bad_input;
+  }
+  options.faults = std::move(*faults);
   auto signals = block_stop_signals();
   auto ops = std::make_shared<op_registry>();
   if (auto err = add_builtin_ops(*ops)) {

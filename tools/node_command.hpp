@@ -25,6 +25,10 @@ struct node_options {
   int64_t admission_timeout_ms = 5000;
   /// Mutual TLS with the masters.
   tls_flags tls;
+  /// A fault plan for this daemon (docs/fault-plans.md).
+  std::optional<std::string> fault_plan;
+  /// Appends every injection point the daemon reaches to this file.
+  std::optional<std::string> fault_trace;
 };
 
 /// Runs `epochrt node`: a node daemon that serves one master at a time

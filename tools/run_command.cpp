@@ -27,6 +27,7 @@
 #include "runtime/op_registry.hpp"
 #include "runtime/runtime_errc.hpp"
 #include "tools/cli_output.hpp"
+#include "tools/fault_commands.hpp"
 #include "tools/fetch_spec.hpp"
 #include "tools/network_flags.hpp"
 
@@ -216,6 +217,11 @@ int run_job(const run_options& opts) {
   std::vector<fetch_spec> fetches;
   if (!check_arguments(opts, fetches))
     return exit_bad_input;
+  auto faults = make_fault_injector(opts.fault_plan, opts.fault_trace);
+  if (!faults) {
+    print_error(describe(faults.error()));
+    return exit_bad_input;
+  }
   auto ops = std::make_shared<op_registry>();
   if (auto err = add_builtin_ops(*ops)) {
     print_error(describe(err));
@@ -252,6 +258,7 @@ int run_job(const run_options& opts) {
     return exit_bad_input;
   }
   distributed_session_options session_opts;
+  session_opts.timeouts.faults = *faults;
   // A daemon that accepts a connection but stays silent this long is as
   // good as lost.
   session_opts.handshake_timeout = network->connection_timeout;
@@ -284,9 +291,12 @@ int run_job(const run_options& opts) {
     return exit_failure;
   }
   std::unique_ptr<multi_node_checkpoint_manager> manager;
-  if (opts.checkpoint_dir)
+  if (opts.checkpoint_dir) {
+    checkpoint_options ckpt_opts;
+    ckpt_opts.faults = *faults;
     manager = std::make_unique<multi_node_checkpoint_manager>(
-      sys, *opts.checkpoint_dir);
+      sys, *opts.checkpoint_dir, std::move(ckpt_opts));
+  }
   std::unique_ptr<directory_upload_builder> upload;
   if (opts.upload_dir)
     upload = std::make_unique<directory_upload_builder>(*opts.upload_dir);

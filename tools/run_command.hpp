@@ -42,6 +42,12 @@ struct run_options {
   int64_t reconnect_timeout_ms = 30000;
   /// Mutual TLS with the daemons.
   tls_flags tls;
+  /// A fault plan (docs/fault-plans.md) for this process's nodes, job
+  /// runner, checkpoints and its side of the remote path.
+  std::optional<std::string> fault_plan;
+  /// Appends a line for every injection point this process reaches to
+  /// FILE (created or appended): what `epochrt sweep` records.
+  std::optional<std::string> fault_trace;
 };
 
 /// Runs `epochrt run`: checks every argument and loads the job before

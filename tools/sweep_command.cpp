@@ -1,0 +1,841 @@
+#include "tools/sweep_command.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <unistd.h>
+
+#include "messages/fault_plan.hpp"
+#include "messages/fault_point.hpp"
+#include "persistence/file_metadata_handler.hpp"
+#include "runtime/builtin_ops.hpp"
+#include "runtime/job_file.hpp"
+#include "runtime/op_registry.hpp"
+#include "tools/child_process.hpp"
+#include "tools/cli_output.hpp"
+
+namespace epochrt::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Where a hit was made: the master (the `epochrt run` process) or the
+// daemon of a node the sweep started.
+const std::string master_process = "master";
+
+// One line of a trace (fault_injector::trace_to), with the run it came
+// from: 1 for the run from scratch, 2 for the rerun that resumes the
+// finished job (the loading points are reached only there).
+struct hit {
+  int phase = 1;
+  std::string process;
+  fault_point point = fault_point::save_open;
+  std::string node;
+  int64_t epoch = -1;
+  std::string detail;
+  uint64_t n = 0;
+};
+
+struct sweep_case {
+  size_t index = 0;
+  // The hit's place in the reference runs' traces: cases are listed in
+  // the order the job reaches them.
+  size_t order = 0;
+  hit where;
+  fault_rule rule;
+};
+
+enum class outcome { recovered, clear_error, wrong, hung };
+
+const char* outcome_name(outcome x) {
+  switch (x) {
+    case outcome::recovered:
+      return "recovered";
+    case outcome::clear_error:
+      return "clear error";
+    case outcome::wrong:
+      return "WRONG";
+    case outcome::hung:
+      return "HUNG";
+  }
+  return "?";
+}
+
+struct run_result {
+  child_status status;
+  std::string out;
+  std::string err;
+};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in{path, std::ios::binary};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<hit> read_trace(const fs::path& path, int phase,
+                            const std::string& process) {
+  std::vector<hit> hits;
+  std::istringstream in{read_text(path)};
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields;
+    size_t start = 0;
+    for (;;) {
+      auto tab = line.find('\t', start);
+      fields.push_back(line.substr(start, tab - start));
+      if (tab == std::string::npos)
+        break;
+      start = tab + 1;
+    }
+    if (fields.size() != 5)
+      continue;
+    auto point = fault_point_from_name(fields[0]);
+    if (!point)
+      continue;
+    hit h;
+    h.phase = phase;
+    h.process = process;
+    h.point = *point;
+    h.node = fields[1];
+    h.epoch = std::strtoll(fields[2].c_str(), nullptr, 10);
+    h.detail = fields[3];
+    h.n = std::strtoull(fields[4].c_str(), nullptr, 10);
+    hits.push_back(std::move(h));
+  }
+  return hits;
+}
+
+// The last line starting with "epochrt: error:" in `err`, or empty.
+std::string error_line(const std::string& err) {
+  std::string found;
+  std::istringstream in{err};
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("epochrt: error:", 0) == 0)
+      found = line;
+  return found;
+}
+
+std::string self_path() {
+  std::error_code ec;
+  auto path = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string{"epochrt"} : path.string();
+}
+
+bool is_persistence_point(fault_point p) {
+  auto name = info(p).name;
+  return name.rfind("save.", 0) == 0 || name.rfind("commit.", 0) == 0
+         || name.rfind("load.", 0) == 0;
+}
+
+uint64_t splitmix(uint64_t& state) {
+  auto z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// A daemon the sweep runs for one node.
+struct daemon {
+  std::string node;
+  fs::path root;
+  uint16_t port = 0;
+  std::optional<child_process> proc;
+  int incarnation = 0;
+};
+
+class sweeper {
+public:
+  sweeper(const sweep_options& opts, fs::path work, std::string exe)
+    : opts_(opts), work_(std::move(work)), exe_(std::move(exe)) {
+  }
+
+  int run();
+
+private:
+  // --- processes ---------------------------------------------------------
+
+  // Starts (or restarts, on its old port) the daemon of `d.node`, with the
+  // plan and trace files when given. Returns an error text or empty.
+  std::string start_daemon(daemon& d, const fs::path& dir,
+                           const std::optional<fs::path>& plan,
+                           const std::optional<fs::path>& trace) {
+    ++d.incarnation;
+    auto out = dir / (d.node + ".out." + std::to_string(d.incarnation));
+    child_process::options o;
+    o.argv = {exe_,
+              "node",
+              "--listen",
+              "127.0.0.1:" + std::to_string(d.port),
+              "--checkpoint-root",
+              d.root.string(),
+              "--connection-timeout-ms",
+              std::to_string(opts_.connection_timeout_ms),
+              "-q"};
+    if (opts_.secret_file) {
+      o.argv.push_back("--secret-file");
+      o.argv.push_back(*opts_.secret_file);
+    }
+    if (plan) {
+      o.argv.push_back("--fault-plan");
+      o.argv.push_back(plan->string());
+    }
+    if (trace) {
+      o.argv.push_back("--fault-trace");
+      o.argv.push_back(trace->string());
+    }
+    o.stdout_path = out.string();
+    o.stderr_path = (dir / (d.node + ".err")).string();
+    std::string error;
+    // The old port may be held for a moment by the daemon that just died.
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      auto proc = child_process::start(o, error);
+      if (!proc)
+        return error;
+      auto deadline = std::chrono::steady_clock::now()
+                      + std::chrono::seconds(10);
+      child_status status;
+      bool ended = false;
+      while (std::chrono::steady_clock::now() < deadline) {
+        auto text = read_text(out);
+        auto at = text.find("listening on ");
+        if (at != std::string::npos && text.find('\n', at) != std::string::npos) {
+          auto colon = text.rfind(':', text.find('\n', at));
+          d.port = static_cast<uint16_t>(
+            std::strtoul(text.c_str() + colon + 1, nullptr, 10));
+          d.proc = std::move(proc);
+          return {};
+        }
+        if (proc->poll(status)) {
+          ended = true;
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      if (!ended)
+        return "the daemon of node " + d.node + " did not start listening";
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return "the daemon of node " + d.node + " could not listen on port "
+           + std::to_string(d.port) + " again";
+  }
+
+  std::vector<std::string> run_argv(const std::optional<fs::path>& plan,
+                                    const std::optional<fs::path>& trace) {
+    std::vector<std::string> argv{exe_,
+                                  "run",
+                                  job_file_,
+                                  "--checkpoint-dir",
+                                  "ckpt",
+                                  "--max-failures",
+                                  std::to_string(opts_.max_failures),
+                                  "--connection-timeout-ms",
+                                  std::to_string(opts_.connection_timeout_ms),
+                                  "--reconnect-timeout-ms",
+                                  std::to_string(
+                                    std::max<int64_t>(opts_.timeout_ms / 4,
+                                                      1000))};
+    for (auto& f : opts_.fetches) {
+      argv.push_back("--fetch");
+      argv.push_back(f);
+    }
+    for (auto& n : opts_.remote_nodes) {
+      argv.push_back("--node");
+      argv.push_back(n);
+    }
+    for (auto& d : daemons_) {
+      argv.push_back("--node");
+      argv.push_back(d.node + "=127.0.0.1:" + std::to_string(d.port));
+    }
+    if (opts_.secret_file) {
+      argv.push_back("--secret-file");
+      argv.push_back(*opts_.secret_file);
+    }
+    if (plan) {
+      argv.push_back("--fault-plan");
+      argv.push_back(plan->string());
+    }
+    if (trace) {
+      argv.push_back("--fault-trace");
+      argv.push_back(trace->string());
+    }
+    return argv;
+  }
+
+  // One run of the job in `dir`/cwd; daemons that die meanwhile are
+  // restarted, fault-free, on their port.
+  run_result run_job(const fs::path& dir, int k,
+                     const std::optional<fs::path>& plan,
+                     const std::optional<fs::path>& trace) {
+    child_process::options o;
+    o.argv = run_argv(plan, trace);
+    o.cwd = (dir / "cwd").string();
+    o.stdout_path = (dir / ("run" + std::to_string(k) + ".out")).string();
+    o.stderr_path = (dir / ("run" + std::to_string(k) + ".err")).string();
+    run_result result;
+    std::string error;
+    auto proc = child_process::start(o, error);
+    if (!proc) {
+      result.err = "epochrt: error: cannot start a run: " + error;
+      result.status.exit_code = 1;
+      return result;
+    }
+    auto deadline = std::chrono::steady_clock::now()
+                    + std::chrono::milliseconds(opts_.timeout_ms);
+    for (;;) {
+      if (proc->poll(result.status))
+        break;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        proc->kill();
+        result.status = {};
+        result.status.timed_out = true;
+        break;
+      }
+      revive_daemons(dir);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    result.out = read_text(o.stdout_path);
+    result.err = read_text(o.stderr_path);
+    return result;
+  }
+
+  void revive_daemons(const fs::path& dir) {
+    for (auto& d : daemons_) {
+      child_status status;
+      if (d.proc && d.proc->poll(status)) {
+        d.proc.reset();
+        ++daemon_restarts_;
+        if (auto err = start_daemon(d, dir, std::nullopt,
+                                    dir / (d.node + ".trace"));
+            !err.empty())
+          std::cerr << "epochrt: sweep: " << err << '\n';
+      }
+    }
+  }
+
+  // Starts the daemons of a case in `dir`, fresh, with `plan` for the one
+  // named `plan_for`.
+  std::string start_daemons(const fs::path& dir, const std::string& plan_for,
+                            const std::optional<fs::path>& plan) {
+    for (auto& d : daemons_) {
+      d.proc.reset();
+      d.root = dir / "cwd";
+      auto err = start_daemon(d, dir,
+                              d.node == plan_for ? plan : std::nullopt,
+                              dir / (d.node + ".trace"));
+      if (!err.empty())
+        return err;
+    }
+    return {};
+  }
+
+  void stop_daemons() {
+    for (auto& d : daemons_)
+      d.proc.reset();
+  }
+
+  // --- checks ------------------------------------------------------------
+
+  std::set<int64_t> committed(const fs::path& dir) {
+    std::set<int64_t> result;
+    file_metadata_handler handler{(dir / "cwd" / "ckpt").string()};
+    if (auto md = handler.load())
+      result.insert(md->committed_epochs.begin(), md->committed_epochs.end());
+    return result;
+  }
+
+  // An epoch loaded by the run that was not committed before it.
+  std::optional<int64_t> uncommitted_load(const std::vector<hit>& hits,
+                                          const std::set<int64_t>& before) {
+    for (auto& h : hits)
+      if (h.point == fault_point::load_open && h.epoch >= 0
+          && before.count(h.epoch) == 0)
+        return h.epoch;
+    return std::nullopt;
+  }
+
+  // What the runs left in their working directory besides the checkpoint
+  // directory (the daemons' roots are that directory too).
+  std::string stray_files(const fs::path& dir) {
+    std::error_code ec;
+    std::string found;
+    for (auto& entry : fs::directory_iterator(dir / "cwd", ec))
+      if (entry.path().filename() != "ckpt")
+        found += (found.empty() ? "" : ", ") + entry.path().filename().string();
+    return found;
+  }
+
+  bool verifies(const fs::path& dir, std::string& why) {
+    child_process::options o;
+    o.argv = {exe_, "ckpt", "verify", (dir / "cwd" / "ckpt").string()};
+    o.stdout_path = (dir / "verify.out").string();
+    o.stderr_path = (dir / "verify.err").string();
+    std::string error;
+    auto proc = child_process::start(o, error);
+    if (!proc) {
+      why = error;
+      return false;
+    }
+    auto status = proc->wait(std::chrono::milliseconds(opts_.timeout_ms));
+    if (status.exit_code == 0 && status.signal == 0 && !status.timed_out)
+      return true;
+    why = one_line(error_line(read_text(o.stderr_path)));
+    if (why.empty())
+      why = describe(status);
+    return false;
+  }
+
+  // --- the sweep ---------------------------------------------------------
+
+  int reference();
+  std::vector<sweep_case> make_cases();
+  outcome run_case(const sweep_case& c, std::string& note);
+  void keep_failure(const sweep_case& c, const std::string& note);
+
+  const sweep_options& opts_;
+  fs::path work_;
+  std::string exe_;
+  std::string job_file_;
+  std::vector<daemon> daemons_;
+  std::string reference_out_;
+  std::vector<hit> hits_;
+  int daemon_restarts_ = 0;
+  int failures_kept_ = 0;
+};
+
+int sweeper::reference() {
+  auto dir = work_ / "reference";
+  fs::create_directories(dir / "cwd");
+  if (auto err = start_daemons(dir, {}, std::nullopt); !err.empty()) {
+    print_error("sweep: " + err);
+    return exit_failure;
+  }
+  auto first = run_job(dir, 1, std::nullopt, dir / "master.trace.1");
+  for (auto& d : daemons_)
+    fs::rename(dir / (d.node + ".trace"), dir / (d.node + ".trace.1"));
+  if (first.status.timed_out || first.status.signal != 0
+      || first.status.exit_code != 0) {
+    auto line = error_line(first.err);
+    print_error("sweep: the fault-free run failed (" + describe(first.status)
+                + ")" + (line.empty() ? "" : ": " + line));
+    return exit_failure;
+  }
+  reference_out_ = first.out;
+  // The daemons restart between the two runs, as they do in a case.
+  if (auto err = start_daemons(dir, {}, std::nullopt); !err.empty()) {
+    print_error("sweep: " + err);
+    return exit_failure;
+  }
+  auto second = run_job(dir, 2, std::nullopt, dir / "master.trace.2");
+  for (auto& d : daemons_)
+    fs::rename(dir / (d.node + ".trace"), dir / (d.node + ".trace.2"));
+  stop_daemons();
+  if (second.status.exit_code != 0 || second.status.signal != 0
+      || second.status.timed_out || second.out != first.out) {
+    print_error("sweep: rerunning the finished job did not give the same "
+                "result (" + describe(second.status) + "): the job is not "
+                "deterministic, and a sweep cannot judge it");
+    return exit_failure;
+  }
+  for (int phase = 1; phase <= 2; ++phase) {
+    auto suffix = ".trace." + std::to_string(phase);
+    auto add = [&](std::vector<hit> more) {
+      hits_.insert(hits_.end(), std::make_move_iterator(more.begin()),
+                   std::make_move_iterator(more.end()));
+    };
+    add(read_trace(dir / ("master" + suffix), phase, master_process));
+    for (auto& d : daemons_)
+      add(read_trace(dir / (d.node + suffix), phase, d.node));
+  }
+  std::cout << "reference: " << one_line(reference_out_) << " ("
+            << hits_.size() << " injection points reached)\n";
+  return exit_ok;
+}
+
+std::vector<sweep_case> sweeper::make_cases() {
+  auto wanted = [&](fault_kind kind) {
+    if (opts_.faults.empty())
+      return true;
+    return std::find(opts_.faults.begin(), opts_.faults.end(),
+                     std::string{fault_kind_name(kind)})
+           != opts_.faults.end();
+  };
+  const fault_kind kinds[] = {fault_kind::crash, fault_kind::io_error,
+                              fault_kind::corrupt_write,
+                              fault_kind::short_write, fault_kind::partition};
+  const int errors[] = {EIO, ENOSPC, EACCES};
+  std::map<fault_kind, std::vector<sweep_case>> by_kind;
+  size_t io_errors = 0;
+  std::set<std::string> remote;
+  for (auto& d : daemons_)
+    remote.insert(d.node);
+  for (auto& n : opts_.remote_nodes)
+    remote.insert(n.substr(0, n.find('=')));
+  for (size_t order = 0; order < hits_.size(); ++order) {
+    auto& h = hits_[order];
+    for (auto kind : kinds) {
+      if (!wanted(kind) || (info(h.point).kinds & kind_bit(kind)) == 0)
+        continue;
+      if (kind == fault_kind::io_error && !is_persistence_point(h.point))
+        continue;
+      // A partition is between the master and a remote node.
+      if (kind == fault_kind::partition
+          && (h.process != master_process || remote.count(h.node) == 0))
+        continue;
+      sweep_case c;
+      c.order = order;
+      c.where = h;
+      c.rule.point = h.point;
+      c.rule.kind = kind;
+      if (!h.node.empty())
+        c.rule.node = h.node;
+      c.rule.hit = h.n;
+      if (kind == fault_kind::io_error)
+        c.rule.error = errors[io_errors++ % 3];
+      if (kind == fault_kind::partition)
+        c.rule.ms = static_cast<uint64_t>(3 * opts_.connection_timeout_ms);
+      by_kind[kind].push_back(std::move(c));
+    }
+  }
+  size_t total = 0;
+  for (auto& [kind, cases] : by_kind)
+    total += cases.size();
+  auto limit = static_cast<size_t>(opts_.max_runs);
+  std::vector<sweep_case> chosen;
+  if (total <= limit) {
+    for (auto kind : kinds)
+      for (auto& c : by_kind[kind])
+        chosen.push_back(c);
+  } else {
+    // A seeded sample that keeps every kind: shuffle each kind's cases,
+    // then take one of each kind in turn. Partitions last the longest:
+    // at most a tenth of the runs.
+    uint64_t state = opts_.seed;
+    for (auto& [kind, cases] : by_kind) {
+      for (size_t i = cases.size(); i > 1; --i)
+        std::swap(cases[i - 1], cases[splitmix(state) % i]);
+      if (kind == fault_kind::partition)
+        cases.resize(std::min(cases.size(), std::max<size_t>(limit / 10, 2)));
+    }
+    std::map<fault_kind, size_t> taken;
+    while (chosen.size() < limit) {
+      bool any = false;
+      for (auto kind : kinds) {
+        auto& cases = by_kind[kind];
+        if (taken[kind] < cases.size() && chosen.size() < limit) {
+          chosen.push_back(cases[taken[kind]++]);
+          any = true;
+        }
+      }
+      if (!any)
+        break;
+    }
+  }
+  std::stable_sort(chosen.begin(), chosen.end(),
+                   [](const sweep_case& x, const sweep_case& y) {
+                     return x.order < y.order;
+                   });
+  for (size_t i = 0; i < chosen.size(); ++i)
+    chosen[i].index = i + 1;
+  std::cout << "cases: " << chosen.size() << " of " << total
+            << (chosen.size() < total ? " (sampled with seed "
+                                          + std::to_string(opts_.seed) + ")"
+                                      : std::string{})
+            << '\n';
+  return chosen;
+}
+
+outcome sweeper::run_case(const sweep_case& c, std::string& note) {
+  auto dir = work_ / ("case-" + std::to_string(c.index));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "cwd");
+  fault_plan plan;
+  plan.seed = opts_.seed;
+  plan.faults.push_back(c.rule);
+  auto plan_path = dir / "plan.json";
+  {
+    std::ofstream out{plan_path};
+    out << to_json(plan);
+  }
+  auto on_master = c.where.process == master_process;
+  auto kind = c.rule.kind;
+  auto silent = kind == fault_kind::corrupt_write
+                || kind == fault_kind::short_write;
+  int k = 0;
+  std::vector<run_result> runs;
+  auto fail_on = [&](const run_result& r, outcome& worst) {
+    if (r.status.timed_out) {
+      note = "run " + std::to_string(k) + " outlived "
+             + std::to_string(opts_.timeout_ms) + " ms";
+      worst = outcome::hung;
+      return true;
+    }
+    if (r.status.signal == 0 && r.status.exit_code == 0
+        && r.out != reference_out_) {
+      note = "run " + std::to_string(k) + " exit 0 with " + one_line(r.out);
+      worst = outcome::wrong;
+      return true;
+    }
+    if (r.status.signal == 0 && r.status.exit_code != 0
+        && error_line(r.err).empty()) {
+      note = "run " + std::to_string(k) + " " + describe(r.status)
+             + " without an error line";
+      worst = outcome::wrong;
+      return true;
+    }
+    return false;
+  };
+  auto one_run = [&](const std::optional<fs::path>& p,
+                     outcome& worst) -> std::optional<run_result> {
+    ++k;
+    auto before = committed(dir);
+    auto trace = dir / ("master.trace." + std::to_string(k));
+    auto r = run_job(dir, k, on_master ? p : std::nullopt, trace);
+    auto hits = read_trace(trace, 0, master_process);
+    for (auto& d : daemons_) {
+      auto more = read_trace(dir / (d.node + ".trace"), 0, d.node);
+      hits.insert(hits.end(), more.begin(), more.end());
+    }
+    if (auto e = uncommitted_load(hits, before)) {
+      note = "run " + std::to_string(k) + " loaded epoch "
+             + std::to_string(*e) + ", which was not committed";
+      worst = outcome::wrong;
+      return std::nullopt;
+    }
+    if (fail_on(r, worst))
+      return std::nullopt;
+    return r;
+  };
+  outcome worst = outcome::recovered;
+  auto finish = [&](outcome o) {
+    stop_daemons();
+    return o;
+  };
+  // Setup: the daemon with the plan, and for a loading point the run from
+  // scratch that the resumed run loads.
+  auto plan_for = on_master ? std::string{} : c.where.process;
+  if (c.where.phase == 2) {
+    if (auto err = start_daemons(dir, {}, std::nullopt); !err.empty()) {
+      note = err;
+      return finish(outcome::wrong);
+    }
+    auto r = one_run(std::nullopt, worst);
+    if (!r)
+      return finish(worst);
+  }
+  if (auto err = start_daemons(dir, plan_for, plan_path); !err.empty()) {
+    note = err;
+    return finish(outcome::wrong);
+  }
+  auto injected = one_run(plan_path, worst);
+  if (!injected)
+    return finish(worst);
+  auto last = *injected;
+  // The same command again, fault-free, until it ends (a crash needs one
+  // rerun; a lost daemon may need another). After silent corruption the
+  // job runs once more anyway: resuming must load what was written.
+  auto ended = [](const run_result& r) {
+    return r.status.signal == 0 && r.status.exit_code == 0;
+  };
+  for (int rerun = 0; rerun < 4 && (!ended(last) || (silent && rerun == 0));
+       ++rerun) {
+    auto r = one_run(std::nullopt, worst);
+    if (!r)
+      return finish(worst);
+    last = *r;
+    if (!ended(last) && !error_line(last.err).empty()
+        && kind != fault_kind::crash && kind != fault_kind::partition
+        && rerun >= 1)
+      break;
+  }
+  stop_daemons();
+  if (auto stray = stray_files(dir); !stray.empty()) {
+    note = "wrote outside the checkpoint directory: " + stray;
+    return outcome::wrong;
+  }
+  if (!ended(last)) {
+    note = one_line(error_line(last.err));
+    // A crash or a partition must never keep a job from finishing.
+    if (kind == fault_kind::crash || kind == fault_kind::partition)
+      return outcome::wrong;
+    return outcome::clear_error;
+  }
+  std::string why;
+  if (!silent && !verifies(dir, why)) {
+    note = "a committed epoch does not verify: " + why;
+    return outcome::wrong;
+  }
+  if (k > 1)
+    note = std::to_string(k) + " runs";
+  // The plan names a hit of the reference runs; a job whose hits come in
+  // another order may not reach it.
+  if (injected->status.signal == 0 && kind == fault_kind::crash)
+    note += std::string{note.empty() ? "" : "; "} + "the crash never struck";
+  return outcome::recovered;
+}
+
+void sweeper::keep_failure(const sweep_case& c, const std::string& note) {
+  auto dir = work_ / "failures";
+  fs::create_directories(dir);
+  auto base = dir / ("case-" + std::to_string(c.index));
+  fs::copy_file(work_ / ("case-" + std::to_string(c.index)) / "plan.json",
+                base.string() + ".json", fs::copy_options::overwrite_existing);
+  std::ofstream out{base.string() + ".txt"};
+  auto on_master = c.where.process == master_process;
+  out << "outcome: " << note << "\n"
+      << "plan: " << base.string() << ".json, for "
+      << (on_master ? "the master: epochrt run ... --fault-plan PLAN"
+                    : "the daemon of node " + c.where.process
+                        + ": epochrt node ... --fault-plan PLAN")
+      << "\n"
+      << (c.where.phase == 2 ? "the plan applies to the second run of the job "
+                               "(the first, fault-free, runs it from scratch)\n"
+                             : "")
+      << "case directory: "
+      << (work_ / ("case-" + std::to_string(c.index))).string() << "\n";
+  ++failures_kept_;
+}
+
+int sweeper::run() {
+  job_file_ = fs::absolute(opts_.job_file).string();
+  for (auto& name : opts_.daemon_nodes) {
+    daemon d;
+    d.node = name;
+    daemons_.push_back(std::move(d));
+  }
+  if (auto rc = reference(); rc != exit_ok)
+    return rc;
+  auto cases = make_cases();
+  std::map<outcome, int> counts;
+  std::cout << std::left << std::setw(5) << "case" << std::setw(22) << "point"
+            << std::setw(12) << "where" << std::setw(7) << "epoch"
+            << std::setw(6) << "hit" << std::setw(14) << "fault"
+            << std::setw(12) << "outcome"
+            << "note\n";
+  for (auto& c : cases) {
+    std::string note;
+    auto result = run_case(c, note);
+    ++counts[result];
+    auto where = c.where.process == master_process
+                   ? (c.where.node.empty() ? "master" : c.where.node)
+                   : c.where.node + "@d";
+    auto fault = std::string{fault_kind_name(c.rule.kind)};
+    if (c.rule.kind == fault_kind::io_error)
+      fault += " " + errno_name(c.rule.error);
+    if (c.where.phase == 2)
+      fault += " (r)";
+    std::cout << std::left << std::setw(5) << c.index << std::setw(22)
+              << info(c.rule.point).name << std::setw(12) << where
+              << std::setw(7)
+              << (c.where.epoch >= 0 ? std::to_string(c.where.epoch) : "-")
+              << std::setw(6) << c.where.n << std::setw(14) << fault
+              << std::setw(12) << outcome_name(result) << note << std::endl;
+    if (result == outcome::wrong || result == outcome::hung)
+      keep_failure(c, note);
+    else
+      fs::remove_all(work_ / ("case-" + std::to_string(c.index)));
+  }
+  if (failures_kept_ > 0)
+    std::cout << "failing cases: " << failures_kept_ << " plan files in "
+              << (work_ / "failures").string() << '\n';
+  std::cout << "sweep: " << cases.size() << " runs, "
+            << counts[outcome::recovered] << " recovered, "
+            << counts[outcome::clear_error] << " clear errors, "
+            << counts[outcome::wrong] << " wrong, " << counts[outcome::hung]
+            << " hung" << std::endl;
+  return counts[outcome::wrong] + counts[outcome::hung] == 0 ? exit_ok
+                                                             : exit_failure;
+}
+
+} // namespace
+
+int run_sweep(const sweep_options& opts) {
+  // The job is checked here, so that a bad one is bad input, not a failed
+  // reference run.
+  op_registry ops;
+  if (auto err = add_builtin_ops(ops)) {
+    print_error(describe(err));
+    return exit_failure;
+  }
+  auto job = load_job_file(opts.job_file, ops);
+  if (!job) {
+    print_error(describe(job.error()));
+    return exit_bad_input;
+  }
+  auto nodes = job->nodes();
+  std::set<std::string> placed;
+  for (auto& name : opts.daemon_nodes) {
+    if (std::find(nodes.begin(), nodes.end(), name) == nodes.end()) {
+      print_error("--daemon " + name + ": the job has no node '" + name + "'");
+      return exit_bad_input;
+    }
+    if (!placed.insert(name).second) {
+      print_error("--daemon " + name + ": given twice");
+      return exit_bad_input;
+    }
+  }
+  for (auto& text : opts.remote_nodes)
+    if (!placed.insert(text.substr(0, text.find('='))).second) {
+      print_error("--node " + text + ": the node is placed twice");
+      return exit_bad_input;
+    }
+  for (auto& kind : opts.faults) {
+    auto k = fault_kind_from_name(kind);
+    if (!k
+        || (*k != fault_kind::crash && *k != fault_kind::io_error
+            && *k != fault_kind::corrupt_write && *k != fault_kind::short_write
+            && *k != fault_kind::partition)) {
+      print_error("--faults " + kind
+                  + ": expected crash, io_error, corrupt_write, short_write "
+                    "or partition");
+      return exit_bad_input;
+    }
+  }
+  fs::path work;
+  bool temporary = !opts.work_dir;
+  std::error_code ec;
+  if (opts.work_dir) {
+    work = fs::absolute(*opts.work_dir);
+    fs::create_directories(work, ec);
+    if (ec) {
+      print_error("--work-dir " + *opts.work_dir + ": " + ec.message());
+      return exit_bad_input;
+    }
+  } else {
+    auto tmp = std::getenv("TMPDIR");
+    auto pattern = (fs::path{tmp != nullptr && *tmp != '\0' ? tmp : "/tmp"}
+                    / "epochrt-sweep-XXXXXX")
+                     .string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      print_error("cannot create a work directory under $TMPDIR: "
+                  + std::string{std::strerror(errno)});
+      return exit_failure;
+    }
+    work = pattern;
+  }
+  sweep_options absolute = opts;
+  if (absolute.secret_file)
+    absolute.secret_file = fs::absolute(*absolute.secret_file).string();
+  sweeper s{absolute, work, self_path()};
+  auto rc = s.run();
+  if (temporary && rc == exit_ok)
+    fs::remove_all(work, ec);
+  else
+    std::cout << "work directory: " << work.string() << '\n';
+  return rc;
+}
+
+} // namespace epochrt::cli
