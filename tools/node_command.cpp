@@ -16,6 +16,7 @@
 #include "actors/secret_file.hpp"
 #include "runtime/builtin_ops.hpp"
 #include "runtime/op_registry.hpp"
+#include "runtime/runtime_errc.hpp"
 #include "tools/cli_output.hpp"
 #include "tools/fault_commands.hpp"
 #include "tools/network_flags.hpp"
@@ -73,7 +74,8 @@ int run_node(const node_options& opts) {
   }
   auto faults = make_fault_injector(opts.fault_plan, opts.fault_trace);
   if (!faults) {
-    print_error(describe(faults.error()));
+    // Like a job file's errors: the file and the field, not the code.
+    print_error(one_line(error_text(faults.error())));
     return exit_bad_input;
   }
   options.faults = std::move(*faults);

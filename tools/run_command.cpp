@@ -219,7 +219,8 @@ int run_job(const run_options& opts) {
     return exit_bad_input;
   auto faults = make_fault_injector(opts.fault_plan, opts.fault_trace);
   if (!faults) {
-    print_error(describe(faults.error()));
+    // Like a job file's errors: the file and the field, not the code.
+    print_error(one_line(error_text(faults.error())));
     return exit_bad_input;
   }
   auto ops = std::make_shared<op_registry>();

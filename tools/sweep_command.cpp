@@ -21,6 +21,7 @@
 #include "runtime/builtin_ops.hpp"
 #include "runtime/job_file.hpp"
 #include "runtime/op_registry.hpp"
+#include "runtime/runtime_errc.hpp"
 #include "tools/child_process.hpp"
 #include "tools/cli_output.hpp"
 
@@ -159,8 +160,10 @@ struct daemon {
 
 class sweeper {
 public:
-  sweeper(const sweep_options& opts, fs::path work, std::string exe)
-    : opts_(opts), work_(std::move(work)), exe_(std::move(exe)) {
+  sweeper(const sweep_options& opts, fs::path work, bool temporary,
+          std::string exe)
+    : opts_(opts), work_(std::move(work)), temporary_(temporary),
+      exe_(std::move(exe)) {
   }
 
   int run();
@@ -407,6 +410,8 @@ private:
 
   const sweep_options& opts_;
   fs::path work_;
+  // The work directory is the sweep's own, removed when no case failed.
+  bool temporary_;
   std::string exe_;
   std::string job_file_;
   std::vector<daemon> daemons_;
@@ -430,7 +435,8 @@ int sweeper::reference() {
       || first.status.exit_code != 0) {
     auto line = error_line(first.err);
     print_error("sweep: the fault-free run failed (" + describe(first.status)
-                + ")" + (line.empty() ? "" : ": " + line));
+                + ")" + (line.empty() ? "" : ": " + line) + "; its output is in "
+                + dir.string());
     return exit_failure;
   }
   reference_out_ = first.out;
@@ -751,6 +757,8 @@ int sweeper::run() {
   if (failures_kept_ > 0)
     std::cout << "failing cases: " << failures_kept_ << " plan files in "
               << (work_ / "failures").string() << '\n';
+  if (!temporary_ || failures_kept_ > 0)
+    std::cout << "work directory: " << work_.string() << '\n';
   std::cout << "sweep: " << cases.size() << " runs, "
             << counts[outcome::recovered] << " recovered, "
             << counts[outcome::clear_error] << " clear errors, "
@@ -772,7 +780,7 @@ int run_sweep(const sweep_options& opts) {
   }
   auto job = load_job_file(opts.job_file, ops);
   if (!job) {
-    print_error(describe(job.error()));
+    print_error(one_line(error_text(job.error())));
     return exit_bad_input;
   }
   auto nodes = job->nodes();
@@ -829,12 +837,10 @@ int run_sweep(const sweep_options& opts) {
   sweep_options absolute = opts;
   if (absolute.secret_file)
     absolute.secret_file = fs::absolute(*absolute.secret_file).string();
-  sweeper s{absolute, work, self_path()};
+  sweeper s{absolute, work, temporary, self_path()};
   auto rc = s.run();
   if (temporary && rc == exit_ok)
     fs::remove_all(work, ec);
-  else
-    std::cout << "work directory: " << work.string() << '\n';
   return rc;
 }
 

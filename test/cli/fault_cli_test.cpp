@@ -1,0 +1,187 @@
+// Fault plans from the command line: `epochrt faults list`, `run
+// --fault-plan`, and `epochrt sweep`, which must prove that a job recovers
+// from a crash at every point it reaches and never gives a wrong result
+// under disk errors and silent corruption. Real processes, bounded in time.
+
+#define BOOST_TEST_MODULE fault_cli
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "messages/fault_point.hpp"
+#include "test/support/process_runner.hpp"
+#include "test/support/temp_dir.hpp"
+
+using epochrt::test::process_result;
+using epochrt::test::process_runner;
+using epochrt::test::temp_dir;
+
+namespace {
+
+const std::string jobs = std::string{EPOCHRT_SOURCE_DIR} + "/examples/jobs/";
+
+process_result epochrt_cli(const std::vector<std::string>& args,
+                           std::chrono::seconds limit
+                           = std::chrono::seconds(60)) {
+  return process_runner{EPOCHRT_CLI, limit}.run(args);
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string last_line(const std::string& text) {
+  auto end = text.find_last_not_of('\n');
+  if (end == std::string::npos)
+    return {};
+  auto start = text.rfind('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+std::string write_file(const temp_dir& dir, const std::string& name,
+                       const std::string& text) {
+  auto path = dir.str() + "/" + name;
+  std::ofstream{path} << text;
+  return path;
+}
+
+std::string show(const process_result& r) {
+  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n"
+         + r.out.substr(r.out.size() > 6000 ? r.out.size() - 6000 : 0)
+         + "\n--- stderr\n" + r.err.substr(0, 3000);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(faults_list_names_every_point_with_its_faults) {
+  auto r = epochrt_cli({"faults", "list"});
+  BOOST_REQUIRE_EQUAL(r.exit_code, 0);
+  for (auto& point : epochrt::fault_points())
+    BOOST_CHECK_MESSAGE(contains(r.out, std::string{point.name} + " "),
+                        point.name);
+  BOOST_CHECK(contains(r.out, "[crash,io_error,short_write,corrupt_write"));
+}
+
+BOOST_AUTO_TEST_CASE(an_invalid_plan_is_bad_input_and_nothing_runs) {
+  temp_dir dir;
+  auto plan = write_file(dir, "plan.json", R"({"faults": [
+    {"point": "save.open", "fault": "crash", "hitt": 1}]})");
+  auto ckpt = dir.str() + "/ckpt";
+  auto r = epochrt_cli({"run", jobs + "pipeline.json", "--checkpoint-dir",
+                        ckpt, "--fault-plan", plan});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  BOOST_CHECK_MESSAGE(contains(r.err, "epochrt: error: " + plan
+                                        + ": faults[0]: unknown field 'hitt'"),
+                      r.err);
+  BOOST_CHECK(!std::filesystem::exists(ckpt));
+  auto missing = epochrt_cli({"run", jobs + "pipeline.json", "--fault-plan",
+                              dir.str() + "/none.json"});
+  BOOST_CHECK_EQUAL(missing.exit_code, 2);
+  BOOST_CHECK(contains(missing.err, "none.json: cannot read"));
+}
+
+BOOST_AUTO_TEST_CASE(a_crash_kills_the_run_and_the_same_command_resumes) {
+  temp_dir dir;
+  auto plan = write_file(dir, "plan.json", R"({"faults": [
+    {"point": "job.epoch.end", "fault": "crash", "epoch": 2}]})");
+  std::vector<std::string> args{"run",     jobs + "pipeline.json",
+                                "--checkpoint-dir", dir.str() + "/ckpt",
+                                "--fetch", "trainer_0:total"};
+  auto with_plan = args;
+  with_plan.insert(with_plan.end(), {"--fault-plan", plan});
+  auto crashed = epochrt_cli(with_plan);
+  BOOST_CHECK_EQUAL(crashed.exit_code, 128 + 9);
+  BOOST_CHECK_MESSAGE(contains(crashed.err, "epochrt: fault plan: crash at "
+                                            "job.epoch.end (epoch 2"),
+                      crashed.err);
+  BOOST_CHECK(!contains(crashed.out, "epochs="));
+  auto rerun = epochrt_cli(args);
+  BOOST_CHECK_EQUAL(rerun.exit_code, 0);
+  BOOST_CHECK_EQUAL(rerun.out, "trainer_0:total=145\nepochs=4\n");
+  BOOST_CHECK(contains(rerun.err, "resuming from epoch"));
+}
+
+BOOST_AUTO_TEST_CASE(a_trace_lists_the_points_a_run_reaches) {
+  temp_dir dir;
+  auto trace = dir.str() + "/trace";
+  auto r = epochrt_cli({"run", jobs + "pipeline.json", "--fault-trace",
+                        trace});
+  BOOST_REQUIRE_EQUAL(r.exit_code, 0);
+  std::ifstream in{trace};
+  std::stringstream text;
+  text << in.rdbuf();
+  BOOST_CHECK(contains(text.str(), "job.epoch.start\t\t4\t\t4\n"));
+  BOOST_CHECK(contains(text.str(), "node.op\ttrainer_0\t1\tReadNext\t"));
+}
+
+BOOST_AUTO_TEST_CASE(sweep_of_pipeline3_in_one_process_has_no_wrong_run) {
+  temp_dir dir;
+  auto r = epochrt_cli({"sweep", jobs + "pipeline3.json", "--fetch",
+                        "trainer_0:total", "--fetch", "trainer_2:total",
+                        "--max-runs", "120", "--timeout-ms", "30000",
+                        "--work-dir", dir.str()},
+                       std::chrono::seconds(300));
+  BOOST_CHECK_MESSAGE(r.exit_code == 0, show(r));
+  auto summary = last_line(r.out);
+  BOOST_CHECK_MESSAGE(contains(summary, "sweep: 120 runs, "), summary);
+  BOOST_CHECK_MESSAGE(contains(summary, " 0 wrong, 0 hung"), summary);
+  // Every kind of fault was swept, at the write points too.
+  for (auto* kind : {" crash ", " io_error ", " corrupt_write ",
+                     " short_write "})
+    BOOST_CHECK_MESSAGE(contains(r.out, kind), kind);
+  BOOST_CHECK(contains(r.out, "save.rename.before"));
+  BOOST_CHECK(contains(r.out, "commit.rename.before"));
+}
+
+BOOST_AUTO_TEST_CASE(sweep_reports_a_job_that_writes_outside_its_directory) {
+  temp_dir dir;
+  // The exit group copies the checkpoint directory next to it: every case
+  // then wrote outside the checkpoint directory.
+  auto job = write_file(dir, "stray.json", R"({
+    "name": "stray",
+    "init": [{"node": "n", "ops": [{"type": "ConstantFill",
+      "outputs": ["x"], "args": {"value": 1}}]}],
+    "epoch": [{"node": "n", "outputs": ["x"], "ops": [{"type": "Copy",
+      "inputs": ["x"], "outputs": ["x"]}]}],
+    "exit": [{"node": "n", "ops": [{"type": "CopyDirectory",
+      "args": {"source": "ckpt", "destination": "copy"}}]}],
+    "stop_conditions": [{"node": "n", "blob": "x"}]})");
+  auto r = epochrt_cli({"sweep", job, "--fetch", "n:x", "--max-runs", "3",
+                        "--faults", "crash", "--work-dir", dir.str() + "/w"},
+                       std::chrono::seconds(120));
+  BOOST_CHECK_MESSAGE(r.exit_code == 1, show(r));
+  BOOST_CHECK(contains(r.out, "wrote outside the checkpoint directory: copy"));
+  BOOST_CHECK_MESSAGE(contains(last_line(r.out), "3 wrong, 0 hung"),
+                      last_line(r.out));
+  // Each failing case is kept as a plan that reproduces it.
+  BOOST_CHECK(std::filesystem::exists(dir.str() + "/w/failures/case-1.json"));
+}
+
+BOOST_AUTO_TEST_CASE(sweep_reports_a_run_that_outlives_its_timeout) {
+  temp_dir dir;
+  auto job = write_file(dir, "slow.json", R"({
+    "name": "slow",
+    "epoch": [{"node": "n", "outputs": ["x"], "ops": [
+      {"type": "Sleep", "args": {"ms": 5000}},
+      {"type": "ConstantFill", "outputs": ["x"], "args": {"value": 1}}]}],
+    "stop_conditions": [{"node": "n", "blob": "x"}]})");
+  auto r = epochrt_cli({"sweep", job, "--timeout-ms", "300"},
+                       std::chrono::seconds(60));
+  BOOST_CHECK_EQUAL(r.exit_code, 1);
+  BOOST_CHECK_MESSAGE(contains(r.err, "the fault-free run failed (timed out)"),
+                      r.err);
+}
+
+BOOST_AUTO_TEST_CASE(sweep_refuses_bad_arguments_before_running) {
+  temp_dir dir;
+  auto r = epochrt_cli({"sweep", jobs + "pipeline.json", "--daemon", "nope"});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  BOOST_CHECK(contains(r.err, "the job has no node 'nope'"));
+  r = epochrt_cli({"sweep", jobs + "pipeline.json", "--faults", "freeze"});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  r = epochrt_cli({"sweep", dir.str() + "/missing.json"});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+}
