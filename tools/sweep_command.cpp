@@ -156,6 +156,8 @@ struct daemon {
   uint16_t port = 0;
   std::optional<child_process> proc;
   int incarnation = 0;
+  // How often it died while a run was going on.
+  int deaths = 0;
 };
 
 class sweeper {
@@ -320,7 +322,7 @@ private:
       child_status status;
       if (d.proc && d.proc->poll(status)) {
         d.proc.reset();
-        ++daemon_restarts_;
+        ++d.deaths;
         if (auto err = start_daemon(d, dir, std::nullopt,
                                     dir / (d.node + ".trace"));
             !err.empty())
@@ -417,7 +419,6 @@ private:
   std::vector<daemon> daemons_;
   std::string reference_out_;
   std::vector<hit> hits_;
-  int daemon_restarts_ = 0;
   int failures_kept_ = 0;
 };
 
@@ -646,9 +647,19 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
     note = err;
     return finish(outcome::wrong);
   }
+  auto deaths = [&] {
+    int n = 0;
+    for (auto& d : daemons_)
+      if (d.node == plan_for)
+        n += d.deaths;
+    return n;
+  };
+  auto deaths_before = deaths();
   auto injected = one_run(plan_path, worst);
   if (!injected)
     return finish(worst);
+  auto struck = on_master ? injected->status.signal != 0
+                          : deaths() > deaths_before;
   auto last = *injected;
   // The same command again, fault-free, until it ends (a crash needs one
   // rerun; a lost daemon may need another). After silent corruption the
@@ -688,7 +699,9 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
     note = std::to_string(k) + " runs";
   // The plan names a hit of the reference runs; a job whose hits come in
   // another order may not reach it.
-  if (injected->status.signal == 0 && kind == fault_kind::crash)
+  if (struck && !on_master)
+    note += std::string{note.empty() ? "" : "; "} + "daemon restarted";
+  if (!struck && kind == fault_kind::crash)
     note += std::string{note.empty() ? "" : "; "} + "the crash never struck";
   return outcome::recovered;
 }
