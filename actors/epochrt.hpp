@@ -20,6 +20,9 @@
 // their names to addresses.
 
 #include "messages/checkpoint_records.hpp"
+#include "messages/fault_errc.hpp"
+#include "messages/fault_injector.hpp"
+#include "messages/fault_plan.hpp"
 #include "messages/job_def.hpp"
 #include "messages/names.hpp"
 #include "messages/tensor.hpp"
