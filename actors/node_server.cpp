@@ -207,6 +207,7 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
   gate_cfg.ops = st.ops;
   gate_cfg.limits.max_tensor_bytes = st.options.max_tensor_bytes;
   gate_cfg.file_root = st.root;
+  gate_cfg.faults = st.options.faults;
   x.gate = spawn_node_gate(self->system(), std::move(gate_cfg));
   self->monitor(sender);
   auto gate = x.gate;
