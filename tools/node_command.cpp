@@ -14,6 +14,8 @@
 #include "actors/node_address.hpp"
 #include "actors/node_server.hpp"
 #include "actors/secret_file.hpp"
+#include "messages/fault_injector.hpp"
+#include "messages/fault_plan.hpp"
 #include "runtime/builtin_ops.hpp"
 #include "runtime/op_registry.hpp"
 #include "tools/cli_output.hpp"
@@ -69,6 +71,14 @@ int run_node(const node_options& opts) {
   if (opts.max_tensor_bytes == 0) {
     print_error("--max-tensor-bytes must be positive");
     return exit_bad_input;
+  }
+  if (opts.fault_plan) {
+    auto plan = load_fault_plan(*opts.fault_plan);
+    if (!plan) {
+      print_error(describe(plan.error()));
+      return exit_bad_input;
+    }
+    options.faults = std::make_shared<fault_injector>(std::move(*plan));
   }
   auto signals = block_stop_signals();
   auto ops = std::make_shared<op_registry>();

@@ -25,13 +25,17 @@ struct node_options {
   int64_t admission_timeout_ms = 5000;
   /// Mutual TLS with the masters.
   tls_flags tls;
+  /// A fault plan (docs/fault-plans.md) for the daemon's nodes and its
+  /// side of the remote path (daemon.receive, daemon.send, ...).
+  std::optional<std::string> fault_plan;
 };
 
 /// Runs `epochrt node`: a node daemon that serves one master at a time
 /// until SIGINT or SIGTERM. Prints "listening on HOST:PORT" to stdout once
 /// it accepts connections; logs to stderr. Returns the exit code: 0 after a
 /// signal, exit_bad_input for bad arguments (a non-loopback address
-/// without a secret, a bad secret file), exit_failure when the address
+/// without a secret, a bad secret file, a fault plan that cannot be read or
+/// is invalid — one line on stderr), exit_failure when the address
 /// cannot be listened on.
 int run_node(const node_options& opts);
 
