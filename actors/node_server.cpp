@@ -308,6 +308,7 @@ node_server::start(caf::actor_system& sys,
   admission.max_pending_connections = options.max_pending_connections;
   admission.max_message_bytes
     = options.max_tensor_bytes + message_overhead_bytes;
+  admission.faults = options.faults;
   auto keeper
     = sys.spawn(gatekeeper, std::move(options), *root, std::move(ops));
   auto bound = publish_actor(keeper, host, port, admission);
