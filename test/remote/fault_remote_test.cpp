@@ -14,6 +14,7 @@
 #include <csignal>
 #include <fstream>
 #include <memory>
+#include <thread>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -465,6 +466,36 @@ BOOST_AUTO_TEST_CASE(a_request_and_a_reply_delayed_by_the_daemon_are_delayed) {
   BOOST_TEST(total_of(*sess, "a") == 1);
 }
 
+BOOST_AUTO_TEST_CASE(a_master_whose_heartbeats_are_partitioned_away_is_lost) {
+  // From the first heartbeat on, none reaches the daemon's CAF for 1.5 s:
+  // an idle master is silent past the daemon's 1 s connection timeout.
+  auto sess = start(injector(
+    R"({"faults": [{"point": "remote.heartbeat", "fault": "partition",
+                    "ms": 1500}]})"));
+  std::this_thread::sleep_for(2000ms);
+  auto result = sess->run(add_one("a"));
+  BOOST_REQUIRE(!result);
+  BOOST_TEST(is(result.error(), actors_errc::node_lost),
+             text_of(result.error()));
+  // After the window, the master reattaches on a new connection.
+  BOOST_REQUIRE(!sess->recover_lost_nodes());
+  zero_total(*sess, "a");
+  auto after = sess->run(add_one("a"));
+  BOOST_REQUIRE_MESSAGE(after, why(after));
+}
+
+BOOST_AUTO_TEST_CASE(dropped_and_duplicated_heartbeats_change_nothing) {
+  auto sess = start(injector(
+    R"({"faults": [{"point": "remote.heartbeat", "fault": "drop",
+                    "hit": 2},
+                   {"point": "remote.heartbeat", "fault": "duplicate",
+                    "count": 0}]})"));
+  std::this_thread::sleep_for(1500ms);
+  auto result = sess->run(add_one("a"));
+  BOOST_REQUIRE_MESSAGE(result, why(result));
+  BOOST_TEST(total_of(*sess, "a") == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 namespace {
@@ -542,6 +573,33 @@ BOOST_AUTO_TEST_CASE(
   BOOST_TEST(second.exit_code == 0, second.err);
   BOOST_TEST(contains(second.out, "trainer_0:total=145"), second.out);
   BOOST_TEST(contains(second.out, "trainer_1:total=145"), second.out);
+}
+
+BOOST_AUTO_TEST_CASE(
+  a_frozen_daemon_is_found_lost_by_the_master_within_its_timeout,
+  *boost::unit_test::precondition(node_takes_fault_plan)) {
+  temp_dir dir;
+  auto plan = write_file(dir, "freeze.json",
+                         R"({"faults": [{"point": "daemon.receive",
+                                         "fault": "freeze_node",
+                                         "detail": "run_tasks",
+                                         "hit": 3}]})");
+  daemon_process frozen{
+    dir.str(), "d0", {"--connection-timeout-ms", "1000", "--fault-plan", plan}};
+  auto start = clock_type::now();
+  auto result = cli({"run", pipeline3, "--checkpoint-dir", dir.sub("ckpt"),
+                     "--connection-timeout-ms", "1000", "--node",
+                     "trainer_0=" + frozen.address()});
+  BOOST_TEST(result.exit_code != 0);
+  BOOST_TEST(!result.timed_out);
+  BOOST_TEST(contains(result.err, "lost the connection to node trainer_0"),
+             result.err);
+  BOOST_TEST(ms_since(start) < 10000);
+  BOOST_TEST(contains(frozen.log(), "injected freeze_node at daemon.receive"),
+             frozen.log());
+  // Stopped, not dead: whoever runs it must kill it.
+  BOOST_TEST(frozen.running());
+  frozen.kill();
 }
 
 BOOST_AUTO_TEST_CASE(bad_fault_plans_give_one_line_errors,
