@@ -318,13 +318,16 @@ void forward(proxy_ptr self, std::string_view type, Msg&& msg,
             },
             on_error);
         }
-        // The same request again, under the same id: what a retransmission
-        // would put on the wire. Its reply, if the daemon sent one, would find
-        // no handler and be dropped.
+        // The same request again, under the same id, bit for bit (its
+        // priority too): what a retransmission would put on the wire. Its
+        // reply, if the daemon sent one, would find no handler and be
+        // dropped.
         if (twice)
           caf::actor_cast<caf::abstract_actor*>(st.gate)->eq_impl(
-            mid.request_id(), caf::strong_actor_ptr{self->ctrl()},
-            self->context(), std::move(msg));
+            caf::message_id{mid.integer_value()
+                            & ~caf::message_id::response_flag_mask},
+            caf::strong_actor_ptr{self->ctrl()}, self->context(),
+            std::move(msg));
       };
   if (action.kind == fault_kind::delay)
     defer(self, std::chrono::milliseconds{action.ms}, std::move(send));
