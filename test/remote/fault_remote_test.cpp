@@ -440,6 +440,27 @@ BOOST_AUTO_TEST_CASE(a_reply_dropped_by_the_daemon_loses_the_node) {
   BOOST_TEST(ms_since(start_time) < 5000);
 }
 
+BOOST_AUTO_TEST_CASE(a_short_partition_on_the_daemon_loses_the_node_it_took) {
+  // 300 ms, shorter than the connection timeout; but the request it took
+  // is lost, and a lost message breaks the stream.
+  auto sess = start(injector(
+    R"({"faults": [{"point": "daemon.receive", "fault": "partition",
+                    "ms": 300, "detail": "run_tasks"}]})"));
+  auto start_time = clock_type::now();
+  auto result = sess->run(add_one("a"));
+  BOOST_REQUIRE(!result);
+  BOOST_TEST(is(result.error(), actors_errc::node_lost),
+             text_of(result.error()));
+  BOOST_TEST(
+    contains(text_of(result.error()), "injected partition at daemon.receive"),
+    text_of(result.error()));
+  BOOST_TEST(ms_since(start_time) < 5000);
+  BOOST_REQUIRE(!sess->recover_lost_nodes());
+  zero_total(*sess, "a");
+  auto after = sess->run(add_one("a"));
+  BOOST_REQUIRE_MESSAGE(after, why(after));
+}
+
 BOOST_AUTO_TEST_CASE(requests_and_replies_duplicated_by_the_daemon_count_once) {
   auto sess = start(injector(
     R"({"faults": [{"point": "daemon.receive", "fault": "duplicate",
@@ -600,6 +621,29 @@ BOOST_AUTO_TEST_CASE(
   // Stopped, not dead: whoever runs it must kill it.
   BOOST_TEST(frozen.running());
   frozen.kill();
+}
+
+BOOST_AUTO_TEST_CASE(
+  a_daemon_killing_its_node_dies_and_the_master_says_which_node,
+  *boost::unit_test::precondition(node_takes_fault_plan)) {
+  temp_dir dir;
+  auto plan = write_file(dir, "kill.json",
+                         R"({"faults": [{"point": "daemon.send",
+                                         "fault": "kill_node",
+                                         "detail": "run_tasks",
+                                         "epoch": 2}]})");
+  daemon_process killed{
+    dir.str(), "d0", {"--connection-timeout-ms", "1000", "--fault-plan", plan}};
+  auto result = cli({"run", pipeline3, "--checkpoint-dir", dir.sub("ckpt"),
+                     "--connection-timeout-ms", "1000", "--node",
+                     "trainer_0=" + killed.address()});
+  BOOST_TEST(result.exit_code == 1, result.err);
+  BOOST_TEST(contains(result.err, "node trainer_0"), result.err);
+  BOOST_TEST(killed.wait(5s) == 128 + SIGKILL);
+  BOOST_TEST(contains(killed.log(),
+                      "injected kill_node at daemon.send (node "
+                      "trainer_0, epoch 2, run_tasks)"),
+             killed.log());
 }
 
 BOOST_AUTO_TEST_CASE(bad_fault_plans_give_one_line_errors,
