@@ -107,6 +107,8 @@ void connection_lost(proxy_ptr self, const caf::error& reason) {
     return;
   if (reason == caf::exit_reason::remote_link_unreachable)
     st.lost_reason = "its process is gone or stopped answering heartbeats";
+  else if (reason.category() == fault_category)
+    st.lost_reason = error_text(reason); // Names the fault and its point.
   else
     st.lost_reason = reason ? describe_error(reason) : "the daemon went away";
   st.lost->store(true);
