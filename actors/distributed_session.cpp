@@ -45,6 +45,12 @@ distributed_session::connect(const std::string& name) {
   cfg.secret = options_.secret;
   cfg.timeouts = options_.timeouts;
   cfg.handshake_timeout = options_.handshake_timeout;
+  // One per node, kept across reconnections: a partitioned or frozen node
+  // stays so for the new connection too.
+  auto& link = links_[name];
+  if (!link)
+    link = std::make_shared<remote_link_faults>();
+  cfg.link = link;
   auto connected = connect_remote_node(sys_, cfg);
   if (!connected)
     return std::move(connected.error());

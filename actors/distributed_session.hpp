@@ -81,6 +81,8 @@ private:
   distributed_session_options options_;
   std::mutex mtx_;
   std::map<std::string, remote_node> connected_;
+  /// What a fault plan did to each node's link, across reconnections.
+  std::map<std::string, std::shared_ptr<remote_link_faults>> links_;
 };
 
 } // namespace epochrt

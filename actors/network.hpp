@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -13,6 +14,8 @@
 #include "actors/tls_options.hpp"
 
 namespace epochrt {
+
+class fault_injector;
 
 /// How processes of one job reach and watch each other over CAF's
 /// middleman.
@@ -50,6 +53,9 @@ struct admission_options {
   /// announcing a longer one is closed before it is read. Default: 4 GiB
   /// (the most CAF's protocol can announce).
   uint64_t max_message_bytes = UINT32_MAX;
+  /// A fault plan whose remote.heartbeat point strikes at each heartbeat
+  /// an admitted peer sends (see detail/bounded_scribe.hpp). Null: none.
+  std::shared_ptr<fault_injector> faults;
 };
 
 /// Prepares `cfg` for a process that hosts or uses remote nodes: everything

@@ -1,17 +1,28 @@
 #include "actors/node_gate.hpp"
 
 #include <atomic>
+#include <csignal>
+#include <deque>
+#include <functional>
 #include <map>
+#include <set>
+#include <string_view>
+
+#include <unistd.h>
 
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
 #include <caf/event_based_actor.hpp>
+#include <caf/mailbox_element.hpp>
 #include <caf/response_promise.hpp>
 #include <caf/send.hpp>
 
 #include "actors/actors_errc.hpp"
 #include "actors/detail/counted_thread.hpp"
 #include "actors/detail/log.hpp"
+#include "messages/fault_errc.hpp"
+#include "messages/fault_injector.hpp"
 #include "messages/manager_protocol.hpp"
 #include "messages/protocol.hpp"
 #include "messages/remote_protocol.hpp"
@@ -40,9 +51,243 @@ struct pending_check {
   std::shared_ptr<task_check> check;
 };
 
+// A fault's timer fired: run the deferred action with this key.
+using gate_deferred_atom = caf::atom_constant<caf::atom("ert_gdefer")>;
+
+// Request ids remembered per gate, to obey each once: far more than a
+// master ever has in flight to one node.
+constexpr size_t remembered_requests = 4096;
+
+// A request: its sender's actor id and its request id.
+using request_key = std::pair<caf::actor_id, uint64_t>;
+
+template <class T>
+struct reply_of {
+  using type = T;
+};
+
+// The epoch a request is about, for a fault plan's filter; -1 when none.
+template <class T, class = void>
+struct has_epoch : std::false_type {};
+
+template <class T>
+struct has_epoch<T, std::void_t<decltype(std::declval<const T&>().epoch)>>
+  : std::true_type {};
+
+template <class T>
+int64_t epoch_of(const T& x) {
+  if constexpr (has_epoch<T>::value)
+    return x.epoch;
+  else
+    return -1;
+}
+
+// What the gate keeps for obeying each request once and for its faults.
+struct gate_state {
+  std::set<request_key> seen;
+  std::deque<request_key> seen_order;
+  // Requests put back in the mailbox after an injected delay: admitted
+  // without another strike.
+  std::set<request_key> delayed;
+  fault_injector* faults = nullptr;
+  std::chrono::milliseconds silence_limit{5000};
+  std::chrono::steady_clock::time_point partitioned_until;
+  bool lost = false;
+  uint64_t next_deferred = 0;
+  std::map<uint64_t, std::function<void()>> deferred;
+};
+
+// False when `key` was seen before; remembers it otherwise.
+bool remember(gate_state& g, const request_key& key) {
+  if (!g.seen.insert(key).second)
+    return false;
+  g.seen_order.push_back(key);
+  if (g.seen_order.size() > remembered_requests) {
+    g.seen.erase(g.seen_order.front());
+    g.seen_order.pop_front();
+  }
+  return true;
+}
+
+void defer(caf::event_based_actor* self, gate_state& g,
+           std::chrono::milliseconds delay, std::function<void()> fn) {
+  auto key = g.next_deferred++;
+  g.deferred.emplace(key, std::move(fn));
+  self->delayed_send(self, delay, gate_deferred_atom::value, key);
+}
+
+[[noreturn]] void kill_daemon(const std::string& why) {
+  auto line = "epochrt: fault plan: " + why + "\n";
+  auto n = ::write(STDERR_FILENO, line.data(), line.size());
+  static_cast<void>(n);
+  ::kill(::getpid(), SIGKILL);
+  std::_Exit(137);
+}
+
+// Carries out `action`, a fault that takes a message at `point` away (any
+// kind but delay and duplicate).
+void take_away(caf::event_based_actor* self, gate_state& g,
+               const std::string& node, fault_point point,
+               const fault_site& site, const fault_action& action) {
+  auto err = injected_error(point, site, action);
+  auto why = error_text(err);
+  switch (action.kind) {
+    case fault_kind::kill_node:
+      kill_daemon(why);
+    case fault_kind::freeze_node: {
+      auto line = "epochrt: fault plan: " + why + "\n";
+      auto n = ::write(STDERR_FILENO, line.data(), line.size());
+      static_cast<void>(n);
+      // The whole process, as a frozen host: no heartbeat leaves it.
+      ::raise(SIGSTOP);
+      return;
+    }
+    case fault_kind::partition:
+      g.partitioned_until = std::chrono::steady_clock::now()
+        + std::chrono::milliseconds{action.ms};
+      break;
+    default:
+      break;
+  }
+  // A lost message means a broken stream: the master's connection to this
+  // node ends when CAF would have found it silent.
+  if (g.lost)
+    return;
+  g.lost = true;
+  detail::log().warn("node {}: {}; the node stops in {} ms", node, why,
+                     g.silence_limit.count());
+  defer(self, g, g.silence_limit, [self, err] {
+    self->send_exit(self, err);
+  });
+}
+
+bool cut_off(const gate_state& g) {
+  return g.partitioned_until > std::chrono::steady_clock::now();
+}
+
 caf::behavior gate_behavior(caf::event_based_actor* self,
                             node_gate_config cfg) {
   auto shared = std::make_shared<const node_gate_config>(std::move(cfg));
+  auto g = std::make_shared<gate_state>();
+  g->faults = shared->faults.get();
+  // What CAF waits before it declares a silent connection lost.
+  auto limit
+    = caf::get_or(self->system().config(), "middleman.connection-timeout",
+                  caf::timespan{std::chrono::seconds(5)});
+  if (limit.count() > 0)
+    g->silence_limit
+      = std::chrono::duration_cast<std::chrono::milliseconds>(limit);
+  // A request of the master arrives: false when it must not be handled
+  // (a copy of one obeyed already, or a fault took it), and then it gets
+  // no reply from here.
+  auto admit = [self, shared, g](std::string_view type, int64_t epoch) -> bool {
+    auto* elem = self->current_mailbox_element();
+    if (elem == nullptr || !elem->sender || !elem->mid.is_request()
+        || elem->sender->node() != shared->master)
+      return true; // Refused, or not a request: the handler says so.
+    auto mid = elem->mid;
+    request_key key{elem->sender->id(), mid.request_id().integer_value()};
+    if (g->delayed.erase(key) > 0)
+      return true;
+    if (!remember(*g, key)) {
+      detail::log().warn("node {}: ignored a second copy of a {} request",
+                         shared->node, type);
+      self->make_response_promise();
+      return false;
+    }
+    if (g->faults == nullptr)
+      return true;
+    fault_site site{shared->node, epoch, type};
+    if (cut_off(*g)) {
+      self->make_response_promise();
+      return false;
+    }
+    auto action = strike(g->faults, fault_point::daemon_receive, site);
+    switch (action.kind) {
+      case fault_kind::none:
+        return true;
+      case fault_kind::duplicate:
+        // The copy comes after this one and is ignored as a copy.
+        self->enqueue(caf::make_mailbox_element(
+                        elem->sender, mid, {}, elem->copy_content_to_message()),
+                      self->context());
+        return true;
+      case fault_kind::delay:
+        g->delayed.insert(key);
+        self->clock().schedule_message(
+          self->clock().now() + std::chrono::milliseconds{action.ms},
+          caf::actor_cast<caf::strong_actor_ptr>(self),
+          caf::make_mailbox_element(elem->sender, mid, {},
+                                    elem->copy_content_to_message()));
+        self->make_response_promise();
+        return false;
+      default:
+        self->make_response_promise();
+        take_away(self, *g, shared->node, fault_point::daemon_receive, site,
+                  action);
+        return false;
+    }
+  };
+  // A reply of the node or persistence actor leaves for the master.
+  auto depart
+    = [self, shared, g](caf::response_promise rp, std::string_view type,
+                        int64_t epoch, auto reply) {
+        fault_site site{shared->node, epoch, type};
+        if (cut_off(*g))
+          return;
+        auto action = strike(g->faults, fault_point::daemon_send, site);
+        switch (action.kind) {
+          case fault_kind::none:
+            rp.deliver(std::move(reply));
+            return;
+          case fault_kind::duplicate: {
+            auto first = rp;
+            first.deliver(reply);
+            rp.deliver(std::move(reply));
+            return;
+          }
+          case fault_kind::delay:
+            defer(self, *g, std::chrono::milliseconds{action.ms},
+                  [rp, reply]() mutable {
+                    rp.deliver(std::move(reply));
+                  });
+            return;
+          default:
+            take_away(self, *g, shared->node, fault_point::daemon_send, site,
+                      action);
+        }
+      };
+  // Hands `msg` to `dest` with `rp` to answer: the reply goes straight to
+  // the master, unless daemon.send may strike it.
+  auto relay = [self, g, depart](const caf::actor& dest, auto&& msg,
+                                 caf::response_promise rp,
+                                 std::string_view type, auto tag) {
+    using reply_type = typename decltype(tag)::type;
+    if (g->faults == nullptr || !g->faults->armed(fault_point::daemon_send)) {
+      rp.delegate(dest, std::forward<decltype(msg)>(msg));
+      return;
+    }
+    auto epoch = epoch_of(msg);
+    auto on_error = [rp, type, epoch, depart](caf::error& err) mutable {
+      depart(std::move(rp), type, epoch, std::move(err));
+    };
+    if constexpr (std::is_same_v<reply_type, void>) {
+      self->request(dest, caf::infinite, std::forward<decltype(msg)>(msg))
+        .then(
+          [rp, type, epoch, depart]() mutable {
+            depart(std::move(rp), type, epoch, caf::make_message());
+          },
+          on_error);
+    } else {
+      self->request(dest, caf::infinite, std::forward<decltype(msg)>(msg))
+        .then(
+          [rp, type, epoch, depart](reply_type& reply) mutable {
+            depart(std::move(rp), type, epoch,
+                   caf::make_message(std::move(reply)));
+          },
+          on_error);
+    }
+  };
   // Another process that learned this actor's id could address it
   // directly: only the attached master is obeyed.
   auto refused_sender = [self, shared]() -> caf::error {
@@ -58,10 +303,10 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
                       "node " + shared->node
                         + " obeys only the master it is attached to");
   };
-  // Checks, then hands the request on; the reply goes straight back to the
-  // master.
-  auto pass = [self, refused_sender](const caf::actor& dest, auto&& msg,
-                                     caf::error problem) {
+  // As `pass`, for a request admitted already.
+  auto pass_admitted = [self, refused_sender, relay](
+                         const caf::actor& dest, auto&& msg, caf::error problem,
+                         std::string_view type, auto tag) {
     // Before the promise: making it moves the sender out of the message.
     if (!problem)
       problem = refused_sender();
@@ -70,7 +315,16 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
       rp.deliver(std::move(problem));
       return;
     }
-    rp.delegate(dest, std::forward<decltype(msg)>(msg));
+    relay(dest, std::forward<decltype(msg)>(msg), std::move(rp), type, tag);
+  };
+  // Admits, checks, then hands the request on; the reply goes back to the
+  // master (through `relay`).
+  auto pass = [admit, pass_admitted](const caf::actor& dest, auto&& msg,
+                                     caf::error problem, std::string_view type,
+                                     auto tag) {
+    if (admit(type, epoch_of(msg)))
+      pass_admitted(dest, std::forward<decltype(msg)>(msg), std::move(problem),
+                    type, tag);
   };
   auto wrong_node = [shared](const std::string& node) -> caf::error {
     if (node == shared->node)
@@ -93,10 +347,24 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
       check.promise.deliver(
         make_error(actors_errc::node_lost, "node " + c->node + " stopped"));
     checks->clear();
+    // The node is gone with its gate, whoever stopped it (the daemon, the
+    // master's kill_node, a lost message).
+    self->send_exit(c->node_actor, msg.reason);
+    self->send_exit(c->persistence, msg.reason);
     self->quit(std::move(msg.reason));
   });
   return {
+    [=](gate_deferred_atom, uint64_t key) {
+      auto i = g->deferred.find(key);
+      if (i == g->deferred.end())
+        return;
+      auto fn = std::move(i->second);
+      g->deferred.erase(i);
+      fn();
+    },
     [=](run_tasks& msg) {
+      if (!admit("run_tasks", msg.epoch))
+        return;
       // Before the promise: making it moves the sender out of the message.
       auto refused = refused_sender();
       auto rp = self->make_response_promise();
@@ -136,19 +404,24 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
         pending.promise.deliver(std::move(check.problem));
         return;
       }
-      pending.promise.delegate(c->node_actor, std::move(check.tasks));
+      relay(c->node_actor, std::move(check.tasks), std::move(pending.promise),
+            "run_tasks", reply_of<tasks_done>{});
     },
     [=](fetch_blobs& msg) {
-      pass(c->node_actor, std::move(msg), check_fetch(msg));
+      pass(c->node_actor, std::move(msg), check_fetch(msg), "fetch_blobs",
+           reply_of<blob_values>{});
     },
     [=](put_blobs& msg) {
       auto problem = check_put(msg, c->limits);
       if (problem)
         detail::log().warn("node {}: refused blobs: {}", c->node,
                            error_text(problem));
-      pass(c->node_actor, std::move(msg), std::move(problem));
+      pass(c->node_actor, std::move(msg), std::move(problem), "put_blobs",
+           reply_of<void>{});
     },
     [=](cancel_tasks& msg) {
+      if (!admit("cancel_tasks", -1))
+        return;
       // Tasks still being checked were sent before the cancel: they must
       // not start after it.
       auto refused = refused_sender();
@@ -159,31 +432,40 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
             "node " + c->node + ": cancelled before its tasks started"));
         checks->clear();
       }
-      pass(c->node_actor, std::move(msg), std::move(refused));
+      pass_admitted(c->node_actor, std::move(msg), std::move(refused),
+                    "cancel_tasks", reply_of<void>{});
     },
     [=](reset_workspace& msg) {
-      pass(c->node_actor, std::move(msg), caf::error{});
+      pass(c->node_actor, std::move(msg), caf::error{}, "reset_workspace",
+           reply_of<void>{});
     },
     [=](save_checkpoint& msg) {
-      pass(c->persistence, std::move(msg), wrong_node(msg.node));
+      pass(c->persistence, std::move(msg), wrong_node(msg.node),
+           "save_checkpoint", reply_of<checkpoint_stats>{});
     },
     [=](load_checkpoint& msg) {
-      pass(c->persistence, std::move(msg), wrong_node(msg.node));
+      pass(c->persistence, std::move(msg), wrong_node(msg.node),
+           "load_checkpoint", reply_of<checkpoint_stats>{});
     },
     [=](init_checkpoint& msg) {
-      pass(c->persistence, std::move(msg), wrong_node(msg.node));
+      pass(c->persistence, std::move(msg), wrong_node(msg.node),
+           "init_checkpoint", reply_of<blob_names>{});
     },
     [=](check_checkpoint& msg) {
-      pass(c->persistence, std::move(msg), caf::error{});
+      pass(c->persistence, std::move(msg), caf::error{}, "check_checkpoint",
+           reply_of<checkpoint_status>{});
     },
     [=](begin_save& msg) {
-      pass(c->persistence, std::move(msg), wrong_node(msg.node));
+      pass(c->persistence, std::move(msg), wrong_node(msg.node), "begin_save",
+           reply_of<ckpt_epoch>{});
     },
     [=](end_save& msg) {
-      pass(c->persistence, std::move(msg), wrong_node(msg.node));
+      pass(c->persistence, std::move(msg), wrong_node(msg.node), "end_save",
+           reply_of<checkpoint_stats>{});
     },
     [=](read_checkpoint& msg) {
-      pass(c->persistence, std::move(msg), wrong_node(msg.node));
+      pass(c->persistence, std::move(msg), wrong_node(msg.node),
+           "read_checkpoint", reply_of<blob_values>{});
     },
   };
 }

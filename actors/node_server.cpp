@@ -207,6 +207,7 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
   gate_cfg.ops = st.ops;
   gate_cfg.limits.max_tensor_bytes = st.options.max_tensor_bytes;
   gate_cfg.file_root = st.root;
+  gate_cfg.faults = st.options.faults;
   x.gate = spawn_node_gate(self->system(), std::move(gate_cfg));
   self->monitor(sender);
   auto gate = x.gate;
@@ -307,6 +308,7 @@ node_server::start(caf::actor_system& sys,
   admission.max_pending_connections = options.max_pending_connections;
   admission.max_message_bytes
     = options.max_tensor_bytes + message_overhead_bytes;
+  admission.faults = options.faults;
   auto keeper
     = sys.spawn(gatekeeper, std::move(options), *root, std::move(ops));
   auto bound = publish_actor(keeper, host, port, admission);

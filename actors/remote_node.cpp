@@ -1,9 +1,12 @@
 #include "actors/remote_node.hpp"
 
+#include <functional>
 #include <map>
+#include <thread>
 #include <type_traits>
 
 #include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
 #include <caf/atom.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
@@ -19,6 +22,8 @@
 #include "actors/detail/log.hpp"
 #include "actors/detail/proof.hpp"
 #include "actors/network.hpp"
+#include "messages/fault_errc.hpp"
+#include "messages/fault_injector.hpp"
 #include "messages/manager_protocol.hpp"
 #include "messages/protocol.hpp"
 #include "messages/remote_protocol.hpp"
@@ -29,6 +34,11 @@ namespace epochrt {
 namespace {
 
 using handshake_atom = caf::atom_constant<caf::atom("ert_shake")>;
+
+// A fault's timer fired: run the deferred action with this key.
+using deferred_atom = caf::atom_constant<caf::atom("ert_defer")>;
+
+using steady = std::chrono::steady_clock;
 
 // Requests forwarded and not answered yet: a lost connection fails them
 // all, since CAF itself never would (a request to a dead remote actor waits
@@ -46,6 +56,14 @@ struct proxy_state {
   std::shared_ptr<pending_map> pending = std::make_shared<pending_map>();
   // The gate, for the exit functor.
   std::shared_ptr<caf::actor> monitored = std::make_shared<caf::actor>();
+  // Fault plan: the injector (owned by cfg.timeouts.faults), the link's
+  // state shared with later connections, how long a silent connection
+  // lasts, and the actions waiting for their timer.
+  fault_injector* faults = nullptr;
+  std::shared_ptr<remote_link_faults> link;
+  std::chrono::milliseconds silence_limit{0};
+  uint64_t next_deferred = 0;
+  std::map<uint64_t, std::function<void()>> deferred;
 };
 
 using proxy_ptr = caf::stateful_actor<proxy_state>*;
@@ -83,8 +101,168 @@ void finish(proxy_ptr self, uint64_t id, Reply reply) {
   rp.deliver(std::move(reply));
 }
 
+void connection_lost(proxy_ptr self, const caf::error& reason) {
+  auto& st = self->state;
+  if (*st.lost)
+    return;
+  if (reason == caf::exit_reason::remote_link_unreachable)
+    st.lost_reason = "its process is gone or stopped answering heartbeats";
+  else if (reason.category() == fault_category)
+    st.lost_reason = error_text(reason); // Names the fault and its point.
+  else
+    st.lost_reason = reason ? describe_error(reason) : "the daemon went away";
+  st.lost->store(true);
+  detail::log().error("lost the connection to {}: {}", where(st),
+                      st.lost_reason);
+  auto pending = std::move(*st.pending);
+  st.pending->clear();
+  for (auto& [id, rp] : pending)
+    rp.deliver(lost_error(st));
+}
+
+// The epoch a request is about, for a fault plan's filter; -1 when none.
+template <class T, class = void>
+struct has_epoch : std::false_type {};
+
+template <class T>
+struct has_epoch<T, std::void_t<decltype(std::declval<const T&>().epoch)>>
+  : std::true_type {};
+
+template <class T>
+int64_t epoch_of(const T& x) {
+  if constexpr (has_epoch<T>::value)
+    return x.epoch;
+  else
+    return -1;
+}
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+           steady::now().time_since_epoch())
+    .count();
+}
+
+// Nothing passes between the node and the master: frozen, or partitioned.
+bool cut_off(const remote_link_faults& link) {
+  return link.frozen.load() || link.partitioned_until.load() > now_ns();
+}
+
+// Runs `fn` in this actor after `delay`: a timer, never a sleep.
+void defer(proxy_ptr self, std::chrono::milliseconds delay,
+           std::function<void()> fn) {
+  auto& st = self->state;
+  auto key = st.next_deferred++;
+  st.deferred.emplace(key, std::move(fn));
+  self->delayed_send(self, delay, deferred_atom::value, key);
+}
+
+// The connection is lost after `delay` unless it was already, for `why`.
+void lose_connection_after(proxy_ptr self, std::chrono::milliseconds delay,
+                           std::string why) {
+  defer(self, delay, [self, why = std::move(why)] {
+    connection_lost(self, make_error(fault_errc::injected, why));
+  });
+}
+
+// A message of request `id` was lost. TCP loses no message without the
+// stream breaking, so this ends as a silent connection does: the node is
+// lost once CAF would have noticed (the connection timeout), or when the
+// request would have timed out, whichever comes first — never later.
+void lose(proxy_ptr self, uint64_t id, std::chrono::milliseconds timeout,
+          std::string why) {
+  auto& st = self->state;
+  auto delay = std::min(timeout, st.silence_limit);
+  detail::log().warn("{}: a message was lost ({}); the node is lost in {} ms "
+                     "unless it answers",
+                     where(st), why, delay.count());
+  defer(self, delay, [self, id, why = std::move(why)] {
+    if (self->state.pending->count(id) > 0)
+      connection_lost(
+        self, make_error(fault_errc::injected, "a message was lost: " + why));
+  });
+}
+
+std::string lost_to_link(const proxy_state& st) {
+  return st.link->frozen.load()
+    ? std::string{"the node is frozen"}
+    : std::string{"the node is partitioned from the master"};
+}
+
+// Carries out a fault that strikes a message at `point` and is not about
+// the message's timing (delay, duplicate are the caller's). True when the
+// message is gone.
+bool strike_message(proxy_ptr self, fault_point point, const fault_site& site,
+                    const fault_action& action, uint64_t id,
+                    std::chrono::milliseconds timeout) {
+  auto& st = self->state;
+  auto why = error_text(injected_error(point, site, action));
+  switch (action.kind) {
+    case fault_kind::drop:
+      lose(self, id, timeout, std::move(why));
+      return true;
+    case fault_kind::partition: {
+      auto until = now_ns()
+        + std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::milliseconds{action.ms})
+            .count();
+      if (until > st.link->partitioned_until.load())
+        st.link->partitioned_until.store(until);
+      // As CAF's heartbeats would: a window at least as long as the
+      // connection timeout loses the node even when no message tried.
+      if (std::chrono::milliseconds{action.ms} >= st.silence_limit)
+        lose_connection_after(self, st.silence_limit, why);
+      lose(self, id, timeout, std::move(why));
+      return true;
+    }
+    case fault_kind::freeze_node:
+      st.link->frozen.store(true);
+      lose_connection_after(self, st.silence_limit, why);
+      lose(self, id, timeout, std::move(why));
+      return true;
+    case fault_kind::kill_node: {
+      // The daemon's gate stops its node's actors with this reason and
+      // goes on serving; the master loses the node now rather than when
+      // the gate's down message comes back.
+      auto reason = make_error(fault_errc::injected, why);
+      self->send_exit(st.gate, reason);
+      connection_lost(self, reason);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+// A reply (or the daemon's error) for request `id` arrived; `deliver` hands
+// it to the requester.
+void arrived(proxy_ptr self, uint64_t id, fault_site site,
+             std::chrono::milliseconds timeout, std::function<void()> deliver) {
+  auto& st = self->state;
+  if (st.pending->count(id) == 0)
+    return;
+  if (cut_off(*st.link)) {
+    lose(self, id, timeout,
+         "a reply of " + std::string{site.detail} + " arrived while "
+           + lost_to_link(st));
+    return;
+  }
+  auto action = strike(st.faults, fault_point::remote_receive, site);
+  if (strike_message(self, fault_point::remote_receive, site, action, id,
+                     timeout))
+    return;
+  if (action.kind == fault_kind::delay) {
+    defer(self, std::chrono::milliseconds{action.ms}, std::move(deliver));
+    return;
+  }
+  deliver();
+  // The second delivery finds the request answered and does nothing.
+  if (action.kind == fault_kind::duplicate)
+    deliver();
+}
+
 template <class Reply, class Msg>
-void forward(proxy_ptr self, Msg&& msg, std::chrono::milliseconds timeout) {
+void forward(proxy_ptr self, std::string_view type, Msg&& msg,
+             std::chrono::milliseconds timeout) {
   auto& st = self->state;
   auto rp = self->make_response_promise();
   if (*st.lost || !st.gate) {
@@ -95,41 +273,68 @@ void forward(proxy_ptr self, Msg&& msg, std::chrono::milliseconds timeout) {
   }
   auto id = st.next_id++;
   st.pending->emplace(id, std::move(rp));
-  auto on_error = [self, id, timeout](caf::error& err) {
-    finish(self, id, translate(self->state, std::move(err), timeout));
-  };
-  if constexpr (std::is_same_v<Reply, void>) {
-    self->request(st.gate, timeout, std::forward<Msg>(msg))
-      .then(
-        [self, id] {
-          finish(self, id, caf::make_message());
-        },
-        on_error);
-  } else {
-    self->request(st.gate, timeout, std::forward<Msg>(msg))
-      .then(
-        [self, id](Reply& reply) {
-          finish(self, id, caf::make_message(std::move(reply)));
-        },
-        on_error);
-  }
-}
-
-void connection_lost(proxy_ptr self, const caf::error& reason) {
-  auto& st = self->state;
-  if (*st.lost)
+  fault_site site{st.cfg.name, epoch_of(msg), type};
+  if (cut_off(*st.link)) {
+    lose(self, id, timeout,
+         std::string{type} + " was sent while " + lost_to_link(st));
     return;
-  if (reason == caf::exit_reason::remote_link_unreachable)
-    st.lost_reason = "its process is gone or stopped answering heartbeats";
+  }
+  auto action = strike(st.faults, fault_point::remote_send, site);
+  if (strike_message(self, fault_point::remote_send, site, action, id, timeout))
+    return;
+  auto send
+    = [self, id, timeout, site, twice = action.kind == fault_kind::duplicate,
+       msg = std::forward<Msg>(msg)]() mutable {
+        auto& st = self->state;
+        if (st.pending->count(id) == 0)
+          return;
+        auto on_error = [self, id, site, timeout](caf::error& err) {
+          // Only the daemon's errors arrive; a timeout or a dead receiver is
+          // this process's own verdict.
+          if (err == caf::sec::request_timeout
+              || err == caf::sec::request_receiver_down) {
+            finish(self, id, translate(self->state, std::move(err), timeout));
+            return;
+          }
+          arrived(self, id, site, timeout, [self, id, err] {
+            finish(self, id, err);
+          });
+        };
+        auto handle = self->request(st.gate, timeout, msg);
+        auto mid = handle.id();
+        if constexpr (std::is_same_v<Reply, void>) {
+          handle.then(
+            [self, id, site, timeout] {
+              arrived(self, id, site, timeout, [self, id] {
+                finish(self, id, caf::make_message());
+              });
+            },
+            on_error);
+        } else {
+          handle.then(
+            [self, id, site, timeout](Reply& reply) {
+              arrived(self, id, site, timeout,
+                      [self, id, reply = std::move(reply)] {
+                        finish(self, id, caf::make_message(reply));
+                      });
+            },
+            on_error);
+        }
+        // The same request again, under the same id, bit for bit (its
+        // priority too): what a retransmission would put on the wire. Its
+        // reply, if the daemon sent one, would find no handler and be
+        // dropped.
+        if (twice)
+          caf::actor_cast<caf::abstract_actor*>(st.gate)->eq_impl(
+            caf::message_id{mid.integer_value()
+                            & ~caf::message_id::response_flag_mask},
+            caf::strong_actor_ptr{self->ctrl()}, self->context(),
+            std::move(msg));
+      };
+  if (action.kind == fault_kind::delay)
+    defer(self, std::chrono::milliseconds{action.ms}, std::move(send));
   else
-    st.lost_reason = reason ? describe_error(reason) : "the daemon went away";
-  st.lost->store(true);
-  detail::log().error("lost the connection to {}: {}", where(st),
-                      st.lost_reason);
-  auto pending = std::move(*st.pending);
-  st.pending->clear();
-  for (auto& [id, rp] : pending)
-    rp.deliver(lost_error(st));
+    send();
 }
 
 caf::error check_challenge(const proxy_state& st, const remote_challenge& ch,
@@ -209,6 +414,15 @@ caf::behavior proxy(proxy_ptr self, remote_node_config cfg,
   st.cfg = std::move(cfg);
   st.gatekeeper = std::move(gatekeeper);
   st.lost = std::move(lost);
+  st.faults = st.cfg.timeouts.faults.get();
+  st.link = st.cfg.link;
+  // What CAF waits before it declares a silent connection lost; without
+  // heartbeats, the handshake's limit stands in for it.
+  st.silence_limit = std::chrono::duration_cast<std::chrono::milliseconds>(
+    caf::get_or(self->system().config(), "middleman.connection-timeout",
+                caf::timespan{st.cfg.handshake_timeout}));
+  if (st.silence_limit.count() <= 0)
+    st.silence_limit = st.cfg.handshake_timeout;
   self->set_down_handler([self](caf::down_msg& dm) {
     if (dm.source == self->state.gate.address())
       connection_lost(self, dm.reason);
@@ -231,41 +445,58 @@ caf::behavior proxy(proxy_ptr self, remote_node_config cfg,
     [self](handshake_atom) {
       handshake(self, self->make_response_promise());
     },
+    [self](deferred_atom, uint64_t key) {
+      auto& deferred = self->state.deferred;
+      auto i = deferred.find(key);
+      if (i == deferred.end())
+        return;
+      auto fn = std::move(i->second);
+      deferred.erase(i);
+      fn();
+    },
     [self, t](run_tasks& msg) {
-      forward<tasks_done>(self, std::move(msg), t.group_timeout);
+      forward<tasks_done>(self, "run_tasks", std::move(msg), t.group_timeout);
     },
     [self, t](fetch_blobs& msg) {
-      forward<blob_values>(self, std::move(msg), t.request_timeout);
+      forward<blob_values>(self, "fetch_blobs", std::move(msg),
+                           t.request_timeout);
     },
     [self, t](put_blobs& msg) {
-      forward<void>(self, std::move(msg), t.request_timeout);
+      forward<void>(self, "put_blobs", std::move(msg), t.request_timeout);
     },
     [self, t](cancel_tasks& msg) {
-      forward<void>(self, std::move(msg), t.request_timeout);
+      forward<void>(self, "cancel_tasks", std::move(msg), t.request_timeout);
     },
     [self, t](reset_workspace& msg) {
-      forward<void>(self, std::move(msg), t.request_timeout);
+      forward<void>(self, "reset_workspace", std::move(msg), t.request_timeout);
     },
     [self, t](save_checkpoint& msg) {
-      forward<checkpoint_stats>(self, std::move(msg), t.checkpoint_timeout);
+      forward<checkpoint_stats>(self, "save_checkpoint", std::move(msg),
+                                t.checkpoint_timeout);
     },
     [self, t](load_checkpoint& msg) {
-      forward<checkpoint_stats>(self, std::move(msg), t.checkpoint_timeout);
+      forward<checkpoint_stats>(self, "load_checkpoint", std::move(msg),
+                                t.checkpoint_timeout);
     },
     [self, t](init_checkpoint& msg) {
-      forward<blob_names>(self, std::move(msg), t.checkpoint_timeout);
+      forward<blob_names>(self, "init_checkpoint", std::move(msg),
+                          t.checkpoint_timeout);
     },
     [self, t](check_checkpoint& msg) {
-      forward<checkpoint_status>(self, std::move(msg), t.checkpoint_timeout);
+      forward<checkpoint_status>(self, "check_checkpoint", std::move(msg),
+                                 t.checkpoint_timeout);
     },
     [self, t](begin_save& msg) {
-      forward<ckpt_epoch>(self, std::move(msg), t.checkpoint_timeout);
+      forward<ckpt_epoch>(self, "begin_save", std::move(msg),
+                          t.checkpoint_timeout);
     },
     [self, t](end_save& msg) {
-      forward<checkpoint_stats>(self, std::move(msg), t.checkpoint_timeout);
+      forward<checkpoint_stats>(self, "end_save", std::move(msg),
+                                t.checkpoint_timeout);
     },
     [self, t](read_checkpoint& msg) {
-      forward<blob_values>(self, std::move(msg), t.checkpoint_timeout);
+      forward<blob_values>(self, "read_checkpoint", std::move(msg),
+                           t.checkpoint_timeout);
     },
   };
 }
@@ -297,6 +528,22 @@ caf::expected<remote_node> connect_remote_node(caf::actor_system& sys,
     return make_error(actors_errc::invalid_argument,
                       "remote nodes need CAF's middleman "
                       "(configure_network)");
+  auto link = cfg.link ? cfg.link : std::make_shared<remote_link_faults>();
+  // A host thread: a delay may sleep here.
+  fault_site site{cfg.name, -1, {}};
+  auto action
+    = strike(cfg.timeouts.faults.get(), fault_point::remote_attach, site);
+  if (action.kind == fault_kind::delay)
+    std::this_thread::sleep_for(std::chrono::milliseconds{action.ms});
+  else if (action)
+    return injected_error(fault_point::remote_attach, site, action);
+  if (cut_off(*link))
+    return make_error(
+      actors_errc::unreachable,
+      "cannot reach node " + cfg.name + " at " + cfg.address.str() + ": "
+        + (link->frozen.load() ? "it is frozen (fault plan)"
+                               : "it is partitioned from the master (fault "
+                                 "plan)"));
   auto gatekeeper = connect_actor(sys, cfg.address.host, cfg.address.port,
                                   cfg.handshake_timeout, cfg.secret);
   if (!gatekeeper && gatekeeper.error().category() == actors_category
@@ -311,7 +558,10 @@ caf::expected<remote_node> connect_remote_node(caf::actor_system& sys,
                         + cfg.address.str() + ": "
                         + why_unreachable(sys, gatekeeper.error(), cfg));
   auto lost = std::make_shared<std::atomic<bool>>(false);
-  auto actor = sys.spawn(proxy, cfg, std::move(*gatekeeper), lost);
+  auto proxy_cfg = cfg;
+  proxy_cfg.link = std::move(link);
+  auto actor
+    = sys.spawn(proxy, std::move(proxy_cfg), std::move(*gatekeeper), lost);
   auto shaken = detail::blocking_request<caf::unit_t>(
     sys, actor, cfg.handshake_timeout * 2 + std::chrono::seconds(1),
     handshake_atom::value);

@@ -507,9 +507,11 @@ admission_doorman::open(caf::io::network::default_multiplexer& mx,
   if (!fd)
     return std::move(fd.error());
   auto max_message_bytes = settings.max_message_bytes;
+  auto faults = settings.faults;
   auto gate = std::make_shared<admission_gate>(*fd, std::move(settings));
   caf::intrusive_ptr<admission_doorman> result{
-    new admission_doorman(mx, gate, max_message_bytes), false};
+    new admission_doorman(mx, gate, max_message_bytes, std::move(faults)),
+    false};
   // The hand-off holds the doorman until stop() drops it (graceful_shutdown,
   // which the broker calls for every doorman before it lets go of it).
   auto err = gate->start([result, &mx](int admitted) {
@@ -525,9 +527,11 @@ admission_doorman::open(caf::io::network::default_multiplexer& mx,
 
 admission_doorman::admission_doorman(caf::io::network::default_multiplexer& mx,
                                      std::shared_ptr<admission_gate> gate,
-                                     uint64_t max_message_bytes)
+                                     uint64_t max_message_bytes,
+                                     std::shared_ptr<fault_injector> faults)
   : doorman(caf::io::accept_handle::from_int(gate->listen_fd())), mx_(mx),
-    gate_(std::move(gate)), max_message_bytes_(max_message_bytes) {
+    gate_(std::move(gate)), max_message_bytes_(max_message_bytes),
+    faults_(std::move(faults)) {
   // nop
 }
 
@@ -584,7 +588,8 @@ void admission_doorman::admit(int fd) {
     waiting_.push_back(fd);
     return;
   }
-  auto scribe = caf::make_counted<bounded_scribe>(mx_, fd, max_message_bytes_);
+  auto scribe
+    = caf::make_counted<bounded_scribe>(mx_, fd, max_message_bytes_, faults_);
   auto hdl = scribe->hdl();
   parent()->add_scribe(std::move(scribe));
   doorman::new_connection(&mx_, hdl);

@@ -54,11 +54,14 @@ public:
 private:
   admission_doorman(caf::io::network::default_multiplexer& mx,
                     std::shared_ptr<admission_gate> gate,
-                    uint64_t max_message_bytes);
+                    uint64_t max_message_bytes,
+                    std::shared_ptr<fault_injector> faults);
 
   caf::io::network::default_multiplexer& mx_;
   std::shared_ptr<admission_gate> gate_;
   uint64_t max_message_bytes_;
+  // The daemon's fault plan, for the scribes of admitted peers.
+  std::shared_ptr<fault_injector> faults_;
   // Sockets admitted before the broker launched this doorman.
   std::vector<int> waiting_;
   bool launched_ = false;

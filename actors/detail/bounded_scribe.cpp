@@ -1,16 +1,37 @@
 #include "actors/detail/bounded_scribe.hpp"
 
-#include <sys/socket.h>
+#include <csignal>
+#include <cstdlib>
+#include <string>
 
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <caf/binary_deserializer.hpp>
+#include <caf/io/basp/header.hpp>
 #include <caf/io/network/operation.hpp>
 
 #include "actors/detail/log.hpp"
+#include "messages/fault_injector.hpp"
+#include "runtime/runtime_errc.hpp"
 
 namespace epochrt::detail {
 
+namespace {
+
+void say(const std::string& what) {
+  auto line = "epochrt: fault plan: " + what + "\n";
+  auto n = ::write(STDERR_FILENO, line.data(), line.size());
+  static_cast<void>(n);
+}
+
+} // namespace
+
 bounded_scribe::bounded_scribe(caf::io::network::default_multiplexer& mx,
-                               int fd, uint64_t max_read_bytes)
-  : scribe_impl(mx, fd), max_read_bytes_(max_read_bytes) {
+                               int fd, uint64_t max_read_bytes,
+                               std::shared_ptr<fault_injector> faults)
+  : scribe_impl(mx, fd), max_read_bytes_(max_read_bytes),
+    faults_(std::move(faults)) {
   // nop
 }
 
@@ -24,8 +45,69 @@ void bounded_scribe::configure_read(caf::io::receive_policy::config config) {
   scribe_impl::configure_read(config);
 }
 
+bool bounded_scribe::strike_heartbeat(const void* buf, size_t size,
+                                      bool& twice) {
+  // BASP reads a header, then exactly the payload it announced, if any.
+  if (in_payload_) {
+    in_payload_ = false;
+    return false;
+  }
+  if (size != caf::io::basp::header_size)
+    return false;
+  caf::io::basp::header hdr;
+  caf::binary_deserializer source{nullptr, static_cast<const char*>(buf), size};
+  if (source(hdr))
+    return false;
+  if (hdr.payload_len > 0) {
+    in_payload_ = true;
+    return false;
+  }
+  if (!caf::io::basp::is_heartbeat(hdr))
+    return false;
+  if (partitioned_until_ > std::chrono::steady_clock::now())
+    return true;
+  fault_site site{{}, -1, "heartbeat"};
+  auto action = strike(faults_.get(), fault_point::remote_heartbeat, site);
+  switch (action.kind) {
+    case fault_kind::none:
+      return false;
+    case fault_kind::duplicate:
+      twice = true;
+      return false;
+    case fault_kind::drop:
+    case fault_kind::delay:
+      return true;
+    case fault_kind::partition:
+      partitioned_until_ = std::chrono::steady_clock::now()
+        + std::chrono::milliseconds{action.ms};
+      log().warn("no heartbeat from {} reaches CAF for {} ms (fault plan)",
+                 addr(), action.ms);
+      return true;
+    case fault_kind::kill_node:
+      say(error_text(
+        injected_error(fault_point::remote_heartbeat, site, action)));
+      ::kill(::getpid(), SIGKILL);
+      std::_Exit(137);
+    case fault_kind::freeze_node:
+      say(error_text(
+        injected_error(fault_point::remote_heartbeat, site, action)));
+      ::raise(SIGSTOP);
+      return false;
+    default:
+      return false;
+  }
+}
+
 bool bounded_scribe::consume(caf::execution_unit* ctx, const void* buf,
                              size_t size) {
+  // Every read is followed, so that a header is told from a payload.
+  if (faults_ != nullptr && refused_size_ == 0) {
+    bool twice = false;
+    if (strike_heartbeat(buf, size, twice))
+      return true; // Taken away: BASP still waits for a header.
+    if (twice && !scribe::consume(ctx, buf, size))
+      return false;
+  }
   auto result = scribe::consume(ctx, buf, size);
   if (refused_size_ == 0)
     return result;
