@@ -347,7 +347,11 @@ checkpoint_reader::open(std::string path, reader_options opts) {
                       self->path + " has no manifest: its save did not finish");
   if (!st.ok())
     return detail::from_status(st, "read the manifest of " + self->path);
-  auto man = decode<manifest>(record);
+  auto checked = detail::manifest_record(record);
+  if (!checked)
+    return make_error(persistence_errc::corrupt,
+                      "the manifest of " + self->path + " fails its digest");
+  auto man = decode<manifest>(*checked);
   if (!man)
     return make_error(persistence_errc::corrupt,
                       "the manifest of " + self->path + " does not decode");

@@ -394,7 +394,7 @@ caf::expected<manifest> checkpoint_writer::finish() {
   if (auto err = self.flush(false))
     return err;
   self.result.created_unix_ms = unix_ms_now();
-  auto record = encode(self.result);
+  auto record = detail::manifest_value(encode(self.result));
   self.batch.Put(
     leveldb::Slice{detail::manifest_key.data(), detail::manifest_key.size()},
     leveldb::Slice{record.data(), record.size()});

@@ -26,7 +26,8 @@ namespace epochrt {
 /// directory and leaves `path` untouched.
 ///
 /// Key layout inside the database:
-///   "manifest"                                    -> Manifest record
+///   "manifest"    -> XXH3-64 of the Manifest record (8 bytes, little-endian),
+///                    then the record (detail::manifest_value)
 ///   "c/" <blob name> "\0" <chunk index, 4 bytes big-endian> -> BlobChunk
 /// Blob names cannot hold a NUL, so keys never collide, and the chunks of a
 /// blob are adjacent and in order. A blob always has at least one chunk
