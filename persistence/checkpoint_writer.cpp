@@ -69,8 +69,9 @@ struct batch_records : leveldb::WriteBatch::Handler {
 // What a bad disk does to a batch it reports as written: corrupt_write
 // flips one bit in one record's value; short_write cuts the batch's values,
 // taken end to end, at one byte: records past the cut are lost, the one it
-// falls in keeps its head only. Keys are left alone: a disk that mangled
-// keys would hand LevelDB's own checksums something to find.
+// falls in keeps its head only. Only values are touched: a chunk's bytes
+// are what a checkpoint is made of, and a chunk that landed under another
+// key would fail the reader's name and index check all the same.
 void damage_batch(leveldb::WriteBatch& batch, const fault_action& action) {
   batch_records records;
   if (!batch.Iterate(&records).ok() || records.puts.empty())
