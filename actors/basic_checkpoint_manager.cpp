@@ -35,7 +35,8 @@ basic_checkpoint_manager::basic_checkpoint_manager(caf::actor_system& sys,
                                                    checkpoint_options options)
   : sys_(sys), db_prefix_(std::move(db_prefix)), options_(std::move(options)) {
   if (!options_.metadata)
-    options_.metadata = std::make_shared<file_metadata_handler>(db_prefix_);
+    options_.metadata
+      = std::make_shared<file_metadata_handler>(db_prefix_, options_.faults);
   actor_ = spawn_checkpoint_manager(sys_, db_prefix_, options_.metadata,
                                     options_.timeout);
 }

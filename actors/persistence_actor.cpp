@@ -47,8 +47,10 @@ take_snapshot(workspace& ws, const std::vector<std::string>& names) {
 caf::expected<checkpoint_stats>
 write(const std::string& node, int64_t epoch, const std::string& db,
       const std::vector<workspace::named_blob>& snapshot,
-      clock_type::time_point start) {
-  auto writer = checkpoint_writer::create(db, node, epoch);
+      clock_type::time_point start, fault_injector* faults) {
+  writer_options opts;
+  opts.faults = faults;
+  auto writer = checkpoint_writer::create(db, node, epoch, opts);
   if (!writer)
     return std::move(writer.error());
   for (auto& [name, value] : snapshot)
@@ -62,18 +64,32 @@ write(const std::string& node, int64_t epoch, const std::string& db,
 }
 
 caf::expected<checkpoint_stats> save(const std::string& node, workspace& ws,
-                                     const save_checkpoint& msg) {
+                                     const save_checkpoint& msg,
+                                     fault_injector* faults) {
   auto start = clock_type::now();
   auto snapshot = take_snapshot(ws, msg.blob_names);
   if (!snapshot)
     return std::move(snapshot.error());
-  return write(node, msg.epoch, msg.db, *snapshot, start);
+  return write(node, msg.epoch, msg.db, *snapshot, start, faults);
+}
+
+// Readers report this node at the load.* points, and the epoch when the
+// request names it (else the database's name tells).
+reader_options read_options(const std::string& node, fault_injector* faults,
+                            int64_t epoch = -1) {
+  reader_options opts;
+  opts.faults = faults;
+  opts.node = node;
+  opts.epoch = epoch;
+  return opts;
 }
 
 caf::expected<checkpoint_stats> load(const std::string& node, workspace& ws,
-                                     const load_checkpoint& msg) {
+                                     const load_checkpoint& msg,
+                                     fault_injector* faults) {
   auto start = clock_type::now();
-  auto reader = checkpoint_reader::open(msg.db);
+  auto reader
+    = checkpoint_reader::open(msg.db, read_options(node, faults, msg.epoch));
   if (!reader)
     return std::move(reader.error());
   auto& listed = (*reader)->get_manifest().blobs;
@@ -113,11 +129,12 @@ caf::expected<checkpoint_stats> load(const std::string& node, workspace& ws,
   return checkpoint_stats{node, msg.db, micros_since(start), bytes, count};
 }
 
-caf::expected<blob_names> list_blobs(workspace& ws,
-                                     const init_checkpoint& msg) {
+caf::expected<blob_names> list_blobs(const std::string& node, workspace& ws,
+                                     const init_checkpoint& msg,
+                                     fault_injector* faults) {
   if (msg.db.empty())
     return blob_names{ws.names()};
-  auto reader = checkpoint_reader::open(msg.db);
+  auto reader = checkpoint_reader::open(msg.db, read_options(node, faults));
   if (!reader)
     return std::move(reader.error());
   blob_names result;
@@ -126,8 +143,10 @@ caf::expected<blob_names> list_blobs(workspace& ws,
   return result;
 }
 
-caf::expected<blob_values> read_blobs(const read_checkpoint& msg) {
-  auto reader = checkpoint_reader::open(msg.db);
+caf::expected<blob_values> read_blobs(const std::string& node,
+                                      const read_checkpoint& msg,
+                                      fault_injector* faults) {
+  auto reader = checkpoint_reader::open(msg.db, read_options(node, faults));
   if (!reader)
     return std::move(reader.error());
   auto& listed = (*reader)->get_manifest().blobs;
@@ -146,9 +165,10 @@ caf::expected<blob_values> read_blobs(const read_checkpoint& msg) {
   return result;
 }
 
-checkpoint_status check(const check_checkpoint& msg) {
+checkpoint_status check(const std::string& node, const check_checkpoint& msg,
+                        fault_injector* faults) {
   checkpoint_status status;
-  auto reader = checkpoint_reader::open(msg.db);
+  auto reader = checkpoint_reader::open(msg.db, read_options(node, faults));
   if (!reader) {
     auto& err = reader.error();
     status.exists
@@ -172,6 +192,8 @@ caf::behavior
 persistence_behavior(caf::event_based_actor* self, std::string node,
                      std::shared_ptr<workspace> ws, std::string root,
                      std::shared_ptr<fault_injector> faults) {
+  // The handlers below hold `faults` (captured by value); the writers and
+  // readers they make borrow it, and end before the handler returns.
   // Outcomes of writes started by begin_save, until end_save collects them.
   auto written
     = std::make_shared<std::map<int64_t, caf::expected<checkpoint_stats>>>();
@@ -199,7 +221,7 @@ persistence_behavior(caf::event_based_actor* self, std::string node,
         return err;
       detail::log().debug("saving {} ({} blobs asked)", msg.db,
                           msg.blob_names.size());
-      auto result = save(node, *ws, msg);
+      auto result = save(node, *ws, msg, faults.get());
       if (!result)
         return std::move(result.error());
       return std::move(*result);
@@ -209,7 +231,7 @@ persistence_behavior(caf::event_based_actor* self, std::string node,
         return wrong_node(msg.node);
       if (auto err = place(msg.db))
         return err;
-      auto result = load(node, *ws, msg);
+      auto result = load(node, *ws, msg, faults.get());
       if (!result)
         return std::move(result.error());
       return std::move(*result);
@@ -220,7 +242,7 @@ persistence_behavior(caf::event_based_actor* self, std::string node,
       if (!msg.db.empty())
         if (auto err = place(msg.db))
           return err;
-      auto result = list_blobs(*ws, msg);
+      auto result = list_blobs(node, *ws, msg, faults.get());
       if (!result)
         return std::move(result.error());
       return std::move(*result);
@@ -228,14 +250,14 @@ persistence_behavior(caf::event_based_actor* self, std::string node,
     [=](check_checkpoint& msg) -> caf::result<checkpoint_status> {
       if (auto err = place(msg.db))
         return err;
-      return check(msg);
+      return check(node, msg, faults.get());
     },
     [=](read_checkpoint& msg) -> caf::result<blob_values> {
       if (msg.node != node)
         return wrong_node(msg.node);
       if (auto err = place(msg.db))
         return err;
-      auto result = read_blobs(msg);
+      auto result = read_blobs(node, msg, faults.get());
       if (!result)
         return std::move(result.error());
       return std::move(*result);
@@ -257,7 +279,8 @@ persistence_behavior(caf::event_based_actor* self, std::string node,
       // Outcomes nobody collected (the manager gave up) are dropped here.
       written->erase(written->begin(), written->lower_bound(msg.epoch));
       written->insert_or_assign(
-        msg.epoch, write(node, msg.epoch, msg.db, *snapshot, start));
+        msg.epoch,
+        write(node, msg.epoch, msg.db, *snapshot, start, faults.get()));
       return rp;
     },
     [=](end_save& msg) -> caf::result<checkpoint_stats> {

@@ -15,6 +15,7 @@
 
 #include "messages/chunk_codec.hpp"
 #include "messages/codec.hpp"
+#include "messages/fault_injector.hpp"
 #include "persistence/detail/fs_util.hpp"
 #include "persistence/detail/leveldb_util.hpp"
 #include "persistence/digest.hpp"
@@ -102,6 +103,21 @@ caf::expected<std::string> make_private_view(const std::string& path) {
   return view;
 }
 
+// The node and epoch of a database named `<node>.<epoch>` (db_name), for
+// the sites of fault points; empty and -1 where the name does not tell.
+std::pair<std::string, int64_t> site_of_path(const std::string& path) {
+  auto leaf = fs::path{path}.filename().string();
+  auto dot = leaf.rfind('.');
+  if (dot == std::string::npos || dot + 1 == leaf.size()
+      || dot + 19 < leaf.size()
+      || !std::all_of(leaf.begin() + static_cast<ptrdiff_t>(dot) + 1,
+                      leaf.end(), [](char c) {
+                        return c >= '0' && c <= '9';
+                      }))
+    return {std::string{}, -1};
+  return {leaf.substr(0, dot), std::stoll(leaf.substr(dot + 1))};
+}
+
 } // namespace
 
 struct checkpoint_reader::impl {
@@ -111,6 +127,9 @@ struct checkpoint_reader::impl {
   std::unordered_map<std::string, size_t> index; // blob name -> man.blobs
   std::string value; // reused across Gets: large buffers are slow to touch
   std::string view;  // the private view LevelDB opened (make_private_view)
+  fault_injector* faults = nullptr;
+  std::string site_node; // set only with faults
+  int64_t site_epoch = -1;
 
   ~impl() {
     db.reset(); // closes the files of the view before it goes
@@ -137,6 +156,13 @@ struct checkpoint_reader::impl {
 
   // Fetches chunk `i` of `entry` into `value`.
   caf::error get_chunk(const blob_entry& entry, uint32_t i) {
+    if (faults != nullptr) {
+      fault_action action;
+      if (auto err = strike_blocking(
+            faults, fault_point::load_chunk,
+            fault_site{site_node, site_epoch, entry.name}, action))
+        return err;
+    }
     auto key = detail::chunk_key(entry.name, i);
     auto st = db->Get(chunk_read_options(), key, &value);
     if (st.IsNotFound())
@@ -266,7 +292,18 @@ checkpoint_reader::checkpoint_reader(std::unique_ptr<impl> ptr)
 checkpoint_reader::~checkpoint_reader() = default;
 
 caf::expected<std::unique_ptr<checkpoint_reader>>
-checkpoint_reader::open(std::string path) {
+checkpoint_reader::open(std::string path, reader_options opts) {
+  if (opts.faults != nullptr) {
+    auto [node, epoch] = site_of_path(path);
+    if (!opts.node.empty())
+      node = std::string{opts.node};
+    if (opts.epoch >= 0)
+      epoch = opts.epoch;
+    fault_action action;
+    if (auto err = strike_blocking(opts.faults, fault_point::load_open,
+                                   fault_site{node, epoch, {}}, action))
+      return err;
+  }
   std::error_code ec;
   if (!fs::is_directory(path, ec)
       || !fs::exists(fs::path{path} / "CURRENT", ec))
@@ -275,6 +312,7 @@ checkpoint_reader::open(std::string path) {
   auto self = std::make_unique<impl>();
   self->path = std::move(path);
   leveldb::Options options;
+  self->faults = opts.faults;
   options.create_if_missing = false;
   options.paranoid_checks = true;
   options.info_log = detail::silent_info_log();
@@ -309,11 +347,25 @@ checkpoint_reader::open(std::string path) {
                       self->path + " has no manifest: its save did not finish");
   if (!st.ok())
     return detail::from_status(st, "read the manifest of " + self->path);
-  auto man = decode<manifest>(record);
+  auto checked = detail::manifest_record(record);
+  if (!checked)
+    return make_error(persistence_errc::corrupt,
+                      "the manifest of " + self->path + " fails its digest");
+  auto man = decode<manifest>(*checked);
   if (!man)
     return make_error(persistence_errc::corrupt,
                       "the manifest of " + self->path + " does not decode");
   self->man = std::move(*man);
+  if (self->faults != nullptr) {
+    // As at load.open; what the name does not tell, the manifest does.
+    auto [node, epoch] = site_of_path(self->path);
+    self->site_node = !opts.node.empty() ? std::string{opts.node}
+      : !node.empty()                    ? node
+                                         : self->man.node;
+    self->site_epoch = opts.epoch >= 0 ? opts.epoch
+      : epoch >= 0                     ? epoch
+                                       : self->man.epoch;
+  }
   for (size_t i = 0; i < self->man.blobs.size(); ++i)
     if (!self->index.emplace(self->man.blobs[i].name, i).second)
       return make_error(persistence_errc::corrupt,

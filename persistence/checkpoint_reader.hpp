@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -11,6 +12,21 @@
 #include "messages/tensor.hpp"
 
 namespace epochrt {
+
+class fault_injector;
+
+/// Options of `checkpoint_reader::open`.
+struct reader_options {
+  /// The fault plan consulted at load.open (each open) and load.chunk (each
+  /// chunk read; detail: the blob's name). Borrowed: it must outlive the
+  /// reader. Null: no faults, and each point costs a null test.
+  fault_injector* faults = nullptr;
+  /// The node and epoch the points report as their site. Borrowed for the
+  /// call to `open` only. Unset (empty, negative): taken from the
+  /// database's name (`<node>.<epoch>`), else from its manifest.
+  std::string_view node;
+  int64_t epoch = -1;
+};
 
 /// Reads a checkpoint database written by checkpoint_writer (see there for
 /// the key layout), checking every digest.
@@ -33,8 +49,9 @@ public:
   /// Opens the database at `path`. Errors: not_found (no database there),
   /// incomplete (no manifest: the save never finished), corrupt (the
   /// manifest or LevelDB's own structures do not check out), io_error.
+  /// An injected io_error at load.open fails the open as a real one would.
   static caf::expected<std::unique_ptr<checkpoint_reader>>
-  open(std::string path);
+  open(std::string path, reader_options opts = {});
 
   ~checkpoint_reader();
 
@@ -47,7 +64,8 @@ public:
   /// The blob named `blob_name`, its payload copied once from LevelDB into
   /// the tensor. Errors: not_found (not in the manifest), corrupt (a chunk
   /// missing, undecodable, of another blob, with a bad digest, or a payload
-  /// whose digest, size or shape disagrees with the manifest), io_error.
+  /// whose digest, size or shape disagrees with the manifest), io_error;
+  /// an injected io_error at load.chunk.
   caf::expected<tensor> read(std::string_view blob_name);
 
   /// Reads every blob and checks every digest; the first problem found.

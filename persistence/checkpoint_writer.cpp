@@ -1,10 +1,16 @@
 #include "persistence/checkpoint_writer.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <system_error>
 #include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <leveldb/db.h>
 #include <leveldb/options.h>
@@ -12,6 +18,7 @@
 
 #include "messages/chunk_codec.hpp"
 #include "messages/codec.hpp"
+#include "messages/fault_injector.hpp"
 #include "messages/names.hpp"
 #include "persistence/detail/fs_util.hpp"
 #include "persistence/detail/leveldb_util.hpp"
@@ -32,6 +39,125 @@ int64_t unix_ms_now() {
     .count();
 }
 
+// Reproducible choices from a fault's draw: each call mixes the state
+// (splitmix64), so several choices from one draw are independent.
+struct chooser {
+  uint64_t state;
+
+  // A number in [0, n); n > 0.
+  uint64_t below(uint64_t n) noexcept {
+    auto z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return (z ^ (z >> 31)) % n;
+  }
+};
+
+// The records of a write batch, copied out: only when a fault strikes.
+struct batch_records : leveldb::WriteBatch::Handler {
+  std::vector<std::pair<std::string, std::string>> puts;
+
+  void Put(const leveldb::Slice& key, const leveldb::Slice& value) override {
+    puts.emplace_back(key.ToString(), value.ToString());
+  }
+
+  void Delete(const leveldb::Slice&) override {
+    // A checkpoint writer never deletes.
+  }
+};
+
+// What a bad disk does to a batch it reports as written: corrupt_write
+// flips one bit in one record's value; short_write cuts the batch's values,
+// taken end to end, at one byte: records past the cut are lost, the one it
+// falls in keeps its head only. Only values are touched: a chunk's bytes
+// are what a checkpoint is made of, and a chunk that landed under another
+// key would fail the reader's name and index check all the same.
+void damage_batch(leveldb::WriteBatch& batch, const fault_action& action) {
+  batch_records records;
+  if (!batch.Iterate(&records).ok() || records.puts.empty())
+    return;
+  chooser pick{action.draw};
+  auto& puts = records.puts;
+  if (action.kind == fault_kind::corrupt_write) {
+    auto& value = puts[pick.below(puts.size())].second;
+    if (value.empty())
+      return;
+    value[pick.below(value.size())] ^= static_cast<char>(1 << pick.below(8));
+  } else if (action.kind == fault_kind::short_write) {
+    uint64_t total = 0;
+    for (auto& put : puts)
+      total += put.second.size();
+    if (total == 0)
+      return;
+    auto cut = pick.below(total);
+    size_t kept = 0;
+    for (; kept < puts.size() && cut > 0; ++kept) {
+      auto& value = puts[kept].second;
+      if (cut < value.size())
+        value.resize(cut);
+      cut -= value.size();
+    }
+    puts.resize(kept);
+  } else {
+    return;
+  }
+  batch.Clear();
+  for (auto& [key, value] : puts)
+    batch.Put(key, value);
+}
+
+caf::error damage_io_error(const std::string& what, int err) {
+  return make_error(persistence_errc::io_error, detail::errno_text(what, err));
+}
+
+// What a bad disk does to a closed database's files after reporting them
+// synced: corrupt_write flips one bit of one .log or .ldb file, short_write
+// cuts one at a byte. The file is chosen among the non-empty ones in name
+// order, so a plan's draw picks the same file every run.
+caf::error damage_files(const std::string& dir, const fault_action& action) {
+  std::vector<std::pair<std::string, uint64_t>> files;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator{dir, ec};
+       !ec && it != std::filesystem::end(it); it.increment(ec)) {
+    auto ext = it->path().extension();
+    std::error_code file_ec;
+    if ((ext != ".log" && ext != ".ldb") || !it->is_regular_file(file_ec))
+      continue;
+    auto size = it->file_size(file_ec);
+    if (!file_ec && size > 0)
+      files.emplace_back(it->path().string(), size);
+  }
+  if (ec)
+    return make_error(persistence_errc::io_error,
+                      "list " + dir + ": " + ec.message());
+  if (files.empty())
+    return {};
+  std::sort(files.begin(), files.end());
+  chooser pick{action.draw};
+  auto& [file, size] = files[pick.below(files.size())];
+  auto offset = pick.below(size);
+  int fd = ::open(file.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    return damage_io_error("open " + file, errno);
+  caf::error err;
+  if (action.kind == fault_kind::corrupt_write) {
+    char byte = 0;
+    auto pos = static_cast<off_t>(offset);
+    if (::pread(fd, &byte, 1, pos) != 1)
+      err = damage_io_error("read " + file, errno);
+    byte ^= static_cast<char>(1 << pick.below(8));
+    if (!err && ::pwrite(fd, &byte, 1, pos) != 1)
+      err = damage_io_error("write " + file, errno);
+  } else if (action.kind == fault_kind::short_write) {
+    if (::ftruncate(fd, static_cast<off_t>(offset)) != 0)
+      err = damage_io_error("truncate " + file, errno);
+  }
+  if (!err && ::fsync(fd) != 0)
+    err = damage_io_error("fsync " + file, errno);
+  ::close(fd);
+  return err;
+}
+
 } // namespace
 
 struct checkpoint_writer::impl {
@@ -47,6 +173,17 @@ struct checkpoint_writer::impl {
   std::unordered_set<std::string> names;
   bool done = false; // finished, or failed: only destruction is left
 
+  // A save.* point, with the writer's node and epoch as its site: a delay
+  // sleeps here, an io_error is returned as the step's error, any other
+  // kind is left in `action` for the step. Without a plan, a null test.
+  caf::error at(fault_point point, fault_action& action) {
+    action = {};
+    if (opts.faults == nullptr)
+      return {};
+    return strike_blocking(opts.faults, point,
+                           fault_site{result.node, result.epoch, {}}, action);
+  }
+
   ~impl() {
     db.reset();
     // After a successful finish the partial directory is gone already; after
@@ -60,9 +197,17 @@ struct checkpoint_writer::impl {
     return err;
   }
 
+  // Writes the current batch: chunks unsynced, or (sync) the manifest.
   caf::error flush(bool sync) {
     if (batch_bytes == 0 && !sync)
       return {};
+    fault_action action;
+    if (auto err = at(sync ? fault_point::save_manifest_before
+                           : fault_point::save_batch_before,
+                      action))
+      return err;
+    if (action)
+      damage_batch(batch, action); // and report success, as a bad disk would
     leveldb::WriteOptions wopts;
     wopts.sync = sync;
     auto st = db->Write(wopts, &batch);
@@ -71,7 +216,9 @@ struct checkpoint_writer::impl {
     batch_bytes = 0;
     if (!st.ok())
       return detail::from_status(st, "write to " + partial);
-    return {};
+    return at(sync ? fault_point::save_manifest_after
+                   : fault_point::save_batch_after,
+              action);
   }
 
   // Adds one encoded chunk to the current batch; writes the batch when it
@@ -171,6 +318,9 @@ checkpoint_writer::create(std::string path, std::string node, int64_t epoch,
   self->opts = opts;
   self->result.node = std::move(node);
   self->result.epoch = epoch;
+  fault_action action;
+  if (auto err = self->at(fault_point::save_open, action))
+    return err; // nothing created yet
   auto partial = path + ".partial";
   if (auto err = detail::remove_tree(partial))
     return err;
@@ -245,7 +395,7 @@ caf::expected<manifest> checkpoint_writer::finish() {
   if (auto err = self.flush(false))
     return err;
   self.result.created_unix_ms = unix_ms_now();
-  auto record = encode(self.result);
+  auto record = detail::manifest_value(encode(self.result));
   self.batch.Put(
     leveldb::Slice{detail::manifest_key.data(), detail::manifest_key.size()},
     leveldb::Slice{record.data(), record.size()});
@@ -265,8 +415,31 @@ caf::expected<manifest> checkpoint_writer::finish() {
   self.db.reset(); // closes the database and releases its LOCK
   if (auto err = detail::fsync_dir_files(self.partial))
     return err;
-  if (auto err = detail::replace_path(self.partial, self.path))
+  fault_action action;
+  if (auto err = self.at(fault_point::save_fsync_after, action))
     return err;
+  if (action)
+    if (auto err = damage_files(self.partial, action))
+      return err;
+  // detail::replace_path, step by step for the save.rename.* and
+  // save.dirsync.* points. After a failure past the swap, an exchanged old
+  // database is at `partial`, which the destructor removes.
+  if (auto err = self.at(fault_point::save_rename_before, action))
+    return err;
+  auto old = detail::swap_into_place(self.partial, self.path);
+  if (!old)
+    return std::move(old.error());
+  if (auto err = self.at(fault_point::save_rename_after, action))
+    return err;
+  if (auto err = self.at(fault_point::save_dirsync_before, action))
+    return err;
+  if (auto err = detail::fsync_path(detail::parent_dir(self.path)))
+    return err;
+  if (auto err = self.at(fault_point::save_dirsync_after, action))
+    return err;
+  if (!old->empty())
+    if (auto err = detail::remove_tree(*old))
+      return err;
   return std::move(self.result);
 }
 

@@ -26,7 +26,8 @@ namespace epochrt {
 /// directory and leaves `path` untouched.
 ///
 /// Key layout inside the database:
-///   "manifest"                                    -> Manifest record
+///   "manifest"    -> XXH3-64 of the Manifest record (8 bytes, little-endian),
+///                    then the record (detail::manifest_value)
 ///   "c/" <blob name> "\0" <chunk index, 4 bytes big-endian> -> BlobChunk
 /// Blob names cannot hold a NUL, so keys never collide, and the chunks of a
 /// blob are adjacent and in order. A blob always has at least one chunk
@@ -34,6 +35,16 @@ namespace epochrt {
 /// `writer_options::chunk_bytes`; string tensors into chunks of whole
 /// strings of about that size. Each chunk carries the XXH3-64 digest of its
 /// own bytes (digest.hpp), each manifest entry that of the whole payload.
+///
+/// Fault points (with `writer_options::faults`; site: the node and epoch):
+/// save.open in `create`; save.batch.before/after around each unsynced
+/// chunk batch; save.manifest.before/after around the synced manifest
+/// batch; save.fsync.after once the closed database's files are fsynced;
+/// save.rename.before/after around the swap into `path`;
+/// save.dirsync.before/after around the fsync of its directory. An injected
+/// io_error fails the call as a real one would (the partial directory is
+/// removed); short_write and corrupt_write damage what the step writes and
+/// report success, as a bad disk would: the reader finds the damage.
 ///
 /// Thread safety: none; one thread uses a writer at a time. Only one writer
 /// per `path` may exist at a time (they would share `<path>.partial`).

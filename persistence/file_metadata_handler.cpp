@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "messages/codec.hpp"
+#include "messages/fault_injector.hpp"
 #include "persistence/detail/fs_util.hpp"
 #include "persistence/digest.hpp"
 #include "persistence/persistence_errc.hpp"
@@ -101,8 +102,9 @@ file_metadata_handler::from_file_bytes(const std::string& bytes,
   return result;
 }
 
-file_metadata_handler::file_metadata_handler(std::string dir)
-  : dir_(std::move(dir)) {
+file_metadata_handler::file_metadata_handler(
+  std::string dir, std::shared_ptr<fault_injector> faults)
+  : dir_(std::move(dir)), faults_(std::move(faults)) {
   file_ = (fs::path{dir_} / file_name).string();
 }
 
@@ -119,6 +121,12 @@ file_metadata_handler::set_params(const std::string& db_prefix,
 
 caf::expected<checkpoint_metadata>
 file_metadata_handler::load_for_change() const {
+  if (faults_) {
+    fault_action action;
+    if (auto err = strike_blocking(faults_.get(), fault_point::load_metadata,
+                                   fault_site{}, action))
+      return err;
+  }
   auto bytes = detail::read_file(file_);
   if (!bytes) {
     auto& err = bytes.error();
@@ -144,10 +152,12 @@ caf::expected<checkpoint_metadata> file_metadata_handler::load() const {
 
 caf::error file_metadata_handler::reset() {
   checkpoint_metadata empty;
-  return store(empty);
+  return store(empty, "reset");
 }
 
-caf::error file_metadata_handler::store(checkpoint_metadata& x) {
+caf::error file_metadata_handler::store(checkpoint_metadata& x,
+                                        std::string_view change,
+                                        int64_t epoch) {
   if (!db_prefix_.empty())
     x.db_prefix = db_prefix_;
   if (!node_names_.empty())
@@ -157,7 +167,38 @@ caf::error file_metadata_handler::store(checkpoint_metadata& x) {
   if (ec)
     return make_error(persistence_errc::io_error,
                       "create " + dir_ + ": " + ec.message());
-  return detail::write_file_durably(file_, to_file_bytes(x));
+  auto bytes = to_file_bytes(x);
+  if (!faults_)
+    return detail::write_file_durably(file_, bytes);
+  // detail::write_file_durably, step by step for the commit.* points.
+  fault_site site{{}, epoch, change};
+  fault_action action;
+  auto at = [&](fault_point point) {
+    return strike_blocking(faults_.get(), point, site, action);
+  };
+  if (auto err = at(fault_point::commit_write_before))
+    return err;
+  if (action.kind == fault_kind::short_write && !bytes.empty()) {
+    bytes.resize(action.draw % bytes.size());
+  } else if (action.kind == fault_kind::corrupt_write && !bytes.empty()) {
+    // One bit of one byte, both from the draw.
+    auto pos = action.draw % bytes.size();
+    bytes[pos] ^= static_cast<char>(1 << ((action.draw / bytes.size()) % 8));
+  }
+  auto tmp = detail::temp_path_of(file_);
+  if (auto err = detail::write_synced_file(tmp, bytes))
+    return err;
+  if (auto err = at(fault_point::commit_write_after)) {
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  if (auto err = at(fault_point::commit_rename_before)) {
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  if (auto err = detail::rename_durably(tmp, file_))
+    return err;
+  return at(fault_point::commit_rename_after);
 }
 
 namespace {
@@ -195,7 +236,7 @@ caf::error file_metadata_handler::write(int64_t epoch) {
   if (!state)
     return std::move(state.error());
   insert_sorted(state->committed_epochs, epoch);
-  return store(*state);
+  return store(*state, "write", epoch);
 }
 
 caf::error file_metadata_handler::uncommit(int64_t epoch) {
@@ -209,7 +250,7 @@ caf::error file_metadata_handler::uncommit(int64_t epoch) {
   epochs.erase(pos);
   if (state->final_epoch == epoch)
     state->final_epoch = -1;
-  return store(*state);
+  return store(*state, "uncommit", epoch);
 }
 
 caf::error file_metadata_handler::write_final(int64_t epoch) {
@@ -218,7 +259,7 @@ caf::error file_metadata_handler::write_final(int64_t epoch) {
     return std::move(state.error());
   insert_sorted(state->committed_epochs, epoch);
   state->final_epoch = epoch;
-  return store(*state);
+  return store(*state, "write_final", epoch);
 }
 
 caf::error file_metadata_handler::mark_final(int64_t epoch) {
@@ -231,7 +272,7 @@ caf::error file_metadata_handler::mark_final(int64_t epoch) {
                       "epoch " + std::to_string(epoch)
                         + " cannot be final: it is not committed");
   state->final_epoch = epoch;
-  return store(*state);
+  return store(*state, "mark_final", epoch);
 }
 
 caf::expected<std::optional<int64_t>> file_metadata_handler::final_epoch() {
@@ -263,7 +304,7 @@ file_metadata_handler::report(const std::string& action,
     return std::move(state.error());
   state->last_action = action;
   state->last_stats = stats;
-  return store(*state);
+  return store(*state, "report");
 }
 
 caf::expected<bool>
@@ -295,7 +336,7 @@ file_metadata_handler::cp_accessible(std::optional<int64_t> epoch) {
   if (!state)
     return std::move(state.error());
   if (!fs::exists(file_, ec)) {
-    if (auto err = store(*state))
+    if (auto err = store(*state, "create"))
       return err;
   }
   return true;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,8 @@
 #include "persistence/metadata_handler.hpp"
 
 namespace epochrt {
+
+class fault_injector;
 
 /// The default metadata handler: a file `<dir>/epochrt.metadata` in the
 /// checkpoint directory, holding a CheckpointMetadata record.
@@ -27,6 +30,17 @@ namespace epochrt {
 /// yet only while the directory holds no checkpoint database; beside
 /// databases it is corrupt too, until reset() starts over deliberately.
 ///
+/// Fault points (with a fault injector): each change of the file passes
+/// commit.write.before (the bytes about to be written: short_write cuts
+/// them, corrupt_write flips a bit, and the write reports success),
+/// commit.write.after (the temporary file written and fsynced),
+/// commit.rename.before and commit.rename.after (renamed and the directory
+/// fsynced). Their site: no node, the epoch concerned (-1 for changes that
+/// concern none) and as detail the change: "write", "write_final",
+/// "uncommit", "mark_final", "report", "reset" or "create" (the empty file
+/// of a fresh directory). Each read of the file passes load.metadata (site:
+/// nothing). An injected io_error fails the call as a real one would.
+///
 /// Thread safety: as metadata_handler, calls must be serialised; two
 /// processes must not change the same directory's metadata at once.
 class file_metadata_handler : public metadata_handler {
@@ -35,7 +49,11 @@ public:
   static constexpr const char* file_name = "epochrt.metadata";
 
   /// Keeps metadata in `dir` (created on the first change if missing).
-  explicit file_metadata_handler(std::string dir);
+  /// `faults`, shared with whoever else consults the same plan: the plan
+  /// for the commit.* and load.metadata points; null: no faults.
+  explicit file_metadata_handler(std::string dir,
+                                 std::shared_ptr<fault_injector> faults
+                                 = nullptr);
 
   caf::error set_params(const std::string& db_prefix,
                         const std::vector<std::string>& node_names,
@@ -93,7 +111,10 @@ public:
   }
 
 private:
-  caf::error store(checkpoint_metadata& x);
+  // Writes `x` durably; `change` and `epoch` are the site of the commit.*
+  // points.
+  caf::error store(checkpoint_metadata& x, std::string_view change,
+                   int64_t epoch = -1);
 
   // As load(), but a missing file is an empty state even when databases
   // exist: for changes, which are made by a job that got past load() (or
@@ -104,6 +125,7 @@ private:
   std::string file_;
   std::string db_prefix_;
   std::vector<std::string> node_names_;
+  std::shared_ptr<fault_injector> faults_;
 };
 
 } // namespace epochrt

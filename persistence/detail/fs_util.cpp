@@ -93,21 +93,19 @@ uint64_t tree_bytes(const std::string& dir) noexcept {
   return total;
 }
 
-caf::error replace_path(const std::string& from, const std::string& to) {
+caf::expected<std::string> swap_into_place(const std::string& from,
+                                           const std::string& to) {
   std::error_code ec;
   bool had_old = fs::exists(fs::symlink_status(to, ec));
   if (!had_old) {
     if (::rename(from.c_str(), to.c_str()) != 0)
       return io_error("rename " + from + " to " + to, errno);
-    return fsync_path(parent_dir(to));
+    return std::string{};
   }
   // Swap atomically: `to` is never missing, `from` then holds the old one.
   if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_EXCHANGE)
-      == 0) {
-    if (auto err = fsync_path(parent_dir(to)))
-      return err;
-    return remove_tree(from);
-  }
+      == 0)
+    return from;
   int exchange_errno = errno;
   if (exchange_errno != EINVAL && exchange_errno != ENOSYS
       && exchange_errno != ENOTSUP)
@@ -122,42 +120,63 @@ caf::error replace_path(const std::string& from, const std::string& to) {
     ::rename(aside.c_str(), to.c_str()); // put the old one back
     return io_error("rename " + from + " to " + to, err);
   }
+  return aside;
+}
+
+caf::error replace_path(const std::string& from, const std::string& to) {
+  auto old = swap_into_place(from, to);
+  if (!old)
+    return std::move(old.error());
   if (auto err = fsync_path(parent_dir(to)))
     return err;
-  return remove_tree(aside);
+  if (old->empty())
+    return {};
+  return remove_tree(*old);
+}
+
+std::string temp_path_of(const std::string& path) {
+  return path + ".tmp";
+}
+
+caf::error write_synced_file(const std::string& path, std::string_view bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return io_error("create " + path, errno);
+  fd_guard guard{fd};
+  size_t done = 0;
+  while (done < bytes.size()) {
+    auto n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      int err = errno;
+      ::unlink(path.c_str());
+      return io_error("write " + path, err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    int err = errno;
+    ::unlink(path.c_str());
+    return io_error("fsync " + path, err);
+  }
+  return {};
+}
+
+caf::error rename_durably(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    int err = errno;
+    ::unlink(from.c_str());
+    return io_error("rename " + from + " to " + to, err);
+  }
+  return fsync_path(parent_dir(to));
 }
 
 caf::error write_file_durably(const std::string& path, std::string_view bytes) {
-  auto tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return io_error("create " + tmp, errno);
-  {
-    fd_guard guard{fd};
-    size_t done = 0;
-    while (done < bytes.size()) {
-      auto n = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (n < 0) {
-        if (errno == EINTR)
-          continue;
-        int err = errno;
-        ::unlink(tmp.c_str());
-        return io_error("write " + tmp, err);
-      }
-      done += static_cast<size_t>(n);
-    }
-    if (::fsync(fd) != 0) {
-      int err = errno;
-      ::unlink(tmp.c_str());
-      return io_error("fsync " + tmp, err);
-    }
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return io_error("rename " + tmp + " to " + path, err);
-  }
-  return fsync_path(parent_dir(path));
+  auto tmp = temp_path_of(path);
+  if (auto err = write_synced_file(tmp, bytes))
+    return err;
+  return rename_durably(tmp, path);
 }
 
 caf::expected<std::string> read_file(const std::string& path) {

@@ -36,12 +36,34 @@ uint64_t tree_bytes(const std::string& dir) noexcept;
 /// of `to`. Uses renameat2(RENAME_EXCHANGE) where the filesystem supports
 /// it; elsewhere the old entry is renamed aside to `<to>.old` first, so a
 /// crash in between leaves it there rather than nowhere.
+/// `swap_into_place`, `fsync_path(parent_dir(to))`, then removing the
+/// replaced entry.
 caf::error replace_path(const std::string& from, const std::string& to);
+
+/// The first step of `replace_path`: the move, without the fsync of the
+/// parent and without removing the replaced entry. Returns where the
+/// replaced entry is now (`from` after an exchange, `<to>.old` after a
+/// rename aside), for the caller to remove once the parent is fsynced;
+/// empty when nothing was at `to`. On failure `to` is as it was.
+caf::expected<std::string> swap_into_place(const std::string& from,
+                                           const std::string& to);
 
 /// Writes `bytes` to `path` durably: a temporary sibling is written and
 /// fsynced, renamed over `path`, and the directory fsynced. Readers see the
 /// old or the new contents, never a mix.
+/// `write_synced_file(temp_path_of(path), ...)`, then `rename_durably`.
 caf::error write_file_durably(const std::string& path, std::string_view bytes);
+
+/// The temporary sibling `write_file_durably` writes first: `<path>.tmp`.
+std::string temp_path_of(const std::string& path);
+
+/// Creates or truncates `path`, writes `bytes` and fsyncs it; removes the
+/// file again when any step fails.
+caf::error write_synced_file(const std::string& path, std::string_view bytes);
+
+/// Renames `from` over `to` and fsyncs the directory of `to`; removes
+/// `from` when the rename fails.
+caf::error rename_durably(const std::string& from, const std::string& to);
 
 /// The contents of `path`; persistence_errc::not_found when it does not
 /// exist.

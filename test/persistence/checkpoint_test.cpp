@@ -9,6 +9,7 @@
 
 #include <leveldb/db.h>
 
+#include "messages/codec.hpp"
 #include "messages/tensor.hpp"
 #include "persistence/checkpoint_reader.hpp"
 #include "persistence/checkpoint_writer.hpp"
@@ -208,6 +209,34 @@ BOOST_AUTO_TEST_CASE(undecodable_manifest_is_corrupt) {
   BOOST_REQUIRE(write_db(path, 2, mixed_blobs()));
   rewrite_record(path, "manifest", [](std::string& x) {
     x = "garbage!";
+  });
+  auto reader = checkpoint_reader::open(path);
+  BOOST_TEST(has_code(reader, persistence_errc::corrupt), describe(reader));
+}
+
+BOOST_AUTO_TEST_CASE(manifest_with_one_bit_flipped_in_a_blob_type_is_corrupt) {
+  // f32 and i32 differ in one bit and have the same element size, so the
+  // chunks and their digests fit either: only the manifest's own digest can
+  // tell that the blob was not saved as i32. (Found by a corrupt_write at
+  // save.manifest.before; before the manifest carried a digest, "w" came
+  // back as an i32 tensor.)
+  auto path = (*this)("trainer_0.2");
+  auto written = write_db(path, 2, {{"w", big_floats(1000)}});
+  BOOST_REQUIRE(written);
+  auto retyped = *written;
+  retyped.blobs[0].type = dtype::i32;
+  auto before = encode(*written);
+  auto after = encode(retyped);
+  BOOST_REQUIRE_EQUAL(before.size(), after.size());
+  size_t differing_bits = 0;
+  for (size_t i = 0; i < before.size(); ++i)
+    differing_bits += static_cast<size_t>(
+      __builtin_popcount(static_cast<unsigned char>(before[i] ^ after[i])));
+  BOOST_REQUIRE_EQUAL(differing_bits, 1u);
+  rewrite_record(path, "manifest", [&](std::string& x) {
+    auto pos = x.find(before);
+    BOOST_REQUIRE(pos != std::string::npos);
+    x.replace(pos, after.size(), after);
   });
   auto reader = checkpoint_reader::open(path);
   BOOST_TEST(has_code(reader, persistence_errc::corrupt), describe(reader));
