@@ -136,6 +136,32 @@ BOOST_AUTO_TEST_CASE(sweep_of_pipeline3_in_one_process_has_no_wrong_run) {
   BOOST_CHECK(contains(r.out, "commit.rename.before"));
 }
 
+BOOST_AUTO_TEST_CASE(sweep_of_pipeline3_across_two_daemons_has_no_wrong_run) {
+  temp_dir dir;
+  // trainer_1 and trainer_2 on daemons the sweep starts on 127.0.0.1 and
+  // restarts when a plan kills them; trainer_0 and the master in the
+  // `epochrt run` process. Runs survive two lost daemons on their own.
+  auto r = epochrt_cli({"sweep", jobs + "pipeline3.json", "--fetch",
+                        "trainer_0:total", "--fetch", "trainer_1:total",
+                        "--fetch", "trainer_2:total", "--daemon", "trainer_1",
+                        "--daemon", "trainer_2", "--max-failures", "2",
+                        "--max-runs", "60", "--timeout-ms", "60000",
+                        "--work-dir", dir.str()},
+                       std::chrono::seconds(600));
+  BOOST_CHECK_MESSAGE(r.exit_code == 0, show(r));
+  auto summary = last_line(r.out);
+  BOOST_CHECK_MESSAGE(contains(summary, "sweep: 60 runs, "), summary);
+  BOOST_CHECK_MESSAGE(contains(summary, " 0 wrong, 0 hung"), summary);
+  // Crashes of the master's process and of a daemon, partitions, disk
+  // errors (on the daemons' disks too) were all among them.
+  BOOST_CHECK(contains(r.out, "master      "));
+  BOOST_CHECK(contains(r.out, "@d"));
+  BOOST_CHECK(contains(r.out, "daemon restarted"));
+  for (auto* kind : {" crash ", " partition ", " io_error ", " corrupt_write ",
+                     " short_write "})
+    BOOST_CHECK_MESSAGE(contains(r.out, kind), kind);
+}
+
 BOOST_AUTO_TEST_CASE(sweep_reports_a_job_that_writes_outside_its_directory) {
   temp_dir dir;
   // The exit group copies the checkpoint directory next to it: every case
