@@ -23,8 +23,8 @@ caf::error run_group(session& sess, const task_group_def& group,
   auto* faults = sess.options().faults.get();
   fault_site site{{}, epoch, label};
   fault_action action;
-  if (auto err = strike_blocking(faults, fault_point::job_group_start, site,
-                                 action))
+  if (auto err
+      = strike_blocking(faults, fault_point::job_group_start, site, action))
     return err;
   if (auto done = sess.run(group, label, epoch); !done)
     return std::move(done.error());

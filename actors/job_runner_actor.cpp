@@ -108,16 +108,15 @@ void run_group(runner_ptr self, const task_group_def& group, const char* label,
                int64_t epoch, outputs_continuation next) {
   at_point(self, fault_point::job_group_start, epoch, label,
            [self, &group, label, epoch, next = std::move(next)] {
-             auto after = [self, label, epoch,
-                           next](std::vector<task_output>& outputs) {
-               auto shared
-                 = std::make_shared<std::vector<task_output>>(
-                   std::move(outputs));
-               at_point(self, fault_point::job_group_end, epoch, label,
-                        [next, shared] {
-                          next(*shared);
-                        });
-             };
+             auto after
+               = [self, label, epoch, next](std::vector<task_output>& outputs) {
+                   auto shared = std::make_shared<std::vector<task_output>>(
+                     std::move(outputs));
+                   at_point(self, fault_point::job_group_end, epoch, label,
+                            [next, shared] {
+                              next(*shared);
+                            });
+                 };
              run_group_now(self, group, label, epoch, std::move(after));
            });
 }
@@ -271,23 +270,23 @@ void check_stop(runner_ptr self, int64_t epoch,
 void run_epoch(runner_ptr self, int64_t epoch) {
   at_point(self, fault_point::job_epoch_start, epoch, {}, [self, epoch] {
     detail::log().info("starting epoch {}", epoch);
-    run_group(self, self->state.cfg.job.epoch_group, "epoch", epoch,
-              [self, epoch](std::vector<task_output>& outputs) {
-                auto& cfg = self->state.cfg;
-                detail::log().info("finished epoch {}:{}", epoch,
-                                   describe_outputs(cfg.job.epoch_group,
-                                                    outputs));
-                if (auto err = call_observer(cfg, epoch, outputs)) {
-                  fail(self, std::move(err));
-                  return;
-                }
-                auto shared = std::make_shared<std::vector<task_output>>(
-                  std::move(outputs));
-                at_point(self, fault_point::job_stop_check, epoch, {},
-                         [self, epoch, shared] {
-                           check_stop(self, epoch, *shared);
-                         });
-              });
+    run_group(
+      self, self->state.cfg.job.epoch_group, "epoch", epoch,
+      [self, epoch](std::vector<task_output>& outputs) {
+        auto& cfg = self->state.cfg;
+        detail::log().info("finished epoch {}:{}", epoch,
+                           describe_outputs(cfg.job.epoch_group, outputs));
+        if (auto err = call_observer(cfg, epoch, outputs)) {
+          fail(self, std::move(err));
+          return;
+        }
+        auto shared
+          = std::make_shared<std::vector<task_output>>(std::move(outputs));
+        at_point(self, fault_point::job_stop_check, epoch, {},
+                 [self, epoch, shared] {
+                   check_stop(self, epoch, *shared);
+                 });
+      });
   });
 }
 

@@ -43,16 +43,15 @@ local_session::get_or_create(const std::string& name) {
     local_node created;
     created.ws = std::make_shared<workspace>();
     created.handle.name = name;
-    created.handle.persistence = spawn_persistence(sys_, name, created.ws, {},
-                                                   options().faults);
+    created.handle.persistence
+      = spawn_persistence(sys_, name, created.ws, {}, options().faults);
     if (!created.handle.persistence)
       return make_error(actors_errc::node_lost,
                         "node " + name
                           + " could not be started: no thread for its "
                             "persistence actor (out of memory or threads)");
-    created.handle.node
-      = spawn_node(sys_, name, created.ws, ops_, options().group_timeout,
-                   options().faults);
+    created.handle.node = spawn_node(sys_, name, created.ws, ops_,
+                                     options().group_timeout, options().faults);
     i = nodes_.emplace(name, std::move(created)).first;
   }
   return &i->second;

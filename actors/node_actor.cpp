@@ -176,9 +176,9 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
       auto me = caf::actor_cast<caf::actor>(self);
       for (size_t i = 0; i < msg.tasks.size(); ++i) {
         auto id = ++st->next_id;
-        auto err = start_task(self->system(), me, id, name, ws, ops,
-                              group->cancel, std::move(msg.tasks[i]), faults,
-                              msg.epoch);
+        auto err
+          = start_task(self->system(), me, id, name, ws, ops, group->cancel,
+                       std::move(msg.tasks[i]), faults, msg.epoch);
         if (err) {
           // The tasks already started stop at their next op; the rest never
           // start.
@@ -197,8 +197,9 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
     [=](node_fault_atom, uint8_t kind) {
       if (kind == static_cast<uint8_t>(fault_kind::kill_node)) {
         auto reason = make_error(actors_errc::node_lost,
-                                 "node " + name + " was killed by the fault "
-                                                  "plan");
+                                 "node " + name
+                                   + " was killed by the fault "
+                                     "plan");
         st->fail_everything(name, reason);
         self->quit(std::move(reason));
       } else if (kind == static_cast<uint8_t>(fault_kind::freeze_node)) {

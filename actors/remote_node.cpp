@@ -282,55 +282,54 @@ void forward(proxy_ptr self, std::string_view type, Msg&& msg,
   auto action = strike(st.faults, fault_point::remote_send, site);
   if (strike_message(self, fault_point::remote_send, site, action, id, timeout))
     return;
-  auto send
-    = [self, id, timeout, site, twice = action.kind == fault_kind::duplicate,
-       msg = std::forward<Msg>(msg)]() mutable {
-        auto& st = self->state;
-        if (st.pending->count(id) == 0)
-          return;
-        auto on_error = [self, id, site, timeout](caf::error& err) {
-          // Only the daemon's errors arrive; a timeout or a dead receiver is
-          // this process's own verdict.
-          if (err == caf::sec::request_timeout
-              || err == caf::sec::request_receiver_down) {
-            finish(self, id, translate(self->state, std::move(err), timeout));
-            return;
-          }
-          arrived(self, id, site, timeout, [self, id, err] {
-            finish(self, id, err);
+  auto send = [self, id, timeout, site,
+               twice = action.kind == fault_kind::duplicate,
+               msg = std::forward<Msg>(msg)]() mutable {
+    auto& st = self->state;
+    if (st.pending->count(id) == 0)
+      return;
+    auto on_error = [self, id, site, timeout](caf::error& err) {
+      // Only the daemon's errors arrive; a timeout or a dead receiver is
+      // this process's own verdict.
+      if (err == caf::sec::request_timeout
+          || err == caf::sec::request_receiver_down) {
+        finish(self, id, translate(self->state, std::move(err), timeout));
+        return;
+      }
+      arrived(self, id, site, timeout, [self, id, err] {
+        finish(self, id, err);
+      });
+    };
+    auto handle = self->request(st.gate, timeout, msg);
+    auto mid = handle.id();
+    if constexpr (std::is_same_v<Reply, void>) {
+      handle.then(
+        [self, id, site, timeout] {
+          arrived(self, id, site, timeout, [self, id] {
+            finish(self, id, caf::make_message());
           });
-        };
-        auto handle = self->request(st.gate, timeout, msg);
-        auto mid = handle.id();
-        if constexpr (std::is_same_v<Reply, void>) {
-          handle.then(
-            [self, id, site, timeout] {
-              arrived(self, id, site, timeout, [self, id] {
-                finish(self, id, caf::make_message());
-              });
-            },
-            on_error);
-        } else {
-          handle.then(
-            [self, id, site, timeout](Reply& reply) {
-              arrived(self, id, site, timeout,
-                      [self, id, reply = std::move(reply)] {
-                        finish(self, id, caf::make_message(reply));
-                      });
-            },
-            on_error);
-        }
-        // The same request again, under the same id, bit for bit (its
-        // priority too): what a retransmission would put on the wire. Its
-        // reply, if the daemon sent one, would find no handler and be
-        // dropped.
-        if (twice)
-          caf::actor_cast<caf::abstract_actor*>(st.gate)->eq_impl(
-            caf::message_id{mid.integer_value()
-                            & ~caf::message_id::response_flag_mask},
-            caf::strong_actor_ptr{self->ctrl()}, self->context(),
-            std::move(msg));
-      };
+        },
+        on_error);
+    } else {
+      handle.then(
+        [self, id, site, timeout](Reply& reply) {
+          arrived(self, id, site, timeout,
+                  [self, id, reply = std::move(reply)] {
+                    finish(self, id, caf::make_message(reply));
+                  });
+        },
+        on_error);
+    }
+    // The same request again, under the same id, bit for bit (its
+    // priority too): what a retransmission would put on the wire. Its
+    // reply, if the daemon sent one, would find no handler and be
+    // dropped.
+    if (twice)
+      caf::actor_cast<caf::abstract_actor*>(st.gate)->eq_impl(
+        caf::message_id{mid.integer_value()
+                        & ~caf::message_id::response_flag_mask},
+        caf::strong_actor_ptr{self->ctrl()}, self->context(), std::move(msg));
+  };
   if (action.kind == fault_kind::delay)
     defer(self, std::chrono::milliseconds{action.ms}, std::move(send));
   else

@@ -56,14 +56,14 @@ caf::error start_task(caf::actor_system& sys, caf::actor reply_to, uint64_t id,
                               fault_site{node, epoch, op.type});
           };
         fault_site site{node, epoch, task.name};
-        if (auto failed = task_point(plan, fault_point::task_start, reply_to,
-                                     site))
+        if (auto failed
+            = task_point(plan, fault_point::task_start, reply_to, site))
           outputs = std::move(failed);
         else
           outputs = run_task(task, *ws, *ops, cancel.get(), before_op);
         if (outputs)
-          if (auto failed = task_point(plan, fault_point::task_end, reply_to,
-                                       site))
+          if (auto failed
+              = task_point(plan, fault_point::task_end, reply_to, site))
             outputs = std::move(failed);
       } catch (const std::exception& ex) {
         // run_task catches what ops and checks throw; this is for what it

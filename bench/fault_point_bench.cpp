@@ -41,8 +41,8 @@ double loop_ns(uint64_t iterations, bool with_point) {
     if (with_point)
       struck += strike(faults, fault_point::node_op,
                        {"trainer_0", static_cast<int64_t>(i), "Add"})
-                  ? 1
-                  : 0;
+        ? 1
+        : 0;
     else
       struck += faults != nullptr ? 1 : 0;
   }
@@ -57,7 +57,8 @@ job trivial_job(int epochs, const op_registry& ops) {
   std::string text = R"({"name": "trivial",
     "init": [{"node": "n", "ops": [
       {"type": "CreateCounter", "outputs": ["counter"],
-       "args": {"init_count": )" + std::to_string(epochs - 1) + R"(}},
+       "args": {"init_count": )"
+    + std::to_string(epochs - 1) + R"(}},
       {"type": "ConstantFill", "outputs": ["x"], "args": {"value": 0}},
       {"type": "ConstantFill", "outputs": ["one"], "args": {"value": 1}}]}],
     "epoch": [{"node": "n", "outputs": ["done"], "ops": [

@@ -52,8 +52,8 @@ void write_all(int fd, const std::string& text) noexcept {
 
 bool matches(const fault_rule& rule, const fault_site& site) {
   return (!rule.node || *rule.node == site.node)
-         && (!rule.epoch || *rule.epoch == site.epoch)
-         && (!rule.detail || *rule.detail == site.detail);
+    && (!rule.epoch || *rule.epoch == site.epoch)
+    && (!rule.detail || *rule.detail == site.detail);
 }
 
 } // namespace
@@ -71,11 +71,10 @@ fault_action fault_injector::hit(fault_point point, const fault_site& site) {
   std::unique_lock<std::mutex> guard{mtx_};
   if (trace_fd_ >= 0) {
     auto n = ++trace_counts_[{point, std::string{site.node}}];
-    write_all(trace_fd_, std::string{info(point).name} + "\t"
-                           + std::string{site.node} + "\t"
-                           + std::to_string(site.epoch) + "\t"
-                           + std::string{site.detail} + "\t"
-                           + std::to_string(n) + "\n");
+    write_all(trace_fd_,
+              std::string{info(point).name} + "\t" + std::string{site.node}
+                + "\t" + std::to_string(site.epoch) + "\t"
+                + std::string{site.detail} + "\t" + std::to_string(n) + "\n");
   }
   for (size_t i = 0; i < plan_.faults.size(); ++i) {
     auto& rule = plan_.faults[i];
@@ -93,7 +92,7 @@ fault_action fault_injector::hit(fault_point point, const fault_site& site) {
       continue;
     ++st.strikes;
     auto line = std::string{fault_kind_name(rule.kind)} + " at "
-                + std::string{info(point).name} + site_text(site, n);
+      + std::string{info(point).name} + site_text(site, n);
     if (rule.kind == fault_kind::crash) {
       // As SIGKILL would: nothing flushed, no destructor run. The line
       // says which fault it was, for whoever reads the output.
@@ -118,8 +117,8 @@ fault_injector::~fault_injector() {
 }
 
 caf::error fault_injector::trace_to(const std::string& path) {
-  auto fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-                   0644);
+  auto fd
+    = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0)
     return make_error(fault_errc::unreadable_plan,
                       path + ": cannot open: " + std::strerror(errno));

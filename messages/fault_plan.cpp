@@ -27,15 +27,16 @@ std::string kind_list(uint32_t kinds) {
   for (size_t i = 1; i < fault_kind_count; ++i)
     if (kinds & kind_bit(static_cast<fault_kind>(i)))
       text += (text.empty() ? "" : ", ")
-              + std::string{fault_kind_name(static_cast<fault_kind>(i))};
+        + std::string{fault_kind_name(static_cast<fault_kind>(i))};
   return text;
 }
 
 uint64_t non_negative(const json& x, const std::string& path, int64_t least) {
   auto n = as_int(x, path);
   if (n < least)
-    fail(path, "expected an integer >= " + std::to_string(least) + ", got "
-                 + std::to_string(n));
+    fail(path,
+         "expected an integer >= " + std::to_string(least) + ", got "
+           + std::to_string(n));
   return static_cast<uint64_t>(n);
 }
 
@@ -45,16 +46,16 @@ fault_rule parse_rule(const json& x, const std::string& path) {
                {"point", "fault", "node", "epoch", "detail", "hit",
                 "probability", "count", "error", "ms"});
   fault_rule rule;
-  auto point_name = as_string(required(x, path, "point"),
-                              field_path(path, "point"));
+  auto point_name
+    = as_string(required(x, path, "point"), field_path(path, "point"));
   auto point = fault_point_from_name(point_name);
   if (!point)
     fail(field_path(path, "point"),
          "unknown point '" + point_name
            + "' (`epochrt faults list` lists them)");
   rule.point = *point;
-  auto kind_name = as_string(required(x, path, "fault"),
-                             field_path(path, "fault"));
+  auto kind_name
+    = as_string(required(x, path, "fault"), field_path(path, "fault"));
   auto kind = fault_kind_from_name(kind_name);
   auto& where = info(*point);
   if (!kind)
@@ -63,8 +64,8 @@ fault_rule parse_rule(const json& x, const std::string& path) {
            + kind_list(~uint32_t{0}) + ")");
   if ((where.kinds & kind_bit(*kind)) == 0)
     fail(field_path(path, "fault"),
-         "point " + point_name + " takes no " + kind_name
-           + " (it takes " + kind_list(where.kinds) + ")");
+         "point " + point_name + " takes no " + kind_name + " (it takes "
+           + kind_list(where.kinds) + ")");
   rule.kind = *kind;
   if (auto* node = member(x, "node")) {
     auto name = as_string(*node, field_path(path, "node"));
@@ -101,14 +102,14 @@ fault_rule parse_rule(const json& x, const std::string& path) {
       std::string names;
       for (auto& [code, known] : errno_names)
         names += (names.empty() ? "" : ", ") + std::string{known};
-      fail(e_path, "unknown error '" + name + "' (expected one of " + names
-                     + ")");
+      fail(e_path,
+           "unknown error '" + name + "' (expected one of " + names + ")");
     }
   } else if (rule.kind == fault_kind::io_error) {
     rule.error = EIO;
   }
-  auto timed = rule.kind == fault_kind::delay
-               || rule.kind == fault_kind::partition;
+  auto timed
+    = rule.kind == fault_kind::delay || rule.kind == fault_kind::partition;
   if (auto* ms = member(x, "ms")) {
     if (!timed)
       fail(field_path(path, "ms"), "only delay and partition faults take ms");
@@ -116,8 +117,9 @@ fault_rule parse_rule(const json& x, const std::string& path) {
     if (rule.ms > 24 * 3600 * 1000)
       fail(field_path(path, "ms"), "more than a day");
   } else if (timed) {
-    fail(path, "missing required field 'ms' (a " + kind_name
-                 + " fault lasts that many milliseconds)");
+    fail(path,
+         "missing required field 'ms' (a " + kind_name
+           + " fault lasts that many milliseconds)");
   }
   return rule;
 }
@@ -171,8 +173,8 @@ caf::expected<fault_plan> parse_fault_plan(std::string_view text,
 
 caf::expected<fault_plan> load_fault_plan(const std::string& path) {
   std::string error;
-  auto text = strict_json::read_file(path, max_fault_plan_bytes,
-                                     "a fault plan", error);
+  auto text
+    = strict_json::read_file(path, max_fault_plan_bytes, "a fault plan", error);
   if (!text)
     return make_error(fault_errc::unreadable_plan, std::move(error));
   return parse_fault_plan(*text, path);

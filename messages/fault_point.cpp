@@ -7,21 +7,19 @@ namespace epochrt {
 namespace {
 
 constexpr std::array<std::string_view, fault_kind_count> kind_names{
-  "none",  "crash", "io_error",  "short_write", "corrupt_write", "delay",
-  "drop",  "duplicate", "partition", "kill_node", "freeze_node"};
+  "none", "crash",     "io_error",  "short_write", "corrupt_write", "delay",
+  "drop", "duplicate", "partition", "kill_node",   "freeze_node"};
 
-constexpr uint32_t any_place = kind_bit(fault_kind::crash)
-                               | kind_bit(fault_kind::delay);
+constexpr uint32_t any_place
+  = kind_bit(fault_kind::crash) | kind_bit(fault_kind::delay);
 constexpr uint32_t failing = any_place | kind_bit(fault_kind::io_error);
 constexpr uint32_t writing = failing | kind_bit(fault_kind::short_write)
-                             | kind_bit(fault_kind::corrupt_write);
+  | kind_bit(fault_kind::corrupt_write);
 constexpr uint32_t on_node = failing | kind_bit(fault_kind::kill_node)
-                             | kind_bit(fault_kind::freeze_node);
+  | kind_bit(fault_kind::freeze_node);
 constexpr uint32_t messaging = any_place | kind_bit(fault_kind::drop)
-                               | kind_bit(fault_kind::duplicate)
-                               | kind_bit(fault_kind::partition)
-                               | kind_bit(fault_kind::kill_node)
-                               | kind_bit(fault_kind::freeze_node);
+  | kind_bit(fault_kind::duplicate) | kind_bit(fault_kind::partition)
+  | kind_bit(fault_kind::kill_node) | kind_bit(fault_kind::freeze_node);
 
 } // namespace
 
@@ -63,8 +61,7 @@ const std::vector<fault_point_info>& fault_points() {
      "after the checkpoint directory was fsynced: the database is durable",
      failing},
     {p::commit_write_before, "commit.write.before",
-     "before the new metadata file is written (as a temporary file)",
-     writing},
+     "before the new metadata file is written (as a temporary file)", writing},
     {p::commit_write_after, "commit.write.after",
      "after the temporary metadata file was written and fsynced", failing},
     {p::commit_rename_before, "commit.rename.before",
@@ -74,8 +71,7 @@ const std::vector<fault_point_info>& fault_points() {
      failing},
     {p::load_metadata, "load.metadata", "each read of the metadata file",
      failing},
-    {p::load_open, "load.open", "each open of a checkpoint database",
-     failing},
+    {p::load_open, "load.open", "each open of a checkpoint database", failing},
     {p::load_chunk, "load.chunk", "each chunk read from a checkpoint database",
      failing},
     {p::job_group_start, "job.group.start",
@@ -84,8 +80,7 @@ const std::vector<fault_point_info>& fault_points() {
      failing},
     {p::job_group_end, "job.group.end", "after a group ran on every node",
      failing},
-    {p::job_epoch_start, "job.epoch.start", "before an epoch starts",
-     failing},
+    {p::job_epoch_start, "job.epoch.start", "before an epoch starts", failing},
     {p::job_epoch_end, "job.epoch.end",
      "after an epoch ran and its checkpoint was begun (every node took its "
      "snapshot)",
@@ -96,8 +91,7 @@ const std::vector<fault_point_info>& fault_points() {
      on_node},
     {p::node_snapshot, "node.snapshot",
      "before a node's blobs are taken for a checkpoint", on_node},
-    {p::task_start, "task.start", "before a task starts on its node",
-     on_node},
+    {p::task_start, "task.start", "before a task starts on its node", on_node},
     {p::task_end, "task.end", "after a task ended on its node", on_node},
     {p::remote_attach, "remote.attach",
      "master: before it attaches a node on a daemon", failing},

@@ -46,8 +46,7 @@ std::string found(const json& x) {
   }
 }
 
-void wrong_type(const std::string& path, const char* expected,
-                const json& x) {
+void wrong_type(const std::string& path, const char* expected, const json& x) {
   fail(path, std::string{"expected "} + expected + ", got " + found(x));
 }
 
@@ -97,7 +96,7 @@ int64_t as_int(const json& x, const std::string& path) {
     wrong_type(path, "an integer", x);
   if (x.is_number_unsigned()
       && x.get<uint64_t>()
-           > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
     fail(path, "integer " + x.dump() + " is out of range");
   return x.get<int64_t>();
 }
@@ -213,7 +212,7 @@ std::optional<json> parse(std::string_view text, const std::string& source,
     auto offset = ex.byte > 0 ? ex.byte - 1 : 0;
     auto [line, column] = position(text, offset);
     error = source + ":" + std::to_string(line) + ":" + std::to_string(column)
-            + ": syntax error: " + syntax_reason(ex.what());
+      + ": syntax error: " + syntax_reason(ex.what());
     return std::nullopt;
   } catch (const json::exception& ex) {
     // A number beyond a double (1e999999) is out_of_range, not a
@@ -223,7 +222,7 @@ std::optional<json> parse(std::string_view text, const std::string& source,
   }
   if (!duplicate.empty()) {
     error = source + ": " + (duplicate_in.empty() ? "" : duplicate_in + ": ")
-            + "duplicate field '" + duplicate + "'";
+      + "duplicate field '" + duplicate + "'";
     return std::nullopt;
   }
   return root;
@@ -252,7 +251,7 @@ std::optional<std::string> read_file(const std::string& path,
   }
   auto too_big = [&] {
     error = path + ": more than the " + std::to_string(max_bytes) + " bytes "
-            + kind + " may have";
+      + kind + " may have";
     return std::nullopt;
   };
   if (static_cast<uint64_t>(st.st_size) > max_bytes)

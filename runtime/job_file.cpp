@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 #include "messages/names.hpp"
 #include "messages/strict_json.hpp"
 #include "runtime/epoch_limiter.hpp"
@@ -37,7 +36,7 @@ struct failure {
 };
 
 [[noreturn]] void fail_with(std::string path, std::string what,
-                       runtime_errc code) {
+                            runtime_errc code) {
   throw failure{code, std::move(path), std::move(what)};
 }
 
@@ -144,7 +143,7 @@ op_def parse_op(const json& x, const std::string& path,
   }
   if (auto problem = registry.check(op))
     fail_with(problem->field.empty() ? path : field_path(path, problem->field),
-         problem->what, problem->code);
+              problem->what, problem->code);
   return op;
 }
 
@@ -313,8 +312,8 @@ caf::expected<job> parse_job_json(std::string_view text,
 caf::expected<job> load_job_file(const std::string& path,
                                  const op_registry& registry) {
   std::string error;
-  auto text = strict_json::read_file(path, max_job_file_bytes, "a job file",
-                                     error);
+  auto text
+    = strict_json::read_file(path, max_job_file_bytes, "a job file", error);
   if (!text)
     return make_error(runtime_errc::unreadable_file, std::move(error));
   return parse_job_json(*text, path, registry);

@@ -59,17 +59,17 @@ std::optional<child_process> child_process::start(const options& opts,
   for (auto& e : env)
     envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-  auto out = opts.stdout_path.empty() ? std::string{"/dev/null"}
-                                      : opts.stdout_path;
-  auto err = opts.stderr_path.empty() ? std::string{"/dev/null"}
-                                      : opts.stderr_path;
-  int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-                      0644);
-  int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-                      0644);
+  auto out
+    = opts.stdout_path.empty() ? std::string{"/dev/null"} : opts.stdout_path;
+  auto err
+    = opts.stderr_path.empty() ? std::string{"/dev/null"} : opts.stderr_path;
+  int out_fd
+    = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int err_fd
+    = ::open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (out_fd < 0 || err_fd < 0) {
-    error = "cannot open " + (out_fd < 0 ? out : err) + ": "
-            + std::strerror(errno);
+    error
+      = "cannot open " + (out_fd < 0 ? out : err) + ": " + std::strerror(errno);
     if (out_fd >= 0)
       ::close(out_fd);
     if (err_fd >= 0)

@@ -59,8 +59,7 @@ public:
   }
 
 private:
-  explicit child_process(pid_t pid) : pid_(pid) {
-  }
+  explicit child_process(pid_t pid) : pid_(pid) {}
 
   pid_t pid_ = -1;
 };

@@ -37,10 +37,11 @@ int faults_list() {
     for (size_t i = 1; i < fault_kind_count; ++i) {
       auto kind = static_cast<fault_kind>(i);
       if (x.kinds & kind_bit(kind))
-        kinds += (kinds.empty() ? "" : ",") + std::string{fault_kind_name(kind)};
+        kinds
+          += (kinds.empty() ? "" : ",") + std::string{fault_kind_name(kind)};
     }
-    std::cout << x.name << std::string(width + 2 - x.name.size(), ' ')
-              << x.what << " [" << kinds << "]\n";
+    std::cout << x.name << std::string(width + 2 - x.name.size(), ' ') << x.what
+              << " [" << kinds << "]\n";
   }
   return exit_ok;
 }

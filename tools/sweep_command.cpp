@@ -139,7 +139,7 @@ std::string self_path() {
 bool is_persistence_point(fault_point p) {
   auto name = info(p).name;
   return name.rfind("save.", 0) == 0 || name.rfind("commit.", 0) == 0
-         || name.rfind("load.", 0) == 0;
+    || name.rfind("load.", 0) == 0;
 }
 
 uint64_t splitmix(uint64_t& state) {
@@ -165,8 +165,7 @@ public:
   sweeper(const sweep_options& opts, fs::path work, bool temporary,
           std::string exe)
     : opts_(opts), work_(std::move(work)), temporary_(temporary),
-      exe_(std::move(exe)) {
-  }
+      exe_(std::move(exe)) {}
 
   int run();
 
@@ -210,14 +209,15 @@ private:
       auto proc = child_process::start(o, error);
       if (!proc)
         return error;
-      auto deadline = std::chrono::steady_clock::now()
-                      + std::chrono::seconds(10);
+      auto deadline
+        = std::chrono::steady_clock::now() + std::chrono::seconds(10);
       child_status status;
       bool ended = false;
       while (std::chrono::steady_clock::now() < deadline) {
         auto text = read_text(out);
         auto at = text.find("listening on ");
-        if (at != std::string::npos && text.find('\n', at) != std::string::npos) {
+        if (at != std::string::npos
+            && text.find('\n', at) != std::string::npos) {
           auto colon = text.rfind(':', text.find('\n', at));
           d.port = static_cast<uint16_t>(
             std::strtoul(text.c_str() + colon + 1, nullptr, 10));
@@ -235,24 +235,23 @@ private:
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return "the daemon of node " + d.node + " could not listen on port "
-           + std::to_string(d.port) + " again";
+      + std::to_string(d.port) + " again";
   }
 
   std::vector<std::string> run_argv(const std::optional<fs::path>& plan,
                                     const std::optional<fs::path>& trace) {
-    std::vector<std::string> argv{exe_,
-                                  "run",
-                                  job_file_,
-                                  "--checkpoint-dir",
-                                  "ckpt",
-                                  "--max-failures",
-                                  std::to_string(opts_.max_failures),
-                                  "--connection-timeout-ms",
-                                  std::to_string(opts_.connection_timeout_ms),
-                                  "--reconnect-timeout-ms",
-                                  std::to_string(
-                                    std::max<int64_t>(opts_.timeout_ms / 4,
-                                                      1000))};
+    std::vector<std::string> argv{
+      exe_,
+      "run",
+      job_file_,
+      "--checkpoint-dir",
+      "ckpt",
+      "--max-failures",
+      std::to_string(opts_.max_failures),
+      "--connection-timeout-ms",
+      std::to_string(opts_.connection_timeout_ms),
+      "--reconnect-timeout-ms",
+      std::to_string(std::max<int64_t>(opts_.timeout_ms / 4, 1000))};
     for (auto& f : opts_.fetches) {
       argv.push_back("--fetch");
       argv.push_back(f);
@@ -299,7 +298,7 @@ private:
       return result;
     }
     auto deadline = std::chrono::steady_clock::now()
-                    + std::chrono::milliseconds(opts_.timeout_ms);
+      + std::chrono::milliseconds(opts_.timeout_ms);
     for (;;) {
       if (proc->poll(result.status))
         break;
@@ -323,8 +322,8 @@ private:
       if (d.proc && d.proc->poll(status)) {
         d.proc.reset();
         ++d.deaths;
-        if (auto err = start_daemon(d, dir, std::nullopt,
-                                    dir / (d.node + ".trace"));
+        if (auto err
+            = start_daemon(d, dir, std::nullopt, dir / (d.node + ".trace"));
             !err.empty())
           std::cerr << "epochrt: sweep: " << err << '\n';
       }
@@ -338,8 +337,7 @@ private:
     for (auto& d : daemons_) {
       d.proc.reset();
       d.root = dir / "cwd";
-      auto err = start_daemon(d, dir,
-                              d.node == plan_for ? plan : std::nullopt,
+      auto err = start_daemon(d, dir, d.node == plan_for ? plan : std::nullopt,
                               dir / (d.node + ".trace"));
       if (!err.empty())
         return err;
@@ -381,8 +379,8 @@ private:
         continue;
       }
       auto loads = h.point == fault_point::load_open
-                   || (h.point == fault_point::remote_send
-                       && h.detail == "load_checkpoint");
+        || (h.point == fault_point::remote_send
+            && h.detail == "load_checkpoint");
       if (loads && h.epoch >= 0 && committed.count(h.epoch) == 0)
         return h.epoch;
     }
@@ -453,8 +451,8 @@ int sweeper::reference() {
       || first.status.exit_code != 0) {
     auto line = error_line(first.err);
     print_error("sweep: the fault-free run failed (" + describe(first.status)
-                + ")" + (line.empty() ? "" : ": " + line) + "; its output is in "
-                + dir.string());
+                + ")" + (line.empty() ? "" : ": " + line)
+                + "; its output is in " + dir.string());
     return exit_failure;
   }
   reference_out_ = first.out;
@@ -470,8 +468,10 @@ int sweeper::reference() {
   if (second.status.exit_code != 0 || second.status.signal != 0
       || second.status.timed_out || second.out != first.out) {
     print_error("sweep: rerunning the finished job did not give the same "
-                "result (" + describe(second.status) + "): the job is not "
-                "deterministic, and a sweep cannot judge it");
+                "result ("
+                + describe(second.status)
+                + "): the job is not "
+                  "deterministic, and a sweep cannot judge it");
     return exit_failure;
   }
   for (int phase = 1; phase <= 2; ++phase) {
@@ -484,8 +484,8 @@ int sweeper::reference() {
     for (auto& d : daemons_)
       add(read_trace(dir / (d.node + suffix), phase, d.node));
   }
-  std::cout << "reference: " << one_line(reference_out_) << " ("
-            << hits_.size() << " injection points reached)\n";
+  std::cout << "reference: " << one_line(reference_out_) << " (" << hits_.size()
+            << " injection points reached)\n";
   return exit_ok;
 }
 
@@ -495,11 +495,11 @@ std::vector<sweep_case> sweeper::make_cases() {
       return true;
     return std::find(opts_.faults.begin(), opts_.faults.end(),
                      std::string{fault_kind_name(kind)})
-           != opts_.faults.end();
+      != opts_.faults.end();
   };
-  const fault_kind kinds[] = {fault_kind::crash, fault_kind::io_error,
-                              fault_kind::corrupt_write,
-                              fault_kind::short_write, fault_kind::partition};
+  const fault_kind kinds[]
+    = {fault_kind::crash, fault_kind::io_error, fault_kind::corrupt_write,
+       fault_kind::short_write, fault_kind::partition};
   const int errors[] = {EIO, ENOSPC, EACCES};
   std::map<fault_kind, std::vector<sweep_case>> by_kind;
   size_t io_errors = 0;
@@ -575,9 +575,9 @@ std::vector<sweep_case> sweeper::make_cases() {
   for (size_t i = 0; i < chosen.size(); ++i)
     chosen[i].index = i + 1;
   std::cout << "cases: " << chosen.size() << " of " << total
-            << (chosen.size() < total ? " (sampled with seed "
-                                          + std::to_string(opts_.seed) + ")"
-                                      : std::string{})
+            << (chosen.size() < total
+                  ? " (sampled with seed " + std::to_string(opts_.seed) + ")"
+                  : std::string{})
             << '\n';
   return chosen;
 }
@@ -596,14 +596,14 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
   }
   auto on_master = c.where.process == master_process;
   auto kind = c.rule.kind;
-  auto silent = kind == fault_kind::corrupt_write
-                || kind == fault_kind::short_write;
+  auto silent
+    = kind == fault_kind::corrupt_write || kind == fault_kind::short_write;
   int k = 0;
   std::vector<run_result> runs;
   auto fail_on = [&](const run_result& r, outcome& worst) {
     if (r.status.timed_out) {
       note = "run " + std::to_string(k) + " outlived "
-             + std::to_string(opts_.timeout_ms) + " ms";
+        + std::to_string(opts_.timeout_ms) + " ms";
       worst = outcome::hung;
       return true;
     }
@@ -616,7 +616,7 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
     if (r.status.signal == 0 && r.status.exit_code != 0
         && error_line(r.err).empty()) {
       note = "run " + std::to_string(k) + " " + describe(r.status)
-             + " without an error line";
+        + " without an error line";
       worst = outcome::wrong;
       return true;
     }
@@ -628,10 +628,10 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
     auto before = committed(dir);
     auto trace = dir / ("master.trace." + std::to_string(k));
     auto r = run_job(dir, k, on_master ? p : std::nullopt, trace);
-    if (auto e = uncommitted_load(read_trace(trace, 0, master_process),
-                                  before)) {
-      note = "run " + std::to_string(k) + " loaded epoch "
-             + std::to_string(*e) + ", which was not committed";
+    if (auto e
+        = uncommitted_load(read_trace(trace, 0, master_process), before)) {
+      note = "run " + std::to_string(k) + " loaded epoch " + std::to_string(*e)
+        + ", which was not committed";
       worst = outcome::wrong;
       return std::nullopt;
     }
@@ -671,8 +671,8 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
   auto injected = one_run(plan_path, worst);
   if (!injected)
     return finish(worst);
-  auto struck = on_master ? injected->status.signal != 0
-                          : deaths() > deaths_before;
+  auto struck
+    = on_master ? injected->status.signal != 0 : deaths() > deaths_before;
   auto last = *injected;
   // The same command again, fault-free, until it ends (a crash needs one
   // rerun; a lost daemon may need another). After silent corruption the
@@ -731,7 +731,7 @@ void sweeper::keep_failure(const sweep_case& c, const std::string& note) {
       << "plan: " << base.string() << ".json, for "
       << (on_master ? "the master: epochrt run ... --fault-plan PLAN"
                     : "the daemon of node " + c.where.process
-                        + ": epochrt node ... --fault-plan PLAN")
+              + ": epochrt node ... --fault-plan PLAN")
       << "\n"
       << (c.where.phase == 2 ? "the plan applies to the second run of the job "
                                "(the first, fault-free, runs it from scratch)\n"
@@ -762,8 +762,8 @@ int sweeper::run() {
     auto result = run_case(c, note);
     ++counts[result];
     auto where = c.where.process == master_process
-                   ? (c.where.node.empty() ? "master" : c.where.node)
-                   : c.where.node + "@d";
+      ? (c.where.node.empty() ? "master" : c.where.node)
+      : c.where.node + "@d";
     auto fault = std::string{fault_kind_name(c.rule.kind)};
     if (c.rule.kind == fault_kind::io_error)
       fault += " " + errno_name(c.rule.error);

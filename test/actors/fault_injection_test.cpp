@@ -55,12 +55,14 @@ BOOST_AUTO_TEST_CASE(an_io_error_at_a_group_start_fails_the_job_naming_it) {
   BOOST_REQUIRE(!epochs);
   BOOST_CHECK(epochs.error().category() == fault_category);
   auto text = error_text(epochs.error());
-  BOOST_CHECK_MESSAGE(contains(text, "injected EIO at job.group.start (epoch "
-                                     "2, epoch)"),
+  BOOST_CHECK_MESSAGE(contains(text,
+                               "injected EIO at job.group.start (epoch "
+                               "2, epoch)"),
                       text);
 }
 
-BOOST_AUTO_TEST_CASE(a_delay_at_an_epoch_start_delays_without_changing_the_result) {
+BOOST_AUTO_TEST_CASE(
+  a_delay_at_an_epoch_start_delays_without_changing_the_result) {
   auto sess = session_with(R"({"faults": [{"point": "job.epoch.start",
     "fault": "delay", "ms": 300, "epoch": 3}]})");
   auto start = std::chrono::steady_clock::now();
@@ -80,8 +82,9 @@ BOOST_AUTO_TEST_CASE(an_io_error_before_an_op_fails_its_task) {
   BOOST_REQUIRE(!epochs);
   auto text = error_text(epochs.error());
   BOOST_CHECK_MESSAGE(contains(text, "node trainer_0"), text);
-  BOOST_CHECK_MESSAGE(contains(text, "injected ENOSPC at node.op (node "
-                                     "trainer_0, epoch 2, Add)"),
+  BOOST_CHECK_MESSAGE(contains(text,
+                               "injected ENOSPC at node.op (node "
+                               "trainer_0, epoch 2, Add)"),
                       text);
 }
 
@@ -93,9 +96,9 @@ BOOST_AUTO_TEST_CASE(a_killed_node_fails_the_job_as_a_lost_node) {
   BOOST_CHECK(epochs.error().category() == actors_category);
   BOOST_CHECK_EQUAL(epochs.error().code(),
                     static_cast<uint8_t>(actors_errc::node_lost));
-  BOOST_CHECK_MESSAGE(contains(error_text(epochs.error()),
-                               "killed by the fault plan"),
-                      error_text(epochs.error()));
+  BOOST_CHECK_MESSAGE(
+    contains(error_text(epochs.error()), "killed by the fault plan"),
+    error_text(epochs.error()));
 }
 
 BOOST_AUTO_TEST_CASE(a_frozen_node_fails_the_job_at_its_group_timeout) {

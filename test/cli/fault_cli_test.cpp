@@ -50,8 +50,8 @@ std::string write_file(const temp_dir& dir, const std::string& name,
 
 std::string show(const process_result& r) {
   return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n"
-         + r.out.substr(r.out.size() > 6000 ? r.out.size() - 6000 : 0)
-         + "\n--- stderr\n" + r.err.substr(0, 3000);
+    + r.out.substr(r.out.size() > 6000 ? r.out.size() - 6000 : 0)
+    + "\n--- stderr\n" + r.err.substr(0, 3000);
 }
 
 } // namespace
@@ -70,15 +70,16 @@ BOOST_AUTO_TEST_CASE(an_invalid_plan_is_bad_input_and_nothing_runs) {
   auto plan = write_file(dir, "plan.json", R"({"faults": [
     {"point": "save.open", "fault": "crash", "hitt": 1}]})");
   auto ckpt = dir.str() + "/ckpt";
-  auto r = epochrt_cli({"run", jobs + "pipeline.json", "--checkpoint-dir",
-                        ckpt, "--fault-plan", plan});
+  auto r = epochrt_cli({"run", jobs + "pipeline.json", "--checkpoint-dir", ckpt,
+                        "--fault-plan", plan});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
-  BOOST_CHECK_MESSAGE(contains(r.err, "epochrt: error: " + plan
-                                        + ": faults[0]: unknown field 'hitt'"),
-                      r.err);
+  BOOST_CHECK_MESSAGE(
+    contains(r.err,
+             "epochrt: error: " + plan + ": faults[0]: unknown field 'hitt'"),
+    r.err);
   BOOST_CHECK(!std::filesystem::exists(ckpt));
-  auto missing = epochrt_cli({"run", jobs + "pipeline.json", "--fault-plan",
-                              dir.str() + "/none.json"});
+  auto missing = epochrt_cli(
+    {"run", jobs + "pipeline.json", "--fault-plan", dir.str() + "/none.json"});
   BOOST_CHECK_EQUAL(missing.exit_code, 2);
   BOOST_CHECK(contains(missing.err, "none.json: cannot read"));
 }
@@ -87,15 +88,16 @@ BOOST_AUTO_TEST_CASE(a_crash_kills_the_run_and_the_same_command_resumes) {
   temp_dir dir;
   auto plan = write_file(dir, "plan.json", R"({"faults": [
     {"point": "job.epoch.end", "fault": "crash", "epoch": 2}]})");
-  std::vector<std::string> args{"run",     jobs + "pipeline.json",
-                                "--checkpoint-dir", dir.str() + "/ckpt",
-                                "--fetch", "trainer_0:total"};
+  std::vector<std::string> args{
+    "run",     jobs + "pipeline.json", "--checkpoint-dir", dir.str() + "/ckpt",
+    "--fetch", "trainer_0:total"};
   auto with_plan = args;
   with_plan.insert(with_plan.end(), {"--fault-plan", plan});
   auto crashed = epochrt_cli(with_plan);
   BOOST_CHECK_EQUAL(crashed.exit_code, 128 + 9);
-  BOOST_CHECK_MESSAGE(contains(crashed.err, "epochrt: fault plan: crash at "
-                                            "job.epoch.end (epoch 2"),
+  BOOST_CHECK_MESSAGE(contains(crashed.err,
+                               "epochrt: fault plan: crash at "
+                               "job.epoch.end (epoch 2"),
                       crashed.err);
   BOOST_CHECK(!contains(crashed.out, "epochs="));
   auto rerun = epochrt_cli(args);
@@ -107,8 +109,7 @@ BOOST_AUTO_TEST_CASE(a_crash_kills_the_run_and_the_same_command_resumes) {
 BOOST_AUTO_TEST_CASE(a_trace_lists_the_points_a_run_reaches) {
   temp_dir dir;
   auto trace = dir.str() + "/trace";
-  auto r = epochrt_cli({"run", jobs + "pipeline.json", "--fault-trace",
-                        trace});
+  auto r = epochrt_cli({"run", jobs + "pipeline.json", "--fault-trace", trace});
   BOOST_REQUIRE_EQUAL(r.exit_code, 0);
   std::ifstream in{trace};
   std::stringstream text;
@@ -129,8 +130,8 @@ BOOST_AUTO_TEST_CASE(sweep_of_pipeline3_in_one_process_has_no_wrong_run) {
   BOOST_CHECK_MESSAGE(contains(summary, "sweep: 120 runs, "), summary);
   BOOST_CHECK_MESSAGE(contains(summary, " 0 wrong, 0 hung"), summary);
   // Every kind of fault was swept, at the write points too.
-  for (auto* kind : {" crash ", " io_error ", " corrupt_write ",
-                     " short_write "})
+  for (auto* kind :
+       {" crash ", " io_error ", " corrupt_write ", " short_write "})
     BOOST_CHECK_MESSAGE(contains(r.out, kind), kind);
   BOOST_CHECK(contains(r.out, "save.rename.before"));
   BOOST_CHECK(contains(r.out, "commit.rename.before"));
@@ -141,12 +142,16 @@ BOOST_AUTO_TEST_CASE(sweep_of_pipeline3_across_two_daemons_has_no_wrong_run) {
   // trainer_1 and trainer_2 on daemons the sweep starts on 127.0.0.1 and
   // restarts when a plan kills them; trainer_0 and the master in the
   // `epochrt run` process. Runs survive two lost daemons on their own.
-  auto r = epochrt_cli({"sweep", jobs + "pipeline3.json", "--fetch",
-                        "trainer_0:total", "--fetch", "trainer_1:total",
-                        "--fetch", "trainer_2:total", "--daemon", "trainer_1",
-                        "--daemon", "trainer_2", "--max-failures", "2",
-                        "--max-runs", "60", "--timeout-ms", "60000",
-                        "--work-dir", dir.str()},
+  auto r = epochrt_cli({"sweep",          jobs + "pipeline3.json",
+                        "--fetch",        "trainer_0:total",
+                        "--fetch",        "trainer_1:total",
+                        "--fetch",        "trainer_2:total",
+                        "--daemon",       "trainer_1",
+                        "--daemon",       "trainer_2",
+                        "--max-failures", "2",
+                        "--max-runs",     "60",
+                        "--timeout-ms",   "60000",
+                        "--work-dir",     dir.str()},
                        std::chrono::seconds(600));
   BOOST_CHECK_MESSAGE(r.exit_code == 0, show(r));
   auto summary = last_line(r.out);

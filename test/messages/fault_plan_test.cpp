@@ -88,8 +88,8 @@ BOOST_AUTO_TEST_CASE(a_full_plan_is_read_field_by_field) {
 }
 
 BOOST_AUTO_TEST_CASE(an_io_error_without_an_error_is_eio) {
-  auto plan = parse_ok(
-    R"({"faults": [{"point": "load.open", "fault": "io_error"}]})");
+  auto plan
+    = parse_ok(R"({"faults": [{"point": "load.open", "fault": "io_error"}]})");
   BOOST_CHECK_EQUAL(plan.faults.at(0).error, EIO);
 }
 
@@ -262,8 +262,8 @@ BOOST_AUTO_TEST_CASE(strike_blocking_sleeps_a_delay_and_returns_an_io_error) {
   fault_injector faults{plan};
   fault_action action;
   auto start = std::chrono::steady_clock::now();
-  BOOST_CHECK(!strike_blocking(&faults, fault_point::save_open,
-                               {"n", 2, {}}, action));
+  BOOST_CHECK(
+    !strike_blocking(&faults, fault_point::save_open, {"n", 2, {}}, action));
   BOOST_CHECK(std::chrono::steady_clock::now() - start
               >= std::chrono::milliseconds(50));
   auto err = strike_blocking(&faults, fault_point::save_batch_before,
@@ -271,8 +271,9 @@ BOOST_AUTO_TEST_CASE(strike_blocking_sleeps_a_delay_and_returns_an_io_error) {
   BOOST_REQUIRE(err);
   BOOST_CHECK(err.category() == fault_category);
   auto text = err.context().get_as<std::string>(0);
-  BOOST_CHECK_MESSAGE(contains(text, "injected ENOSPC at save.batch.before "
-                                     "(node n, epoch 2)"),
+  BOOST_CHECK_MESSAGE(contains(text,
+                               "injected ENOSPC at save.batch.before "
+                               "(node n, epoch 2)"),
                       text);
 }
 
@@ -288,10 +289,11 @@ BOOST_AUTO_TEST_CASE(a_trace_has_a_line_per_hit_counted_per_point_and_node) {
   std::ifstream in{path};
   std::stringstream text;
   text << in.rdbuf();
-  BOOST_CHECK_EQUAL(text.str(), "save.open\ta\t1\t\t1\n"
-                                "save.open\tb\t1\t\t1\n"
-                                "save.open\ta\t2\t\t2\n"
-                                "node.op\ta\t2\tAdd\t1\n");
+  BOOST_CHECK_EQUAL(text.str(),
+                    "save.open\ta\t1\t\t1\n"
+                    "save.open\tb\t1\t\t1\n"
+                    "save.open\ta\t2\t\t2\n"
+                    "node.op\ta\t2\tAdd\t1\n");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
