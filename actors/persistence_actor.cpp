@@ -36,7 +36,12 @@ int64_t micros_since(clock_type::time_point start) {
 // Copy-on-write: taking it copies pointers, and the blobs it holds never
 // change however the workspace is written afterwards.
 caf::expected<std::vector<workspace::named_blob>>
-take_snapshot(workspace& ws, const std::vector<std::string>& names) {
+take_snapshot(workspace& ws, const std::vector<std::string>& names,
+              const std::string& node, int64_t epoch, fault_injector* faults) {
+  fault_action action;
+  if (auto err = strike_blocking(faults, fault_point::node_snapshot,
+                                 fault_site{node, epoch, {}}, action))
+    return err;
   // An empty list means every blob the workspace has now: blobs created
   // after init are saved too, so a resumed job sees all of its state.
   if (names.empty())
@@ -67,7 +72,7 @@ caf::expected<checkpoint_stats> save(const std::string& node, workspace& ws,
                                      const save_checkpoint& msg,
                                      fault_injector* faults) {
   auto start = clock_type::now();
-  auto snapshot = take_snapshot(ws, msg.blob_names);
+  auto snapshot = take_snapshot(ws, msg.blob_names, node, msg.epoch, faults);
   if (!snapshot)
     return std::move(snapshot.error());
   return write(node, msg.epoch, msg.db, *snapshot, start, faults);
@@ -268,7 +273,7 @@ persistence_behavior(caf::event_based_actor* self, std::string node,
       if (auto err = place(msg.db))
         return err;
       auto start = clock_type::now();
-      auto snapshot = take_snapshot(*ws, {});
+      auto snapshot = take_snapshot(*ws, {}, node, msg.epoch, faults.get());
       if (!snapshot)
         return std::move(snapshot.error());
       // Answer now, so the epoch loop goes on; write while it runs. This

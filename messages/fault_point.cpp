@@ -90,7 +90,7 @@ const std::vector<fault_point_info>& fault_points() {
     {p::node_op, "node.op", "before a node runs an op (detail: the op type)",
      on_node},
     {p::node_snapshot, "node.snapshot",
-     "before a node's blobs are taken for a checkpoint", on_node},
+     "before a node's blobs are taken for a checkpoint", failing},
     {p::task_start, "task.start", "before a task starts on its node", on_node},
     {p::task_end, "task.end", "after a task ended on its node", on_node},
     {p::remote_attach, "remote.attach",

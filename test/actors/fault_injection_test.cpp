@@ -115,6 +115,19 @@ BOOST_AUTO_TEST_CASE(a_frozen_node_fails_the_job_at_its_group_timeout) {
                       error_text(epochs.error()));
 }
 
+BOOST_AUTO_TEST_CASE(a_failed_snapshot_costs_that_epochs_checkpoint_only) {
+  auto sess = session_with(R"({"faults": [{"point": "node.snapshot",
+    "fault": "io_error", "node": "trainer_0", "epoch": 2}]})");
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  job_runner runner{load_example("pipeline.json"), &ckpt};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  BOOST_CHECK_EQUAL(scalar(*sess, "trainer_0", "total"), 145);
+  auto metadata = file_metadata_handler{dir.str()}.load();
+  BOOST_REQUIRE(metadata);
+  BOOST_CHECK((metadata->committed_epochs == std::vector<int64_t>{0, 1, 3, 4}));
+}
+
 BOOST_AUTO_TEST_CASE(a_plan_that_never_matches_changes_nothing) {
   auto sess = session_with(R"({"faults": [{"point": "node.op",
     "fault": "io_error", "node": "elsewhere"}]})");
