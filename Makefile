@@ -8,7 +8,7 @@ MIB ?= 512
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 .PHONY: all deps configure build test demo distributed-demo bench bench-epoch \
-        asan tsan format clean
+        bench-faults asan tsan format clean
 
 all: build
 
@@ -38,6 +38,11 @@ bench: build
 # CAF request fan-out.
 bench-epoch: build
 	$(BUILD)/bin/epoch_bench
+
+# What a fault injection point costs with no plan active, against the same
+# loop without it, and per epoch.
+bench-faults: build
+	$(BUILD)/bin/fault_point_bench
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan:
