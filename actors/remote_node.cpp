@@ -240,7 +240,7 @@ void arrived(proxy_ptr self, uint64_t id, fault_site site,
   auto& st = self->state;
   if (st.pending->count(id) == 0)
     return;
-  if (cut_off(*st.link)) {
+  if (st.faults != nullptr && cut_off(*st.link)) {
     lose(self, id, timeout,
          "a reply of " + std::string{site.detail} + " arrived while "
            + lost_to_link(st));
@@ -274,7 +274,7 @@ void forward(proxy_ptr self, std::string_view type, Msg&& msg,
   auto id = st.next_id++;
   st.pending->emplace(id, std::move(rp));
   fault_site site{st.cfg.name, epoch_of(msg), type};
-  if (cut_off(*st.link)) {
+  if (st.faults != nullptr && cut_off(*st.link)) {
     lose(self, id, timeout,
          std::string{type} + " was sent while " + lost_to_link(st));
     return;
@@ -300,7 +300,10 @@ void forward(proxy_ptr self, std::string_view type, Msg&& msg,
         finish(self, id, err);
       });
     };
-    auto handle = self->request(st.gate, timeout, msg);
+    // Only a duplicate needs the request again: the others move it, and
+    // a tensor travels without a copy.
+    auto handle = twice ? self->request(st.gate, timeout, msg)
+                        : self->request(st.gate, timeout, std::move(msg));
     auto mid = handle.id();
     if constexpr (std::is_same_v<Reply, void>) {
       handle.then(
@@ -313,6 +316,11 @@ void forward(proxy_ptr self, std::string_view type, Msg&& msg,
     } else {
       handle.then(
         [self, id, site, timeout](Reply& reply) {
+          if (self->state.faults == nullptr) {
+            // No plan: the reply goes on as it is, without a copy.
+            finish(self, id, caf::make_message(std::move(reply)));
+            return;
+          }
           arrived(self, id, site, timeout,
                   [self, id, reply = std::move(reply)] {
                     finish(self, id, caf::make_message(reply));

@@ -61,7 +61,7 @@ bool matches(const fault_rule& rule, const fault_site& site) {
 fault_injector::fault_injector(fault_plan plan)
   : plan_(std::move(plan)), states_(plan_.faults.size()) {
   for (size_t i = 0; i < plan_.faults.size(); ++i) {
-    armed_[static_cast<size_t>(plan_.faults[i].point)] = true;
+    armed_[static_cast<size_t>(plan_.faults[i].point)].store(true);
     // A stream per rule, so adding a rule leaves the draws of the others.
     states_[i].rng = plan_.seed * 0x100000001b3ULL + i + 1;
   }
@@ -126,7 +126,8 @@ caf::error fault_injector::trace_to(const std::string& path) {
   if (trace_fd_ >= 0)
     ::close(trace_fd_);
   trace_fd_ = fd;
-  armed_.fill(true);
+  for (auto& x : armed_)
+    x.store(true);
   return {};
 }
 

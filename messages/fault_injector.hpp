@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -71,7 +72,7 @@ public:
 
   /// True when some rule is about `point` or hits are traced.
   bool armed(fault_point point) const noexcept {
-    return armed_[static_cast<size_t>(point)];
+    return armed_[static_cast<size_t>(point)].load(std::memory_order_relaxed);
   }
 
   /// A hit of `point` at `site`: the fault that strikes, if any. A crash
@@ -103,7 +104,9 @@ private:
   };
 
   fault_plan plan_;
-  std::array<bool, fault_point_count> armed_{};
+  // Read at every point without the lock; trace_to may arm them while
+  // others read.
+  std::array<std::atomic<bool>, fault_point_count> armed_{};
   mutable std::mutex mtx_;
   std::vector<rule_state> states_;
   int trace_fd_ = -1;

@@ -68,15 +68,24 @@ fault_rule parse_rule(const json& x, const std::string& path) {
            + kind_list(where.kinds) + ")");
   rule.kind = *kind;
   if (auto* node = member(x, "node")) {
+    if (!where.has_node)
+      fail(field_path(path, "node"),
+           "point " + point_name + " names no node: the rule could never "
+                                   "strike");
     auto name = as_string(*node, field_path(path, "node"));
     if (auto problem = node_name_problem(name); !problem.empty())
       fail(field_path(path, "node"),
            "invalid node name '" + name + "': " + problem);
     rule.node = std::move(name);
   }
-  if (auto* epoch = member(x, "epoch"))
+  if (auto* epoch = member(x, "epoch")) {
+    if (!where.has_epoch)
+      fail(field_path(path, "epoch"),
+           "point " + point_name + " knows no epoch: the rule could never "
+                                   "strike");
     rule.epoch = static_cast<int64_t>(
       non_negative(*epoch, field_path(path, "epoch"), 0));
+  }
   if (auto* detail = member(x, "detail"))
     rule.detail = as_string(*detail, field_path(path, "detail"));
   if (auto* hit = member(x, "hit"))
@@ -86,9 +95,10 @@ fault_rule parse_rule(const json& x, const std::string& path) {
     if (!p->is_number())
       wrong_type(p_path, "a number", *p);
     rule.probability = p->get<double>();
-    if (!std::isfinite(rule.probability) || rule.probability < 0
+    if (!std::isfinite(rule.probability) || rule.probability <= 0
         || rule.probability > 1)
-      fail(p_path, "expected a number from 0 to 1, got " + p->dump());
+      fail(p_path, "expected a number above 0 and at most 1, got "
+                     + p->dump());
   }
   if (auto* count = member(x, "count"))
     rule.count = non_negative(*count, field_path(path, "count"), 0);
@@ -129,8 +139,13 @@ fault_plan parse_root(const json& root) {
     fail({}, "expected an object at the top level, got " + found(root));
   check_fields(root, {}, {"seed", "faults"});
   fault_plan plan;
-  if (auto* seed = member(root, "seed"))
-    plan.seed = non_negative(*seed, "seed", 0);
+  if (auto* seed = member(root, "seed")) {
+    // Any 64-bit seed: `epochrt sweep --seed` takes one.
+    if (seed->is_number_unsigned())
+      plan.seed = seed->get<uint64_t>();
+    else
+      plan.seed = non_negative(*seed, "seed", 0);
+  }
   auto& faults = required(root, {}, "faults");
   if (!faults.is_array())
     wrong_type("faults", "an array of faults", faults);

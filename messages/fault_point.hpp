@@ -100,6 +100,10 @@ struct fault_point_info {
   std::string_view name;
   std::string_view what;
   uint32_t kinds;
+  /// Whether its hits name a node, and an epoch: a rule may filter on
+  /// them only then (it could never match otherwise).
+  bool has_node = true;
+  bool has_epoch = true;
 };
 
 /// Every point, in the order of the enum.

@@ -1,6 +1,7 @@
 #include "persistence/checkpoint_reader.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -115,7 +116,15 @@ std::pair<std::string, int64_t> site_of_path(const std::string& path) {
                         return c >= '0' && c <= '9';
                       }))
     return {std::string{}, -1};
-  return {leaf.substr(0, dot), std::stoll(leaf.substr(dot + 1))};
+  // Nineteen digits may still be more than an int64_t holds: no epoch then
+  // (std::stoll would throw, here on a persistence actor's thread).
+  int64_t epoch = -1;
+  auto digits = std::string_view{leaf}.substr(dot + 1);
+  auto [end, ec] = std::from_chars(digits.data(),
+                                   digits.data() + digits.size(), epoch);
+  if (ec != std::errc{} || end != digits.data() + digits.size())
+    return {std::string{}, -1};
+  return {leaf.substr(0, dot), epoch};
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,6 +77,10 @@ std::optional<child_process> child_process::start(const options& opts,
       ::close(err_fd);
     return std::nullopt;
   }
+  // What the child says when it cannot run the program: prepared here, since
+  // after fork only async-signal-safe calls are allowed.
+  auto exec_failed = "epochrt: cannot execute " + opts.argv[0] + "\n";
+  auto parent = ::getpid();
   auto pid = ::fork();
   if (pid < 0) {
     error = std::string{"fork: "} + std::strerror(errno);
@@ -85,14 +90,20 @@ std::optional<child_process> child_process::start(const options& opts,
   }
   if (pid == 0) {
     ::setpgid(0, 0);
+    // Its own process group keeps it from the terminal's signals: it dies
+    // with the sweep instead, however the sweep ends.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+      ::_exit(127);
     ::dup2(out_fd, STDOUT_FILENO);
     ::dup2(err_fd, STDERR_FILENO);
-    int null_fd = ::open("/dev/null", O_RDONLY);
+    int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (null_fd >= 0)
       ::dup2(null_fd, STDIN_FILENO);
-    if (!opts.cwd.empty() && ::chdir(opts.cwd.c_str()) != 0)
-      ::_exit(127);
-    ::execve(argv[0], argv.data(), envp.data());
+    if (opts.cwd.empty() || ::chdir(opts.cwd.c_str()) == 0)
+      ::execve(argv[0], argv.data(), envp.data());
+    [[maybe_unused]] auto n = ::write(STDERR_FILENO, exec_failed.data(),
+                                      exec_failed.size());
     ::_exit(127);
   }
   ::setpgid(pid, pid); // also here: whichever runs first
@@ -122,16 +133,29 @@ child_process::~child_process() {
 bool child_process::poll(child_status& status) {
   if (pid_ < 0)
     return true;
-  int raw = 0;
-  auto r = ::waitpid(pid_, &raw, WNOHANG);
-  if (r == pid_) {
-    status = status_of(raw);
-    // Whatever the child left running in its group goes with it.
-    ::kill(-pid_, SIGKILL);
-    pid_ = -1;
-    return true;
+  // Whether it ended, without reaping it yet: its process group id stays
+  // its own until then, so the kill below reaches only what it left
+  // running in its group.
+  siginfo_t info{};
+  if (::waitid(P_PID, static_cast<id_t>(pid_), &info,
+               WEXITED | WNOHANG | WNOWAIT)
+        != 0) {
+    if (errno == ECHILD) { // reaped elsewhere (SIGCHLD ignored): it ended
+      status = {};
+      pid_ = -1;
+      return true;
+    }
+    return false;
   }
-  return false;
+  if (info.si_pid == 0)
+    return false;
+  ::kill(-pid_, SIGKILL);
+  int raw = 0;
+  while (::waitpid(pid_, &raw, 0) < 0 && errno == EINTR) {
+  }
+  status = status_of(raw);
+  pid_ = -1;
+  return true;
 }
 
 child_status child_process::wait(std::chrono::milliseconds limit) {

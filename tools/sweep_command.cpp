@@ -1,6 +1,7 @@
 #include "tools/sweep_command.hpp"
 
 #include <algorithm>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -439,14 +440,21 @@ private:
 
 int sweeper::reference() {
   auto dir = work_ / "reference";
-  fs::create_directories(dir / "cwd");
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir / "cwd", ec);
+  if (ec) {
+    print_error("sweep: cannot create " + (dir / "cwd").string() + ": "
+                + ec.message());
+    return exit_failure;
+  }
   if (auto err = start_daemons(dir, {}, std::nullopt); !err.empty()) {
     print_error("sweep: " + err);
     return exit_failure;
   }
   auto first = run_job(dir, 1, std::nullopt, dir / "master.trace.1");
   for (auto& d : daemons_)
-    fs::rename(dir / (d.node + ".trace"), dir / (d.node + ".trace.1"));
+    fs::rename(dir / (d.node + ".trace"), dir / (d.node + ".trace.1"), ec);
   if (first.status.timed_out || first.status.signal != 0
       || first.status.exit_code != 0) {
     auto line = error_line(first.err);
@@ -463,7 +471,7 @@ int sweeper::reference() {
   }
   auto second = run_job(dir, 2, std::nullopt, dir / "master.trace.2");
   for (auto& d : daemons_)
-    fs::rename(dir / (d.node + ".trace"), dir / (d.node + ".trace.2"));
+    fs::rename(dir / (d.node + ".trace"), dir / (d.node + ".trace.2"), ec);
   stop_daemons();
   if (second.status.exit_code != 0 || second.status.signal != 0
       || second.status.timed_out || second.out != first.out) {
@@ -584,8 +592,13 @@ std::vector<sweep_case> sweeper::make_cases() {
 
 outcome sweeper::run_case(const sweep_case& c, std::string& note) {
   auto dir = work_ / ("case-" + std::to_string(c.index));
-  fs::remove_all(dir);
-  fs::create_directories(dir / "cwd");
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir / "cwd", ec);
+  if (ec) {
+    note = "cannot create " + (dir / "cwd").string() + ": " + ec.message();
+    return outcome::wrong;
+  }
   fault_plan plan;
   plan.seed = opts_.seed;
   plan.faults.push_back(c.rule);
@@ -593,6 +606,10 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
   {
     std::ofstream out{plan_path};
     out << to_json(plan);
+    if (!out.flush()) {
+      note = "cannot write " + plan_path.string();
+      return outcome::wrong;
+    }
   }
   auto on_master = c.where.process == master_process;
   auto kind = c.rule.kind;
@@ -600,7 +617,14 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
     = kind == fault_kind::corrupt_write || kind == fault_kind::short_write;
   int k = 0;
   std::vector<run_result> runs;
-  auto fail_on = [&](const run_result& r, outcome& worst) {
+  // Only the plan's own crash may end a run by a signal: SIGKILL, in the
+  // run that carries the plan, after the plan's line on stderr.
+  auto planned_kill = [&](const run_result& r, bool injected) {
+    return injected && on_master && kind == fault_kind::crash
+           && r.status.signal == SIGKILL
+           && r.err.find("epochrt: fault plan: crash at") != std::string::npos;
+  };
+  auto fail_on = [&](const run_result& r, bool injected, outcome& worst) {
     if (r.status.timed_out) {
       note = "run " + std::to_string(k) + " outlived "
         + std::to_string(opts_.timeout_ms) + " ms";
@@ -613,10 +637,23 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
       worst = outcome::wrong;
       return true;
     }
+    if (r.status.signal != 0 && !planned_kill(r, injected)) {
+      note = "run " + std::to_string(k) + " " + describe(r.status);
+      worst = outcome::wrong;
+      return true;
+    }
     if (r.status.signal == 0 && r.status.exit_code != 0
         && error_line(r.err).empty()) {
       note = "run " + std::to_string(k) + " " + describe(r.status)
         + " without an error line";
+      worst = outcome::wrong;
+      return true;
+    }
+    // The command is the same every time and was fine for the reference:
+    // bad input now means the plan was refused, and nothing was tested.
+    if (r.status.signal == 0 && r.status.exit_code == 2) {
+      note = "run " + std::to_string(k) + ": "
+        + one_line(error_line(r.err));
       worst = outcome::wrong;
       return true;
     }
@@ -635,7 +672,7 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
       worst = outcome::wrong;
       return std::nullopt;
     }
-    if (fail_on(r, worst))
+    if (fail_on(r, p.has_value(), worst))
       return std::nullopt;
     return r;
   };
@@ -671,8 +708,20 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
   auto injected = one_run(plan_path, worst);
   if (!injected)
     return finish(worst);
-  auto struck
-    = on_master ? injected->status.signal != 0 : deaths() > deaths_before;
+  auto struck = on_master ? injected->status.signal == SIGKILL
+                          : deaths() > deaths_before;
+  // The reruns are fault-free: a daemon that still has the plan (its rule
+  // may not have struck yet) is replaced by one without.
+  for (auto& d : daemons_)
+    if (d.node == plan_for && d.proc) {
+      d.proc.reset();
+      if (auto err = start_daemon(d, dir, std::nullopt,
+                                  dir / (d.node + ".trace"));
+          !err.empty()) {
+        note = err;
+        return finish(outcome::wrong);
+      }
+    }
   auto last = *injected;
   // The same command again, fault-free, until it ends (a crash needs one
   // rerun; a lost daemon may need another). After silent corruption the
@@ -696,17 +745,20 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
     note = "wrote outside the checkpoint directory: " + stray;
     return outcome::wrong;
   }
+  // Silent corruption is there to be found, and may be found only by
+  // verifying; the checkpoints of nodes on the user's own daemons are not
+  // in this directory.
+  std::string why;
+  if (!silent && opts_.remote_nodes.empty() && !verifies(dir, why)) {
+    note = "a committed epoch does not verify: " + why;
+    return outcome::wrong;
+  }
   if (!ended(last)) {
     note = one_line(error_line(last.err));
     // A crash or a partition must never keep a job from finishing.
     if (kind == fault_kind::crash || kind == fault_kind::partition)
       return outcome::wrong;
     return outcome::clear_error;
-  }
-  std::string why;
-  if (!silent && !verifies(dir, why)) {
-    note = "a committed epoch does not verify: " + why;
-    return outcome::wrong;
   }
   if (k > 1)
     note = std::to_string(k) + " runs";
@@ -721,10 +773,12 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
 
 void sweeper::keep_failure(const sweep_case& c, const std::string& note) {
   auto dir = work_ / "failures";
-  fs::create_directories(dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
   auto base = dir / ("case-" + std::to_string(c.index));
   fs::copy_file(work_ / ("case-" + std::to_string(c.index)) / "plan.json",
-                base.string() + ".json", fs::copy_options::overwrite_existing);
+                base.string() + ".json", fs::copy_options::overwrite_existing,
+                ec);
   std::ofstream out{base.string() + ".txt"};
   auto on_master = c.where.process == master_process;
   out << "outcome: " << note << "\n"
@@ -742,12 +796,25 @@ void sweeper::keep_failure(const sweep_case& c, const std::string& note) {
 }
 
 int sweeper::run() {
+  // A work directory used before holds another sweep's cases: what is
+  // judged here must be this sweep's alone.
+  std::error_code ec;
+  for (auto& entry : fs::directory_iterator(work_, ec)) {
+    auto name = entry.path().filename().string();
+    if (name == "reference" || name == "failures"
+        || name.rfind("case-", 0) == 0)
+      fs::remove_all(entry.path(), ec);
+  }
   job_file_ = fs::absolute(opts_.job_file).string();
   for (auto& name : opts_.daemon_nodes) {
     daemon d;
     d.node = name;
     daemons_.push_back(std::move(d));
   }
+  if (!opts_.remote_nodes.empty())
+    std::cout << "note: the nodes on your daemons (--node) keep their "
+                 "checkpoints under those daemons' roots, the same for every "
+                 "case; `ckpt verify` is not run\n";
   if (auto rc = reference(); rc != exit_ok)
     return rc;
   auto cases = make_cases();
@@ -778,7 +845,7 @@ int sweeper::run() {
     if (result == outcome::wrong || result == outcome::hung)
       keep_failure(c, note);
     else
-      fs::remove_all(work_ / ("case-" + std::to_string(c.index)));
+      fs::remove_all(work_ / ("case-" + std::to_string(c.index)), ec);
   }
   if (failures_kept_ > 0)
     std::cout << "failing cases: " << failures_kept_ << " plan files in "

@@ -93,6 +93,12 @@ BOOST_AUTO_TEST_CASE(an_io_error_without_an_error_is_eio) {
   BOOST_CHECK_EQUAL(plan.faults.at(0).error, EIO);
 }
 
+BOOST_AUTO_TEST_CASE(a_seed_may_be_any_64_bit_number) {
+  auto plan = parse_ok(R"({"seed": 18446744073709551615, "faults": []})");
+  BOOST_CHECK_EQUAL(plan.seed, UINT64_MAX);
+  BOOST_CHECK_EQUAL(parse_ok(to_json(plan)).seed, UINT64_MAX);
+}
+
 BOOST_AUTO_TEST_CASE(a_plan_survives_its_json_round_trip) {
   auto plan = parse_ok(R"({"seed": 3, "faults": [
       {"point": "commit.write.before", "fault": "corrupt_write", "hit": 4},
@@ -121,7 +127,7 @@ BOOST_AUTO_TEST_CASE(every_mistake_is_one_line_naming_the_field) {
      "faults[0].hit: expected an integer >= 1, got 0"},
     {R"({"faults": [{"point": "save.open", "fault": "crash",
                      "probability": 1.5}]})",
-     "faults[0].probability: expected a number from 0 to 1"},
+     "faults[0].probability: expected a number above 0 and at most 1"},
     {R"({"faults": [{"point": "save.open", "fault": "delay"}]})",
      "missing required field 'ms'"},
     {R"({"faults": [{"point": "save.open", "fault": "crash", "ms": 3}]})",
@@ -135,6 +141,15 @@ BOOST_AUTO_TEST_CASE(every_mistake_is_one_line_naming_the_field) {
     {R"({"faults": [{"point": "save.open", "fault": "crash",
                      "node": "bad name"}]})",
      "faults[0].node: invalid node name"},
+    {R"({"faults": [{"point": "save.open", "fault": "crash",
+                     "probability": 0}]})",
+     "expected a number above 0 and at most 1, got 0"},
+    {R"({"faults": [{"point": "job.epoch.start", "fault": "crash",
+                     "node": "n"}]})",
+     "faults[0].node: point job.epoch.start names no node"},
+    {R"({"faults": [{"point": "remote.heartbeat", "fault": "drop",
+                     "epoch": 1}]})",
+     "faults[0].epoch: point remote.heartbeat knows no epoch"},
     {R"({"faults": [{"point": "save.open", "fault": "crash",
                      "when": 1}]})",
      "unknown field 'when'"},
