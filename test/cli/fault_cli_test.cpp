@@ -6,9 +6,11 @@
 #define BOOST_TEST_MODULE fault_cli
 #include <boost/test/unit_test.hpp>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "messages/fault_point.hpp"
 #include "test/support/process_runner.hpp"
@@ -204,6 +206,53 @@ BOOST_AUTO_TEST_CASE(sweep_reports_a_run_that_outlives_its_timeout) {
   BOOST_CHECK_EQUAL(r.exit_code, 1);
   BOOST_CHECK_MESSAGE(contains(r.err, "the fault-free run failed (timed out)"),
                       r.err);
+}
+
+BOOST_AUTO_TEST_CASE(sweep_in_a_work_dir_used_before_judges_only_its_own_runs) {
+  temp_dir dir;
+  std::vector<std::string> args{"sweep",      jobs + "pipeline.json",
+                                "--fetch",    "trainer_0:total",
+                                "--max-runs", "8",
+                                "--seed",     "18446744073709551615",
+                                "--work-dir", dir.str()};
+  for (int round = 0; round < 2; ++round) {
+    auto r = epochrt_cli(args, std::chrono::seconds(120));
+    BOOST_CHECK_MESSAGE(r.exit_code == 0, show(r));
+    BOOST_CHECK_MESSAGE(contains(r.out,
+                                 "reference: trainer_0:total=145 "
+                                 "epochs=4 ("),
+                        r.out);
+    BOOST_CHECK(contains(last_line(r.out), "8 runs, 8 recovered"));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_sweeps_daemons_and_runs_die_with_it) {
+  temp_dir dir;
+  auto work = dir.str() + "/w";
+  epochrt::test::background_process sweep{
+    EPOCHRT_CLI,
+    {"sweep", jobs + "pipeline3.json", "--daemon", "trainer_1", "--max-runs",
+     "50", "--work-dir", work},
+    dir.str() + "/out",
+    dir.str() + "/err"};
+  // Until its daemon of the first case is up.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!std::filesystem::exists(work + "/reference/trainer_1.err")
+         && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  sweep.signal(SIGTERM);
+  sweep.wait(std::chrono::seconds(10));
+  // Nothing the sweep started runs on: no process names its work dir.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int left = 0;
+  for (auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream cmdline{entry.path() / "cmdline"};
+    std::string text{std::istreambuf_iterator<char>{cmdline}, {}};
+    if (contains(text, work) && !contains(text, "sweep"))
+      ++left;
+  }
+  BOOST_CHECK_EQUAL(left, 0);
 }
 
 BOOST_AUTO_TEST_CASE(sweep_refuses_bad_arguments_before_running) {
