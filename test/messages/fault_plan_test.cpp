@@ -172,6 +172,54 @@ BOOST_AUTO_TEST_CASE(every_mistake_is_one_line_naming_the_field) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(thousands_of_mutated_plans_parse_or_fail_in_one_line) {
+  const std::string valid = R"({"seed": 7, "faults": [
+    {"point": "save.rename.before", "fault": "crash", "node": "trainer_0",
+     "epoch": 2, "hit": 1},
+    {"point": "save.batch.before", "fault": "io_error", "error": "ENOSPC",
+     "probability": 0.25, "count": 0},
+    {"point": "job.epoch.start", "fault": "delay", "ms": 200}]})";
+  uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 33;
+  };
+  const char alphabet[] = "{}[]\":,0123456789-.eE truefalsnul\\/*\n\xff";
+  int accepted = 0;
+  for (int i = 0; i < 5000; ++i) {
+    auto text = valid;
+    auto edits = 1 + next() % 4;
+    for (uint64_t e = 0; e < edits && !text.empty(); ++e) {
+      auto at = next() % text.size();
+      switch (next() % 3) {
+        case 0: // replace a byte
+          text[at] = alphabet[next() % (sizeof(alphabet) - 1)];
+          break;
+        case 1: // delete a run
+          text.erase(at, 1 + next() % 8);
+          break;
+        default: // duplicate a run
+          text.insert(at, text.substr(at, 1 + next() % 16));
+      }
+    }
+    auto plan = parse_fault_plan(text, "plan.json");
+    if (plan) {
+      ++accepted;
+      // What is accepted is a plan its own JSON reproduces.
+      auto again = parse_fault_plan(to_json(*plan), "again");
+      BOOST_REQUIRE_MESSAGE(again, text);
+      BOOST_CHECK_EQUAL(to_json(*again), to_json(*plan));
+      continue;
+    }
+    auto what = plan.error().context().get_as<std::string>(0);
+    BOOST_CHECK_MESSAGE(what.rfind("plan.json", 0) == 0, what);
+    BOOST_CHECK(what.find('\n') == std::string::npos);
+  }
+  // Some mutations leave a valid plan (a changed number), most do not.
+  BOOST_CHECK_GT(accepted, 0);
+  BOOST_CHECK_LT(accepted, 5000);
+}
+
 BOOST_AUTO_TEST_CASE(a_plan_file_that_is_not_a_regular_file_is_refused) {
   auto plan = load_fault_plan("/dev/zero");
   BOOST_REQUIRE(!plan);
