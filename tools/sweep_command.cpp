@@ -821,7 +821,7 @@ int sweeper::run() {
   std::map<outcome, int> counts;
   std::cout << std::left << std::setw(5) << "case" << std::setw(22) << "point"
             << std::setw(12) << "where" << std::setw(7) << "epoch"
-            << std::setw(6) << "hit" << std::setw(16) << "fault"
+            << std::setw(6) << "hit" << std::setw(20) << "fault"
             << std::setw(12) << "outcome"
             << "note\n";
   for (auto& c : cases) {
@@ -840,7 +840,7 @@ int sweeper::run() {
               << info(c.rule.point).name << std::setw(12) << where
               << std::setw(7)
               << (c.where.epoch >= 0 ? std::to_string(c.where.epoch) : "-")
-              << std::setw(6) << c.where.n << std::setw(16) << fault
+              << std::setw(6) << c.where.n << std::setw(20) << fault
               << std::setw(12) << outcome_name(result) << note << std::endl;
     if (result == outcome::wrong || result == outcome::hung)
       keep_failure(c, note);
