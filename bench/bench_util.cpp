@@ -11,7 +11,9 @@
 #include <limits>
 #include <system_error>
 
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
 namespace epochrt::bench {
 
@@ -257,6 +259,32 @@ void progress(const char* fmt, ...) {
   va_end(args);
   std::fputc('\n', stderr);
   std::fflush(stderr);
+}
+
+namespace {
+
+void drop_file_cache(const std::string& file) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  // Only clean pages can be dropped.
+  ::fdatasync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+}
+
+} // namespace
+
+void drop_page_cache(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) {
+    drop_file_cache(path);
+    return;
+  }
+  for (auto& entry : fs::recursive_directory_iterator(path, ec))
+    if (entry.is_regular_file(ec))
+      drop_file_cache(entry.path().string());
 }
 
 } // namespace epochrt::bench

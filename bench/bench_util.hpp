@@ -109,6 +109,11 @@ std::string make_scratch_dir(const std::string& parent);
 /// Removes `path` and everything below it; quiet about failures.
 void remove_tree(const std::string& path);
 
+/// Drops the page cache of `path`, a file or every regular file below a
+/// directory (fdatasync, then posix_fadvise DONTNEED): the next read comes
+/// from the disk, as after a restart. Best effort; nothing is thrown.
+void drop_page_cache(const std::string& path);
+
 /// printf-style to stderr, flushed: the benchmark's progress lines.
 void progress(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -97,6 +97,7 @@ struct figures {
   std::vector<double> load_mib_s;
   std::vector<double> load_cpu;
   std::vector<double> load_init_ms;
+  std::vector<double> load_cold_mib_s; // page cache dropped first
   std::vector<double> leveldb_write_mib_s;
   std::vector<double> leveldb_write_cpu;
   std::vector<double> leveldb_read_mib_s;
@@ -110,6 +111,8 @@ struct figures {
   std::vector<double> file_write_cpu;
   std::vector<double> file_read_mib_s;
   std::vector<double> file_read_cpu;
+  std::vector<double> file_read_cold_mib_s; // page cache dropped first
+  std::vector<double> file_read_cold_cpu;
   std::vector<double> epoch_ms_plain;     // all intervals, all runs
   std::vector<double> epoch_ms_with_ckpt; // all intervals, all runs
   std::vector<double> b2b_ms_plain;       // the same, epochs of no work
@@ -208,6 +211,14 @@ int run(const options& opts, caf::actor_system& sys, const std::string& scratch,
                  out.load_mib_s.back(), loaded.time.seconds,
                  loaded.time.cpu_seconds, loaded.init_seconds * 1e3,
                  loaded.bytes / mib);
+        // As after a restart: nothing of the checkpoint in the page cache.
+        drop_page_cache(dir + "/ckpt");
+        auto cold = checkpoint_load(sys, ops, blobs, dir + "/ckpt", epoch);
+        out.load_cold_mib_s.push_back(payload_mib / cold.time.seconds);
+        progress("  ckpt load cold %8.1f MiB/s  (%.3f s, %.3f cpu-s; page "
+                 "cache dropped first)",
+                 out.load_cold_mib_s.back(), cold.time.seconds,
+                 cold.time.cpu_seconds);
       }
     }
     if (opts.leveldb) {
@@ -260,6 +271,13 @@ int run(const options& opts, caf::actor_system& sys, const std::string& scratch,
       progress("  file read      %8.1f MiB/s  (%.3f s, %.3f cpu-s; pread into "
                "a reused buffer)",
                out.file_read_mib_s.back(), read.seconds, read.cpu_seconds);
+      drop_page_cache(path);
+      auto cold = file_read(path, views);
+      record(payload_mib, cold, out.file_read_cold_mib_s,
+             out.file_read_cold_cpu);
+      progress("  file read cold %8.1f MiB/s  (%.3f s, %.3f cpu-s; page cache "
+               "dropped first)",
+               out.file_read_cold_mib_s.back(), cold.seconds, cold.cpu_seconds);
     }
     if (opts.probe) {
       std::filesystem::create_directory(dir + "/probe");
@@ -349,6 +367,28 @@ void report(const options& opts, const figures& f) {
     print_line("file_write_cpu_mib_s", median(f.file_write_cpu), "MiB/cpu-s");
     print_line("file_read_mib_s", median(f.file_read_mib_s), "MiB/s");
     print_line("file_read_cpu_mib_s", median(f.file_read_cpu), "MiB/cpu-s");
+    print_line("file_read_cold_mib_s", median(f.file_read_cold_mib_s), "MiB/s");
+    if (opts.load)
+      print_line("load_cold_mib_s", median(f.load_cold_mib_s), "MiB/s");
+    // The disk is the yardstick: epochrt against a plain write + fsync and
+    // a plain read of the same bytes, both from a cold page cache.
+    if (opts.save)
+      print_line("save_vs_file",
+                 median(f.save_mib_s) / median(f.file_write_mib_s), "x", 2);
+    if (opts.load)
+      print_line("load_vs_file",
+                 median(f.load_cold_mib_s) / median(f.file_read_cold_mib_s),
+                 "x", 2);
+  }
+  if (opts.stall && opts.memcpy && !f.stall_ms.empty()) {
+    // The epoch loop's stall per checkpoint against copying the workspace
+    // once.
+    auto memcpy_ms
+      = static_cast<double>(opts.mib) / median(f.memcpy_mib_s) * 1e3;
+    print_line("stall_vs_memcpy",
+               (median(f.epoch_ms_with_ckpt) - median(f.epoch_ms_plain))
+                 / memcpy_ms,
+               "x", 3);
   }
   if (opts.stall) {
     print_line("epoch_ms_without_checkpoints", median(f.epoch_ms_plain), "ms",
