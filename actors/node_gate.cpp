@@ -20,6 +20,7 @@
 
 #include "actors/actors_errc.hpp"
 #include "actors/detail/counted_thread.hpp"
+#include "actors/detail/epoch_of.hpp"
 #include "actors/detail/log.hpp"
 #include "messages/fault_errc.hpp"
 #include "messages/fault_injector.hpp"
@@ -65,22 +66,6 @@ template <class T>
 struct reply_of {
   using type = T;
 };
-
-// The epoch a request is about, for a fault plan's filter; -1 when none.
-template <class T, class = void>
-struct has_epoch : std::false_type {};
-
-template <class T>
-struct has_epoch<T, std::void_t<decltype(std::declval<const T&>().epoch)>>
-  : std::true_type {};
-
-template <class T>
-int64_t epoch_of(const T& x) {
-  if constexpr (has_epoch<T>::value)
-    return x.epoch;
-  else
-    return -1;
-}
 
 // What the gate keeps for obeying each request once and for its faults.
 struct gate_state {
@@ -267,7 +252,7 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
       rp.delegate(dest, std::forward<decltype(msg)>(msg));
       return;
     }
-    auto epoch = epoch_of(msg);
+    auto epoch = detail::epoch_of(msg);
     auto on_error = [rp, type, epoch, depart](caf::error& err) mutable {
       depart(std::move(rp), type, epoch, std::move(err));
     };
@@ -322,7 +307,7 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
   auto pass = [admit, pass_admitted](const caf::actor& dest, auto&& msg,
                                      caf::error problem, std::string_view type,
                                      auto tag) {
-    if (admit(type, epoch_of(msg)))
+    if (admit(type, detail::epoch_of(msg)))
       pass_admitted(dest, std::forward<decltype(msg)>(msg), std::move(problem),
                     type, tag);
   };

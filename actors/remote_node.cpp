@@ -19,6 +19,7 @@
 #include "actors/actors_errc.hpp"
 #include "actors/configure.hpp"
 #include "actors/detail/blocking_request.hpp"
+#include "actors/detail/epoch_of.hpp"
 #include "actors/detail/log.hpp"
 #include "actors/detail/proof.hpp"
 #include "actors/network.hpp"
@@ -118,22 +119,6 @@ void connection_lost(proxy_ptr self, const caf::error& reason) {
   st.pending->clear();
   for (auto& [id, rp] : pending)
     rp.deliver(lost_error(st));
-}
-
-// The epoch a request is about, for a fault plan's filter; -1 when none.
-template <class T, class = void>
-struct has_epoch : std::false_type {};
-
-template <class T>
-struct has_epoch<T, std::void_t<decltype(std::declval<const T&>().epoch)>>
-  : std::true_type {};
-
-template <class T>
-int64_t epoch_of(const T& x) {
-  if constexpr (has_epoch<T>::value)
-    return x.epoch;
-  else
-    return -1;
 }
 
 int64_t now_ns() {
@@ -273,7 +258,7 @@ void forward(proxy_ptr self, std::string_view type, Msg&& msg,
   }
   auto id = st.next_id++;
   st.pending->emplace(id, std::move(rp));
-  fault_site site{st.cfg.name, epoch_of(msg), type};
+  fault_site site{st.cfg.name, detail::epoch_of(msg), type};
   if (st.faults != nullptr && cut_off(*st.link)) {
     lose(self, id, timeout,
          std::string{type} + " was sent while " + lost_to_link(st));

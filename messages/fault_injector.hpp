@@ -83,9 +83,10 @@ public:
   /// Appends a line for every later hit to the file at `path` (created
   /// when missing): "<point>\t<node>\t<epoch>\t<detail>\t<n>\n", where n
   /// counts the hits of that point at that node so far (from 1). Each line
-  /// is one write(2), so a crash loses none. Arms every point. For
-  /// `epochrt sweep`. Errors: fault_errc::unreadable_plan when the file
-  /// cannot be opened.
+  /// is one write(2), so a crash loses none — made on the thread at the
+  /// point, a CAF scheduler thread too: tracing is for `epochrt sweep`, not
+  /// for production. Arms every point. Errors: fault_errc::unreadable_plan when
+  /// the file cannot be opened.
   caf::error trace_to(const std::string& path);
 
   /// The strikes so far, one line each: "crash at save.open (node

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <utility>
 
+#include "messages/detail/strict_json.hpp"
 #include "messages/fault_errc.hpp"
 #include "messages/names.hpp"
-#include "messages/strict_json.hpp"
 
 namespace epochrt {
 
@@ -70,8 +70,9 @@ fault_rule parse_rule(const json& x, const std::string& path) {
   if (auto* node = member(x, "node")) {
     if (!where.has_node)
       fail(field_path(path, "node"),
-           "point " + point_name + " names no node: the rule could never "
-                                   "strike");
+           "point " + point_name
+             + " names no node: the rule could never "
+               "strike");
     auto name = as_string(*node, field_path(path, "node"));
     if (auto problem = node_name_problem(name); !problem.empty())
       fail(field_path(path, "node"),
@@ -81,8 +82,9 @@ fault_rule parse_rule(const json& x, const std::string& path) {
   if (auto* epoch = member(x, "epoch")) {
     if (!where.has_epoch)
       fail(field_path(path, "epoch"),
-           "point " + point_name + " knows no epoch: the rule could never "
-                                   "strike");
+           "point " + point_name
+             + " knows no epoch: the rule could never "
+               "strike");
     rule.epoch = static_cast<int64_t>(
       non_negative(*epoch, field_path(path, "epoch"), 0));
   }
@@ -97,8 +99,7 @@ fault_rule parse_rule(const json& x, const std::string& path) {
     rule.probability = p->get<double>();
     if (!std::isfinite(rule.probability) || rule.probability <= 0
         || rule.probability > 1)
-      fail(p_path, "expected a number above 0 and at most 1, got "
-                     + p->dump());
+      fail(p_path, "expected a number above 0 and at most 1, got " + p->dump());
   }
   if (auto* count = member(x, "count"))
     rule.count = non_negative(*count, field_path(path, "count"), 0);

@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "messages/detail/strict_json.hpp"
 #include "messages/names.hpp"
-#include "messages/strict_json.hpp"
 #include "runtime/epoch_limiter.hpp"
 #include "runtime/op_registry.hpp"
 #include "runtime/runtime_errc.hpp"

@@ -1,8 +1,8 @@
 #include "tools/sweep_command.hpp"
 
 #include <algorithm>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -118,6 +118,11 @@ std::vector<hit> read_trace(const fs::path& path, int phase,
     hits.push_back(std::move(h));
   }
   return hits;
+}
+
+// Exited 0, in time.
+bool succeeded(const child_status& status) {
+  return !status.timed_out && status.signal == 0 && status.exit_code == 0;
 }
 
 // The last line starting with "epochrt: error:" in `err`, or empty.
@@ -411,7 +416,7 @@ private:
       return false;
     }
     auto status = proc->wait(std::chrono::milliseconds(opts_.timeout_ms));
-    if (status.exit_code == 0 && status.signal == 0 && !status.timed_out)
+    if (succeeded(status))
       return true;
     why = one_line(error_line(read_text(o.stderr_path)));
     if (why.empty())
@@ -448,42 +453,33 @@ int sweeper::reference() {
                 + ec.message());
     return exit_failure;
   }
-  if (auto err = start_daemons(dir, {}, std::nullopt); !err.empty()) {
-    print_error("sweep: " + err);
-    return exit_failure;
-  }
-  auto first = run_job(dir, 1, std::nullopt, dir / "master.trace.1");
-  for (auto& d : daemons_)
-    fs::rename(dir / (d.node + ".trace"), dir / (d.node + ".trace.1"), ec);
-  if (first.status.timed_out || first.status.signal != 0
-      || first.status.exit_code != 0) {
-    auto line = error_line(first.err);
-    print_error("sweep: the fault-free run failed (" + describe(first.status)
-                + ")" + (line.empty() ? "" : ": " + line)
-                + "; its output is in " + dir.string());
-    return exit_failure;
-  }
-  reference_out_ = first.out;
-  // The daemons restart between the two runs, as they do in a case.
-  if (auto err = start_daemons(dir, {}, std::nullopt); !err.empty()) {
-    print_error("sweep: " + err);
-    return exit_failure;
-  }
-  auto second = run_job(dir, 2, std::nullopt, dir / "master.trace.2");
-  for (auto& d : daemons_)
-    fs::rename(dir / (d.node + ".trace"), dir / (d.node + ".trace.2"), ec);
-  stop_daemons();
-  if (second.status.exit_code != 0 || second.status.signal != 0
-      || second.status.timed_out || second.out != first.out) {
-    print_error("sweep: rerunning the finished job did not give the same "
-                "result ("
-                + describe(second.status)
-                + "): the job is not "
-                  "deterministic, and a sweep cannot judge it");
-    return exit_failure;
-  }
   for (int phase = 1; phase <= 2; ++phase) {
+    // The daemons restart between the two runs, as they do in a case.
+    if (auto err = start_daemons(dir, {}, std::nullopt); !err.empty()) {
+      print_error("sweep: " + err);
+      return exit_failure;
+    }
     auto suffix = ".trace." + std::to_string(phase);
+    auto r = run_job(dir, phase, std::nullopt, dir / ("master" + suffix));
+    stop_daemons();
+    for (auto& d : daemons_)
+      fs::rename(dir / (d.node + ".trace"), dir / (d.node + suffix), ec);
+    if (!succeeded(r.status)) {
+      auto line = error_line(r.err);
+      print_error(std::string{"sweep: "}
+                  + (phase == 1 ? "the fault-free run failed ("
+                                : "rerunning the finished job failed (")
+                  + describe(r.status) + ")" + (line.empty() ? "" : ": " + line)
+                  + "; its output is in " + dir.string());
+      return exit_failure;
+    }
+    if (phase == 2 && r.out != reference_out_) {
+      print_error("sweep: rerunning the finished job did not give the same "
+                  "result: the job is not deterministic, and a sweep cannot "
+                  "judge it");
+      return exit_failure;
+    }
+    reference_out_ = r.out;
     auto add = [&](std::vector<hit> more) {
       hits_.insert(hits_.end(), std::make_move_iterator(more.begin()),
                    std::make_move_iterator(more.end()));
@@ -616,15 +612,16 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
   auto silent
     = kind == fault_kind::corrupt_write || kind == fault_kind::short_write;
   int k = 0;
-  std::vector<run_result> runs;
+  // What the runs showed so far; set where a run breaks an invariant.
+  outcome worst = outcome::recovered;
   // Only the plan's own crash may end a run by a signal: SIGKILL, in the
   // run that carries the plan, after the plan's line on stderr.
   auto planned_kill = [&](const run_result& r, bool injected) {
     return injected && on_master && kind == fault_kind::crash
-           && r.status.signal == SIGKILL
-           && r.err.find("epochrt: fault plan: crash at") != std::string::npos;
+      && r.status.signal == SIGKILL
+      && r.err.find("epochrt: fault plan: crash at") != std::string::npos;
   };
-  auto fail_on = [&](const run_result& r, bool injected, outcome& worst) {
+  auto fail_on = [&](const run_result& r, bool injected) {
     if (r.status.timed_out) {
       note = "run " + std::to_string(k) + " outlived "
         + std::to_string(opts_.timeout_ms) + " ms";
@@ -652,15 +649,14 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
     // The command is the same every time and was fine for the reference:
     // bad input now means the plan was refused, and nothing was tested.
     if (r.status.signal == 0 && r.status.exit_code == 2) {
-      note = "run " + std::to_string(k) + ": "
-        + one_line(error_line(r.err));
+      note = "run " + std::to_string(k) + ": " + one_line(error_line(r.err));
       worst = outcome::wrong;
       return true;
     }
     return false;
   };
-  auto one_run = [&](const std::optional<fs::path>& p,
-                     outcome& worst) -> std::optional<run_result> {
+  auto one_run
+    = [&](const std::optional<fs::path>& p) -> std::optional<run_result> {
     ++k;
     auto before = committed(dir);
     auto trace = dir / ("master.trace." + std::to_string(k));
@@ -672,11 +668,10 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
       worst = outcome::wrong;
       return std::nullopt;
     }
-    if (fail_on(r, p.has_value(), worst))
+    if (fail_on(r, p.has_value()))
       return std::nullopt;
     return r;
   };
-  outcome worst = outcome::recovered;
   auto finish = [&](outcome o) {
     stop_daemons();
     return o;
@@ -689,7 +684,7 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
       note = err;
       return finish(outcome::wrong);
     }
-    auto r = one_run(std::nullopt, worst);
+    auto r = one_run(std::nullopt);
     if (!r)
       return finish(worst);
   }
@@ -705,18 +700,18 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
     return n;
   };
   auto deaths_before = deaths();
-  auto injected = one_run(plan_path, worst);
+  auto injected = one_run(plan_path);
   if (!injected)
     return finish(worst);
-  auto struck = on_master ? injected->status.signal == SIGKILL
-                          : deaths() > deaths_before;
+  auto struck
+    = on_master ? injected->status.signal == SIGKILL : deaths() > deaths_before;
   // The reruns are fault-free: a daemon that still has the plan (its rule
   // may not have struck yet) is replaced by one without.
   for (auto& d : daemons_)
     if (d.node == plan_for && d.proc) {
       d.proc.reset();
-      if (auto err = start_daemon(d, dir, std::nullopt,
-                                  dir / (d.node + ".trace"));
+      if (auto err
+          = start_daemon(d, dir, std::nullopt, dir / (d.node + ".trace"));
           !err.empty()) {
         note = err;
         return finish(outcome::wrong);
@@ -727,11 +722,11 @@ outcome sweeper::run_case(const sweep_case& c, std::string& note) {
   // rerun; a lost daemon may need another). After silent corruption the
   // job runs once more anyway: resuming must load what was written.
   auto ended = [](const run_result& r) {
-    return r.status.signal == 0 && r.status.exit_code == 0;
+    return succeeded(r.status);
   };
   for (int rerun = 0; rerun < 4 && (!ended(last) || (silent && rerun == 0));
        ++rerun) {
-    auto r = one_run(std::nullopt, worst);
+    auto r = one_run(std::nullopt);
     if (!r)
       return finish(worst);
     last = *r;

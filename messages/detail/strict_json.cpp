@@ -1,4 +1,4 @@
-#include "messages/strict_json.hpp"
+#include "messages/detail/strict_json.hpp"
 
 #include <cerrno>
 #include <cstring>
