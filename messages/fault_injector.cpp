@@ -15,13 +15,6 @@ namespace epochrt {
 
 namespace {
 
-uint64_t splitmix64(uint64_t& state) noexcept {
-  auto z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 std::string site_text(const fault_site& site, uint64_t n) {
   std::string text;
   auto add = [&](const std::string& part) {
@@ -63,7 +56,7 @@ fault_injector::fault_injector(fault_plan plan)
   for (size_t i = 0; i < plan_.faults.size(); ++i) {
     armed_[static_cast<size_t>(plan_.faults[i].point)].store(true);
     // A stream per rule, so adding a rule leaves the draws of the others.
-    states_[i].rng = plan_.seed * 0x100000001b3ULL + i + 1;
+    states_[i].draws = fault_draws{plan_.seed * 0x100000001b3ULL + i + 1};
   }
 }
 
@@ -86,7 +79,7 @@ fault_action fault_injector::hit(fault_point point, const fault_site& site) {
       continue;
     if (rule.count != 0 && st.strikes >= rule.count)
       continue;
-    auto draw = splitmix64(st.rng);
+    auto draw = st.draws.next();
     if (rule.probability < 1.0
         && static_cast<double>(draw >> 11) * 0x1.0p-53 >= rule.probability)
       continue;
@@ -105,7 +98,7 @@ fault_action fault_injector::hit(fault_point point, const fault_site& site) {
     action.kind = rule.kind;
     action.error = rule.error;
     action.ms = rule.ms;
-    action.draw = splitmix64(st.rng);
+    action.draw = st.draws.next();
     return action;
   }
   return {};

@@ -13,6 +13,7 @@
 
 #include <caf/error.hpp>
 
+#include "messages/fault_draws.hpp"
 #include "messages/fault_plan.hpp"
 #include "messages/fault_point.hpp"
 
@@ -35,7 +36,7 @@ struct fault_action {
   /// delay, partition: milliseconds.
   uint64_t ms = 0;
   /// Random bits from the plan's seed, for choosing which byte to corrupt
-  /// or where to cut a write, reproducibly.
+  /// or where to cut a write, reproducibly: seed a `fault_draws` with it.
   uint64_t draw = 0;
 
   explicit operator bool() const noexcept {
@@ -101,7 +102,7 @@ private:
   struct rule_state {
     uint64_t matches = 0;
     uint64_t strikes = 0;
-    uint64_t rng = 0;
+    fault_draws draws{0};
   };
 
   fault_plan plan_;

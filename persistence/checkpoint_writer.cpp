@@ -39,20 +39,6 @@ int64_t unix_ms_now() {
     .count();
 }
 
-// Reproducible choices from a fault's draw: each call mixes the state
-// (splitmix64), so several choices from one draw are independent.
-struct chooser {
-  uint64_t state;
-
-  // A number in [0, n); n > 0.
-  uint64_t below(uint64_t n) noexcept {
-    auto z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return (z ^ (z >> 31)) % n;
-  }
-};
-
 // The records of a write batch, copied out: only when a fault strikes.
 struct batch_records : leveldb::WriteBatch::Handler {
   std::vector<std::pair<std::string, std::string>> puts;
@@ -76,7 +62,7 @@ void damage_batch(leveldb::WriteBatch& batch, const fault_action& action) {
   batch_records records;
   if (!batch.Iterate(&records).ok() || records.puts.empty())
     return;
-  chooser pick{action.draw};
+  fault_draws pick{action.draw};
   auto& puts = records.puts;
   if (action.kind == fault_kind::corrupt_write) {
     auto& value = puts[pick.below(puts.size())].second;
@@ -133,7 +119,7 @@ caf::error damage_files(const std::string& dir, const fault_action& action) {
   if (files.empty())
     return {};
   std::sort(files.begin(), files.end());
-  chooser pick{action.draw};
+  fault_draws pick{action.draw};
   auto& [file, size] = files[pick.below(files.size())];
   auto offset = pick.below(size);
   int fd = ::open(file.c_str(), O_RDWR | O_CLOEXEC);

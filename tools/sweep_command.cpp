@@ -16,6 +16,7 @@
 
 #include <unistd.h>
 
+#include "messages/fault_draws.hpp"
 #include "messages/fault_plan.hpp"
 #include "messages/fault_point.hpp"
 #include "persistence/file_metadata_handler.hpp"
@@ -146,13 +147,6 @@ bool is_persistence_point(fault_point p) {
   auto name = info(p).name;
   return name.rfind("save.", 0) == 0 || name.rfind("commit.", 0) == 0
     || name.rfind("load.", 0) == 0;
-}
-
-uint64_t splitmix(uint64_t& state) {
-  auto z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
 }
 
 // A daemon the sweep runs for one node.
@@ -551,10 +545,10 @@ std::vector<sweep_case> sweeper::make_cases() {
     // A seeded sample that keeps every kind: shuffle each kind's cases,
     // then take one of each kind in turn. Partitions last the longest:
     // at most a tenth of the runs.
-    uint64_t state = opts_.seed;
+    fault_draws draws{opts_.seed};
     for (auto& [kind, cases] : by_kind) {
       for (size_t i = cases.size(); i > 1; --i)
-        std::swap(cases[i - 1], cases[splitmix(state) % i]);
+        std::swap(cases[i - 1], cases[draws.below(i)]);
       if (kind == fault_kind::partition)
         cases.resize(std::min(cases.size(), std::max<size_t>(limit / 10, 2)));
     }
