@@ -7,6 +7,7 @@
 #include "actors/actors_errc.hpp"
 #include "actors/node_actor.hpp"
 #include "actors/persistence_actor.hpp"
+#include "messages/fault_injector.hpp"
 #include "messages/names.hpp"
 #include "runtime/workspace.hpp"
 
@@ -20,6 +21,10 @@ local_session::local_session(caf::actor_system& sys,
 }
 
 local_session::~local_session() {
+  // A thread of its nodes asleep on an injected delay would hold up their
+  // end, and the actor system's.
+  if (auto& faults = options().faults)
+    faults->interrupt_delays();
   for (auto& [name, node] : nodes_) {
     caf::anon_send_exit(node.handle.node, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(node.handle.persistence,

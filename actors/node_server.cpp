@@ -18,6 +18,7 @@
 #include "actors/node_address.hpp"
 #include "actors/node_gate.hpp"
 #include "actors/persistence_actor.hpp"
+#include "messages/fault_injector.hpp"
 #include "messages/names.hpp"
 #include "messages/remote_protocol.hpp"
 #include "runtime/runtime_errc.hpp"
@@ -277,9 +278,10 @@ caf::expected<std::string> make_root(const std::string& dir) {
 } // namespace
 
 node_server::node_server(caf::actor_system& sys, caf::actor gatekeeper,
-                         uint16_t port, std::string root)
+                         uint16_t port, std::string root,
+                         std::shared_ptr<fault_injector> faults)
   : sys_(sys), gatekeeper_(std::move(gatekeeper)), port_(port),
-    root_(std::move(root)) {
+    root_(std::move(root)), faults_(std::move(faults)) {
   // nop
 }
 
@@ -309,6 +311,7 @@ node_server::start(caf::actor_system& sys,
   admission.max_message_bytes
     = options.max_tensor_bytes + message_overhead_bytes;
   admission.faults = options.faults;
+  auto faults = options.faults;
   auto keeper
     = sys.spawn(gatekeeper, std::move(options), *root, std::move(ops));
   auto bound = publish_actor(keeper, host, port, admission);
@@ -318,8 +321,8 @@ node_server::start(caf::actor_system& sys,
                       "cannot listen on " + node_address{host, port}.str()
                         + ": " + caf::to_string(bound.error()));
   }
-  return std::unique_ptr<node_server>{
-    new node_server(sys, std::move(keeper), *bound, std::move(*root))};
+  return std::unique_ptr<node_server>{new node_server(
+    sys, std::move(keeper), *bound, std::move(*root), std::move(faults))};
 }
 
 node_server::~node_server() {
@@ -329,6 +332,9 @@ node_server::~node_server() {
 void node_server::stop() {
   if (!gatekeeper_)
     return;
+  // As for a session: no thread of its nodes sleeps past the daemon.
+  if (faults_)
+    faults_->interrupt_delays();
   sys_.middleman().unpublish(gatekeeper_, port_);
   caf::anon_send_exit(gatekeeper_, caf::exit_reason::user_shutdown);
   gatekeeper_ = nullptr;

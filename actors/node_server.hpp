@@ -91,12 +91,13 @@ public:
 
 private:
   node_server(caf::actor_system& sys, caf::actor gatekeeper, uint16_t port,
-              std::string root);
+              std::string root, std::shared_ptr<fault_injector> faults);
 
   caf::actor_system& sys_;
   caf::actor gatekeeper_;
   uint16_t port_;
   std::string root_;
+  std::shared_ptr<fault_injector> faults_;
 };
 
 } // namespace epochrt

@@ -522,13 +522,11 @@ caf::expected<remote_node> connect_remote_node(caf::actor_system& sys,
                       "(configure_network)");
   auto link = cfg.link ? cfg.link : std::make_shared<remote_link_faults>();
   // A host thread: a delay may sleep here.
-  fault_site site{cfg.name, -1, {}};
-  auto action
-    = strike(cfg.timeouts.faults.get(), fault_point::remote_attach, site);
-  if (action.kind == fault_kind::delay)
-    std::this_thread::sleep_for(std::chrono::milliseconds{action.ms});
-  else if (action)
-    return injected_error(fault_point::remote_attach, site, action);
+  fault_action action;
+  if (auto err
+      = strike_blocking(cfg.timeouts.faults.get(), fault_point::remote_attach,
+                        fault_site{cfg.name, -1, {}}, action))
+    return err;
   if (cut_off(*link))
     return make_error(
       actors_errc::unreachable,

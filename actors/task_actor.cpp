@@ -21,9 +21,11 @@ namespace {
 // sleeps, an injected error fails the task, and a node that is killed or
 // frozen hears of it from here first.
 caf::error task_point(fault_injector* faults, fault_point point,
-                      const caf::actor& node_actor, const fault_site& site) {
+                      const caf::actor& node_actor, const fault_site& site,
+                      const std::atomic<bool>* cancel) {
   fault_action action;
-  auto err = strike_blocking(faults, point, site, action);
+  // A delay ends early, like the Sleep op, when the task is cancelled.
+  auto err = strike_blocking(faults, point, site, action, cancel);
   if (err || !action)
     return err;
   if (action.kind == fault_kind::kill_node
@@ -53,17 +55,17 @@ caf::error start_task(caf::actor_system& sys, caf::actor reply_to, uint64_t id,
         if (plan != nullptr)
           before_op = [&](const op_def& op) {
             return task_point(plan, fault_point::node_op, reply_to,
-                              fault_site{node, epoch, op.type});
+                              fault_site{node, epoch, op.type}, cancel.get());
           };
         fault_site site{node, epoch, task.name};
-        if (auto failed
-            = task_point(plan, fault_point::task_start, reply_to, site))
+        if (auto failed = task_point(plan, fault_point::task_start, reply_to,
+                                     site, cancel.get()))
           outputs = std::move(failed);
         else
           outputs = run_task(task, *ws, *ops, cancel.get(), before_op);
         if (outputs)
-          if (auto failed
-              = task_point(plan, fault_point::task_end, reply_to, site))
+          if (auto failed = task_point(plan, fault_point::task_end, reply_to,
+                                       site, cancel.get()))
             outputs = std::move(failed);
       } catch (const std::exception& ex) {
         // run_task catches what ops and checks throw; this is for what it

@@ -4,7 +4,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -124,6 +123,28 @@ caf::error fault_injector::trace_to(const std::string& path) {
   return {};
 }
 
+void fault_injector::delay(std::chrono::milliseconds ms,
+                           const std::atomic<bool>* cancel) {
+  auto until = std::chrono::steady_clock::now() + ms;
+  std::unique_lock<std::mutex> guard{mtx_};
+  while (!delays_interrupted_ && std::chrono::steady_clock::now() < until) {
+    if (cancel != nullptr && cancel->load())
+      return;
+    auto slice = cancel != nullptr
+      ? std::chrono::steady_clock::now() + std::chrono::milliseconds(10)
+      : until;
+    delays_cv_.wait_until(guard, std::min(slice, until));
+  }
+}
+
+void fault_injector::interrupt_delays() {
+  {
+    std::unique_lock<std::mutex> guard{mtx_};
+    delays_interrupted_ = true;
+  }
+  delays_cv_.notify_all();
+}
+
 std::vector<std::string> fault_injector::strikes() const {
   std::unique_lock<std::mutex> guard{mtx_};
   return strikes_;
@@ -143,10 +164,11 @@ caf::error injected_error(fault_point point, const fault_site& site,
 }
 
 caf::error strike_blocking(fault_injector* faults, fault_point point,
-                           const fault_site& site, fault_action& action) {
+                           const fault_site& site, fault_action& action,
+                           const std::atomic<bool>* cancel) {
   action = strike(faults, point, site);
   if (action.kind == fault_kind::delay) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(action.ms));
+    faults->delay(std::chrono::milliseconds(action.ms), cancel);
     action = {};
   } else if (action.kind == fault_kind::io_error) {
     return injected_error(point, site, action);

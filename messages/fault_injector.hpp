@@ -2,6 +2,8 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -90,6 +92,17 @@ public:
   /// the file cannot be opened.
   caf::error trace_to(const std::string& path);
 
+  /// Waits `ms` for an injected delay, or less: until interrupt_delays() is
+  /// called, or until `*cancel` (when given; polled every 10 ms) is true.
+  /// For code that may block (task threads, persistence, host threads).
+  void delay(std::chrono::milliseconds ms,
+             const std::atomic<bool>* cancel = nullptr);
+
+  /// Ends every delay in progress and makes later ones return at once. For
+  /// the owner of the plan (a session, a daemon) shutting down: no thread
+  /// of its own may sleep past it on an injected delay.
+  void interrupt_delays();
+
   /// The strikes so far, one line each: "crash at save.open (node
   /// trainer_0, epoch 2, hit 1)".
   std::vector<std::string> strikes() const;
@@ -106,6 +119,8 @@ private:
   };
 
   fault_plan plan_;
+  std::condition_variable delays_cv_;
+  bool delays_interrupted_ = false;
   // Read at every point without the lock; trace_to may arm them while
   // others read.
   std::array<std::atomic<bool>, fault_point_count> armed_{};
@@ -131,10 +146,12 @@ inline fault_action strike(fault_injector* faults, fault_point point,
 caf::error injected_error(fault_point point, const fault_site& site,
                           const fault_action& action);
 
-/// For points in code that may block (persistence, task threads): carries
-/// out delay by sleeping, returns an io_error as injected_error, and leaves
-/// any other kind in `action` for the caller.
+/// For points in code that may block (persistence, task threads, host
+/// threads): carries out a delay (`fault_injector::delay`, which `cancel`
+/// may end early), returns an io_error as injected_error, and leaves any
+/// other kind in `action` for the caller.
 caf::error strike_blocking(fault_injector* faults, fault_point point,
-                           const fault_site& site, fault_action& action);
+                           const fault_site& site, fault_action& action,
+                           const std::atomic<bool>* cancel = nullptr);
 
 } // namespace epochrt

@@ -108,6 +108,24 @@ BOOST_AUTO_TEST_CASE(a_crash_kills_the_run_and_the_same_command_resumes) {
   BOOST_CHECK(contains(rerun.err, "resuming from epoch"));
 }
 
+BOOST_AUTO_TEST_CASE(a_failed_job_ends_without_waiting_for_an_injected_delay) {
+  temp_dir dir;
+  // trainer_1 is delayed for a minute while trainer_0 fails: the job ends
+  // at once, and its process with it (it waited the minute before).
+  auto plan = write_file(dir, "plan.json", R"({"faults": [
+    {"point": "node.op", "fault": "delay", "ms": 60000, "node": "trainer_1",
+     "epoch": 1},
+    {"point": "node.op", "fault": "io_error", "node": "trainer_0",
+     "epoch": 1}]})");
+  auto start = std::chrono::steady_clock::now();
+  auto r = epochrt_cli({"run", jobs + "pipeline3.json", "--checkpoint-dir",
+                        dir.str() + "/ckpt", "--fault-plan", plan});
+  BOOST_CHECK_EQUAL(r.exit_code, 1);
+  BOOST_CHECK(contains(r.err, "injected EIO at node.op"));
+  BOOST_CHECK(std::chrono::steady_clock::now() - start
+              < std::chrono::seconds(20));
+}
+
 BOOST_AUTO_TEST_CASE(a_trace_lists_the_points_a_run_reaches) {
   temp_dir dir;
   auto trace = dir.str() + "/trace";

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <caf/message.hpp>
 
@@ -338,6 +339,33 @@ BOOST_AUTO_TEST_CASE(strike_blocking_sleeps_a_delay_and_returns_an_io_error) {
                                "injected ENOSPC at save.batch.before "
                                "(node n, epoch 2)"),
                       text);
+}
+
+BOOST_AUTO_TEST_CASE(a_delay_ends_early_when_cancelled_or_interrupted) {
+  fault_injector faults{fault_plan{}};
+  std::atomic<bool> cancel{false};
+  auto start = std::chrono::steady_clock::now();
+  std::thread canceller{[&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    cancel = true;
+  }};
+  faults.delay(std::chrono::minutes(1), &cancel);
+  canceller.join();
+  BOOST_CHECK(std::chrono::steady_clock::now() - start
+              < std::chrono::seconds(10));
+  std::thread interrupter{[&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    faults.interrupt_delays();
+  }};
+  faults.delay(std::chrono::minutes(1));
+  interrupter.join();
+  BOOST_CHECK(std::chrono::steady_clock::now() - start
+              < std::chrono::seconds(20));
+  // After an interrupt, every delay returns at once.
+  auto again = std::chrono::steady_clock::now();
+  faults.delay(std::chrono::minutes(1));
+  BOOST_CHECK(std::chrono::steady_clock::now() - again
+              < std::chrono::seconds(10));
 }
 
 BOOST_AUTO_TEST_CASE(a_trace_has_a_line_per_hit_counted_per_point_and_node) {
