@@ -1,14 +1,12 @@
 #include "actors/node_gate.hpp"
 
 #include <atomic>
-#include <csignal>
 #include <deque>
 #include <functional>
 #include <map>
 #include <set>
 #include <string_view>
 
-#include <unistd.h>
 
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
@@ -101,14 +99,6 @@ void defer(caf::event_based_actor* self, gate_state& g,
   self->delayed_send(self, delay, gate_deferred_atom::value, key);
 }
 
-[[noreturn]] void kill_daemon(const std::string& why) {
-  auto line = "epochrt: fault plan: " + why + "\n";
-  auto n = ::write(STDERR_FILENO, line.data(), line.size());
-  static_cast<void>(n);
-  ::kill(::getpid(), SIGKILL);
-  std::_Exit(137);
-}
-
 // Carries out `action`, a fault that takes a message at `point` away (any
 // kind but delay and duplicate).
 void take_away(caf::event_based_actor* self, gate_state& g,
@@ -118,15 +108,11 @@ void take_away(caf::event_based_actor* self, gate_state& g,
   auto why = error_text(err);
   switch (action.kind) {
     case fault_kind::kill_node:
-      kill_daemon(why);
-    case fault_kind::freeze_node: {
-      auto line = "epochrt: fault plan: " + why + "\n";
-      auto n = ::write(STDERR_FILENO, line.data(), line.size());
-      static_cast<void>(n);
+      kill_process(why);
+    case fault_kind::freeze_node:
       // The whole process, as a frozen host: no heartbeat leaves it.
-      ::raise(SIGSTOP);
+      freeze_process(why);
       return;
-    }
     case fault_kind::partition:
       g.partitioned_until = std::chrono::steady_clock::now()
         + std::chrono::milliseconds{action.ms};

@@ -85,13 +85,8 @@ fault_action fault_injector::hit(fault_point point, const fault_site& site) {
     ++st.strikes;
     auto line = std::string{fault_kind_name(rule.kind)} + " at "
       + std::string{info(point).name} + site_text(site, n);
-    if (rule.kind == fault_kind::crash) {
-      // As SIGKILL would: nothing flushed, no destructor run. The line
-      // says which fault it was, for whoever reads the output.
-      write_all(STDERR_FILENO, "epochrt: fault plan: " + line + "\n");
-      ::kill(::getpid(), SIGKILL);
-      std::_Exit(137);
-    }
+    if (rule.kind == fault_kind::crash)
+      kill_process(line);
     strikes_.push_back(std::move(line));
     fault_action action;
     action.kind = rule.kind;
@@ -148,6 +143,18 @@ void fault_injector::interrupt_delays() {
 std::vector<std::string> fault_injector::strikes() const {
   std::unique_lock<std::mutex> guard{mtx_};
   return strikes_;
+}
+
+void kill_process(std::string_view why) noexcept {
+  // The line says which fault it was, for whoever reads the output.
+  write_all(STDERR_FILENO, "epochrt: fault plan: " + std::string{why} + "\n");
+  ::kill(::getpid(), SIGKILL);
+  std::_Exit(137);
+}
+
+void freeze_process(std::string_view why) noexcept {
+  write_all(STDERR_FILENO, "epochrt: fault plan: " + std::string{why} + "\n");
+  ::raise(SIGSTOP);
 }
 
 caf::error injected_error(fault_point point, const fault_site& site,

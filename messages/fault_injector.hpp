@@ -146,6 +146,16 @@ inline fault_action strike(fault_injector* faults, fault_point point,
 caf::error injected_error(fault_point point, const fault_site& site,
                           const fault_action& action);
 
+/// Writes "epochrt: fault plan: <why>" to stderr in one write(2) and kills
+/// this process with SIGKILL: no destructor runs, nothing is flushed. What
+/// a crash does, and a daemon's kill_node.
+[[noreturn]] void kill_process(std::string_view why) noexcept;
+
+/// Writes the same line and stops this process with SIGSTOP, as a host that
+/// froze: no thread runs, no heartbeat leaves. Returns only if someone
+/// continues it (SIGCONT).
+void freeze_process(std::string_view why) noexcept;
+
 /// For points in code that may block (persistence, task threads, host
 /// threads): carries out a delay (`fault_injector::delay`, which `cancel`
 /// may end early), returns an io_error as injected_error, and leaves any

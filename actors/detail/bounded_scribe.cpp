@@ -1,11 +1,9 @@
 #include "actors/detail/bounded_scribe.hpp"
 
-#include <csignal>
 #include <cstdlib>
 #include <string>
 
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <caf/binary_deserializer.hpp>
 #include <caf/io/basp/header.hpp>
@@ -16,16 +14,6 @@
 #include "runtime/runtime_errc.hpp"
 
 namespace epochrt::detail {
-
-namespace {
-
-void say(const std::string& what) {
-  auto line = "epochrt: fault plan: " + what + "\n";
-  auto n = ::write(STDERR_FILENO, line.data(), line.size());
-  static_cast<void>(n);
-}
-
-} // namespace
 
 bounded_scribe::bounded_scribe(caf::io::network::default_multiplexer& mx,
                                int fd, uint64_t max_read_bytes,
@@ -84,14 +72,11 @@ bool bounded_scribe::strike_heartbeat(const void* buf, size_t size,
                  addr(), action.ms);
       return true;
     case fault_kind::kill_node:
-      say(error_text(
+      kill_process(error_text(
         injected_error(fault_point::remote_heartbeat, site, action)));
-      ::kill(::getpid(), SIGKILL);
-      std::_Exit(137);
     case fault_kind::freeze_node:
-      say(error_text(
+      freeze_process(error_text(
         injected_error(fault_point::remote_heartbeat, site, action)));
-      ::raise(SIGSTOP);
       return false;
     default:
       return false;
