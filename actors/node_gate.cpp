@@ -7,7 +7,6 @@
 #include <set>
 #include <string_view>
 
-
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
