@@ -1,5 +1,7 @@
 #include "actors/basic_checkpoint_manager.hpp"
 
+#include <algorithm>
+
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
 
@@ -37,8 +39,12 @@ basic_checkpoint_manager::basic_checkpoint_manager(caf::actor_system& sys,
   if (!options_.metadata)
     options_.metadata
       = std::make_shared<file_metadata_handler>(db_prefix_, options_.faults);
-  actor_ = spawn_checkpoint_manager(sys_, db_prefix_, options_.metadata,
-                                    options_.timeout);
+  checkpoint_policy policy;
+  policy.timeout = options_.timeout;
+  policy.full_every = std::max<int64_t>(options_.full_every, 0);
+  policy.keep_last = options_.keep_last;
+  actor_
+    = spawn_checkpoint_manager(sys_, db_prefix_, options_.metadata, policy);
 }
 
 basic_checkpoint_manager::~basic_checkpoint_manager() {

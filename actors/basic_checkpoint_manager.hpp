@@ -31,6 +31,17 @@ struct checkpoint_options {
   /// Consulted at the commit and metadata points when the default metadata
   /// file is used. Null: no faults.
   std::shared_ptr<fault_injector> faults;
+  /// Checkpoints are incremental: a blob unchanged since the node's last
+  /// checkpoint is not written again, its entry refers to the earlier
+  /// payload. Every save of an epoch divisible by `full_every` writes every
+  /// payload, so that no checkpoint depends on one older than `full_every`
+  /// epochs. 0: never forced; 1: every save is full.
+  int64_t full_every = 0;
+  /// Retention (Orbax's max_to_keep): after each commit, epochs older than
+  /// the last `keep_last` committed ones are uncommitted and their
+  /// databases removed — never the last committed epoch, and never a
+  /// payload a kept checkpoint still refers to. 0: keep every checkpoint.
+  size_t keep_last = 0;
 };
 
 /// What CheckpointManager and MultiNodeCheckpointManager share: Caffe2's

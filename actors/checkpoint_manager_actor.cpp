@@ -121,6 +121,8 @@ struct manager_state {
   std::string path_prefix;
   std::unique_ptr<guarded_metadata> metadata;
   std::chrono::milliseconds timeout;
+  int64_t full_every = 0; // checkpoint_policy
+  size_t keep_last = 0;
   std::vector<std::string> node_names; // from set_params
   std::vector<node_ref> nodes;         // from init
   std::vector<checkpoint_stats> last_stats;
@@ -247,6 +249,84 @@ void commit_done(caf::stateful_actor<manager_state>* self) {
   }
 }
 
+bool is_full(const manager_state& st, int64_t epoch) {
+  return st.full_every > 0 && epoch % st.full_every == 0;
+}
+
+// Retention after a commit: uncommits the epochs older than the last
+// `keep_last` committed ones, then has every node remove their databases
+// (but payloads the kept checkpoints refer to). In that order, so that a
+// crash in between leaves databases of uncommitted epochs, which the next
+// pruning removes, and never a committed epoch without its databases.
+// Failures cost a warning, never the commit. Calls `done` at the end.
+void apply_retention(caf::stateful_actor<manager_state>* self,
+                     std::function<void()> done) {
+  auto& st = self->state;
+  if (st.keep_last == 0 || st.nodes.empty()) {
+    done();
+    return;
+  }
+  auto committed = st.metadata->committed_epochs();
+  if (!committed) {
+    detail::log().warn("retention skipped: {}", error_text(committed.error()));
+    done();
+    return;
+  }
+  if (committed->size() <= st.keep_last) {
+    done();
+    return;
+  }
+  auto first_kept = committed->end() - static_cast<ptrdiff_t>(st.keep_last);
+  for (auto i = committed->begin(); i != first_kept; ++i)
+    if (auto err = st.metadata->uncommit(*i)) {
+      detail::log().warn("retention could not uncommit epoch {}: {}", *i,
+                         error_text(err));
+      done();
+      return;
+    }
+  std::vector<int64_t> kept(first_kept, committed->end());
+  std::vector<std::vector<std::string>> kept_dbs;
+  for (auto& node : st.nodes) {
+    std::vector<std::string> dbs;
+    for (auto epoch : kept) {
+      auto db = db_of(st, node.name, epoch, {});
+      if (!db) {
+        detail::log().warn("retention skipped: {}", error_text(db.error()));
+        done();
+        return;
+      }
+      dbs.push_back(std::move(*db));
+    }
+    kept_dbs.push_back(std::move(dbs));
+  }
+  detail::log().info("keeping epochs {} to {}: removing older checkpoints",
+                     kept.front(), kept.back());
+  fan_out<pruned_checkpoints>(
+    self, st.nodes, st.timeout,
+    [kept_dbs = std::move(kept_dbs),
+     i = size_t{0}](const node_ref& node) mutable {
+      return prune_checkpoints{node.name, std::move(kept_dbs[i++])};
+    },
+    [done = std::move(done)](
+      caf::expected<std::vector<pruned_checkpoints>> results) {
+      if (!results) {
+        detail::log().warn("old checkpoints were not all removed: {}",
+                           error_text(results.error()));
+      } else {
+        size_t removed = 0;
+        uint64_t bytes = 0;
+        for (auto& result : *results) {
+          removed += result.removed.size();
+          bytes += result.bytes;
+        }
+        if (removed > 0)
+          detail::log().info("removed {} old checkpoint databases ({} bytes)",
+                             removed, bytes);
+      }
+      done();
+    });
+}
+
 // Commits an epoch whose every node finished writing; a failure is logged
 // (as Caffe2 did for a failed save), never committed.
 void commit_async(caf::stateful_actor<manager_state>* self, int64_t epoch,
@@ -269,6 +349,12 @@ void commit_async(caf::stateful_actor<manager_state>* self, int64_t epoch,
     st.lost_commits.erase(epoch);
     report(st, "checkpoint_save");
     detail::log().info("checkpoint of epoch {} committed", epoch);
+    // Part of the commit for ckpt_flush: a job that ends after its last
+    // commit leaves no old epoch behind.
+    apply_retention(self, [self] {
+      commit_done(self);
+    });
+    return;
   }
   commit_done(self);
 }
@@ -306,11 +392,13 @@ caf::expected<std::vector<std::string>> prepare_save(manager_state& st,
 caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
                                std::string db_prefix,
                                std::shared_ptr<metadata_handler> metadata,
-                               std::chrono::milliseconds timeout) {
+                               checkpoint_policy policy) {
   auto& st = self->state;
   st.db_prefix = std::move(db_prefix);
   st.metadata = std::make_unique<guarded_metadata>(std::move(metadata));
-  st.timeout = timeout;
+  st.timeout = policy.timeout;
+  st.full_every = policy.full_every;
+  st.keep_last = policy.keep_last;
   return {
     [=](ckpt_set_params& msg) -> caf::result<caf::unit_t> {
       auto& st = self->state;
@@ -368,11 +456,12 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
       auto rp = self->make_response_promise();
       auto epoch = msg.epoch;
       auto final = msg.final;
+      auto full = is_full(st, epoch);
       ++st.pending_commits;
       fan_out<ckpt_epoch>(
         self, st.nodes, st.timeout,
-        [dbs = *dbs, epoch, i = size_t{0}](const node_ref& node) mutable {
-          return begin_save{node.name, epoch, dbs[i++]};
+        [dbs = *dbs, epoch, full, i = size_t{0}](const node_ref& node) mutable {
+          return begin_save{node.name, epoch, dbs[i++], full};
         },
         [self, rp, epoch, final,
          started](caf::expected<std::vector<ckpt_epoch>> snapshots) mutable {
@@ -419,10 +508,11 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
         return std::move(dbs.error());
       auto rp = self->make_response_promise<ckpt_result>();
       auto epoch = msg.epoch;
+      auto full = is_full(st, epoch);
       fan_out<checkpoint_stats>(
         self, st.nodes, st.timeout,
-        [dbs = *dbs, epoch, i = size_t{0}](const node_ref& node) mutable {
-          return save_checkpoint{node.name, epoch, dbs[i++], {}};
+        [dbs = *dbs, epoch, full, i = size_t{0}](const node_ref& node) mutable {
+          return save_checkpoint{node.name, epoch, dbs[i++], {}, full};
         },
         [self, rp](caf::expected<std::vector<checkpoint_stats>> stats) mutable {
           if (!stats) {
@@ -561,7 +651,11 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
     [=](ckpt_write_metadata& msg) -> caf::result<caf::unit_t> {
       if (auto err = self->state.metadata->write(msg.epoch))
         return err;
-      return caf::unit;
+      auto rp = self->make_response_promise();
+      apply_retention(self, [rp]() mutable {
+        rp.deliver(caf::unit);
+      });
+      return rp;
     },
     [=](ckpt_report& msg) -> caf::result<caf::unit_t> {
       if (auto err
@@ -585,9 +679,9 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
 caf::actor spawn_checkpoint_manager(caf::actor_system& sys,
                                     std::string db_prefix,
                                     std::shared_ptr<metadata_handler> metadata,
-                                    std::chrono::milliseconds timeout) {
+                                    checkpoint_policy policy) {
   return detail::spawn_detached(sys, manager_behavior, std::move(db_prefix),
-                                std::move(metadata), timeout);
+                                std::move(metadata), policy);
 }
 
 } // namespace epochrt

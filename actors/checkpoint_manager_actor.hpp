@@ -10,12 +10,26 @@ namespace epochrt {
 
 class metadata_handler;
 
+/// How a checkpoint manager actor saves and keeps checkpoints.
+struct checkpoint_policy {
+  /// Longest one node may take for one checkpoint operation.
+  std::chrono::milliseconds timeout = std::chrono::hours(1);
+  /// Every save of an epoch divisible by `full_every` writes every payload;
+  /// others are incremental (save_checkpoint). 0: incremental always; 1:
+  /// full always.
+  int64_t full_every = 0;
+  /// After each commit, epochs older than the last `keep_last` committed
+  /// ones are uncommitted and their databases removed, except payloads a
+  /// kept checkpoint refers to. 0: every checkpoint is kept.
+  size_t keep_last = 0;
+};
+
 /// Spawns the checkpoint manager actor of the checkpoints under `db_prefix`.
 ///
 /// It answers the `ckpt_*` requests of messages/manager_protocol.hpp by
 /// fanning them out to the persistence actors of its nodes (bound by
-/// `ckpt_init`), waiting at most `timeout` for each node, and gathering the
-/// results and per-node stats. A save commits its epoch in `metadata` only
+/// `ckpt_init`), waiting at most `policy.timeout` for each node, and gathering
+/// the results and per-node stats. A save commits its epoch in `metadata` only
 /// after every node's save succeeded. It runs on a thread of its own because
 /// the metadata handler does blocking I/O; `metadata` is used by this actor
 /// only, one call at a time. An invalid handle when its thread cannot be
@@ -23,6 +37,6 @@ class metadata_handler;
 caf::actor spawn_checkpoint_manager(caf::actor_system& sys,
                                     std::string db_prefix,
                                     std::shared_ptr<metadata_handler> metadata,
-                                    std::chrono::milliseconds timeout);
+                                    checkpoint_policy policy);
 
 } // namespace epochrt

@@ -437,6 +437,10 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
       pass(c->persistence, std::move(msg), wrong_node(msg.node),
            "read_checkpoint", reply_of<blob_values>{});
     },
+    [=](prune_checkpoints& msg) {
+      pass(c->persistence, std::move(msg), wrong_node(msg.node),
+           "prune_checkpoints", reply_of<pruned_checkpoints>{});
+    },
   };
 }
 

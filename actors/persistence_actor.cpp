@@ -15,7 +15,9 @@
 #include "messages/protocol.hpp"
 #include "messages/remote_protocol.hpp"
 #include "persistence/checkpoint_reader.hpp"
+#include "persistence/checkpoint_retention.hpp"
 #include "persistence/checkpoint_writer.hpp"
+#include "persistence/detail/data_file.hpp"
 #include "persistence/path_guard.hpp"
 #include "persistence/persistence_errc.hpp"
 #include "runtime/runtime_errc.hpp"
@@ -49,33 +51,124 @@ take_snapshot(workspace& ws, const std::vector<std::string>& names,
   return ws.snapshot(names);
 }
 
+// What the persistence actor knows of the payloads on disk: the blobs of
+// the checkpoint it saved or fully loaded last, at the versions the
+// workspace had then. A later save of the same directory reuses the
+// payload of every blob still at that version instead of writing it again.
+//
+// Reuse is safe because a version names one value forever (workspace.hpp),
+// the writer checks that the data file it refers to is still the one with
+// that id, and the reader checks every payload's digest wherever it lies.
+struct saved_payloads {
+  std::string db; // the database they were saved to or loaded from
+  int64_t epoch = -1;
+  struct payload {
+    uint64_t version = 0;
+    blob_entry entry;
+  };
+  std::map<std::string, payload, std::less<>> blobs;
+
+  // The payload of `blob` if the checkpoint `db` of `epoch` may refer to it.
+  const blob_entry* reusable(const workspace::named_blob& blob,
+                             const std::string& new_db,
+                             int64_t new_epoch) const {
+    if (epoch < 0 || epoch >= new_epoch)
+      return nullptr;
+    auto i = blobs.find(blob.name);
+    if (i == blobs.end() || i->second.version != blob.version)
+      return nullptr;
+    // Only within one directory: the entry names an epoch, not a path.
+    auto sibling = detail::db_path_of_epoch(new_db, new_epoch, epoch);
+    if (!sibling || *sibling != db)
+      return nullptr;
+    return &i->second.entry;
+  }
+
+  // Remembers the payloads of a checkpoint that is now on disk; only those
+  // in a data file can be referred to.
+  void remember(const std::string& path, const manifest& written,
+                const std::vector<std::string>& names,
+                const std::vector<uint64_t>& versions) {
+    db = path;
+    epoch = written.epoch;
+    blobs.clear();
+    std::map<std::string_view, uint64_t> version_of;
+    for (size_t i = 0; i < names.size() && i < versions.size(); ++i)
+      version_of[names[i]] = versions[i];
+    for (auto& entry : written.blobs) {
+      auto v = version_of.find(entry.name);
+      if (entry.data_epoch != inline_payload && v != version_of.end())
+        blobs.emplace(entry.name, payload{v->second, entry});
+    }
+  }
+
+  void forget() {
+    db.clear();
+    epoch = -1;
+    blobs.clear();
+  }
+};
+
 caf::expected<checkpoint_stats>
-write(const std::string& node, int64_t epoch, const std::string& db,
-      const std::vector<workspace::named_blob>& snapshot,
+write(const std::string& node, int64_t epoch, const std::string& db, bool full,
+      const std::vector<workspace::named_blob>& snapshot, saved_payloads& saved,
       clock_type::time_point start, fault_injector* faults) {
   writer_options opts;
   opts.faults = faults;
+  // Whatever happens below, what was on disk may be gone or replaced.
+  auto previous = std::move(saved);
+  saved.forget();
   auto writer = checkpoint_writer::create(db, node, epoch, opts);
   if (!writer)
     return std::move(writer.error());
-  for (auto& [name, value] : snapshot)
-    if (auto err = (*writer)->put(name, *value))
+  uint64_t reused = 0;
+  uint64_t reused_bytes = 0;
+  for (auto& blob : snapshot) {
+    if (!full)
+      if (auto* earlier = previous.reusable(blob, db, epoch)) {
+        auto err = (*writer)->reuse(*earlier);
+        if (!err) {
+          ++reused;
+          reused_bytes += earlier->bytes;
+          continue;
+        }
+        // Gone or rewritten since: written again below. Anything else
+        // failed the writer.
+        if (err.category() != persistence_category
+            || err.code() != static_cast<uint8_t>(persistence_errc::not_found))
+          return err;
+        detail::log().info("writing blob '{}' again: {}", blob.name,
+                           error_text(err));
+      }
+    if (auto err = (*writer)->put(blob.name, *blob.value))
       return err;
+  }
   auto written = (*writer)->finish();
   if (!written)
     return std::move(written.error());
-  return checkpoint_stats{node, db, micros_since(start), written->total_bytes,
-                          written->blobs.size()};
+  std::vector<std::string> names;
+  std::vector<uint64_t> versions;
+  for (auto& blob : snapshot) {
+    names.push_back(blob.name);
+    versions.push_back(blob.version);
+  }
+  saved.remember(db, *written, names, versions);
+  checkpoint_stats stats{node, db, micros_since(start), written->total_bytes,
+                         written->blobs.size()};
+  stats.written_bytes = written->total_bytes - reused_bytes;
+  stats.reused_blobs = reused;
+  return stats;
 }
 
-caf::expected<checkpoint_stats> save(const std::string& node, workspace& ws,
-                                     const save_checkpoint& msg,
-                                     fault_injector* faults) {
+caf::expected<checkpoint_stats>
+save(const std::string& node, workspace& ws, const save_checkpoint& msg,
+     saved_payloads& saved, fault_injector* faults) {
   auto start = clock_type::now();
   auto snapshot = take_snapshot(ws, msg.blob_names, node, msg.epoch, faults);
   if (!snapshot)
     return std::move(snapshot.error());
-  return write(node, msg.epoch, msg.db, *snapshot, start, faults);
+  return write(node, msg.epoch, msg.db, msg.full, *snapshot, saved, start,
+               faults);
 }
 
 // Readers report this node at the load.* points, and the epoch when the
@@ -89,9 +182,9 @@ reader_options read_options(const std::string& node, fault_injector* faults,
   return opts;
 }
 
-caf::expected<checkpoint_stats> load(const std::string& node, workspace& ws,
-                                     const load_checkpoint& msg,
-                                     fault_injector* faults) {
+caf::expected<checkpoint_stats>
+load(const std::string& node, workspace& ws, const load_checkpoint& msg,
+     saved_payloads& saved, fault_injector* faults) {
   auto start = clock_type::now();
   auto reader
     = checkpoint_reader::open(msg.db, read_options(node, faults, msg.epoch));
@@ -127,10 +220,14 @@ caf::expected<checkpoint_stats> load(const std::string& node, workspace& ws,
   auto count = blobs.size();
   // A full load restores the saved state exactly; a partial one only adds
   // the blobs it was asked for.
-  if (msg.blob_names.empty())
-    ws.replace_all(std::move(blobs));
-  else
+  if (msg.blob_names.empty()) {
+    auto versions = ws.replace_all(std::move(blobs));
+    // The next save may refer to what was just loaded.
+    saved.remember(msg.db, (*reader)->get_manifest(), names, versions);
+  } else {
+    // The blobs set get new versions, so nothing remembered matches them.
     ws.set_all(std::move(blobs));
+  }
   return checkpoint_stats{node, msg.db, micros_since(start), bytes, count};
 }
 
@@ -202,6 +299,7 @@ persistence_behavior(caf::event_based_actor* self, std::string node,
   // Outcomes of writes started by begin_save, until end_save collects them.
   auto written
     = std::make_shared<std::map<int64_t, caf::expected<checkpoint_stats>>>();
+  auto saved = std::make_shared<saved_payloads>();
   auto wrong_node = [node](const std::string& addressed) {
     return make_error(actors_errc::invalid_argument,
                       "a request for node '" + addressed
@@ -226,7 +324,7 @@ persistence_behavior(caf::event_based_actor* self, std::string node,
         return err;
       detail::log().debug("saving {} ({} blobs asked)", msg.db,
                           msg.blob_names.size());
-      auto result = save(node, *ws, msg, faults.get());
+      auto result = save(node, *ws, msg, *saved, faults.get());
       if (!result)
         return std::move(result.error());
       return std::move(*result);
@@ -236,7 +334,7 @@ persistence_behavior(caf::event_based_actor* self, std::string node,
         return wrong_node(msg.node);
       if (auto err = place(msg.db))
         return err;
-      auto result = load(node, *ws, msg, faults.get());
+      auto result = load(node, *ws, msg, *saved, faults.get());
       if (!result)
         return std::move(result.error());
       return std::move(*result);
@@ -283,10 +381,28 @@ persistence_behavior(caf::event_based_actor* self, std::string node,
       rp.deliver(ckpt_epoch{msg.epoch, false});
       // Outcomes nobody collected (the manager gave up) are dropped here.
       written->erase(written->begin(), written->lower_bound(msg.epoch));
-      written->insert_or_assign(
-        msg.epoch,
-        write(node, msg.epoch, msg.db, *snapshot, start, faults.get()));
+      written->insert_or_assign(msg.epoch,
+                                write(node, msg.epoch, msg.db, msg.full,
+                                      *snapshot, *saved, start, faults.get()));
       return rp;
+    },
+    [=](prune_checkpoints& msg) -> caf::result<pruned_checkpoints> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      for (auto& db : msg.kept)
+        if (auto err = place(db))
+          return err;
+      retention_options opts;
+      opts.faults = faults.get();
+      opts.node = node;
+      auto report = remove_old_databases(msg.kept, opts);
+      if (!report)
+        return std::move(report.error());
+      // The writer would find out too; forgetting is cheaper.
+      for (auto& gone : report->removed)
+        if (gone == saved->db)
+          saved->forget();
+      return pruned_checkpoints{std::move(report->removed), report->bytes};
     },
     [=](end_save& msg) -> caf::result<checkpoint_stats> {
       if (msg.node != node)

@@ -16,8 +16,14 @@ class workspace;
 /// `ws` — a workspace it shares with the node actor in the same process — so
 /// that blob data never travels to be saved. It answers `save_checkpoint`,
 /// `load_checkpoint`, `init_checkpoint`, `check_checkpoint`, `begin_save`,
-/// `end_save` and `read_checkpoint`, and refuses requests addressed to
-/// another node.
+/// `end_save`, `read_checkpoint` and `prune_checkpoints`, and refuses
+/// requests addressed to another node.
+///
+/// Saves are incremental: the actor remembers the payloads of the last
+/// checkpoint it saved or fully loaded, with the workspace versions of
+/// their blobs, and a later save into the same directory refers to the
+/// payload of every blob still at that version instead of writing it again
+/// (unless the request says `full`).
 ///
 /// With a non-empty `checkpoint_root` every database path it is sent is
 /// placed under that root (`resolve_under`): a node daemon's checkpoints

@@ -490,6 +490,10 @@ caf::behavior proxy(proxy_ptr self, remote_node_config cfg,
       forward<blob_values>(self, "read_checkpoint", std::move(msg),
                            t.checkpoint_timeout);
     },
+    [self, t](prune_checkpoints& msg) {
+      forward<pruned_checkpoints>(self, "prune_checkpoints", std::move(msg),
+                                  t.checkpoint_timeout);
+    },
   };
 }
 

@@ -4,7 +4,9 @@ namespace epochrt {
 
 bool operator==(const blob_entry& x, const blob_entry& y) noexcept {
   return x.name == y.name && x.type == y.type && x.shape == y.shape
-    && x.bytes == y.bytes && x.digest == y.digest && x.chunks == y.chunks;
+    && x.bytes == y.bytes && x.digest == y.digest && x.chunks == y.chunks
+    && x.data_epoch == y.data_epoch && x.data_id == y.data_id
+    && x.offset == y.offset;
 }
 
 bool operator==(const manifest& x, const manifest& y) noexcept {
@@ -19,7 +21,8 @@ bool operator==(const blob_chunk& x, const blob_chunk& y) noexcept {
 
 bool operator==(const checkpoint_stats& x, const checkpoint_stats& y) noexcept {
   return x.node == y.node && x.db == y.db && x.duration_us == y.duration_us
-    && x.bytes == y.bytes && x.blobs == y.blobs;
+    && x.bytes == y.bytes && x.blobs == y.blobs
+    && x.written_bytes == y.written_bytes && x.reused_blobs == y.reused_blobs;
 }
 
 bool operator==(const checkpoint_metadata& x,

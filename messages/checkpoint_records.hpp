@@ -13,7 +13,19 @@
 
 namespace epochrt {
 
-/// One blob of a node's checkpoint, as listed in its manifest.
+/// Where a blob entry's payload lives when it is not inline: `data_epoch`
+/// of an entry that is.
+constexpr int64_t inline_payload = -1;
+
+/// One blob of a node's checkpoint, as listed in its manifest: what it is,
+/// and where its payload lives.
+///
+/// Inline (`data_epoch == inline_payload`): in the database itself, as
+/// `chunks` BlobChunk records. Otherwise: `bytes` bytes at `offset` in the
+/// data file of the same node's database of epoch `data_epoch` (this
+/// checkpoint's own epoch, or an earlier one whose payload this checkpoint
+/// reuses because the blob had not changed), whose header carries
+/// `data_id`.
 struct blob_entry {
   std::string name;
   dtype type = dtype::f32;
@@ -21,6 +33,9 @@ struct blob_entry {
   uint64_t bytes = 0;
   uint64_t digest = 0; // XXH3-64 of the blob's payload
   uint32_t chunks = 0;
+  int64_t data_epoch = inline_payload;
+  uint64_t data_id = 0;
+  uint64_t offset = 0;
 };
 
 /// The last record written to a node's database; its presence is what makes
@@ -51,8 +66,12 @@ struct checkpoint_stats {
   std::string node;
   std::string db;
   int64_t duration_us = 0;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0; // payload of every blob saved or loaded
   uint64_t blobs = 0;
+  /// Of a save: the payload bytes written by it, and the blobs whose
+  /// payload it reused from an earlier epoch instead (unchanged since).
+  uint64_t written_bytes = 0;
+  uint64_t reused_blobs = 0;
 };
 
 /// The durable state kept by the default metadata handler.
@@ -77,7 +96,7 @@ bool operator==(const checkpoint_metadata& x,
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, blob_entry& x) {
   return f(caf::meta::type_name("epochrt::blob_entry"), x.name, x.type, x.shape,
-           x.bytes, x.digest, x.chunks);
+           x.bytes, x.digest, x.chunks, x.data_epoch, x.data_id, x.offset);
 }
 
 template <class Inspector>
@@ -95,7 +114,7 @@ typename Inspector::result_type inspect(Inspector& f, blob_chunk& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, checkpoint_stats& x) {
   return f(caf::meta::type_name("epochrt::checkpoint_stats"), x.node, x.db,
-           x.duration_us, x.bytes, x.blobs);
+           x.duration_us, x.bytes, x.blobs, x.written_bytes, x.reused_blobs);
 }
 
 template <class Inspector>

@@ -620,6 +620,7 @@ void write(sc::SaveCheckpoint::Builder b, const save_checkpoint& x) {
   b.setDb(text(x.db));
   write_texts(b.initBlobNames(static_cast<unsigned>(x.blob_names.size())),
               x.blob_names);
+  b.setFull(x.full);
 }
 
 caf::error read(sc::SaveCheckpoint::Reader r, save_checkpoint& x) {
@@ -627,6 +628,7 @@ caf::error read(sc::SaveCheckpoint::Reader r, save_checkpoint& x) {
   x.epoch = r.getEpoch();
   x.db = to_std(r.getDb());
   read_texts(r.getBlobNames(), x.blob_names);
+  x.full = r.getFull();
   return {};
 }
 
@@ -684,6 +686,9 @@ void write(sc::BlobEntry::Builder b, const blob_entry& x) {
   b.setBytes(x.bytes);
   b.setDigest(x.digest);
   b.setChunks(x.chunks);
+  b.setDataEpoch(x.data_epoch);
+  b.setDataId(x.data_id);
+  b.setOffset(x.offset);
 }
 
 caf::error read(sc::BlobEntry::Reader r, blob_entry& x) {
@@ -695,6 +700,11 @@ caf::error read(sc::BlobEntry::Reader r, blob_entry& x) {
   x.bytes = r.getBytes();
   x.digest = r.getDigest();
   x.chunks = r.getChunks();
+  x.data_epoch = r.getDataEpoch();
+  x.data_id = r.getDataId();
+  x.offset = r.getOffset();
+  if (x.data_epoch < inline_payload)
+    return invalid("a blob entry with a negative data epoch");
   return {};
 }
 
@@ -785,6 +795,8 @@ void write(sc::CheckpointStats::Builder b, const checkpoint_stats& x) {
   b.setDurationUs(x.duration_us);
   b.setBytes(x.bytes);
   b.setBlobs(x.blobs);
+  b.setWrittenBytes(x.written_bytes);
+  b.setReusedBlobs(x.reused_blobs);
 }
 
 caf::error read(sc::CheckpointStats::Reader r, checkpoint_stats& x) {
@@ -793,6 +805,8 @@ caf::error read(sc::CheckpointStats::Reader r, checkpoint_stats& x) {
   x.duration_us = r.getDurationUs();
   x.bytes = r.getBytes();
   x.blobs = r.getBlobs();
+  x.written_bytes = r.getWrittenBytes();
+  x.reused_blobs = r.getReusedBlobs();
   return {};
 }
 

@@ -70,6 +70,9 @@ enum class fault_point : uint8_t {
   load_metadata,
   load_open,
   load_chunk,
+  // Retention: removing the databases of old epochs (checkpoint_retention).
+  gc_remove_before,
+  gc_remove_after,
   // The job runner.
   job_group_start,
   job_group_end,

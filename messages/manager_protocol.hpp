@@ -109,10 +109,12 @@ struct run_job {
 /// reply `ckpt_epoch` as soon as the snapshot is taken, then write it. The
 /// write's outcome is collected with `end_save`. Lets the epoch loop go on
 /// while the checkpoint is written: the snapshot is copy-on-write.
+/// Incremental unless `full`, as `save_checkpoint`.
 struct begin_save {
   std::string node;
   int64_t epoch = 0;
   std::string db;
+  bool full = false;
 };
 
 /// Persistence: the outcome of the write started by `begin_save` of
@@ -120,6 +122,21 @@ struct begin_save {
 struct end_save {
   std::string node;
   int64_t epoch = 0;
+};
+
+/// Persistence: retention. Removes the node's checkpoint databases older
+/// than every database in `kept` (the node's databases of the epochs still
+/// committed, newest included) that no kept checkpoint refers to
+/// (persistence/checkpoint_retention.hpp). Replies `pruned_checkpoints`.
+struct prune_checkpoints {
+  std::string node;
+  std::vector<std::string> kept;
+};
+
+/// What `prune_checkpoints` removed, and the bytes it freed.
+struct pruned_checkpoints {
+  std::vector<std::string> removed;
+  uint64_t bytes = 0;
 };
 
 /// Checkpoint manager: like `ckpt_save` with commit, but replies `unit` as
@@ -228,7 +245,19 @@ typename Inspector::result_type inspect(Inspector& f, run_job& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, begin_save& x) {
-  return f(caf::meta::type_name("epochrt::begin_save"), x.node, x.epoch, x.db);
+  return f(caf::meta::type_name("epochrt::begin_save"), x.node, x.epoch, x.db,
+           x.full);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, prune_checkpoints& x) {
+  return f(caf::meta::type_name("epochrt::prune_checkpoints"), x.node, x.kept);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pruned_checkpoints& x) {
+  return f(caf::meta::type_name("epochrt::pruned_checkpoints"), x.removed,
+           x.bytes);
 }
 
 template <class Inspector>

@@ -64,7 +64,10 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<remote_challenge>("epochrt::remote_challenge")
     .add_message_type<remote_attach>("epochrt::remote_attach")
     .add_message_type<remote_attached>("epochrt::remote_attached")
-    .add_message_type<read_checkpoint>("epochrt::read_checkpoint");
+    .add_message_type<read_checkpoint>("epochrt::read_checkpoint")
+    // Retention.
+    .add_message_type<prune_checkpoints>("epochrt::prune_checkpoints")
+    .add_message_type<pruned_checkpoints>("epochrt::pruned_checkpoints");
 }
 
 } // namespace epochrt

@@ -76,11 +76,17 @@ struct blob_names {
 
 /// Persistence: snapshot the named blobs of the workspace and write them as
 /// the checkpoint `db` of `epoch`, manifest last. Replies `checkpoint_stats`.
+///
+/// Incremental unless `full`: a blob whose version the persistence actor
+/// saved or loaded last, in the same directory and at an earlier epoch, is
+/// not written again; its entry refers to that payload (checkpoint_writer's
+/// `reuse`). With `full`, every payload is written.
 struct save_checkpoint {
   std::string node;
   int64_t epoch = 0;
   std::string db;
   std::vector<std::string> blob_names;
+  bool full = false;
 };
 
 /// Persistence: read blobs of the checkpoint `db` into the workspace, every
@@ -165,7 +171,7 @@ typename Inspector::result_type inspect(Inspector& f, blob_names& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, save_checkpoint& x) {
   return f(caf::meta::type_name("epochrt::save_checkpoint"), x.node, x.epoch,
-           x.db, x.blob_names);
+           x.db, x.blob_names, x.full);
 }
 
 template <class Inspector>

@@ -5,11 +5,13 @@
 #include <chrono>
 #include <filesystem>
 #include <system_error>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <leveldb/db.h>
@@ -20,6 +22,7 @@
 #include "messages/codec.hpp"
 #include "messages/fault_injector.hpp"
 #include "messages/names.hpp"
+#include "persistence/detail/data_file.hpp"
 #include "persistence/detail/fs_util.hpp"
 #include "persistence/detail/leveldb_util.hpp"
 #include "persistence/digest.hpp"
@@ -97,9 +100,9 @@ caf::error damage_io_error(const std::string& what, int err) {
 }
 
 // What a bad disk does to a closed database's files after reporting them
-// synced: corrupt_write flips one bit of one .log or .ldb file, short_write
-// cuts one at a byte. The file is chosen among the non-empty ones in name
-// order, so a plan's draw picks the same file every run.
+// synced: corrupt_write flips one bit of one .log, .ldb or data file,
+// short_write cuts one at a byte. The file is chosen among the non-empty ones
+// in name order, so a plan's draw picks the same file every run.
 caf::error damage_files(const std::string& dir, const fault_action& action) {
   std::vector<std::pair<std::string, uint64_t>> files;
   std::error_code ec;
@@ -107,7 +110,8 @@ caf::error damage_files(const std::string& dir, const fault_action& action) {
        !ec && it != std::filesystem::end(it); it.increment(ec)) {
     auto ext = it->path().extension();
     std::error_code file_ec;
-    if ((ext != ".log" && ext != ".ldb") || !it->is_regular_file(file_ec))
+    if ((ext != ".log" && ext != ".ldb" && ext != ".data")
+        || !it->is_regular_file(file_ec))
       continue;
     auto size = it->file_size(file_ec);
     if (!file_ec && size > 0)
@@ -144,6 +148,48 @@ caf::error damage_files(const std::string& dir, const fault_action& action) {
   return err;
 }
 
+// Writes all of `bytes` at `offset`, across short writes and EINTR.
+caf::error pwrite_all(int fd, const char* bytes, size_t size, uint64_t offset,
+                      const std::string& file) {
+  while (size > 0) {
+    auto n = ::pwrite(fd, bytes, size, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return damage_io_error("write " + file, errno);
+    }
+    if (n == 0)
+      return damage_io_error("write " + file, EIO);
+    bytes += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return {};
+}
+
+// What a bad disk does to a payload it reports as written to the data
+// file, at [offset, offset + size): corrupt_write flips one bit of it;
+// short_write loses its tail from a byte on (the file is cut there, and
+// the next payload lands after a hole, as after a lost write).
+caf::error damage_payload(int fd, uint64_t offset, uint64_t size,
+                          const fault_action& action, const std::string& file) {
+  if (size == 0)
+    return {};
+  fault_draws pick{action.draw};
+  auto at = offset + pick.below(size);
+  if (action.kind == fault_kind::corrupt_write) {
+    char byte = 0;
+    if (::pread(fd, &byte, 1, static_cast<off_t>(at)) != 1)
+      return damage_io_error("read " + file, errno);
+    byte ^= static_cast<char>(1 << pick.below(8));
+    return pwrite_all(fd, &byte, 1, at, file);
+  }
+  if (action.kind == fault_kind::short_write
+      && ::ftruncate(fd, static_cast<off_t>(at)) != 0)
+    return damage_io_error("truncate " + file, errno);
+  return {};
+}
+
 } // namespace
 
 struct checkpoint_writer::impl {
@@ -158,6 +204,11 @@ struct checkpoint_writer::impl {
   manifest result;
   std::unordered_set<std::string> names;
   bool done = false; // finished, or failed: only destruction is left
+  int data_fd = -1;  // the data file, once a payload goes there
+  uint64_t data_id = 0;
+  uint64_t data_end = 0; // where the next payload goes
+  // Data files of earlier epochs that `reuse` opened: epoch -> id, size.
+  std::unordered_map<int64_t, std::pair<uint64_t, uint64_t>> earlier_files;
 
   // A save.* point, with the writer's node and epoch as its site: a delay
   // sleeps here, an io_error is returned as the step's error, any other
@@ -171,6 +222,8 @@ struct checkpoint_writer::impl {
   }
 
   ~impl() {
+    if (data_fd >= 0)
+      ::close(data_fd);
     db.reset();
     // After a successful finish the partial directory is gone already; after
     // anything else it is removed, best effort: there is no one to tell.
@@ -241,6 +294,102 @@ struct checkpoint_writer::impl {
     }
     entry.digest = whole.digest();
     entry.chunks = static_cast<uint32_t>(chunks);
+    return {};
+  }
+
+  std::string data_path() const {
+    return detail::data_file_path(partial);
+  }
+
+  caf::error open_data_file() {
+    auto file = data_path();
+    data_fd
+      = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (data_fd < 0)
+      return damage_io_error("create " + file, errno);
+    data_id = detail::new_data_id();
+    auto header = detail::data_header(data_id);
+    data_end = header.size();
+    return pwrite_all(data_fd, header.data(), header.size(), 0, file);
+  }
+
+  // The payload of a numeric blob into the data file: hashed and written
+  // piece by piece, straight from the tensor's buffer. The save.batch.*
+  // points strike once per payload, as once per batch of chunks.
+  caf::error put_data(const tensor& value, blob_entry& entry) {
+    if (data_fd < 0)
+      if (auto err = open_data_file())
+        return err;
+    fault_action action;
+    if (auto err = at(fault_point::save_batch_before, action))
+      return err;
+    auto file = data_path();
+    auto total = value.data.size();
+    auto piece = opts.data_piece_bytes;
+    payload_hasher whole;
+    for (size_t done_bytes = 0; done_bytes < total; done_bytes += piece) {
+      auto size = std::min(piece, total - done_bytes);
+      auto* bytes = value.data.data() + done_bytes;
+      whole.update(bytes, size);
+      if (auto err
+          = pwrite_all(data_fd, bytes, size, data_end + done_bytes, file))
+        return err;
+    }
+    if (action)
+      if (auto err = damage_payload(data_fd, data_end, total, action, file))
+        return err;
+    entry.digest = whole.digest();
+    entry.chunks = 0;
+    entry.data_epoch = result.epoch;
+    entry.data_id = data_id;
+    entry.offset = data_end;
+    data_end += total;
+    return at(fault_point::save_batch_after, action);
+  }
+
+  // Whether the data file of `entry.data_epoch` beside this database is the
+  // one with `entry.data_id` and holds its range: not_found when not.
+  caf::error check_earlier_data(const blob_entry& entry) {
+    auto gone = [&](const std::string& why) {
+      return make_error(persistence_errc::not_found,
+                        "the payload of blob '" + entry.name + "' in epoch "
+                          + std::to_string(entry.data_epoch) + " " + why);
+    };
+    auto known = earlier_files.find(entry.data_epoch);
+    if (known == earlier_files.end()) {
+      auto db = detail::db_path_of_epoch(path, result.epoch, entry.data_epoch);
+      if (!db)
+        return gone("cannot be located from " + path);
+      auto file = detail::data_file_path(*db);
+      int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+          return gone("is gone (" + file + ")");
+        return damage_io_error("open " + file, errno);
+      }
+      std::string header(detail::data_header_bytes, '\0');
+      auto n = ::pread(fd, header.data(), header.size(), 0);
+      struct stat st {};
+      auto stat_ok = ::fstat(fd, &st) == 0;
+      ::close(fd);
+      if (n != static_cast<ssize_t>(header.size()) || !stat_ok)
+        return gone("is unreadable (" + file + ")");
+      auto id = detail::parse_data_header(header, file);
+      if (!id)
+        return gone("is damaged (" + file + ")");
+      // A data file never changes once its save finished: one look is enough.
+      known = earlier_files
+                .emplace(entry.data_epoch,
+                         std::make_pair(*id, static_cast<uint64_t>(st.st_size)))
+                .first;
+    }
+    auto [id, size] = known->second;
+    if (id != entry.data_id)
+      return gone("was rewritten since");
+    if (entry.offset < detail::data_header_bytes
+        || entry.offset + entry.bytes < entry.offset
+        || entry.offset + entry.bytes > size)
+      return gone("lies beyond the end of its data file");
     return {};
   }
 
@@ -361,13 +510,44 @@ caf::error checkpoint_writer::put(std::string_view blob_name,
   entry.type = value.type;
   entry.shape = value.shape;
   entry.bytes = value.byte_size();
-  auto err = value.type == dtype::string
-    ? self.put_strings(blob_name, value, entry)
-    : self.put_numeric(blob_name, value, entry);
+  caf::error err;
+  if (value.type == dtype::string)
+    err = self.put_strings(blob_name, value, entry);
+  else if (entry.bytes < self.opts.inline_bytes)
+    err = self.put_numeric(blob_name, value, entry);
+  else
+    err = self.put_data(value, entry);
   if (err)
     return self.fail(std::move(err));
   self.result.total_bytes += entry.bytes;
   self.result.blobs.push_back(std::move(entry));
+  return {};
+}
+
+caf::error checkpoint_writer::reuse(const blob_entry& earlier) {
+  auto& self = *impl_;
+  if (self.done)
+    return make_error(persistence_errc::invalid_argument,
+                      "reuse after the writer of " + self.path
+                        + " finished or failed");
+  if (!valid_blob_name(earlier.name))
+    return self.fail(make_error(persistence_errc::invalid_name,
+                                "invalid blob name '" + earlier.name + "'"));
+  if (earlier.data_epoch == inline_payload || earlier.data_epoch < 0
+      || earlier.data_epoch >= self.result.epoch)
+    return self.fail(make_error(
+      persistence_errc::invalid_argument,
+      "blob '" + earlier.name + "' cannot reuse a payload of epoch "
+        + std::to_string(earlier.data_epoch) + " in a checkpoint of epoch "
+        + std::to_string(self.result.epoch)));
+  if (self.names.count(earlier.name) > 0)
+    return self.fail(make_error(persistence_errc::invalid_argument,
+                                "blob '" + earlier.name + "' put twice"));
+  if (auto err = self.check_earlier_data(earlier))
+    return err; // not_found leaves the writer usable
+  self.names.insert(earlier.name);
+  self.result.total_bytes += earlier.bytes;
+  self.result.blobs.push_back(earlier);
   return {};
 }
 
@@ -380,6 +560,15 @@ caf::expected<manifest> checkpoint_writer::finish() {
   self.done = true; // whatever happens next, the writer is used up
   if (auto err = self.flush(false))
     return err;
+  if (self.data_fd >= 0) {
+    // Payloads before the manifest that makes them part of a checkpoint.
+    auto fd = std::exchange(self.data_fd, -1);
+    auto synced = ::fdatasync(fd) == 0 ? 0 : errno;
+    auto closed = ::close(fd) == 0 ? 0 : errno;
+    if (synced != 0 || closed != 0)
+      return damage_io_error("sync " + self.data_path(),
+                             synced != 0 ? synced : closed);
+  }
   self.result.created_unix_ms = unix_ms_now();
   auto record = detail::manifest_value(encode(self.result));
   self.batch.Put(

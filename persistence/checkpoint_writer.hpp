@@ -25,16 +25,25 @@ namespace epochrt {
 /// A writer destroyed without a successful `finish` removes its partial
 /// directory and leaves `path` untouched.
 ///
-/// Key layout inside the database:
+/// Layout: the database holds the manifest and the inline blobs; large
+/// numeric payloads go to the data file `<path>/blobs.data` beside it
+/// (detail/data_file.hpp), written in large sequential writes and synced
+/// with one fdatasync before the manifest is written. Keys:
 ///   "manifest"    -> XXH3-64 of the Manifest record (8 bytes, little-endian),
 ///                    then the record (detail::manifest_value)
 ///   "c/" <blob name> "\0" <chunk index, 4 bytes big-endian> -> BlobChunk
 /// Blob names cannot hold a NUL, so keys never collide, and the chunks of a
-/// blob are adjacent and in order. A blob always has at least one chunk
-/// (possibly empty). Numeric payloads are split into chunks of at most
-/// `writer_options::chunk_bytes`; string tensors into chunks of whole
+/// blob are adjacent and in order. An inline blob always has at least one
+/// chunk (possibly empty). Numeric payloads are split into chunks of at
+/// most `writer_options::chunk_bytes`; string tensors into chunks of whole
 /// strings of about that size. Each chunk carries the XXH3-64 digest of its
-/// own bytes (digest.hpp), each manifest entry that of the whole payload.
+/// own bytes (digest.hpp), each manifest entry that of the whole payload,
+/// wherever it lives.
+///
+/// Incremental checkpoints: `reuse` lists a blob whose payload an earlier
+/// epoch's database of the same node already holds, without writing it.
+/// The manifest entry then names that epoch, its data file's id and the
+/// offset; readers follow it there.
 ///
 /// Fault points (with `writer_options::faults`; site: the node and epoch):
 /// save.open in `create`; save.batch.before/after around each unsynced
@@ -70,6 +79,16 @@ public:
   /// that finished or failed), io_error. After an error the writer is
   /// failed: only destroying it is left.
   caf::error put(std::string_view blob_name, const tensor& value);
+
+  /// Lists blob `earlier.name` with the payload that `earlier` (an entry of
+  /// an earlier epoch's manifest of this node, in the same directory)
+  /// points to, without writing it again. Checks first that the data file
+  /// it names still exists with its id and holds its range. Errors:
+  /// invalid_argument (an inline entry, one of this or a later epoch, a
+  /// name put twice, a finished writer: the writer is failed then);
+  /// not_found (the earlier data is gone or was rewritten: the writer stays
+  /// usable, so that the caller can `put` the blob instead), io_error.
+  caf::error reuse(const blob_entry& earlier);
 
   /// Writes the manifest and publishes the database at `path`; returns the
   /// manifest written. The writer is done afterwards, whatever the result.

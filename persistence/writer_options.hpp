@@ -7,8 +7,19 @@ namespace epochrt {
 class fault_injector;
 
 /// Tuning of a checkpoint_writer. The defaults suit checkpoints from a few
-/// bytes to several GiB; tests shrink `chunk_bytes` to exercise chunking.
+/// bytes to several GiB; tests shrink `chunk_bytes` and `inline_bytes` to
+/// exercise chunking and the data file.
 struct writer_options {
+  /// Numeric blobs of at least this many payload bytes go to the database's
+  /// data file (key/value separation); smaller ones, and every string
+  /// tensor, are stored inline as LevelDB records. Inline records cost a
+  /// copy into LevelDB's log, which large payloads cannot afford and small
+  /// ones barely notice; the data file costs an entry's offset, which small
+  /// payloads would not gain from. 0: every numeric blob goes to the file.
+  size_t inline_bytes = size_t{64} << 10;
+  /// Payloads are written to the data file, and hashed, in pieces of this
+  /// size, so that each piece is still in the cache when hashed.
+  size_t data_piece_bytes = size_t{1} << 20;
   /// Largest payload of one chunk record. Clamped to [1, 256 MiB]: Cap'n
   /// Proto Data ends below 512 MiB, and LevelDB holds a value several times
   /// in memory while writing it. Measured on 512 MiB of f32 (2 cores): with

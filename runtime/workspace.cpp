@@ -46,7 +46,7 @@ workspace::blob_ptr workspace::get(std::string_view name) const {
   auto i = blobs_.find(name);
   if (i == blobs_.end())
     return nullptr;
-  return i->second;
+  return i->second.value;
 }
 
 bool workspace::has(std::string_view name) const {
@@ -57,30 +57,50 @@ bool workspace::has(std::string_view name) const {
 void workspace::set(std::string name, tensor value) {
   auto ptr = std::make_shared<tensor>(std::move(value));
   std::lock_guard<std::mutex> guard{mtx_};
-  blobs_.insert_or_assign(std::move(name), std::move(ptr));
+  blobs_.insert_or_assign(std::move(name),
+                          slot{std::move(ptr), next_version()});
 }
 
-void workspace::set_all(std::vector<std::pair<std::string, tensor>> values) {
+std::vector<uint64_t>
+workspace::set_all(std::vector<std::pair<std::string, tensor>> values) {
   // Allocate outside the lock; only pointer swaps happen inside it.
   std::vector<std::pair<std::string, std::shared_ptr<tensor>>> ptrs;
   ptrs.reserve(values.size());
   for (auto& [name, value] : values)
     ptrs.emplace_back(std::move(name),
                       std::make_shared<tensor>(std::move(value)));
+  std::vector<uint64_t> versions;
+  versions.reserve(ptrs.size());
   std::lock_guard<std::mutex> guard{mtx_};
-  for (auto& [name, ptr] : ptrs)
-    blobs_.insert_or_assign(std::move(name), std::move(ptr));
+  for (auto& [name, ptr] : ptrs) {
+    versions.push_back(next_version());
+    blobs_.insert_or_assign(std::move(name),
+                            slot{std::move(ptr), versions.back()});
+  }
+  return versions;
 }
 
-void workspace::replace_all(
-  std::vector<std::pair<std::string, tensor>> values) {
+std::vector<uint64_t>
+workspace::replace_all(std::vector<std::pair<std::string, tensor>> values) {
   map_type fresh;
-  for (auto& [name, value] : values)
-    fresh.insert_or_assign(std::move(name),
-                           std::make_shared<tensor>(std::move(value)));
+  std::vector<slot*> slots;
+  slots.reserve(values.size());
+  for (auto& [name, value] : values) {
+    auto& entry = fresh[std::move(name)];
+    entry.value = std::make_shared<tensor>(std::move(value));
+    slots.push_back(&entry);
+  }
+  std::vector<uint64_t> versions;
+  versions.reserve(slots.size());
   std::lock_guard<std::mutex> guard{mtx_};
+  // A later pair of the same name wins: it gets the newer version.
+  for (auto* entry : slots) {
+    entry->version = next_version();
+    versions.push_back(entry->version);
+  }
   // The old map is destroyed after unlocking, when `fresh` goes.
   blobs_.swap(fresh);
+  return versions;
 }
 
 void workspace::erase(std::string_view name) {
@@ -88,7 +108,7 @@ void workspace::erase(std::string_view name) {
   std::lock_guard<std::mutex> guard{mtx_};
   auto i = blobs_.find(name);
   if (i != blobs_.end()) {
-    dropped = std::move(i->second);
+    dropped = std::move(i->second.value);
     blobs_.erase(i);
   }
 }
@@ -117,7 +137,7 @@ workspace::snapshot(const std::vector<std::string>& names) const {
     if (i == blobs_.end())
       return make_error(runtime_errc::missing_blob,
                         "snapshot: blob '" + name + "' does not exist");
-    result.emplace_back(name, i->second);
+    result.push_back(named_blob{name, i->second.value, i->second.version});
   }
   return result;
 }
@@ -126,8 +146,8 @@ std::vector<workspace::named_blob> workspace::snapshot_all() const {
   std::lock_guard<std::mutex> guard{mtx_};
   std::vector<named_blob> result;
   result.reserve(blobs_.size());
-  for (auto& kvp : blobs_)
-    result.emplace_back(kvp.first, kvp.second);
+  for (auto& [name, entry] : blobs_)
+    result.push_back(named_blob{name, entry.value, entry.version});
   return result;
 }
 
@@ -145,7 +165,7 @@ workspace::access::access(workspace& ws, std::defer_lock_t)
 const tensor* workspace::access::find(std::string_view name) const {
   assert(guard_.owns_lock());
   auto i = ws_->blobs_.find(name);
-  return i != ws_->blobs_.end() ? i->second.get() : nullptr;
+  return i != ws_->blobs_.end() ? i->second.value.get() : nullptr;
 }
 
 bool workspace::access::has(std::string_view name) const {
@@ -158,23 +178,31 @@ tensor& workspace::access::mutable_blob(const std::string& name) {
   auto i = ws_->blobs_.find(name);
   if (i == ws_->blobs_.end()) {
     auto ptr = std::make_shared<tensor>(make_scalar<float>(0));
-    i = ws_->blobs_.emplace(name, std::move(ptr)).first;
-  } else if (!sole_owner(i->second)) {
+    i = ws_->blobs_.emplace(name, slot{std::move(ptr), 0}).first;
+  } else if (!sole_owner(i->second.value)) {
     // Replacing our pointer leaves the shared tensor to its other owners.
-    i->second = std::make_shared<tensor>(*i->second);
+    i->second.value = std::make_shared<tensor>(*i->second.value);
   }
-  return *i->second;
+  // The caller may write through the reference until the access ends, and
+  // no snapshot can be taken before that: one new version covers it all.
+  i->second.version = ws_->next_version();
+  return *i->second.value;
 }
 
 void workspace::access::put(const std::string& name, tensor value) {
   assert(guard_.owns_lock());
   auto i = ws_->blobs_.find(name);
-  if (i == ws_->blobs_.end())
-    ws_->blobs_.emplace(name, std::make_shared<tensor>(std::move(value)));
-  else if (sole_owner(i->second))
-    *i->second = std::move(value); // reuses the control block
+  auto version = ws_->next_version();
+  if (i == ws_->blobs_.end()) {
+    ws_->blobs_.emplace(
+      name, slot{std::make_shared<tensor>(std::move(value)), version});
+    return;
+  }
+  if (sole_owner(i->second.value))
+    *i->second.value = std::move(value); // reuses the control block
   else
-    i->second = std::make_shared<tensor>(std::move(value));
+    i->second.value = std::make_shared<tensor>(std::move(value));
+  i->second.version = version;
 }
 
 } // namespace epochrt

@@ -34,7 +34,20 @@ namespace epochrt {
 class workspace {
 public:
   using blob_ptr = std::shared_ptr<const tensor>;
-  using named_blob = std::pair<std::string, blob_ptr>;
+
+  /// A blob as a snapshot holds it: its name, its immutable value, and its
+  /// version.
+  ///
+  /// Versions: every write of a blob (set, set_all, replace_all, and each
+  /// `access::mutable_blob` or `access::put`) gives it a version never used
+  /// before by this workspace. So two snapshots that hold one name at the
+  /// same version hold the same value: a checkpoint need not write again a
+  /// blob whose version it has saved or loaded before.
+  struct named_blob {
+    std::string name;
+    blob_ptr value;
+    uint64_t version = 0;
+  };
 
   workspace() = default;
   workspace(const workspace&) = delete;
@@ -52,12 +65,18 @@ public:
 
   /// Stores every pair in one critical section: no reader sees a mix of old
   /// and new values. A later pair wins over an earlier one of the same name.
-  void set_all(std::vector<std::pair<std::string, tensor>> values);
+  ///
+  /// Returns the version each pair was stored with, in the order of `values`.
+  std::vector<uint64_t>
+  set_all(std::vector<std::pair<std::string, tensor>> values);
 
   /// Makes the workspace hold exactly `values`, in one critical section:
   /// what a full checkpoint load does, so that no blob of an earlier state
   /// survives it.
-  void replace_all(std::vector<std::pair<std::string, tensor>> values);
+  ///
+  /// Returns the version each pair was stored with, in the order of `values`.
+  std::vector<uint64_t>
+  replace_all(std::vector<std::pair<std::string, tensor>> values);
 
   /// Removes `name`; no effect when absent.
   void erase(std::string_view name);
@@ -122,10 +141,20 @@ public:
 
 private:
   // Mutable tensors inside; shared out only as pointers to const.
-  using map_type = std::map<std::string, std::shared_ptr<tensor>, std::less<>>;
+  struct slot {
+    std::shared_ptr<tensor> value;
+    uint64_t version = 0;
+  };
+  using map_type = std::map<std::string, slot, std::less<>>;
+
+  // Precondition: mtx_ is held.
+  uint64_t next_version() noexcept {
+    return ++last_version_;
+  }
 
   mutable std::mutex mtx_;
   map_type blobs_;
+  uint64_t last_version_ = 0; // guarded by mtx_
 };
 
 } // namespace epochrt

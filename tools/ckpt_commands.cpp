@@ -7,6 +7,7 @@
 #include "messages/tensor.hpp"
 #include "persistence/checkpoint_listing.hpp"
 #include "persistence/checkpoint_reader.hpp"
+#include "persistence/checkpoint_retention.hpp"
 #include "persistence/db_name.hpp"
 #include "persistence/file_metadata_handler.hpp"
 #include "tools/cli_output.hpp"
@@ -151,6 +152,83 @@ int ckpt_verify(const std::string& dir) {
   }
   std::cout.flush();
   return result;
+}
+
+int ckpt_gc(const std::string& dir, size_t keep_last) {
+  if (!check_directory(dir))
+    return exit_bad_input;
+  if (keep_last == 0) {
+    print_error("--keep-last must be at least 1");
+    return exit_bad_input;
+  }
+  file_metadata_handler handler{dir};
+  auto metadata = handler.load();
+  if (!metadata) {
+    print_error(handler.file_path() + ": " + describe(metadata.error()));
+    return exit_failure;
+  }
+  auto committed = metadata->committed_epochs;
+  if (committed.empty()) {
+    std::cout << "gc: no committed epochs" << std::endl;
+    return exit_ok;
+  }
+  auto listing = list_checkpoints(dir);
+  if (!listing) {
+    print_error(dir + ": " + describe(listing.error()));
+    return exit_failure;
+  }
+  auto nodes = nodes_of(*metadata, *listing);
+  auto first_kept = committed.size() > keep_last
+    ? committed.end() - static_cast<ptrdiff_t>(keep_last)
+    : committed.begin();
+  std::vector<int64_t> kept(first_kept, committed.end());
+  // Every kept database must be readable before anything is dropped: its
+  // references decide what may go.
+  std::vector<std::vector<std::string>> kept_dbs;
+  for (auto& node : nodes) {
+    std::vector<std::string> dbs;
+    for (auto epoch : kept) {
+      auto path = checked_db_name(epoch, node, dir);
+      if (!path) {
+        print_error(describe(path.error()));
+        return exit_failure;
+      }
+      auto reader = checkpoint_reader::open(*path);
+      if (!reader) {
+        print_error("epoch " + std::to_string(epoch) + ": " + node + ": "
+                    + describe(reader.error()) + "; nothing was removed");
+        return exit_failure;
+      }
+      dbs.push_back(std::move(*path));
+    }
+    kept_dbs.push_back(std::move(dbs));
+  }
+  // Uncommit first: a crash after this leaves old databases of uncommitted
+  // epochs, which the next gc removes, never a committed epoch without them.
+  for (auto i = committed.begin(); i != first_kept; ++i)
+    if (auto err = handler.uncommit(*i)) {
+      print_error(handler.file_path() + ": " + describe(err));
+      return exit_failure;
+    }
+  size_t removed = 0;
+  uint64_t bytes = 0;
+  for (auto& dbs : kept_dbs) {
+    auto report = remove_old_databases(dbs);
+    if (!report) {
+      print_error(describe(report.error()));
+      return exit_failure;
+    }
+    for (auto& path : report->removed)
+      std::cout << "removed " << path << "\n";
+    for (auto& path : report->referenced)
+      std::cout << "referenced " << path << "\n";
+    removed += report->removed.size();
+    bytes += report->bytes;
+  }
+  std::cout << "gc: kept epochs " << kept.front() << ".." << kept.back()
+            << ", removed " << removed << " databases, freed " << bytes
+            << " bytes" << std::endl;
+  return exit_ok;
 }
 
 } // namespace epochrt::cli

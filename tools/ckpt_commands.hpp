@@ -36,4 +36,17 @@ int ckpt_show(const ckpt_show_options& opts);
 /// exit_bad_input when DIR is not a directory.
 int ckpt_verify(const std::string& dir);
 
+/// `epochrt ckpt gc DIR --keep-last K`: retention by hand, as `run
+/// --keep-last K` does after each commit. Uncommits the epochs older than
+/// the last K committed ones, then removes every node's databases older
+/// than the oldest kept epoch, except those whose payloads a kept
+/// checkpoint refers to (and leftovers of removals a crash cut short).
+/// Prints "removed PATH" per database, "referenced PATH" per old database
+/// kept for its payloads, and a last line "gc: kept epochs A..B, removed N
+/// databases, freed BYTES bytes" (or "gc: no committed epochs").
+/// exit_failure when the metadata or a kept database cannot be read
+/// (nothing is removed then) or a removal fails; exit_bad_input when DIR is
+/// not a directory or K is 0.
+int ckpt_gc(const std::string& dir, size_t keep_last);
+
 } // namespace epochrt::cli

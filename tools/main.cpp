@@ -70,6 +70,8 @@ struct arguments {
   std::string ls_dir;
   ckpt_show_options show;
   std::string verify_dir;
+  std::string gc_dir;
+  size_t gc_keep_last = 0;
 };
 
 /// -q: errors only; default: info; -v: debug; -vv: trace.
@@ -138,6 +140,18 @@ int run_main(int argc, char** argv) {
   run->add_flag("--from-scratch", args.run.from_scratch,
                 "Start over in the checkpoint directory, forgetting what it "
                 "holds (needed when its metadata is missing or corrupt)");
+  run
+    ->add_option("--keep-last", args.run.keep_last,
+                 "Keep the checkpoints of the last K committed epochs, "
+                 "remove older ones after each commit (default 0: keep all)")
+    ->type_name("K")
+    ->check(strict_integer(0, 1000000000));
+  run
+    ->add_option("--full-every", args.run.full_every,
+                 "Write every blob at epochs divisible by N; other epochs "
+                 "write only the blobs that changed (default 0: never)")
+    ->type_name("N")
+    ->check(strict_integer(0, max_int64));
   run
     ->add_option("--upload-dir", args.run.upload_dir,
                  "Copy the last epoch's checkpoints into DIR after the loop")
@@ -288,6 +302,16 @@ int run_main(int argc, char** argv) {
     ->type_name("MS")
     ->check(strict_integer(100, 24 * 3600000));
   sweep
+    ->add_option("--keep-last", args.sweep.keep_last,
+                 "Passed to every run (default 0: keep all)")
+    ->type_name("K")
+    ->check(strict_integer(0, 1000000000));
+  sweep
+    ->add_option("--full-every", args.sweep.full_every,
+                 "Passed to every run (default 0)")
+    ->type_name("N")
+    ->check(strict_integer(0, max_int64));
+  sweep
     ->add_option("--work-dir", args.sweep.work_dir,
                  "Run the cases in DIR (default: a temporary directory)")
     ->type_name("DIR");
@@ -315,6 +339,14 @@ int run_main(int argc, char** argv) {
     "verify", "Check every committed epoch's checkpoints and digests");
   verify->add_option("dir", args.verify_dir, "The checkpoint directory")
     ->required();
+  auto gc = ckpt->add_subcommand(
+    "gc", "Remove the checkpoints of all but the last K committed epochs");
+  gc->add_option("dir", args.gc_dir, "The checkpoint directory")->required();
+  gc->add_option("--keep-last", args.gc_keep_last,
+                 "How many of the last committed epochs to keep")
+    ->type_name("K")
+    ->required()
+    ->check(strict_integer(1, 1000000000));
 
   try {
     app.parse(argc, argv);
@@ -340,6 +372,8 @@ int run_main(int argc, char** argv) {
     return ckpt_show(args.show);
   if (verify->parsed())
     return ckpt_verify(args.verify_dir);
+  if (gc->parsed())
+    return ckpt_gc(args.gc_dir, args.gc_keep_last);
   // require_subcommand makes this unreachable; keep a defined answer.
   print_error("no command given (see --help)");
   return exit_bad_input;

@@ -295,6 +295,8 @@ int run_job(const run_options& opts) {
   if (opts.checkpoint_dir) {
     checkpoint_options ckpt_opts;
     ckpt_opts.faults = *faults;
+    ckpt_opts.full_every = opts.full_every;
+    ckpt_opts.keep_last = opts.keep_last;
     manager = std::make_unique<multi_node_checkpoint_manager>(
       sys, *opts.checkpoint_dir, std::move(ckpt_opts));
   }

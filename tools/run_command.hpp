@@ -23,6 +23,12 @@ struct run_options {
   /// the databases there get overwritten. Without it a run refuses a
   /// directory whose metadata cannot be trusted.
   bool from_scratch = false;
+  /// Every epoch divisible by this is saved in full; the others only write
+  /// the blobs that changed (checkpoint_options::full_every). 0: never.
+  int64_t full_every = 0;
+  /// Keep the last K committed epochs, remove older checkpoints
+  /// (checkpoint_options::keep_last). 0: keep all.
+  size_t keep_last = 0;
   /// Where the checkpoints of the last epoch are copied after the loop
   /// (directory_upload_builder). Needs `checkpoint_dir`.
   std::optional<std::string> upload_dir;

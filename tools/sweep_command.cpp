@@ -252,6 +252,14 @@ private:
       std::to_string(opts_.connection_timeout_ms),
       "--reconnect-timeout-ms",
       std::to_string(std::max<int64_t>(opts_.timeout_ms / 4, 1000))};
+    if (opts_.keep_last > 0) {
+      argv.push_back("--keep-last");
+      argv.push_back(std::to_string(opts_.keep_last));
+    }
+    if (opts_.full_every > 0) {
+      argv.push_back("--full-every");
+      argv.push_back(std::to_string(opts_.full_every));
+    }
     for (auto& f : opts_.fetches) {
       argv.push_back("--fetch");
       argv.push_back(f);

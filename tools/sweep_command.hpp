@@ -25,6 +25,9 @@ struct sweep_options {
   std::optional<std::string> secret_file;
   /// Passed to every run as --max-failures.
   int max_failures = 0;
+  /// Passed to every run as --keep-last and --full-every.
+  size_t keep_last = 0;
+  int64_t full_every = 0;
   /// Passed to every run and daemon: how long a silent peer is given.
   int64_t connection_timeout_ms = 1000;
   /// Cases at most; more are sampled with `seed`, every fault kind kept.

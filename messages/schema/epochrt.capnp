@@ -128,6 +128,7 @@ struct SaveCheckpoint {
   epoch @1 :Int64;
   db @2 :Text;
   blobNames @3 :List(Text);
+  full @4 :Bool;             # write every payload, reuse none
 }
 
 struct LoadCheckpoint {
@@ -158,7 +159,10 @@ struct BlobEntry {
   shape @2 :List(Int64);
   bytes @3 :UInt64;
   digest @4 :UInt64;         # XXH3-64 of the payload
-  chunks @5 :UInt32;
+  chunks @5 :UInt32;         # BlobChunk records, when inline
+  dataEpoch @6 :Int64 = -1;  # -1: inline; else the epoch whose data file
+  dataId @7 :UInt64;         #   (with this id in its header) holds the
+  offset @8 :UInt64;         #   payload at this offset
 }
 
 # Written last, in a synced batch: its presence makes a database complete.
@@ -187,6 +191,8 @@ struct CheckpointStats {
   durationUs @2 :Int64;
   bytes @3 :UInt64;
   blobs @4 :UInt64;
+  writtenBytes @5 :UInt64;   # of a save: payload written, not reused
+  reusedBlobs @6 :UInt64;    # of a save: blobs reusing an earlier payload
 }
 
 struct CheckpointMetadata {

@@ -121,7 +121,7 @@ inline blob_names sample_blob_names() {
 }
 
 inline save_checkpoint sample_save_checkpoint() {
-  return save_checkpoint{"trainer_0", 4, "/tmp/db", {"w", "b"}};
+  return save_checkpoint{"trainer_0", 4, "/tmp/db", {"w", "b"}, true};
 }
 
 inline load_checkpoint sample_load_checkpoint() {
@@ -137,7 +137,8 @@ inline checkpoint_status sample_checkpoint_status() {
 }
 
 inline blob_entry sample_blob_entry() {
-  return blob_entry{"w", dtype::i64, {3, 0, 2}, 1234, 0xdeadbeefcafef00dull, 3};
+  return blob_entry{"w", dtype::i64, {3, 0, 2}, 1234, 0xdeadbeefcafef00dull,
+                    0,   3,          77,        4096};
 }
 
 inline manifest sample_manifest() {
@@ -170,7 +171,7 @@ inline blob_chunk sample_string_chunk() {
 }
 
 inline checkpoint_stats sample_checkpoint_stats() {
-  return checkpoint_stats{"trainer_0", "/tmp/db", 1500, 1 << 20, 12};
+  return checkpoint_stats{"trainer_0", "/tmp/db", 1500, 1 << 20, 12, 4096, 11};
 }
 
 inline checkpoint_metadata sample_checkpoint_metadata() {

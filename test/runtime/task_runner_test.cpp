@@ -257,7 +257,7 @@ BOOST_AUTO_TEST_CASE(concurrent_tasks_on_one_workspace_never_lose_updates) {
   for (int i = 0; i < 100; ++i) {
     auto snap = ws.snapshot({"total"});
     BOOST_REQUIRE(snap);
-    BOOST_CHECK((*snap)[0].second->values<int64_t>()[0] >= 0);
+    BOOST_CHECK((*snap)[0].value->values<int64_t>()[0] >= 0);
   }
   for (auto& th : pool)
     th.join();

@@ -53,7 +53,7 @@ BOOST_AUTO_TEST_CASE(snapshot_never_changes_when_ops_write_in_place) {
   ws.set("x", i64s({1}, {5}));
   auto snap = ws.snapshot({"total"});
   BOOST_REQUIRE(snap);
-  auto held = (*snap)[0].second;
+  auto held = (*snap)[0].value;
   BOOST_REQUIRE(!run_ops(ws, {make_op("Add", {"total", "x"}, {"total"})}));
   BOOST_TEST(ints(*held) == std::vector<int64_t>{100},
              boost::test_tools::per_element());
@@ -109,7 +109,7 @@ BOOST_AUTO_TEST_CASE(snapshots_taken_while_tasks_write_are_consistent) {
   int64_t last = 0;
   for (int i = 0; i < 200; ++i) {
     auto snap = ws.snapshot_all();
-    for (auto& [name, value] : snap)
+    for (auto& [name, value, version] : snap)
       if (name == "a") {
         auto now = value->values<int64_t>()[0];
         BOOST_CHECK(now >= last); // monotone, never torn
@@ -118,6 +118,68 @@ BOOST_AUTO_TEST_CASE(snapshots_taken_while_tasks_write_are_consistent) {
   }
   writer.join();
   BOOST_TEST(ints(*ws.get("a")) == std::vector<int64_t>{2000},
+             boost::test_tools::per_element());
+}
+
+// -- versions -----------------------------------------------------------------
+
+namespace {
+
+uint64_t version_of(const workspace& ws, const std::string& name) {
+  auto snap = ws.snapshot({name});
+  BOOST_REQUIRE(snap);
+  return (*snap)[0].version;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_blob_nobody_writes_keeps_its_version) {
+  workspace ws;
+  ws.set("w", i64s({1}, {1}));
+  auto before = version_of(ws, "w");
+  ws.set("other", i64s({1}, {2}));
+  ws.with_lock([](workspace::access& acc) {
+    acc.find("w");
+  });
+  BOOST_TEST(version_of(ws, "w") == before);
+}
+
+BOOST_AUTO_TEST_CASE(every_kind_of_write_gives_a_new_version) {
+  workspace ws;
+  ws.set("w", i64s({1}, {1}));
+  auto v1 = version_of(ws, "w");
+  ws.with_lock([](workspace::access& acc) {
+    acc.mutable_blob("w");
+  });
+  auto v2 = version_of(ws, "w");
+  ws.with_lock([](workspace::access& acc) {
+    acc.put("w", i64s({1}, {3}));
+  });
+  auto v3 = version_of(ws, "w");
+  auto v4 = ws.set_all({{"w", i64s({1}, {4})}})[0];
+  auto v5 = ws.replace_all({{"w", i64s({1}, {5})}})[0];
+  BOOST_TEST(version_of(ws, "w") == v5);
+  std::vector<uint64_t> seen{v1, v2, v3, v4, v5};
+  for (size_t i = 1; i < seen.size(); ++i)
+    BOOST_TEST(seen[i] > seen[i - 1]);
+}
+
+BOOST_AUTO_TEST_CASE(a_blob_erased_and_written_again_never_reuses_a_version) {
+  workspace ws;
+  ws.set("w", i64s({1}, {1}));
+  auto before = version_of(ws, "w");
+  ws.erase("w");
+  ws.set("w", i64s({1}, {1}));
+  BOOST_TEST(version_of(ws, "w") != before);
+}
+
+BOOST_AUTO_TEST_CASE(replace_all_reports_the_version_of_the_pair_that_wins) {
+  workspace ws;
+  auto versions
+    = ws.replace_all({{"w", i64s({1}, {1})}, {"w", i64s({1}, {2})}});
+  BOOST_REQUIRE(versions.size() == 2u);
+  BOOST_TEST(version_of(ws, "w") == versions[1]);
+  BOOST_TEST(ints(*ws.get("w")) == std::vector<int64_t>{2},
              boost::test_tools::per_element());
 }
 

@@ -97,6 +97,9 @@ void field_diff::visit(const std::string& path, const blob_entry& x,
   field(path, "bytes", x.bytes, y.bytes);
   field(path, "digest", x.digest, y.digest);
   field(path, "chunks", x.chunks, y.chunks);
+  field(path, "data_epoch", x.data_epoch, y.data_epoch);
+  field(path, "data_id", x.data_id, y.data_id);
+  field(path, "offset", x.offset, y.offset);
 }
 
 void field_diff::visit(const std::string& path, const manifest& x,
@@ -124,6 +127,8 @@ void field_diff::visit(const std::string& path, const checkpoint_stats& x,
   field(path, "duration_us", x.duration_us, y.duration_us);
   field(path, "bytes", x.bytes, y.bytes);
   field(path, "blobs", x.blobs, y.blobs);
+  field(path, "written_bytes", x.written_bytes, y.written_bytes);
+  field(path, "reused_blobs", x.reused_blobs, y.reused_blobs);
 }
 
 void field_diff::visit(const std::string& path, const checkpoint_metadata& x,
@@ -199,6 +204,7 @@ void field_diff::visit(const std::string& path, const save_checkpoint& x,
   field(path, "epoch", x.epoch, y.epoch);
   field(path, "db", x.db, y.db);
   field(path, "blob_names", x.blob_names, y.blob_names);
+  field(path, "full", x.full, y.full);
 }
 
 void field_diff::visit(const std::string& path, const load_checkpoint& x,
@@ -307,6 +313,7 @@ void field_diff::visit(const std::string& path, const begin_save& x,
   field(path, "node", x.node, y.node);
   field(path, "epoch", x.epoch, y.epoch);
   field(path, "db", x.db, y.db);
+  field(path, "full", x.full, y.full);
 }
 
 void field_diff::visit(const std::string& path, const end_save& x,
@@ -372,6 +379,18 @@ void field_diff::visit(const std::string& path, const read_checkpoint& x,
   field(path, "node", x.node, y.node);
   field(path, "db", x.db, y.db);
   field(path, "blob_names", x.blob_names, y.blob_names);
+}
+
+void field_diff::visit(const std::string& path, const prune_checkpoints& x,
+                       const prune_checkpoints& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "kept", x.kept, y.kept);
+}
+
+void field_diff::visit(const std::string& path, const pruned_checkpoints& x,
+                       const pruned_checkpoints& y) {
+  field(path, "removed", x.removed, y.removed);
+  field(path, "bytes", x.bytes, y.bytes);
 }
 
 } // namespace epochrt::test

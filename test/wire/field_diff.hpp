@@ -191,6 +191,10 @@ private:
              const remote_attached& y);
   void visit(const std::string& path, const read_checkpoint& x,
              const read_checkpoint& y);
+  void visit(const std::string& path, const prune_checkpoints& x,
+             const prune_checkpoints& y);
+  void visit(const std::string& path, const pruned_checkpoints& x,
+             const pruned_checkpoints& y);
 
   std::vector<std::string> differences_;
   std::vector<std::string> top_fields_;

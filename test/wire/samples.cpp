@@ -72,12 +72,18 @@ task_group_def sample_group(const std::string& node) {
 
 blob_entry sample_entry(const std::string& name) {
   return blob_entry{name,       dtype::i64,         wide_shape(),
-                    1ull << 40, 0xdeadbeefcafef00d, 4'000'000'000u};
+                    1ull << 40, 0xdeadbeefcafef00d, 4'000'000'000u,
+                    1ll << 50,  0x8000000000000001, (1ull << 41) + 16};
 }
 
 checkpoint_stats sample_stats(const std::string& node) {
-  return checkpoint_stats{node, "/ckpt/" + node + ".9", -1'234'567'890'123,
-                          0xfedcba9876543210, 0x8000000000000001};
+  return checkpoint_stats{node,
+                          "/ckpt/" + node + ".9",
+                          -1'234'567'890'123,
+                          0xfedcba9876543210,
+                          0x8000000000000001,
+                          0x7fffffffffffffff,
+                          0xffffffffffffffff};
 }
 
 blob_value sample_blob(const std::string& name) {
@@ -215,7 +221,8 @@ blob_names make_sample(type_tag<blob_names>, const sample_handles&) {
 }
 
 save_checkpoint make_sample(type_tag<save_checkpoint>, const sample_handles&) {
-  return save_checkpoint{"trainer_0", 1ll << 36, "/tmp/db", sample_names()};
+  return save_checkpoint{"trainer_0", 1ll << 36, "/tmp/db", sample_names(),
+                         true};
 }
 
 load_checkpoint make_sample(type_tag<load_checkpoint>, const sample_handles&) {
@@ -291,7 +298,7 @@ reset_workspace make_sample(type_tag<reset_workspace>, const sample_handles&) {
 }
 
 begin_save make_sample(type_tag<begin_save>, const sample_handles&) {
-  return begin_save{"trainer_0", 1ll << 49, "/ckpt/trainer_0.3"};
+  return begin_save{"trainer_0", 1ll << 49, "/ckpt/trainer_0.3", true};
 }
 
 end_save make_sample(type_tag<end_save>, const sample_handles&) {
@@ -344,6 +351,18 @@ remote_attached make_sample(type_tag<remote_attached>,
 
 read_checkpoint make_sample(type_tag<read_checkpoint>, const sample_handles&) {
   return read_checkpoint{"trainer_0", "/ckpt/trainer_0.4", sample_names()};
+}
+
+prune_checkpoints make_sample(type_tag<prune_checkpoints>,
+                              const sample_handles&) {
+  return prune_checkpoints{"trainer_0",
+                           {"/ckpt/trainer_0.8", "/ckpt/trainer_0.9"}};
+}
+
+pruned_checkpoints make_sample(type_tag<pruned_checkpoints>,
+                               const sample_handles&) {
+  return pruned_checkpoints{{"/ckpt/trainer_0.1", "/ckpt/trainer_0.2"},
+                            0xfedcba9876543210};
 }
 
 } // namespace epochrt::test

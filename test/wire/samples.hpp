@@ -33,7 +33,9 @@ using wire_types = std::tuple<
   ckpt_save_async, ckpt_flush, ckpt_result, ckpt_read,
   // Attaching a node to a daemon, and reading a remote checkpoint.
   remote_hello, remote_challenge, remote_attach, remote_attached,
-  read_checkpoint>;
+  read_checkpoint,
+  // Retention.
+  prune_checkpoints, pruned_checkpoints>;
 
 /// The actor handles samples carry: one of an actor in this process, which
 /// the peer sees as a proxy, and one of an actor in the peer, which this
@@ -103,5 +105,9 @@ remote_challenge make_sample(type_tag<remote_challenge>, const sample_handles&);
 remote_attach make_sample(type_tag<remote_attach>, const sample_handles&);
 remote_attached make_sample(type_tag<remote_attached>, const sample_handles&);
 read_checkpoint make_sample(type_tag<read_checkpoint>, const sample_handles&);
+prune_checkpoints make_sample(type_tag<prune_checkpoints>,
+                              const sample_handles&);
+pruned_checkpoints make_sample(type_tag<pruned_checkpoints>,
+                               const sample_handles&);
 
 } // namespace epochrt::test

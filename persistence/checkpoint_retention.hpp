@@ -1,0 +1,56 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+namespace epochrt {
+
+class fault_injector;
+
+/// What `remove_old_databases` did.
+struct retention_report {
+  /// Databases removed, oldest first.
+  std::vector<std::string> removed;
+  /// Databases older than every kept one that stay, because a kept
+  /// checkpoint still refers to payloads in their data files.
+  std::vector<std::string> referenced;
+  /// Bytes freed.
+  uint64_t bytes = 0;
+};
+
+/// Options of `remove_old_databases`.
+struct retention_options {
+  /// Consulted at gc.remove.before/after around each removal, with `node`
+  /// and the removed epoch as the site and its path as the detail.
+  /// Borrowed: it must outlive the call. Null: no faults.
+  fault_injector* faults = nullptr;
+  std::string_view node;
+};
+
+/// Removes the databases of one node's checkpoints older than all of
+/// `kept`, the paths of the node's databases of the epochs to keep
+/// (db_name: `<prefix><node>.<epoch>`; at least one, all of one directory
+/// and prefix), except those whose data files a kept checkpoint refers to
+/// (incremental checkpoints). Never touches a database of an epoch at or
+/// after the oldest kept one, nor anything not named like the node's
+/// databases.
+///
+/// Crash-safe: each database is first renamed to `<db>.deleting` (one
+/// atomic step, with the directory fsynced), then removed; leftovers of an
+/// interrupted removal are removed by the next call. Call it only after the
+/// epochs it drops are no longer committed, so that a crash in between
+/// leaves no committed epoch without its database.
+///
+/// When a kept database cannot be read, nothing is removed: its references
+/// are unknown. Errors: invalid_argument (no kept path, or paths that do
+/// not end in an epoch), corrupt/incomplete/not_found (a kept database),
+/// io_error. Blocks on disk I/O.
+caf::expected<retention_report>
+remove_old_databases(const std::vector<std::string>& kept,
+                     retention_options opts = {});
+
+} // namespace epochrt

@@ -1,0 +1,63 @@
+#include "persistence/detail/data_file.hpp"
+
+#include <cstring>
+#include <random>
+
+#include "persistence/persistence_errc.hpp"
+
+namespace epochrt::detail {
+
+namespace {
+
+constexpr std::string_view magic = "EPRTDAT1";
+
+} // namespace
+
+uint64_t new_data_id() {
+  // Not a secret, only unlikely to repeat: two writes of one path must not
+  // share an id. random_device reads the kernel's entropy on Linux.
+  std::random_device rd;
+  auto id = (uint64_t{rd()} << 32) ^ uint64_t { rd() };
+  return id != 0 ? id : 1; // 0 is never a valid id
+}
+
+std::string data_header(uint64_t id) {
+  std::string result{magic};
+  for (int i = 0; i < 8; ++i)
+    result.push_back(static_cast<char>((id >> (8 * i)) & 0xff));
+  return result;
+}
+
+caf::expected<uint64_t> parse_data_header(std::string_view header,
+                                          const std::string& file) {
+  if (header.size() != data_header_bytes || header.substr(0, 8) != magic)
+    return make_error(persistence_errc::corrupt,
+                      file + " is not a checkpoint data file");
+  uint64_t id = 0;
+  for (int i = 0; i < 8; ++i)
+    id |= uint64_t{static_cast<unsigned char>(header[8 + i])} << (8 * i);
+  if (id == 0)
+    return make_error(persistence_errc::corrupt, file + " has id 0");
+  return id;
+}
+
+std::string data_file_path(const std::string& db_path) {
+  return db_path + "/" + std::string{data_file_name};
+}
+
+caf::expected<std::string> db_path_of_epoch(const std::string& db_path,
+                                            int64_t own_epoch, int64_t epoch) {
+  auto suffix = "." + std::to_string(own_epoch);
+  if (db_path.size() <= suffix.size()
+      || db_path.compare(db_path.size() - suffix.size(), suffix.size(), suffix)
+        != 0)
+    return make_error(
+      persistence_errc::corrupt,
+      db_path + " refers to the data of epoch " + std::to_string(epoch)
+        + ", but its path does not end in its own epoch "
+        + std::to_string(own_epoch) + ", so that database cannot be found");
+  return db_path.substr(0, db_path.size() - suffix.size()) + "."
+    + std::to_string(epoch);
+}
+
+} // namespace epochrt::detail
