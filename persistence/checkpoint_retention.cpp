@@ -114,7 +114,7 @@ remove_old_databases(const std::vector<std::string>& kept,
       report.referenced.push_back(path);
       continue;
     }
-    fault_site site{std::string{opts.node}, epoch, path};
+    fault_site site{opts.node, epoch, path};
     fault_action action;
     if (auto err = strike_blocking(opts.faults, fault_point::gc_remove_before,
                                    site, action))

@@ -187,6 +187,42 @@ BOOST_AUTO_TEST_CASE(sweep_of_pipeline3_across_two_daemons_has_no_wrong_run) {
     BOOST_CHECK_MESSAGE(contains(r.out, kind), kind);
 }
 
+BOOST_AUTO_TEST_CASE(
+  sweep_of_incremental_checkpoints_with_retention_has_no_wrong_run) {
+  temp_dir dir;
+  // Payloads in data files, references to earlier epochs, full saves every
+  // third epoch, and old epochs removed after each commit: crashes and bad
+  // disks anywhere in there, retention's removals included.
+  auto r
+    = epochrt_cli({"sweep", jobs + "incremental.json", "--fetch", "trainer_0:w",
+                   "--fetch", "trainer_0:acc", "--fetch", "trainer_1:w",
+                   "--keep-last", "2", "--full-every", "3", "--max-runs", "100",
+                   "--timeout-ms", "30000", "--work-dir", dir.str()},
+                  std::chrono::seconds(300));
+  BOOST_CHECK_MESSAGE(r.exit_code == 0, show(r));
+  auto summary = last_line(r.out);
+  BOOST_CHECK_MESSAGE(contains(summary, "sweep: 100 runs, "), summary);
+  BOOST_CHECK_MESSAGE(contains(summary, " 0 wrong, 0 hung"), summary);
+  BOOST_CHECK(contains(r.out, "gc.remove.before"));
+  BOOST_CHECK(contains(r.out, "save.batch.before"));
+}
+
+BOOST_AUTO_TEST_CASE(sweep_of_retention_on_a_daemon_has_no_wrong_run) {
+  temp_dir dir;
+  // The same with trainer_1 on a daemon: its old epochs are removed by its
+  // own persistence actor, at the master's request.
+  auto r
+    = epochrt_cli({"sweep", jobs + "incremental.json", "--fetch", "trainer_0:w",
+                   "--fetch", "trainer_1:w", "--daemon", "trainer_1",
+                   "--max-failures", "1", "--keep-last", "1", "--max-runs",
+                   "40", "--timeout-ms", "60000", "--work-dir", dir.str()},
+                  std::chrono::seconds(600));
+  BOOST_CHECK_MESSAGE(r.exit_code == 0, show(r));
+  auto summary = last_line(r.out);
+  BOOST_CHECK_MESSAGE(contains(summary, "sweep: 40 runs, "), summary);
+  BOOST_CHECK_MESSAGE(contains(summary, " 0 wrong, 0 hung"), summary);
+}
+
 BOOST_AUTO_TEST_CASE(sweep_reports_a_job_that_writes_outside_its_directory) {
   temp_dir dir;
   // The exit group copies the checkpoint directory next to it: every case

@@ -1,0 +1,200 @@
+// Retention: removing the databases of old epochs, but payloads that kept
+// incremental checkpoints still refer to.
+
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "messages/fault_injector.hpp"
+#include "messages/fault_plan.hpp"
+#include "messages/tensor.hpp"
+#include "persistence/checkpoint_reader.hpp"
+#include "persistence/checkpoint_retention.hpp"
+#include "persistence/checkpoint_writer.hpp"
+#include "test/persistence/test_util.hpp"
+
+using namespace epochrt;
+using namespace epochrt::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+tensor floats(size_t n, float base) {
+  std::vector<float> values(n);
+  std::iota(values.begin(), values.end(), base);
+  return make_tensor<float>({static_cast<int64_t>(n)}, values);
+}
+
+struct retention_fixture : persistence_fixture {
+  writer_options opts;
+
+  retention_fixture() {
+    opts.inline_bytes = 1024;
+  }
+
+  std::string db(const std::string& node, int64_t epoch) const {
+    return (*this)(node + "." + std::to_string(epoch));
+  }
+
+  // Writes `node`'s checkpoint of `epoch` with a fresh "w", reusing
+  // `reused` entries of earlier manifests.
+  manifest save(const std::string& node, int64_t epoch,
+                const std::vector<blob_entry>& reused = {}) {
+    auto writer = checkpoint_writer::create(db(node, epoch), node, epoch, opts);
+    BOOST_REQUIRE(writer);
+    for (auto& entry : reused)
+      BOOST_REQUIRE(!(*writer)->reuse(entry));
+    BOOST_REQUIRE(!(*writer)->put("w", floats(1000, epoch)));
+    auto written = (*writer)->finish();
+    BOOST_REQUIRE_MESSAGE(written, describe(written));
+    return *written;
+  }
+
+  std::vector<std::string> kept(const std::string& node,
+                                std::vector<int64_t> epochs) const {
+    std::vector<std::string> result;
+    for (auto e : epochs)
+      result.push_back(db(node, e));
+    return result;
+  }
+};
+
+const blob_entry& entry_of(const manifest& man, const std::string& name) {
+  for (auto& entry : man.blobs)
+    if (entry.name == name)
+      return entry;
+  BOOST_FAIL("no entry " + name);
+  return man.blobs.front();
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(retention, retention_fixture)
+
+BOOST_AUTO_TEST_CASE(databases_older_than_the_oldest_kept_one_are_removed) {
+  for (int64_t e = 1; e <= 5; ++e)
+    save("trainer_0", e);
+  auto report = remove_old_databases(kept("trainer_0", {4, 5}));
+  BOOST_REQUIRE_MESSAGE(report, describe(report));
+  BOOST_TEST(report->removed.size() == 3u);
+  BOOST_TEST(report->bytes > 0u);
+  for (int64_t e = 1; e <= 3; ++e)
+    BOOST_TEST(!fs::exists(db("trainer_0", e)));
+  for (int64_t e = 4; e <= 5; ++e)
+    BOOST_TEST(static_cast<bool>(checkpoint_reader::open(db("trainer_0", e))));
+}
+
+BOOST_AUTO_TEST_CASE(a_database_whose_payload_a_kept_one_refers_to_stays) {
+  auto first = save("trainer_0", 1);
+  save("trainer_0", 2);
+  // Epoch 3 keeps epoch 1's "w" as "frozen".
+  auto frozen = entry_of(first, "w");
+  frozen.name = "frozen";
+  save("trainer_0", 3, {frozen});
+  auto report = remove_old_databases(kept("trainer_0", {3}));
+  BOOST_REQUIRE_MESSAGE(report, describe(report));
+  BOOST_TEST(report->removed == kept("trainer_0", {2}));
+  BOOST_TEST(report->referenced == kept("trainer_0", {1}));
+  auto reader = checkpoint_reader::open(db("trainer_0", 3));
+  BOOST_REQUIRE(reader);
+  auto back = (*reader)->read("frozen");
+  BOOST_REQUIRE_MESSAGE(back, describe(back));
+  BOOST_TEST((*back == floats(1000, 1)));
+}
+
+BOOST_AUTO_TEST_CASE(an_old_database_nobody_refers_to_any_more_goes_later) {
+  auto first = save("trainer_0", 1);
+  auto frozen = entry_of(first, "w");
+  frozen.name = "frozen";
+  save("trainer_0", 2, {frozen});
+  BOOST_REQUIRE(remove_old_databases(kept("trainer_0", {2})));
+  BOOST_TEST(fs::exists(db("trainer_0", 1)));
+  save("trainer_0", 3); // a full save: no reference left
+  auto report = remove_old_databases(kept("trainer_0", {3}));
+  BOOST_REQUIRE(report);
+  BOOST_TEST(report->removed == kept("trainer_0", {1, 2}));
+}
+
+BOOST_AUTO_TEST_CASE(other_nodes_newer_epochs_and_strangers_are_untouched) {
+  for (int64_t e = 1; e <= 3; ++e) {
+    save("trainer_0", e);
+    save("trainer_1", e);
+  }
+  save("trainer_0", 7); // newer than every kept one: a save in progress
+  fs::create_directories((*this)("trainer_0.notanepoch"));
+  fs::create_directories((*this)("trainer_0.1.partial"));
+  fs::create_directories((*this)("trainer_00.1"));
+  auto report = remove_old_databases(kept("trainer_0", {3}));
+  BOOST_REQUIRE(report);
+  BOOST_TEST(report->removed == kept("trainer_0", {1, 2}));
+  for (int64_t e = 1; e <= 3; ++e)
+    BOOST_TEST(fs::exists(db("trainer_1", e)));
+  BOOST_TEST(fs::exists(db("trainer_0", 7)));
+  BOOST_TEST(fs::exists((*this)("trainer_0.notanepoch")));
+  BOOST_TEST(fs::exists((*this)("trainer_0.1.partial")));
+  BOOST_TEST(fs::exists((*this)("trainer_00.1")));
+}
+
+BOOST_AUTO_TEST_CASE(leftovers_of_an_interrupted_removal_are_removed) {
+  save("trainer_0", 1);
+  save("trainer_0", 2);
+  fs::rename(db("trainer_0", 1), db("trainer_0", 1) + ".deleting");
+  auto report = remove_old_databases(kept("trainer_0", {2}));
+  BOOST_REQUIRE(report);
+  BOOST_TEST(!fs::exists(db("trainer_0", 1) + ".deleting"));
+}
+
+BOOST_AUTO_TEST_CASE(an_unreadable_kept_database_removes_nothing) {
+  save("trainer_0", 1);
+  save("trainer_0", 2);
+  fs::remove(db("trainer_0", 2) + "/CURRENT");
+  auto report = remove_old_databases(kept("trainer_0", {2}));
+  BOOST_TEST(!report);
+  BOOST_TEST(fs::exists(db("trainer_0", 1)));
+}
+
+BOOST_AUTO_TEST_CASE(kept_paths_of_two_nodes_are_refused) {
+  save("trainer_0", 1);
+  save("trainer_1", 1);
+  std::vector<std::string> mixed{db("trainer_0", 1), db("trainer_1", 1)};
+  BOOST_TEST(
+    has_code(remove_old_databases(mixed), persistence_errc::invalid_argument));
+  BOOST_TEST(
+    has_code(remove_old_databases({}), persistence_errc::invalid_argument));
+}
+
+BOOST_AUTO_TEST_CASE(
+  a_failure_between_two_removals_leaves_every_kept_epoch_loadable) {
+  auto first = save("trainer_0", 1);
+  auto frozen = entry_of(first, "w");
+  frozen.name = "frozen";
+  save("trainer_0", 2, {frozen});
+  save("trainer_0", 3, {frozen});
+  save("trainer_0", 4, {frozen});
+  auto plan = parse_fault_plan(
+    R"({"faults": [{"point": "gc.remove.after", "fault": "io_error"}]})",
+    "plan");
+  BOOST_REQUIRE(plan);
+  fault_injector faults{std::move(*plan)};
+  retention_options opts;
+  opts.faults = &faults;
+  opts.node = "trainer_0";
+  BOOST_TEST(!remove_old_databases(kept("trainer_0", {4}), opts));
+  // One database went, then the "crash": the rest is intact, and the next
+  // pass finishes the job.
+  for (int64_t e : {4}) {
+    auto reader = checkpoint_reader::open(db("trainer_0", e));
+    BOOST_REQUIRE(reader);
+    BOOST_TEST(!(*reader)->verify());
+  }
+  auto report = remove_old_databases(kept("trainer_0", {4}));
+  BOOST_REQUIRE(report);
+  BOOST_TEST(!fs::exists(db("trainer_0", 2)));
+  BOOST_TEST(!fs::exists(db("trainer_0", 3)));
+  BOOST_TEST(fs::exists(db("trainer_0", 1)));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
