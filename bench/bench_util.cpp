@@ -22,8 +22,9 @@ namespace {
 void usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--mib N] [--runs R] [--dir D] [--epochs E]\n"
-               "          [--only memcpy,save,load,leveldb,file,stall] "
-               "[--verbose] [--keep] [--probe]\n"
+               "          [--only memcpy,save,load,leveldb,file,stall,small]\n"
+               "          [--small-count N] [--small-bytes B] [--verbose] "
+               "[--keep] [--probe]\n"
                "\n"
                "  --mib N     workspace payload in MiB (default 512)\n"
                "  --runs R    repetitions; medians are reported (default 3)\n"
@@ -34,6 +35,10 @@ void usage(const char* argv0) {
                "  --epochs E  epochs of the stall job, E >= 2 (default 4)\n"
                "  --only L    run only the listed phases (load implies "
                "save)\n"
+               "  --small-count N  blobs of the small-blobs checkpoint "
+               "(default 10000)\n"
+               "  --small-bytes B  bytes of each, a multiple of 4 (default "
+               "1024)\n"
                "  --verbose   epochrt logs at info level (default: warn)\n"
                "  --keep      leave the scratch directory in place\n"
                "  --probe     also drive checkpoint_writer/reader directly "
@@ -58,7 +63,8 @@ bool parse_count(const char* text, long min, long max, long& out) {
 }
 
 bool parse_phases(std::string_view list, options& out) {
-  out.memcpy = out.save = out.load = out.leveldb = out.file = out.stall = false;
+  out.memcpy = out.save = out.load = out.leveldb = out.file = out.stall
+    = out.small = false;
   while (!list.empty()) {
     auto comma = list.find(',');
     auto item = list.substr(0, comma);
@@ -74,6 +80,8 @@ bool parse_phases(std::string_view list, options& out) {
       out.file = true;
     else if (item == "stall")
       out.stall = true;
+    else if (item == "small")
+      out.small = true;
     else
       return false;
     if (comma == std::string_view::npos)
@@ -154,6 +162,21 @@ bool parse_options(int argc, char** argv, options& out, int& exit_code) {
         return false;
       }
       out.epochs = static_cast<int>(n);
+    } else if (arg == "--small-count") {
+      if (!parse_count(value().c_str(), 1, 10'000'000, n)) {
+        std::fprintf(stderr,
+                     "--small-count needs a count from 1 to 10000000\n");
+        return false;
+      }
+      out.small_count = static_cast<size_t>(n);
+    } else if (arg == "--small-bytes") {
+      if (!parse_count(value().c_str(), 4, 1 << 30, n) || n % 4 != 0) {
+        std::fprintf(stderr,
+                     "--small-bytes needs a multiple of 4 from 4 to "
+                     "1073741824\n");
+        return false;
+      }
+      out.small_bytes = static_cast<size_t>(n);
     } else if (arg == "--dir") {
       out.dir = value();
       if (out.dir.empty()) {
@@ -164,7 +187,7 @@ bool parse_options(int argc, char** argv, options& out, int& exit_code) {
       if (!parse_phases(value(), out)) {
         std::fprintf(stderr,
                      "--only takes a comma-separated list of "
-                     "memcpy, save, load, leveldb, file, stall\n");
+                     "memcpy, save, load, leveldb, file, stall, small\n");
         return false;
       }
     } else if (arg == "--verbose" && !has_inline) {
@@ -199,6 +222,25 @@ std::vector<blob> make_blobs(size_t total_mib) {
     fill_random(value.values<float>(), static_cast<size_t>(floats), i + 1);
     char name[32];
     std::snprintf(name, sizeof(name), "blob_%04zu", i);
+    result.emplace_back(name, std::move(value));
+  }
+  return result;
+}
+
+std::vector<blob> make_small_blobs(size_t count, size_t bytes) {
+  auto floats = static_cast<int64_t>(bytes / sizeof(float));
+  std::vector<blob> result;
+  result.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    tensor value;
+    value.type = dtype::f32;
+    value.shape = {floats};
+    value.data.resize(static_cast<size_t>(floats) * sizeof(float));
+    // Seeds apart from make_blobs' (1, 2, ...), one per blob.
+    fill_random(value.values<float>(), static_cast<size_t>(floats),
+                (uint64_t{1} << 32) + i);
+    char name[32];
+    std::snprintf(name, sizeof(name), "small_%06zu", i);
     result.emplace_back(name, std::move(value));
   }
   return result;

@@ -35,6 +35,11 @@ struct options {
   bool leveldb = true;
   bool file = true;
   bool stall = true;
+  bool small = true;
+  /// The many-small-blobs checkpoint: how many blobs, of how many bytes
+  /// each (a multiple of 4: they are f32).
+  size_t small_count = 10000;
+  size_t small_bytes = 1024;
   /// Keep epochrt's own log at info level instead of warn.
   bool verbose = false;
   /// Also run the persistence probe (persistence_probe.hpp) in every run.
@@ -56,6 +61,11 @@ using blob = std::pair<std::string, tensor>;
 /// deterministic pseudo-random floats in [-8, 8): no zeros, no runs,
 /// nothing a compressor or a sparse store could exploit.
 std::vector<blob> make_blobs(size_t total_mib);
+
+/// `count` f32 blobs of `bytes` bytes each (a multiple of 4), shaped
+/// {bytes/4}, named "small_000000", ..., with contents as random as
+/// make_blobs' and distinct from blob to blob.
+std::vector<blob> make_small_blobs(size_t count, size_t bytes);
 
 /// Sum of the blobs' payload bytes.
 uint64_t payload_bytes(const std::vector<blob>& blobs);
