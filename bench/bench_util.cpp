@@ -22,7 +22,8 @@ namespace {
 void usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--mib N] [--runs R] [--dir D] [--epochs E]\n"
-               "          [--only memcpy,save,load,leveldb,file,stall,small]\n"
+               "          [--only memcpy,save,load,leveldb,file,stall,small,\n"
+               "          incremental]\n"
                "          [--small-count N] [--small-bytes B] [--verbose] "
                "[--keep] [--probe]\n"
                "\n"
@@ -64,7 +65,7 @@ bool parse_count(const char* text, long min, long max, long& out) {
 
 bool parse_phases(std::string_view list, options& out) {
   out.memcpy = out.save = out.load = out.leveldb = out.file = out.stall
-    = out.small = false;
+    = out.small = out.incremental = false;
   while (!list.empty()) {
     auto comma = list.find(',');
     auto item = list.substr(0, comma);
@@ -82,6 +83,8 @@ bool parse_phases(std::string_view list, options& out) {
       out.stall = true;
     else if (item == "small")
       out.small = true;
+    else if (item == "incremental")
+      out.incremental = true;
     else
       return false;
     if (comma == std::string_view::npos)

@@ -36,6 +36,7 @@ struct options {
   bool file = true;
   bool stall = true;
   bool small = true;
+  bool incremental = true;
   /// The many-small-blobs checkpoint: how many blobs, of how many bytes
   /// each (a multiple of 4: they are f32).
   size_t small_count = 10000;

@@ -26,6 +26,15 @@
 //                       the same for epochs of no work, where every
 //                       snapshot waits for the previous epoch's write.
 //
+// The ratios against the disk itself (issue 10's yardsticks), above them:
+//   save_vs_file        save_mib_s / file_write_mib_s: a plain write +
+//                       fdatasync of the same bytes to one file
+//   load_vs_file        load_cold_mib_s / file_read_cold_mib_s: both with
+//                       the page cache of their files dropped first
+//                       (posix_fadvise DONTNEED), as after a restart
+//   stall_vs_memcpy     stall_ms (median of the runs) over the time one
+//                       memcpy of the workspace takes
+//
 // and, last, the many-small-blobs figures (phase `small`: --small-count
 // blobs of --small-bytes each, 10,000 of 1 KiB by default, f32 with
 // distinct contents, in a checkpoint of their own). The large workspace
@@ -46,8 +55,18 @@
 //                       checkpoint saves faster than the file is written
 //   small_load_vs_file  small_file_read_cold_ms / small_load_cold_ms: above
 //                       1, the checkpoint loads faster than the file reads
-// Times, not MiB/s: with about 10 MiB of payload, what they measure is
-// mostly the cost per blob, not per byte. Before the summary,
+//
+// The incremental figures (phase `incremental`): 100 blobs of one size
+// holding the --mib payload; a full save, then every tenth blob written
+// with new contents and the next epoch saved:
+//   incremental_full_save_ms, incremental_save_ms   save + commit of each
+//   incremental_changed_fraction   payload of the changed blobs over the
+//                       full save's: what an ideal incremental save writes
+//   incremental_bytes_fraction     payload the second save wrote over the
+//                       first's, from the nodes' stats (written_bytes)
+//
+// Small blobs, times not MiB/s: with about 10 MiB of payload, what they measure
+// is mostly the cost per blob, not per byte. Before the summary,
 // small_load_init_ms and small_load_cold_init_ms give the untimed
 // init(session, {}, epoch) of both loads: the open of the checkpoint, which
 // today replays its LevelDB log and so reads every payload byte, cold pages
@@ -155,6 +174,11 @@ struct figures {
   std::vector<double> small_load_cold_init_ms;
   std::vector<double> small_file_write_ms;
   std::vector<double> small_file_read_cold_ms;
+  // Incremental saves: written bytes of the second save over the first's.
+  std::vector<double> incremental_bytes_fraction;
+  std::vector<double> incremental_changed_fraction;
+  std::vector<double> incremental_full_save_ms;
+  std::vector<double> incremental_save_ms;
 };
 
 // Keeps the copies observable.
@@ -193,6 +217,28 @@ void record(double payload_mib, const timing& t, std::vector<double>& rate,
             std::vector<double>& cpu_rate) {
   rate.push_back(payload_mib / t.seconds);
   cpu_rate.push_back(payload_mib / t.cpu_seconds);
+}
+
+constexpr size_t incremental_count = 100;
+constexpr size_t incremental_change_every = 10;
+
+// One run of the incremental figures in `dir`: a full save of `blobs`,
+// then a save after every tenth blob changed.
+void run_incremental(caf::actor_system& sys, const registry_ptr& ops,
+                     const std::vector<blob>& blobs, const std::string& dir,
+                     figures& out) {
+  auto saved = incremental_saves(sys, ops, blobs, dir + "/incremental_ckpt",
+                                 incremental_change_every);
+  auto full = static_cast<double>(saved.full_bytes);
+  out.incremental_bytes_fraction.push_back(saved.incremental_bytes / full);
+  out.incremental_changed_fraction.push_back(saved.changed_bytes / full);
+  out.incremental_full_save_ms.push_back(saved.full_seconds * 1e3);
+  out.incremental_save_ms.push_back(saved.incremental_seconds * 1e3);
+  progress("  incremental    %8.3f x      (%.1f of %.1f MiB written; full save "
+           "%.1f ms, incremental %.1f ms)",
+           out.incremental_bytes_fraction.back(), saved.incremental_bytes / mib,
+           full / mib, saved.full_seconds * 1e3,
+           saved.incremental_seconds * 1e3);
 }
 
 // One run of the many-small-blobs figures in `dir`: a checkpoint of `blobs`
@@ -257,6 +303,16 @@ int run(const options& opts, caf::actor_system& sys, const std::string& scratch,
   print_line("largest_blob_mib", largest / mib, "MiB");
   std::fflush(stdout);
   std::vector<blob> small_blobs;
+  std::vector<blob> incremental_blobs;
+  if (opts.incremental) {
+    // The same payload as the workspace above, in blobs of one size, so
+    // that a tenth of the blobs is a tenth of the bytes.
+    auto each
+      = ((static_cast<size_t>(opts.mib) << 20) / incremental_count) / 256 * 256;
+    progress("generating %zu f32 blobs of %zu B...", incremental_count, each);
+    incremental_blobs
+      = make_small_blobs(incremental_count, std::max<size_t>(each, 256));
+  }
   if (opts.small) {
     progress("generating %zu f32 blobs of %zu B...", opts.small_count,
              opts.small_bytes);
@@ -370,6 +426,8 @@ int run(const options& opts, caf::actor_system& sys, const std::string& scratch,
     }
     if (opts.small)
       run_small(sys, ops, small_blobs, dir, out);
+    if (opts.incremental)
+      run_incremental(sys, ops, incremental_blobs, dir, out);
     if (opts.probe) {
       std::filesystem::create_directory(dir + "/probe");
       run_probe(blobs, dir + "/probe");
@@ -478,13 +536,11 @@ void report(const options& opts, const figures& f) {
   }
   if (opts.stall && opts.memcpy && !f.stall_ms.empty()) {
     // The epoch loop's stall per checkpoint against copying the workspace
-    // once.
+    // once. Per run first (each run sizes its epochs to its own save), then
+    // the median of the runs.
     auto memcpy_ms
       = static_cast<double>(opts.mib) / median(f.memcpy_mib_s) * 1e3;
-    print_line("stall_vs_memcpy",
-               (median(f.epoch_ms_with_ckpt) - median(f.epoch_ms_plain))
-                 / memcpy_ms,
-               "x", 3);
+    print_line("stall_vs_memcpy", median(f.stall_ms) / memcpy_ms, "x", 3);
   }
   if (opts.stall) {
     print_line("epoch_ms_without_checkpoints", median(f.epoch_ms_plain), "ms",
@@ -512,9 +568,21 @@ void report(const options& opts, const figures& f) {
   if (opts.load && opts.leveldb)
     print_line("load_vs_leveldb", load / lr, "x", 2);
   if (opts.stall)
-    // Over all epochs of all runs: with, minus without.
-    print_line("stall_ms",
-               median(f.epoch_ms_with_ckpt) - median(f.epoch_ms_plain), "ms");
+    // Each run's epochs are as long as 1.5 of its own save: medians of
+    // epochs pooled over runs would mix lengths. The median of the runs'.
+    print_line("stall_ms", median(f.stall_ms), "ms");
+  if (opts.incremental) {
+    std::printf("incremental_blobs=%zu blobs\n", incremental_count);
+    std::printf("incremental_changed_blobs=%zu blobs\n",
+                incremental_count / incremental_change_every);
+    print_line("incremental_full_save_ms", median(f.incremental_full_save_ms),
+               "ms");
+    print_line("incremental_save_ms", median(f.incremental_save_ms), "ms");
+    print_line("incremental_changed_fraction",
+               median(f.incremental_changed_fraction), "x", 3);
+    print_line("incremental_bytes_fraction",
+               median(f.incremental_bytes_fraction), "x", 3);
+  }
   if (opts.small) {
     std::printf("small_blobs=%zu blobs\n", opts.small_count);
     auto save_ms = median(f.small_save_ms);

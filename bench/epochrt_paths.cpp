@@ -94,6 +94,36 @@ save_result checkpoint_save(caf::actor_system& sys, const registry_ptr& ops,
   return result;
 }
 
+incremental_result
+incremental_saves(caf::actor_system& sys, const registry_ptr& ops,
+                  const std::vector<blob>& blobs, const std::string& db_prefix,
+                  size_t change_every) {
+  incremental_result result;
+  local_session sess{sys, ops};
+  auto ws = seeded_node(sess, blobs);
+  checkpoint_manager mgr{sys, db_prefix, bench_node};
+  check(mgr.init(sess), "checkpoint_manager::init");
+  auto save = [&](int64_t epoch, uint64_t& bytes, double& seconds) {
+    auto start = clock_type::now();
+    check(mgr.save(epoch), "checkpoint_manager::save");
+    check(mgr.write_checkpoint_metadata(epoch),
+          "checkpoint_manager::write_checkpoint_metadata");
+    seconds = seconds_since(start);
+    for (auto& stats : mgr.last_stats())
+      bytes += stats.written_bytes;
+  };
+  save(1, result.full_bytes, result.full_seconds);
+  for (size_t i = 0; i < blobs.size(); i += change_every) {
+    auto changed = blobs[i].second;
+    for (auto& byte : changed.data)
+      byte = static_cast<char>(byte ^ 0x40);
+    result.changed_bytes += changed.byte_size();
+    ws->set(blobs[i].first, std::move(changed));
+  }
+  save(2, result.incremental_bytes, result.incremental_seconds);
+  return result;
+}
+
 load_result checkpoint_load(caf::actor_system& sys, const registry_ptr& ops,
                             const std::vector<blob>& blobs,
                             const std::string& db_prefix, int64_t epoch) {

@@ -58,6 +58,25 @@ load_result checkpoint_load(caf::actor_system& sys, const registry_ptr& ops,
                             const std::vector<blob>& blobs,
                             const std::string& db_prefix, int64_t epoch);
 
+struct incremental_result {
+  uint64_t full_bytes = 0;        // payload the first (full) save wrote
+  uint64_t incremental_bytes = 0; // payload the second save wrote
+  uint64_t changed_bytes = 0;     // payload of the blobs that changed
+  double full_seconds = 0;        // save + commit of each
+  double incremental_seconds = 0;
+};
+
+/// Seeds node `bench_node` of a fresh local session with copies of `blobs`
+/// and saves and commits epoch 1 through a checkpoint_manager over
+/// `db_prefix`; then writes every `change_every`-th blob (new contents) and
+/// saves and commits epoch 2. The bytes come from the nodes' stats
+/// (checkpoint_stats::written_bytes). Throws std::runtime_error on any
+/// error.
+incremental_result
+incremental_saves(caf::actor_system& sys, const registry_ptr& ops,
+                  const std::vector<blob>& blobs, const std::string& db_prefix,
+                  size_t change_every);
+
 /// Runs a small job of `epochs` epochs (init: a counter; epoch: `work_ms`
 /// of work, one trivial op and a countdown) through job_runner on a fresh local
 /// session whose node `bench_node` is seeded with `blobs`, with a checkpoint

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "messages/codec.hpp"
@@ -321,13 +322,21 @@ file_metadata_handler::cp_accessible(std::optional<int64_t> epoch) {
   if (ec || !fs::is_directory(dir_, ec))
     return false;
   // Permission bits do not tell (root ignores them, ACLs, read-only
-  // mounts): try it.
+  // mounts): try it. Not durably: this runs before every save, on the
+  // epoch loop's path, and a probe that is removed at once has nothing to
+  // keep (an fsync here was most of a checkpoint's stall).
   auto probe
     = (fs::path{dir_} / (".epochrt.probe." + std::to_string(::getpid())))
         .string();
-  if (detail::write_file_durably(probe, "probe"))
+  int fd
+    = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
     return false;
-  fs::remove(probe, ec);
+  auto written = ::write(fd, "probe", 5) == 5;
+  auto closed = ::close(fd) == 0;
+  ::unlink(probe.c_str());
+  if (!written || !closed)
+    return false;
   // A directory about to be written must hold metadata that can be
   // trusted. A fresh one gets an empty file now, before any database, so
   // that a crash before the first commit leaves databases beside metadata,
