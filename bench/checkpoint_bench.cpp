@@ -32,6 +32,10 @@
 //   load_vs_file        load_cold_mib_s / file_read_cold_mib_s: both with
 //                       the page cache of their files dropped first
 //                       (posix_fadvise DONTNEED), as after a restart
+//   load_vs_file_fresh  load_cold_mib_s / file_read_fresh_cold_mib_s: the
+//                       file read into a fresh buffer per blob, as a load
+//                       must allocate its tensors (a reference: on a VM,
+//                       touching fresh memory varies several-fold)
 //   stall_vs_memcpy     stall_ms (median of the runs) over the time one
 //                       memcpy of the workspace takes
 //
@@ -161,9 +165,10 @@ struct figures {
   std::vector<double> file_read_cpu;
   std::vector<double> file_read_cold_mib_s; // page cache dropped first
   std::vector<double> file_read_cold_cpu;
-  std::vector<double> epoch_ms_plain;     // all intervals, all runs
-  std::vector<double> epoch_ms_with_ckpt; // all intervals, all runs
-  std::vector<double> b2b_ms_plain;       // the same, epochs of no work
+  std::vector<double> file_read_fresh_cold_mib_s; // into fresh buffers
+  std::vector<double> epoch_ms_plain;             // all intervals, all runs
+  std::vector<double> epoch_ms_with_ckpt;         // all intervals, all runs
+  std::vector<double> b2b_ms_plain;               // the same, epochs of no work
   std::vector<double> b2b_ms_with_ckpt;
   std::vector<double> stall_ms; // per run: median with - without
   // The many-small-blobs checkpoint and its flat file, in ms.
@@ -423,6 +428,13 @@ int run(const options& opts, caf::actor_system& sys, const std::string& scratch,
       progress("  file read cold %8.1f MiB/s  (%.3f s, %.3f cpu-s; page cache "
                "dropped first)",
                out.file_read_cold_mib_s.back(), cold.seconds, cold.cpu_seconds);
+      drop_page_cache(path);
+      auto fresh = file_read_fresh(path, views);
+      out.file_read_fresh_cold_mib_s.push_back(payload_mib / fresh.seconds);
+      progress("  file read fresh%8.1f MiB/s  (%.3f s, %.3f cpu-s; cold, into "
+               "a fresh buffer per blob)",
+               out.file_read_fresh_cold_mib_s.back(), fresh.seconds,
+               fresh.cpu_seconds);
     }
     if (opts.small)
       run_small(sys, ops, small_blobs, dir, out);
@@ -527,6 +539,13 @@ void report(const options& opts, const figures& f) {
     if (opts.load)
       print_line("load_vs_file",
                  median(f.load_cold_mib_s) / median(f.file_read_cold_mib_s),
+                 "x", 2);
+    print_line("file_read_fresh_cold_mib_s",
+               median(f.file_read_fresh_cold_mib_s), "MiB/s");
+    if (opts.load)
+      print_line("load_vs_file_fresh",
+                 median(f.load_cold_mib_s)
+                   / median(f.file_read_fresh_cold_mib_s),
                  "x", 2);
   }
   if (opts.small) {

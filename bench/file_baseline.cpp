@@ -104,4 +104,36 @@ timing file_read(const std::string& path,
   return watch.elapsed();
 }
 
+timing file_read_fresh(const std::string& path,
+                       const std::vector<blob_bytes>& blobs) {
+  std::vector<std::vector<char>> values;
+  values.reserve(blobs.size());
+  stopwatch watch;
+  fd_guard fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (fd.get() < 0)
+    fail("open", path);
+  off_t offset = 0;
+  for (auto& b : blobs) {
+    auto& buffer = values.emplace_back(b.size);
+    size_t done = 0;
+    while (done < b.size) {
+      auto n = ::pread(fd.get(), buffer.data() + done, b.size - done,
+                       offset + static_cast<off_t>(done));
+      if (n < 0) {
+        if (errno == EINTR)
+          continue;
+        fail("read", path);
+      }
+      if (n == 0)
+        throw std::runtime_error(path + " ends early");
+      done += static_cast<size_t>(n);
+    }
+    if (b.size > 0 && buffer.back() != b.data[b.size - 1])
+      throw std::runtime_error(path + ": blob " + std::string{b.name}
+                               + " reads back different");
+    offset += static_cast<off_t>(b.size);
+  }
+  return watch.elapsed();
+}
+
 } // namespace epochrt::bench

@@ -22,4 +22,10 @@ timing file_write(const std::string& path,
 /// checking sizes and edges. Throws on errors.
 timing file_read(const std::string& path, const std::vector<blob_bytes>& blobs);
 
+/// The same into a fresh std::vector<char> per blob, all kept until the
+/// clock stops, as a program that loads tensors from a file must: it pays
+/// for touching fresh memory, as a checkpoint load does. A reference line.
+timing file_read_fresh(const std::string& path,
+                       const std::vector<blob_bytes>& blobs);
+
 } // namespace epochrt::bench

@@ -92,6 +92,14 @@ remove_old_databases(const std::vector<std::string>& kept,
       && rest.substr(rest.size() - deleting_suffix.size()) == deleting_suffix;
     if (deleting)
       rest.remove_suffix(deleting_suffix.size());
+    // Digits only: node names may hold dots, and "<node>.1.5" is epoch 5 of
+    // node "<node>.1", never anything of node "<node>".
+    auto digits_only
+      = !rest.empty() && std::all_of(rest.begin(), rest.end(), [](char c) {
+          return c >= '0' && c <= '9';
+        });
+    if (!digits_only)
+      continue;
     auto epoch = epoch_of("." + std::string{rest});
     if (epoch < 0 || epoch >= oldest_kept)
       continue;

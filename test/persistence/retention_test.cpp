@@ -138,6 +138,18 @@ BOOST_AUTO_TEST_CASE(other_nodes_newer_epochs_and_strangers_are_untouched) {
   BOOST_TEST(fs::exists((*this)("trainer_00.1")));
 }
 
+BOOST_AUTO_TEST_CASE(
+  a_node_whose_name_extends_another_with_a_dot_is_not_its_epoch) {
+  // "trainer.1.5" is epoch 5 of node "trainer.1", not of node "trainer".
+  save("trainer", 7);
+  save("trainer.1", 5);
+  save("trainer.1", 8);
+  auto report = remove_old_databases(kept("trainer", {7}));
+  BOOST_REQUIRE(report);
+  BOOST_TEST(report->removed.empty());
+  BOOST_TEST(fs::exists(db("trainer.1", 5)));
+}
+
 BOOST_AUTO_TEST_CASE(leftovers_of_an_interrupted_removal_are_removed) {
   save("trainer_0", 1);
   save("trainer_0", 2);
