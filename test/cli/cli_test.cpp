@@ -673,6 +673,109 @@ BOOST_AUTO_TEST_CASE(verify_of_a_missing_dir_exits_2) {
   check_one_error(r, 2);
 }
 
+// -- incremental checkpoints and retention ------------------------------------
+
+BOOST_AUTO_TEST_CASE(keep_last_leaves_the_last_epochs_and_their_result) {
+  checkpointed_pipeline plain;
+  temp_dir tmp;
+  auto ckpt = tmp.sub("ckpt");
+  auto r = cli({"run", pipeline, "--checkpoint-dir", ckpt, "--keep-last", "2",
+                "--fetch", "trainer_0:total"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(contains(r.out, "trainer_0:total=145"), r.out);
+  BOOST_TEST(!fs::exists(ckpt + "/trainer_0.2"));
+  BOOST_TEST(fs::exists(ckpt + "/trainer_0.3"));
+  auto verify = cli({"ckpt", "verify", ckpt});
+  REQUIRE_EXIT(verify, 0);
+  BOOST_TEST(lines_of(verify.out)
+               == (std::vector<std::string>{"epoch 3 ok", "epoch 4 ok"}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(
+  an_incremental_job_killed_and_resumed_ends_as_a_plain_run) {
+  temp_dir tmp;
+  auto job = jobs_dir + "incremental.json";
+  std::vector<std::string> fetch{"--fetch",       "trainer_0:w", "--fetch",
+                                 "trainer_0:acc", "--fetch",     "trainer_1:w"};
+  auto plain_args = std::vector<std::string>{"run", job};
+  plain_args.insert(plain_args.end(), fetch.begin(), fetch.end());
+  auto plain = cli(plain_args);
+  REQUIRE_EXIT(plain, 0);
+  // Killed as epoch 5 starts: epochs 3 and 4 are kept, and 4 refers to the
+  // frozen payloads of 3 (a full save: --full-every 3). The rerun resumes
+  // from 4 through those references.
+  auto plan = tmp.sub("plan.json");
+  {
+    std::ofstream out{plan};
+    out << R"({"faults": [{"point": "job.epoch.start", "epoch": 5,
+                           "fault": "crash"}]})";
+  }
+  auto ckpt = tmp.sub("ckpt");
+  auto args
+    = std::vector<std::string>{"run",         job, "--checkpoint-dir", ckpt,
+                               "--keep-last", "2", "--full-every",     "3"};
+  args.insert(args.end(), fetch.begin(), fetch.end());
+  auto killed_args = args;
+  killed_args.insert(killed_args.end(), {"--fault-plan", plan});
+  auto killed = cli(killed_args);
+  BOOST_TEST(killed.exit_code != 0);
+  auto resumed = cli(args);
+  REQUIRE_EXIT(resumed, 0);
+  BOOST_TEST(resumed.out == plain.out);
+  // 7 and 8 are kept, and refer to the full save of 6.
+  for (int epoch = 0; epoch <= 5; ++epoch)
+    BOOST_TEST(!fs::exists(ckpt + "/trainer_0." + std::to_string(epoch)));
+  BOOST_TEST(fs::exists(ckpt + "/trainer_0.6"));
+}
+
+BOOST_AUTO_TEST_CASE(gc_keeps_the_last_epochs_and_what_they_refer_to) {
+  temp_dir tmp;
+  auto ckpt = tmp.sub("ckpt");
+  REQUIRE_EXIT(
+    cli({"run", jobs_dir + "incremental.json", "--checkpoint-dir", ckpt}), 0);
+  auto r = cli({"ckpt", "gc", ckpt, "--keep-last", "1"});
+  REQUIRE_EXIT(r, 0);
+  // Epoch 0 holds the frozen payloads epoch 8 refers to; 1..7 go.
+  BOOST_TEST(contains(r.out, "referenced " + ckpt + "/trainer_0.0"), r.out);
+  BOOST_TEST(contains(r.out, "removed " + ckpt + "/trainer_0.7"), r.out);
+  BOOST_TEST(
+    contains(lines_of(r.out).back(), "gc: kept epochs 8..8, removed 14 "),
+    r.out);
+  BOOST_TEST(!fs::exists(ckpt + "/trainer_0.7"));
+  BOOST_TEST(fs::exists(ckpt + "/trainer_0.0"));
+  auto verify = cli({"ckpt", "verify", ckpt});
+  REQUIRE_EXIT(verify, 0);
+  BOOST_TEST(verify.out == "epoch 8 ok\n");
+  auto show = cli({"ckpt", "show", ckpt, "trainer_0", "8", "X"});
+  REQUIRE_EXIT(show, 0);
+}
+
+BOOST_AUTO_TEST_CASE(gc_refuses_a_missing_dir_and_a_keep_last_of_zero) {
+  temp_dir tmp;
+  check_one_error(cli({"ckpt", "gc", tmp.sub("absent"), "--keep-last", "1"}),
+                  2);
+  check_one_error(cli({"ckpt", "gc", tmp.path().string(), "--keep-last", "0"}),
+                  2);
+  check_one_error(cli({"ckpt", "gc", tmp.path().string()}), 2);
+}
+
+BOOST_AUTO_TEST_CASE(gc_of_a_dir_without_commits_removes_nothing) {
+  temp_dir tmp;
+  auto r = cli({"ckpt", "gc", tmp.path().string(), "--keep-last", "3"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(r.out == "gc: no committed epochs\n");
+}
+
+BOOST_AUTO_TEST_CASE(gc_with_a_damaged_kept_epoch_removes_nothing) {
+  checkpointed_pipeline job;
+  fs::remove(job.ckpt + "/trainer_0.4/CURRENT");
+  auto r = cli({"ckpt", "gc", job.ckpt, "--keep-last", "1"});
+  check_one_error(r, 1);
+  BOOST_TEST(contains(r.err, "nothing was removed"), r.err);
+  BOOST_TEST(fs::exists(job.ckpt + "/trainer_0.0"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // -- the metadata file --------------------------------------------------------
