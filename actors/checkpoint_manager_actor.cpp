@@ -253,13 +253,17 @@ bool is_full(const manager_state& st, int64_t epoch) {
   return st.full_every > 0 && epoch % st.full_every == 0;
 }
 
-// Retention after a commit: uncommits the epochs older than the last
-// `keep_last` committed ones, then has every node remove their databases
-// (but payloads the kept checkpoints refer to). In that order, so that a
-// crash in between leaves databases of uncommitted epochs, which the next
-// pruning removes, and never a committed epoch without its databases.
-// Failures cost a warning, never the commit. Calls `done` at the end.
-void apply_retention(caf::stateful_actor<manager_state>* self,
+// Retention after the commit of `epoch`: keeps the last `keep_last`
+// committed epochs up to `epoch`, and any committed epoch after it (left
+// by an earlier run that went further; never ours to judge). First every
+// node checks that it can read its kept databases (their references decide
+// what may go); only then are the older epochs uncommitted, and then every
+// node removes their databases but payloads a kept checkpoint refers to.
+// In that order, so that a crash in between leaves databases of
+// uncommitted epochs, which the next pruning removes, never a committed
+// epoch without its databases. Failures cost a warning, never the commit.
+// Calls `done` at the end.
+void apply_retention(caf::stateful_actor<manager_state>* self, int64_t epoch,
                      std::function<void()> done) {
   auto& st = self->state;
   if (st.keep_last == 0 || st.nodes.empty()) {
@@ -272,24 +276,23 @@ void apply_retention(caf::stateful_actor<manager_state>* self,
     done();
     return;
   }
-  if (committed->size() <= st.keep_last) {
+  // A host's metadata handler owes us no order.
+  std::sort(committed->begin(), committed->end());
+  committed->erase(std::unique(committed->begin(), committed->end()),
+                   committed->end());
+  auto upto = std::upper_bound(committed->begin(), committed->end(), epoch);
+  if (upto - committed->begin() <= static_cast<ptrdiff_t>(st.keep_last)) {
     done();
     return;
   }
-  auto first_kept = committed->end() - static_cast<ptrdiff_t>(st.keep_last);
-  for (auto i = committed->begin(); i != first_kept; ++i)
-    if (auto err = st.metadata->uncommit(*i)) {
-      detail::log().warn("retention could not uncommit epoch {}: {}", *i,
-                         error_text(err));
-      done();
-      return;
-    }
+  auto first_kept = upto - static_cast<ptrdiff_t>(st.keep_last);
+  std::vector<int64_t> dropped(committed->begin(), first_kept);
   std::vector<int64_t> kept(first_kept, committed->end());
   std::vector<std::vector<std::string>> kept_dbs;
   for (auto& node : st.nodes) {
     std::vector<std::string> dbs;
-    for (auto epoch : kept) {
-      auto db = db_of(st, node.name, epoch, {});
+    for (auto e : kept) {
+      auto db = db_of(st, node.name, e, {});
       if (!db) {
         detail::log().warn("retention skipped: {}", error_text(db.error()));
         done();
@@ -299,32 +302,53 @@ void apply_retention(caf::stateful_actor<manager_state>* self,
     }
     kept_dbs.push_back(std::move(dbs));
   }
-  detail::log().info("keeping epochs {} to {}: removing older checkpoints",
-                     kept.front(), kept.back());
-  fan_out<pruned_checkpoints>(
-    self, st.nodes, st.timeout,
-    [kept_dbs = std::move(kept_dbs),
-     i = size_t{0}](const node_ref& node) mutable {
-      return prune_checkpoints{node.name, std::move(kept_dbs[i++])};
-    },
-    [done = std::move(done)](
-      caf::expected<std::vector<pruned_checkpoints>> results) {
-      if (!results) {
-        detail::log().warn("old checkpoints were not all removed: {}",
-                           error_text(results.error()));
-      } else {
-        size_t removed = 0;
-        uint64_t bytes = 0;
-        for (auto& result : *results) {
-          removed += result.removed.size();
-          bytes += result.bytes;
-        }
-        if (removed > 0)
-          detail::log().info("removed {} old checkpoint databases ({} bytes)",
-                             removed, bytes);
-      }
+  auto request = [kept_dbs](bool check_only) {
+    return [kept_dbs, check_only, i = size_t{0}](const node_ref& node) mutable {
+      return prune_checkpoints{node.name, kept_dbs[i++], check_only};
+    };
+  };
+  auto prune = [self, request, dropped, kept,
+                done](caf::expected<std::vector<pruned_checkpoints>> checked) {
+    if (!checked) {
+      detail::log().warn("retention skipped, a kept checkpoint is not "
+                         "readable: {}",
+                         error_text(checked.error()));
       done();
-    });
+      return;
+    }
+    auto& st = self->state;
+    for (auto e : dropped)
+      if (auto err = st.metadata->uncommit(e)) {
+        detail::log().warn("retention could not uncommit epoch {}: {}", e,
+                           error_text(err));
+        done();
+        return;
+      }
+    detail::log().info("keeping epochs {} to {}: removing older checkpoints",
+                       kept.front(), kept.back());
+    fan_out<pruned_checkpoints>(
+      self, st.nodes, st.timeout, request(false),
+      [done](caf::expected<std::vector<pruned_checkpoints>> results) {
+        if (!results) {
+          detail::log().warn("old checkpoints were not all removed: {}",
+                             error_text(results.error()));
+        } else {
+          size_t removed = 0;
+          uint64_t bytes = 0;
+          for (auto& result : *results) {
+            removed += result.removed.size();
+            bytes += result.bytes;
+          }
+          if (removed > 0)
+            detail::log().info("removed {} old checkpoint databases ({} "
+                               "bytes)",
+                               removed, bytes);
+        }
+        done();
+      });
+  };
+  fan_out<pruned_checkpoints>(self, st.nodes, st.timeout, request(true),
+                              std::move(prune));
 }
 
 // Commits an epoch whose every node finished writing; a failure is logged
@@ -351,7 +375,7 @@ void commit_async(caf::stateful_actor<manager_state>* self, int64_t epoch,
     detail::log().info("checkpoint of epoch {} committed", epoch);
     // Part of the commit for ckpt_flush: a job that ends after its last
     // commit leaves no old epoch behind.
-    apply_retention(self, [self] {
+    apply_retention(self, epoch, [self] {
       commit_done(self);
     });
     return;
@@ -456,7 +480,10 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
       auto rp = self->make_response_promise();
       auto epoch = msg.epoch;
       auto final = msg.final;
-      auto full = is_full(st, epoch);
+      // The last epoch's checkpoint stands alone: it is what an upload
+      // copies (the directory of that epoch only), and what is left when
+      // the job is done.
+      auto full = is_full(st, epoch) || final;
       ++st.pending_commits;
       fan_out<ckpt_epoch>(
         self, st.nodes, st.timeout,
@@ -652,7 +679,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
       if (auto err = self->state.metadata->write(msg.epoch))
         return err;
       auto rp = self->make_response_promise();
-      apply_retention(self, [rp]() mutable {
+      apply_retention(self, msg.epoch, [rp]() mutable {
         rp.deliver(caf::unit);
       });
       return rp;

@@ -1,7 +1,9 @@
 #include "actors/persistence_actor.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
 
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
@@ -59,19 +61,23 @@ take_snapshot(workspace& ws, const std::vector<std::string>& names,
 // Reuse is safe because a version names one value forever (workspace.hpp),
 // the writer checks that the data file it refers to is still the one with
 // that id, and the reader checks every payload's digest wherever it lies.
+// A payload is read back and checked against its digest once before it is
+// first referred to (`verified`: loaded, or checked by an earlier reuse):
+// a payload a bad disk damaged must not be passed on from epoch to epoch
+// until retention has removed every epoch with a good copy.
 struct saved_payloads {
   std::string db; // the database they were saved to or loaded from
   int64_t epoch = -1;
   struct payload {
     uint64_t version = 0;
     blob_entry entry;
+    bool verified = false;
   };
   std::map<std::string, payload, std::less<>> blobs;
 
   // The payload of `blob` if the checkpoint `db` of `epoch` may refer to it.
-  const blob_entry* reusable(const workspace::named_blob& blob,
-                             const std::string& new_db,
-                             int64_t new_epoch) const {
+  const payload* reusable(const workspace::named_blob& blob,
+                          const std::string& new_db, int64_t new_epoch) const {
     if (epoch < 0 || epoch >= new_epoch)
       return nullptr;
     auto i = blobs.find(blob.name);
@@ -81,24 +87,35 @@ struct saved_payloads {
     auto sibling = detail::db_path_of_epoch(new_db, new_epoch, epoch);
     if (!sibling || *sibling != db)
       return nullptr;
-    return &i->second.entry;
+    return &i->second;
   }
 
   // Remembers the payloads of a checkpoint that is now on disk; only those
-  // in a data file can be referred to.
+  // in a data file can be referred to. `verified`: the blobs whose payloads
+  // are known to check out on disk; all of them when `all_verified`.
   void remember(const std::string& path, const manifest& written,
                 const std::vector<std::string>& names,
-                const std::vector<uint64_t>& versions) {
+                const std::vector<uint64_t>& versions, bool all_verified,
+                const std::set<std::string>& verified = {}) {
     db = path;
     epoch = written.epoch;
     blobs.clear();
+    auto in_data_file = [](const blob_entry& entry) {
+      return entry.data_epoch != inline_payload;
+    };
+    // Checkpoints of small blobs only (thousands of them) have nothing to
+    // remember: spare them the index below.
+    if (std::none_of(written.blobs.begin(), written.blobs.end(), in_data_file))
+      return;
     std::map<std::string_view, uint64_t> version_of;
     for (size_t i = 0; i < names.size() && i < versions.size(); ++i)
       version_of[names[i]] = versions[i];
     for (auto& entry : written.blobs) {
       auto v = version_of.find(entry.name);
-      if (entry.data_epoch != inline_payload && v != version_of.end())
-        blobs.emplace(entry.name, payload{v->second, entry});
+      if (in_data_file(entry) && v != version_of.end())
+        blobs.emplace(entry.name,
+                      payload{v->second, entry,
+                              all_verified || verified.count(entry.name) > 0});
     }
   }
 
@@ -123,17 +140,22 @@ write(const std::string& node, int64_t epoch, const std::string& db, bool full,
     return std::move(writer.error());
   uint64_t reused = 0;
   uint64_t reused_bytes = 0;
+  std::set<std::string> verified; // reused payloads: all checked by now
   for (auto& blob : snapshot) {
     if (!full)
       if (auto* earlier = previous.reusable(blob, db, epoch)) {
-        auto err = (*writer)->reuse(*earlier);
+        auto check = earlier->verified
+          ? checkpoint_writer::reuse_check::location
+          : checkpoint_writer::reuse_check::digest;
+        auto err = (*writer)->reuse(earlier->entry, check);
         if (!err) {
           ++reused;
-          reused_bytes += earlier->bytes;
+          reused_bytes += earlier->entry.bytes;
+          verified.insert(blob.name);
           continue;
         }
-        // Gone or rewritten since: written again below. Anything else
-        // failed the writer.
+        // Gone, rewritten or damaged since: written again below. Anything
+        // else failed the writer.
         if (err.category() != persistence_category
             || err.code() != static_cast<uint8_t>(persistence_errc::not_found))
           return err;
@@ -152,7 +174,7 @@ write(const std::string& node, int64_t epoch, const std::string& db, bool full,
     names.push_back(blob.name);
     versions.push_back(blob.version);
   }
-  saved.remember(db, *written, names, versions);
+  saved.remember(db, *written, names, versions, false, verified);
   checkpoint_stats stats{node, db, micros_since(start), written->total_bytes,
                          written->blobs.size()};
   stats.written_bytes = written->total_bytes - reused_bytes;
@@ -223,7 +245,8 @@ load(const std::string& node, workspace& ws, const load_checkpoint& msg,
   if (msg.blob_names.empty()) {
     auto versions = ws.replace_all(std::move(blobs));
     // The next save may refer to what was just loaded.
-    saved.remember(msg.db, (*reader)->get_manifest(), names, versions);
+    // Every payload was just checked against its digest.
+    saved.remember(msg.db, (*reader)->get_manifest(), names, versions, true);
   } else {
     // The blobs set get new versions, so nothing remembered matches them.
     ws.set_all(std::move(blobs));
@@ -395,6 +418,7 @@ persistence_behavior(caf::event_based_actor* self, std::string node,
       retention_options opts;
       opts.faults = faults.get();
       opts.node = node;
+      opts.check_only = msg.check_only;
       auto report = remove_old_databases(msg.kept, opts);
       if (!report)
         return std::move(report.error());

@@ -354,7 +354,8 @@ caf::error read_shape(capnp::List<int64_t>::Reader list,
       return invalid("negative dimension " + std::to_string(dim));
     // An overflowing element count could wrap around to match a small
     // payload and pass tensor::consistent().
-    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count))
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count)
+        || count > SIZE_MAX / 8) // the bytes of 8-byte elements must fit too
       return invalid("shape has more elements than fit in size_t");
     out.push_back(dim);
   }

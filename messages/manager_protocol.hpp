@@ -127,10 +127,13 @@ struct end_save {
 /// Persistence: retention. Removes the node's checkpoint databases older
 /// than every database in `kept` (the node's databases of the epochs still
 /// committed, newest included) that no kept checkpoint refers to
-/// (persistence/checkpoint_retention.hpp). Replies `pruned_checkpoints`.
+/// (persistence/checkpoint_retention.hpp). With `check_only`, only checks
+/// that every kept database can be read, and removes nothing. Replies
+/// `pruned_checkpoints`.
 struct prune_checkpoints {
   std::string node;
   std::vector<std::string> kept;
+  bool check_only = false;
 };
 
 /// What `prune_checkpoints` removed, and the bytes it freed.
@@ -251,7 +254,8 @@ typename Inspector::result_type inspect(Inspector& f, begin_save& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, prune_checkpoints& x) {
-  return f(caf::meta::type_name("epochrt::prune_checkpoints"), x.node, x.kept);
+  return f(caf::meta::type_name("epochrt::prune_checkpoints"), x.node, x.kept,
+           x.check_only);
 }
 
 template <class Inspector>

@@ -76,14 +76,21 @@ size_t tensor::byte_size() const noexcept {
 }
 
 bool tensor::consistent() const noexcept {
+  // Checked products: a shape whose element or byte count wraps around
+  // could otherwise match a small payload.
+  size_t count = 1;
   for (auto dim : shape)
-    if (dim < 0)
+    if (dim < 0
+        || __builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count))
       return false;
   if (static_cast<size_t>(type) >= std::size(dtype_names))
     return false;
   if (type == dtype::string)
-    return data.empty() && strings.size() == element_count();
-  return strings.empty() && data.size() == element_count() * element_size(type);
+    return data.empty() && strings.size() == count;
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(count, element_size(type), &bytes))
+    return false;
+  return strings.empty() && data.size() == bytes;
 }
 
 bool operator==(const tensor& x, const tensor& y) noexcept {

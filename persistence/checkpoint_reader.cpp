@@ -153,7 +153,28 @@ struct checkpoint_reader::impl {
     uint64_t id = 0;
     uint64_t size = 0;
     std::string path;
+    std::string layout_problem; // empty when the manifest's ranges fit
   };
+  static constexpr size_t max_open_data_files = 64;
+
+  // The payloads the manifest places in the data file of `epoch` must lie
+  // inside it and never overlap: a manifest whose entries share one range
+  // would make a load allocate the same bytes again and again.
+  std::string layout_problem(int64_t epoch, const data_file& file) const {
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    for (auto& entry : man.blobs)
+      if (entry.data_epoch == epoch && entry.data_id == file.id)
+        ranges.emplace_back(entry.offset, entry.bytes);
+    std::sort(ranges.begin(), ranges.end());
+    uint64_t end = detail::data_header_bytes;
+    for (auto& [offset, bytes] : ranges) {
+      if (offset < end || offset + bytes < offset || offset + bytes > file.size)
+        return "the manifest places payloads in " + file.path
+          + " that overlap or lie beyond its end";
+      end = offset + bytes;
+    }
+    return {};
+  }
   std::unordered_map<int64_t, data_file> data_files; // by epoch
 
   ~impl() {
@@ -281,11 +302,21 @@ struct checkpoint_reader::impl {
         return std::move(id.error());
       }
       file.id = *id;
+      file.layout_problem = layout_problem(epoch, file);
       // Cold loads read the whole file front to back.
       ::posix_fadvise(file.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+      // Bounds the descriptors a manifest can make us hold (one per epoch
+      // it refers to): past the cap, the files open so far are closed.
+      if (data_files.size() >= max_open_data_files) {
+        for (auto& kvp : data_files)
+          ::close(kvp.second.fd);
+        data_files.clear();
+      }
       i = data_files.emplace(epoch, std::move(file)).first;
     }
     auto& file = i->second;
+    if (!file.layout_problem.empty())
+      return corrupt(path + ": " + file.layout_problem);
     if (file.id != entry.data_id)
       return corrupt(path + ": blob '" + entry.name + "' refers to a data file "
                      + file.path + " that was rewritten since");

@@ -74,6 +74,8 @@ remove_old_databases(const std::vector<std::string>& kept,
       if (entry.data_epoch != inline_payload)
         referenced.insert(entry.data_epoch);
   }
+  if (opts.check_only)
+    return retention_report{};
   // The node's databases older than every kept one, and leftovers of
   // removals a crash cut short.
   auto dir = detail::parent_dir(family);

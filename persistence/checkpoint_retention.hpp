@@ -29,6 +29,9 @@ struct retention_options {
   /// Borrowed: it must outlive the call. Null: no faults.
   fault_injector* faults = nullptr;
   std::string_view node;
+  /// Only check that every kept database can be read (its manifest); remove
+  /// nothing. The report lists nothing then.
+  bool check_only = false;
 };
 
 /// Removes the databases of one node's checkpoints older than all of

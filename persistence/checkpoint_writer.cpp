@@ -207,8 +207,13 @@ struct checkpoint_writer::impl {
   int data_fd = -1;  // the data file, once a payload goes there
   uint64_t data_id = 0;
   uint64_t data_end = 0; // where the next payload goes
-  // Data files of earlier epochs that `reuse` opened: epoch -> id, size.
-  std::unordered_map<int64_t, std::pair<uint64_t, uint64_t>> earlier_files;
+  // Data files of earlier epochs that `reuse` opened.
+  struct earlier_file {
+    std::string path;
+    uint64_t id = 0;
+    uint64_t size = 0;
+  };
+  std::unordered_map<int64_t, earlier_file> earlier_files; // by epoch
 
   // A save.* point, with the writer's node and epoch as its site: a delay
   // sleeps here, an io_error is returned as the step's error, any other
@@ -348,8 +353,9 @@ struct checkpoint_writer::impl {
   }
 
   // Whether the data file of `entry.data_epoch` beside this database is the
-  // one with `entry.data_id` and holds its range: not_found when not.
-  caf::error check_earlier_data(const blob_entry& entry) {
+  // one with `entry.data_id` and holds its range, and (with `digest`) whether
+  // the range still has the entry's digest: not_found when not.
+  caf::error check_earlier_data(const blob_entry& entry, bool digest) {
     auto gone = [&](const std::string& why) {
       return make_error(persistence_errc::not_found,
                         "the payload of blob '" + entry.name + "' in epoch "
@@ -378,18 +384,43 @@ struct checkpoint_writer::impl {
       if (!id)
         return gone("is damaged (" + file + ")");
       // A data file never changes once its save finished: one look is enough.
-      known = earlier_files
-                .emplace(entry.data_epoch,
-                         std::make_pair(*id, static_cast<uint64_t>(st.st_size)))
-                .first;
+      known
+        = earlier_files
+            .emplace(entry.data_epoch,
+                     earlier_file{file, *id, static_cast<uint64_t>(st.st_size)})
+            .first;
     }
-    auto [id, size] = known->second;
-    if (id != entry.data_id)
+    auto& file = known->second;
+    if (file.id != entry.data_id)
       return gone("was rewritten since");
     if (entry.offset < detail::data_header_bytes
         || entry.offset + entry.bytes < entry.offset
-        || entry.offset + entry.bytes > size)
+        || entry.offset + entry.bytes > file.size)
       return gone("lies beyond the end of its data file");
+    if (!digest)
+      return {};
+    int fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return gone("is unreadable (" + file.path + ")");
+    payload_hasher hasher;
+    std::vector<char> piece(std::min<uint64_t>(
+      opts.data_piece_bytes, std::max<uint64_t>(entry.bytes, 1)));
+    uint64_t done = 0;
+    while (done < entry.bytes) {
+      auto want = static_cast<size_t>(
+        std::min<uint64_t>(piece.size(), entry.bytes - done));
+      auto n = ::pread(fd, piece.data(), want,
+                       static_cast<off_t>(entry.offset + done));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      hasher.update(piece.data(), static_cast<size_t>(n));
+      done += static_cast<uint64_t>(n);
+    }
+    ::close(fd);
+    if (done != entry.bytes || hasher.digest() != entry.digest)
+      return gone("is damaged: it fails its digest (" + file.path + ")");
     return {};
   }
 
@@ -447,6 +478,8 @@ checkpoint_writer::create(std::string path, std::string node, int64_t epoch,
     path.pop_back();
   opts.chunk_bytes = std::clamp<size_t>(opts.chunk_bytes, 1, max_chunk_bytes);
   opts.batch_bytes = std::max<size_t>(opts.batch_bytes, 1);
+  opts.data_piece_bytes
+    = std::clamp<size_t>(opts.data_piece_bytes, 4096, max_chunk_bytes);
   opts.write_buffer_bytes = std::max<size_t>(opts.write_buffer_bytes, 4 << 20);
   auto self = std::make_unique<impl>();
   self->path = path;
@@ -524,7 +557,8 @@ caf::error checkpoint_writer::put(std::string_view blob_name,
   return {};
 }
 
-caf::error checkpoint_writer::reuse(const blob_entry& earlier) {
+caf::error checkpoint_writer::reuse(const blob_entry& earlier,
+                                    reuse_check check) {
   auto& self = *impl_;
   if (self.done)
     return make_error(persistence_errc::invalid_argument,
@@ -543,7 +577,7 @@ caf::error checkpoint_writer::reuse(const blob_entry& earlier) {
   if (self.names.count(earlier.name) > 0)
     return self.fail(make_error(persistence_errc::invalid_argument,
                                 "blob '" + earlier.name + "' put twice"));
-  if (auto err = self.check_earlier_data(earlier))
+  if (auto err = self.check_earlier_data(earlier, check == reuse_check::digest))
     return err; // not_found leaves the writer usable
   self.names.insert(earlier.name);
   self.result.total_bytes += earlier.bytes;

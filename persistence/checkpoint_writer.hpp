@@ -80,15 +80,26 @@ public:
   /// failed: only destroying it is left.
   caf::error put(std::string_view blob_name, const tensor& value);
 
+  /// How much `reuse` checks of the payload it refers to.
+  enum class reuse_check {
+    /// Its data file still exists with its id and holds its range, and the
+    /// range still has the entry's digest (the payload is read once).
+    digest,
+    /// Only the data file, its id and its range: for a payload the caller
+    /// has checked before (read back, or loaded) since its file was written.
+    location,
+  };
+
   /// Lists blob `earlier.name` with the payload that `earlier` (an entry of
   /// an earlier epoch's manifest of this node, in the same directory)
-  /// points to, without writing it again. Checks first that the data file
-  /// it names still exists with its id and holds its range. Errors:
+  /// points to, without writing it again, once `check` passed: a payload
+  /// damaged on disk is never passed on to later epochs. Errors:
   /// invalid_argument (an inline entry, one of this or a later epoch, a
   /// name put twice, a finished writer: the writer is failed then);
-  /// not_found (the earlier data is gone or was rewritten: the writer stays
-  /// usable, so that the caller can `put` the blob instead), io_error.
-  caf::error reuse(const blob_entry& earlier);
+  /// not_found (the earlier data is gone, rewritten or damaged: the writer
+  /// stays usable, so that the caller can `put` the blob instead), io_error.
+  caf::error reuse(const blob_entry& earlier,
+                   reuse_check check = reuse_check::digest);
 
   /// Writes the manifest and publishes the database at `path`; returns the
   /// manifest written. The writer is done afterwards, whatever the result.

@@ -102,8 +102,8 @@ std::optional<child_process> child_process::start(const options& opts,
       ::dup2(null_fd, STDIN_FILENO);
     if (opts.cwd.empty() || ::chdir(opts.cwd.c_str()) == 0)
       ::execve(argv[0], argv.data(), envp.data());
-    [[maybe_unused]] auto n = ::write(STDERR_FILENO, exec_failed.data(),
-                                      exec_failed.size());
+    [[maybe_unused]] auto n
+      = ::write(STDERR_FILENO, exec_failed.data(), exec_failed.size());
     ::_exit(127);
   }
   ::setpgid(pid, pid); // also here: whichever runs first
@@ -139,7 +139,7 @@ bool child_process::poll(child_status& status) {
   siginfo_t info{};
   if (::waitid(P_PID, static_cast<id_t>(pid_), &info,
                WEXITED | WNOHANG | WNOWAIT)
-        != 0) {
+      != 0) {
     if (errno == ECHILD) { // reaped elsewhere (SIGCHLD ignored): it ended
       status = {};
       pid_ = -1;

@@ -168,6 +168,9 @@ int ckpt_gc(const std::string& dir, size_t keep_last) {
     return exit_failure;
   }
   auto committed = metadata->committed_epochs;
+  std::sort(committed.begin(), committed.end());
+  committed.erase(std::unique(committed.begin(), committed.end()),
+                  committed.end());
   if (committed.empty()) {
     std::cout << "gc: no committed epochs" << std::endl;
     return exit_ok;

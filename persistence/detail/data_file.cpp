@@ -1,7 +1,11 @@
 #include "persistence/detail/data_file.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <random>
+
+#include <unistd.h>
 
 #include "persistence/persistence_errc.hpp"
 
@@ -15,9 +19,18 @@ constexpr std::string_view magic = "EPRTDAT1";
 
 uint64_t new_data_id() {
   // Not a secret, only unlikely to repeat: two writes of one path must not
-  // share an id. random_device reads the kernel's entropy on Linux.
-  std::random_device rd;
-  auto id = (uint64_t{rd()} << 32) ^ uint64_t { rd() };
+  // share an id. random_device reads the kernel's entropy on Linux; should
+  // it fail (it throws), the clock, a counter and the pid still differ.
+  uint64_t id = 0;
+  try {
+    std::random_device rd;
+    id = (uint64_t{rd()} << 32) ^ uint64_t { rd() };
+  } catch (const std::exception&) {
+    static std::atomic<uint64_t> counter{0};
+    auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    id = static_cast<uint64_t>(now) * 0x9e3779b97f4a7c15ULL ^ (++counter << 48)
+      ^ static_cast<uint64_t>(::getpid());
+  }
   return id != 0 ? id : 1; // 0 is never a valid id
 }
 

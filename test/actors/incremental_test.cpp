@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <numeric>
 
 #include "test/actors/test_support.hpp"
@@ -147,6 +148,45 @@ BOOST_AUTO_TEST_CASE(saving_an_epoch_again_never_refers_to_itself) {
   BOOST_TEST((intact && *intact));
 }
 
+BOOST_AUTO_TEST_CASE(a_payload_damaged_on_disk_is_written_again_not_passed_on) {
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  BOOST_REQUIRE(!ckpt.init(*sess));
+  save(ckpt, 1);
+  // A bad disk flips a bit of a payload after its save reported success.
+  {
+    std::fstream f{db(1) + "/blobs.data",
+                   std::ios::in | std::ios::out | std::ios::binary};
+    f.seekp(100);
+    f.put('\x7f');
+  }
+  put("moving", floats(big, 9));
+  auto stats = save(ckpt, 2);
+  BOOST_TEST(stats.reused_blobs == 0u); // read back, failed, written again
+  auto other = new_session();
+  checkpoint_manager reader{sys, dir.str(), "trainer_0"};
+  BOOST_REQUIRE(!reader.init(*other));
+  BOOST_REQUIRE(!reader.load(2));
+  BOOST_TEST((*other->fetch("trainer_0", "frozen") == floats(big, 1)));
+}
+
+BOOST_AUTO_TEST_CASE(a_payload_read_back_once_is_not_read_again) {
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  BOOST_REQUIRE(!ckpt.init(*sess));
+  save(ckpt, 1);
+  BOOST_TEST(save(ckpt, 2).reused_blobs == 2u); // read back, checked
+  // Damage now goes unseen by the writer (it checked the payload once)
+  // but never by a load.
+  {
+    std::fstream f{db(1) + "/blobs.data",
+                   std::ios::in | std::ios::out | std::ios::binary};
+    f.seekp(100);
+    f.put('\x7f');
+  }
+  BOOST_TEST(save(ckpt, 3).reused_blobs == 2u);
+  auto intact = ckpt.check_db_intact(3);
+  BOOST_TEST((intact && !*intact));
+}
+
 // -- retention ----------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(keep_last_removes_older_epochs_after_each_commit) {
@@ -185,6 +225,31 @@ BOOST_AUTO_TEST_CASE(keep_last_keeps_payloads_a_kept_epoch_refers_to) {
   BOOST_REQUIRE(!reader.load(4));
   BOOST_TEST((*other->fetch("trainer_0", "frozen") == floats(big, 1)));
   BOOST_TEST((*other->fetch("trainer_0", "moving") == floats(big, 4)));
+}
+
+BOOST_AUTO_TEST_CASE(retention_keeps_epochs_committed_after_the_one_saved) {
+  // Epochs 1..5 committed by an earlier run; this one went back to 3 (as
+  // --resume-from 2 would) and keeps 2: it keeps 2 and 3, and leaves 4
+  // and 5 alone, never the epochs it just saved.
+  {
+    checkpoint_options full;
+    full.full_every = 1; // no references: only retention keeps an epoch
+    checkpoint_manager first{sys, dir.str(), "trainer_0", full};
+    BOOST_REQUIRE(!first.init(*sess));
+    for (int64_t epoch = 1; epoch <= 5; ++epoch)
+      save(first, epoch);
+  }
+  checkpoint_options opts;
+  opts.keep_last = 2;
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0", opts};
+  BOOST_REQUIRE(!ckpt.init(*sess));
+  save(ckpt, 3);
+  file_metadata_handler metadata{dir.str()};
+  BOOST_TEST(*metadata.committed_epochs() == (std::vector<int64_t>{2, 3, 4, 5}),
+             boost::test_tools::per_element());
+  BOOST_TEST(!exists(1));
+  for (int64_t epoch = 2; epoch <= 5; ++epoch)
+    BOOST_TEST(exists(epoch));
 }
 
 BOOST_AUTO_TEST_CASE(a_job_with_keep_last_ends_with_the_last_epochs_only) {

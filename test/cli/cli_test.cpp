@@ -732,23 +732,50 @@ BOOST_AUTO_TEST_CASE(
 BOOST_AUTO_TEST_CASE(gc_keeps_the_last_epochs_and_what_they_refer_to) {
   temp_dir tmp;
   auto ckpt = tmp.sub("ckpt");
-  REQUIRE_EXIT(
-    cli({"run", jobs_dir + "incremental.json", "--checkpoint-dir", ckpt}), 0);
+  // Killed right after epoch 7 is committed: epoch 7 refers to the frozen
+  // payloads of epoch 0 (the last epoch of a finished job would not: its
+  // save is full).
+  auto plan = tmp.sub("plan.json");
+  {
+    std::ofstream out{plan};
+    out << R"({"faults": [{"point": "commit.rename.after", "epoch": 7,
+                           "detail": "write", "fault": "crash"}]})";
+  }
+  auto killed = cli({"run", jobs_dir + "incremental.json", "--checkpoint-dir",
+                     ckpt, "--fault-plan", plan});
+  BOOST_TEST(killed.exit_code != 0);
   auto r = cli({"ckpt", "gc", ckpt, "--keep-last", "1"});
   REQUIRE_EXIT(r, 0);
-  // Epoch 0 holds the frozen payloads epoch 8 refers to; 1..7 go.
+  // Epoch 0 holds the frozen payloads epoch 7 refers to; 1..6 go.
   BOOST_TEST(contains(r.out, "referenced " + ckpt + "/trainer_0.0"), r.out);
-  BOOST_TEST(contains(r.out, "removed " + ckpt + "/trainer_0.7"), r.out);
+  BOOST_TEST(contains(r.out, "removed " + ckpt + "/trainer_0.6"), r.out);
   BOOST_TEST(
-    contains(lines_of(r.out).back(), "gc: kept epochs 8..8, removed 14 "),
+    contains(lines_of(r.out).back(), "gc: kept epochs 7..7, removed 12 "),
     r.out);
-  BOOST_TEST(!fs::exists(ckpt + "/trainer_0.7"));
+  BOOST_TEST(!fs::exists(ckpt + "/trainer_0.6"));
   BOOST_TEST(fs::exists(ckpt + "/trainer_0.0"));
   auto verify = cli({"ckpt", "verify", ckpt});
   REQUIRE_EXIT(verify, 0);
-  BOOST_TEST(verify.out == "epoch 8 ok\n");
-  auto show = cli({"ckpt", "show", ckpt, "trainer_0", "8", "X"});
+  BOOST_TEST(verify.out == "epoch 7 ok\n");
+  auto show = cli({"ckpt", "show", ckpt, "trainer_0", "7", "X"});
   REQUIRE_EXIT(show, 0);
+}
+
+BOOST_AUTO_TEST_CASE(the_last_epoch_of_a_finished_job_stands_alone) {
+  // What an upload copies, or what is left after gc --keep-last 1: the
+  // last epoch's save writes every payload.
+  temp_dir tmp;
+  auto ckpt = tmp.sub("ckpt");
+  auto up = tmp.sub("up");
+  REQUIRE_EXIT(cli({"run", jobs_dir + "incremental.json", "--checkpoint-dir",
+                    ckpt, "--upload-dir", up}),
+               0);
+  REQUIRE_EXIT(cli({"ckpt", "gc", ckpt, "--keep-last", "1"}), 0);
+  BOOST_TEST(!fs::exists(ckpt + "/trainer_0.0"));
+  for (auto* dir : {&ckpt, &up}) {
+    auto show = cli({"ckpt", "show", *dir, "trainer_0", "8", "X", "acc"});
+    REQUIRE_EXIT(show, 0);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(gc_refuses_a_missing_dir_and_a_keep_last_of_zero) {

@@ -47,6 +47,16 @@ BOOST_AUTO_TEST_CASE(consistent_rejects_mismatched_payloads) {
   BOOST_TEST(!mixed.consistent());
 }
 
+BOOST_AUTO_TEST_CASE(consistent_rejects_shapes_whose_byte_count_wraps_around) {
+  // 2^61 f64 elements are 2^64 bytes: 0 in size_t, like an empty payload.
+  tensor x;
+  x.type = dtype::f64;
+  x.shape = {int64_t{1} << 61};
+  BOOST_TEST(!x.consistent());
+  x.shape = {int64_t{1} << 32, int64_t{1} << 32};
+  BOOST_TEST(!x.consistent());
+}
+
 BOOST_AUTO_TEST_CASE(zero_tensor_is_consistent) {
   BOOST_TEST(make_zero_tensor(dtype::f64, {3, 0}).consistent());
   BOOST_TEST(make_zero_tensor(dtype::string, {2}).consistent());

@@ -320,6 +320,40 @@ BOOST_AUTO_TEST_CASE(
   }
 }
 
+BOOST_AUTO_TEST_CASE(
+  reusing_a_damaged_payload_is_not_found_unless_only_located) {
+  auto first = write_db((*this)("trainer_0.1"), 1, large_and_small());
+  BOOST_REQUIRE(first);
+  flip_byte(data_file((*this)("trainer_0.1")),
+            entry_of(*first, "a").offset + 7);
+  auto writer = checkpoint_writer::create((*this)("trainer_0.2"), "trainer_0",
+                                          2, data_options());
+  BOOST_REQUIRE(writer);
+  // Checked against its digest (the default), the damage is found and the
+  // caller writes the blob again from memory.
+  BOOST_TEST(has_code((*writer)->reuse(entry_of(*first, "a")),
+                      persistence_errc::not_found));
+  // A caller that checked the payload before may skip the read.
+  BOOST_TEST(!(*writer)->reuse(entry_of(*first, "b"),
+                               checkpoint_writer::reuse_check::location));
+  BOOST_TEST(!(*writer)->put("a", large_and_small()[0].second));
+  BOOST_TEST(static_cast<bool>((*writer)->finish()));
+}
+
+BOOST_AUTO_TEST_CASE(a_manifest_placing_two_blobs_on_one_range_is_corrupt) {
+  auto first = write_db((*this)("trainer_0.1"), 1, large_and_small());
+  BOOST_REQUIRE(first);
+  auto twin = entry_of(*first, "a");
+  twin.name = "a_again";
+  // The writer does not look for this: a crafted manifest could.
+  BOOST_REQUIRE(
+    write_db((*this)("trainer_0.2"), 2, {}, {entry_of(*first, "a"), twin}));
+  auto reader = checkpoint_reader::open((*this)("trainer_0.2"));
+  BOOST_REQUIRE(reader);
+  BOOST_TEST(has_code((*reader)->read("a"), persistence_errc::corrupt));
+  BOOST_TEST(has_code((*reader)->read("a_again"), persistence_errc::corrupt));
+}
+
 BOOST_AUTO_TEST_CASE(an_inline_entry_cannot_be_reused) {
   auto first = write_db((*this)("trainer_0.1"), 1, large_and_small());
   BOOST_REQUIRE(first);

@@ -385,6 +385,7 @@ void field_diff::visit(const std::string& path, const prune_checkpoints& x,
                        const prune_checkpoints& y) {
   field(path, "node", x.node, y.node);
   field(path, "kept", x.kept, y.kept);
+  field(path, "check_only", x.check_only, y.check_only);
 }
 
 void field_diff::visit(const std::string& path, const pruned_checkpoints& x,

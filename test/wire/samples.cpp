@@ -355,8 +355,8 @@ read_checkpoint make_sample(type_tag<read_checkpoint>, const sample_handles&) {
 
 prune_checkpoints make_sample(type_tag<prune_checkpoints>,
                               const sample_handles&) {
-  return prune_checkpoints{"trainer_0",
-                           {"/ckpt/trainer_0.8", "/ckpt/trainer_0.9"}};
+  return prune_checkpoints{
+    "trainer_0", {"/ckpt/trainer_0.8", "/ckpt/trainer_0.9"}, true};
 }
 
 pruned_checkpoints make_sample(type_tag<pruned_checkpoints>,
