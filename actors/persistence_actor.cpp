@@ -230,14 +230,14 @@ load(const std::string& node, workspace& ws, const load_checkpoint& msg,
     }
   }
   // Read everything first: the workspace changes only if all of it is good.
+  auto values = (*reader)->read_all(names);
+  if (!values)
+    return std::move(values.error());
   std::vector<std::pair<std::string, tensor>> blobs;
   uint64_t bytes = 0;
-  for (auto& name : names) {
-    auto value = (*reader)->read(name);
-    if (!value)
-      return std::move(value.error());
-    bytes += value->byte_size();
-    blobs.emplace_back(name, std::move(*value));
+  for (size_t i = 0; i < names.size(); ++i) {
+    bytes += (*values)[i].byte_size();
+    blobs.emplace_back(names[i], std::move((*values)[i]));
   }
   auto count = blobs.size();
   // A full load restores the saved state exactly; a partial one only adds

@@ -5,7 +5,9 @@
 #include <cstring>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <cerrno>
 #include <cstdlib>
@@ -338,13 +340,22 @@ struct checkpoint_reader::impl {
     auto file = open_data(entry);
     if (!file)
       return std::move(file.error());
+    return read_payload(**file, entry, result, bounce);
+  }
+
+  // Reads the payload of `entry` from `file` into `result`. Touches nothing
+  // but its arguments (pread on a shared descriptor is safe): loads run it
+  // on several threads at once, each with its own `buffer`.
+  caf::error read_payload(const data_file& file, const blob_entry& entry,
+                          tensor& result, std::vector<char>& buffer) const {
     auto total = static_cast<size_t>(entry.bytes);
     // The whole payload will be read: from a cold cache, the disk works on
     // all of it while the pieces before are copied and hashed.
-    ::posix_fadvise((*file)->fd, static_cast<off_t>(entry.offset),
+    ::posix_fadvise(file.fd, static_cast<off_t>(entry.offset),
                     static_cast<off_t>(total), POSIX_FADV_WILLNEED);
     try {
       result.data.reserve(total);
+      buffer.resize(piece_bytes);
     } catch (const std::exception&) { // bad_alloc, length_error
       return make_error(persistence_errc::io_error,
                         path + ": no memory for the " + std::to_string(total)
@@ -356,32 +367,136 @@ struct checkpoint_reader::impl {
     // hash reads it hot, and appending it is the only pass over the
     // tensor's fresh memory (a pread straight into the tensor needs it
     // zero-filled first, by resize: one pass more; measured slower).
-    bounce.resize(piece_bytes);
     for (size_t done = 0; done < total;) {
       auto size = std::min(piece_bytes, total - done);
       size_t got = 0;
       while (got < size) {
-        auto n = ::pread((*file)->fd, bounce.data() + got, size - got,
+        auto n = ::pread(file.fd, buffer.data() + got, size - got,
                          static_cast<off_t>(entry.offset + done + got));
         if (n < 0 && errno == EINTR)
           continue;
         if (n < 0)
           return make_error(persistence_errc::io_error,
-                            detail::errno_text("read " + (*file)->path, errno));
+                            detail::errno_text("read " + file.path, errno));
         if (n == 0)
           return corrupt(path + ": blob '" + entry.name + "' is cut short in "
-                         + (*file)->path);
+                         + file.path);
         got += static_cast<size_t>(n);
       }
-      whole.update(bounce.data(), size);
-      result.data.insert(result.data.end(), bounce.data(),
-                         bounce.data() + size);
+      whole.update(buffer.data(), size);
+      result.data.insert(result.data.end(), buffer.data(),
+                         buffer.data() + size);
       done += size;
     }
     if (whole.digest() != entry.digest)
       return corrupt(path + ": blob '" + entry.name
                      + "' fails the digest of its manifest");
     return {};
+  }
+
+  // What every read of a payload in a data file checks first, and its
+  // load.chunk point. `result` gets the type and shape.
+  caf::error prepare_data(const blob_entry& entry, tensor& result) {
+    result.type = entry.type;
+    result.shape = entry.shape;
+    if (entry.type == dtype::string)
+      return corrupt(path + ": string blob '" + entry.name
+                     + "' is listed in a data file");
+    if (entry.bytes != result.element_count() * element_size(entry.type))
+      return corrupt(path + ": the manifest entry of blob '" + entry.name
+                     + "' does not match its shape");
+    if (faults != nullptr) {
+      fault_action action;
+      if (auto err = strike_blocking(
+            faults, fault_point::load_chunk,
+            fault_site{site_node, site_epoch, entry.name}, action))
+        return err;
+    }
+    return {};
+  }
+
+  // Payloads of at least this many bytes in all are read by two threads
+  // (measured on 2 cores: a cold load is bound by the CPU that copies,
+  // hashes and first touches the tensors' memory, and one core idles).
+  static constexpr uint64_t parallel_bytes = uint64_t{16} << 20;
+
+  caf::expected<std::vector<tensor>>
+  read_all(const std::vector<const blob_entry*>& entries) {
+    std::vector<tensor> results(entries.size());
+    std::vector<size_t> jobs; // indexes of payloads in data files
+    std::unordered_set<int64_t> epochs;
+    uint64_t data_bytes = 0;
+    for (size_t i = 0; i < entries.size(); ++i)
+      if (entries[i]->data_epoch != inline_payload) {
+        jobs.push_back(i);
+        epochs.insert(entries[i]->data_epoch);
+        data_bytes += entries[i]->bytes;
+      }
+    // One at a time when the files would not all stay open (they may be
+    // closed under us), or when there is too little to share.
+    if (jobs.size() < 2 || data_bytes < parallel_bytes
+        || epochs.size() > max_open_data_files) {
+      for (size_t i = 0; i < entries.size(); ++i) {
+        auto value = read(*entries[i]);
+        if (!value)
+          return std::move(value.error());
+        results[i] = std::move(*value);
+      }
+      return results;
+    }
+    // In manifest order on this thread: inline blobs, every check, every
+    // fault point and every open, so that they happen as in a plain read.
+    std::vector<const data_file*> files(entries.size(), nullptr);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      auto& entry = *entries[i];
+      if (entry.data_epoch == inline_payload) {
+        auto value = read(entry);
+        if (!value)
+          return std::move(value.error());
+        results[i] = std::move(*value);
+        continue;
+      }
+      if (auto err = prepare_data(entry, results[i]))
+        return err;
+      auto file = open_data(entry);
+      if (!file)
+        return std::move(file.error());
+      files[i] = *file;
+    }
+    // The payloads, largest first, each to the thread with less so far.
+    std::sort(jobs.begin(), jobs.end(), [&](size_t x, size_t y) {
+      return entries[x]->bytes > entries[y]->bytes;
+    });
+    std::vector<size_t> shares[2];
+    uint64_t load[2] = {0, 0};
+    for (auto i : jobs) {
+      auto k = load[0] <= load[1] ? 0 : 1;
+      shares[k].push_back(i);
+      load[k] += entries[i]->bytes;
+    }
+    caf::error errors[2];
+    auto work = [&](int k) {
+      std::vector<char> buffer;
+      for (auto i : shares[k])
+        if (auto err
+            = read_payload(*files[i], *entries[i], results[i], buffer)) {
+          errors[k] = std::move(err);
+          return;
+        }
+    };
+    std::thread helper;
+    try {
+      helper = std::thread{work, 1};
+    } catch (const std::system_error&) {
+      work(1); // no thread to be had: this one does it all
+    }
+    work(0);
+    if (helper.joinable())
+      helper.join();
+    for (auto& err : errors)
+      if (err)
+        return std::move(err);
+    return results;
   }
 
   static void advise_huge_pages(char* data, size_t size) {
@@ -399,19 +514,8 @@ struct checkpoint_reader::impl {
     result.type = entry.type;
     result.shape = entry.shape;
     if (entry.data_epoch != inline_payload) {
-      if (entry.type == dtype::string)
-        return corrupt(path + ": string blob '" + entry.name
-                       + "' is listed in a data file");
-      if (entry.bytes != result.element_count() * element_size(entry.type))
-        return corrupt(path + ": the manifest entry of blob '" + entry.name
-                       + "' does not match its shape");
-      if (faults != nullptr) {
-        fault_action action;
-        if (auto err = strike_blocking(
-              faults, fault_point::load_chunk,
-              fault_site{site_node, site_epoch, entry.name}, action))
-          return err;
-      }
+      if (auto err = prepare_data(entry, result))
+        return err;
       if (auto err = read_data(entry, result))
         return err;
       return result;
@@ -592,6 +696,21 @@ caf::expected<tensor> checkpoint_reader::read(std::string_view blob_name) {
                       self.path + " has no blob '" + std::string{blob_name}
                         + "'");
   return self.read(self.man.blobs[i->second]);
+}
+
+caf::expected<std::vector<tensor>>
+checkpoint_reader::read_all(const std::vector<std::string>& blob_names) {
+  auto& self = *impl_;
+  std::vector<const blob_entry*> entries;
+  entries.reserve(blob_names.size());
+  for (auto& name : blob_names) {
+    auto i = self.index.find(name);
+    if (i == self.index.end())
+      return make_error(persistence_errc::not_found,
+                        self.path + " has no blob '" + name + "'");
+    entries.push_back(&self.man.blobs[i->second]);
+  }
+  return self.read_all(entries);
 }
 
 caf::error checkpoint_reader::verify() {

@@ -68,6 +68,14 @@ public:
   /// an injected io_error at load.chunk.
   caf::expected<tensor> read(std::string_view blob_name);
 
+  /// The blobs named, in that order, as `read` would give them one by one,
+  /// or the first error. Payloads in data files are read by two threads
+  /// when there is enough of them (the thread is made and joined within
+  /// the call; without one, this thread reads them all); the checks, fault
+  /// points and opens still happen in manifest order on this thread.
+  caf::expected<std::vector<tensor>>
+  read_all(const std::vector<std::string>& blob_names);
+
   /// Reads every blob and checks every digest; the first problem found.
   caf::error verify();
 

@@ -204,8 +204,48 @@ BOOST_AUTO_TEST_CASE(a_thousand_mutated_data_files_never_read_as_other_values) {
   }
 }
 
-// -- incremental checkpoints
-// ---------------------------------------------------
+// Enough payload (24 MiB in six blobs) for read_all to use two threads.
+blob_list many_large() {
+  blob_list blobs;
+  for (int i = 0; i < 6; ++i)
+    blobs.emplace_back("p" + std::to_string(i),
+                       floats((size_t{1} << 20) + static_cast<size_t>(i),
+                              static_cast<float>(i)));
+  blobs.emplace_back("small", floats(10, 3));
+  return blobs;
+}
+
+BOOST_AUTO_TEST_CASE(read_all_gives_what_reads_one_by_one_give) {
+  auto db = (*this)("trainer_0.1");
+  auto blobs = many_large();
+  BOOST_REQUIRE(write_db(db, 1, blobs));
+  auto reader = checkpoint_reader::open(db);
+  BOOST_REQUIRE(reader);
+  std::vector<std::string> names{"small", "p5", "p0", "p3", "p1", "p4", "p2"};
+  auto all = (*reader)->read_all(names);
+  BOOST_REQUIRE_MESSAGE(all, describe(all));
+  BOOST_REQUIRE(all->size() == names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto one = (*reader)->read(names[i]);
+    BOOST_REQUIRE(one);
+    BOOST_TEST(((*all)[i] == *one), names[i]);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(read_all_fails_on_one_damaged_payload_among_many) {
+  auto db = (*this)("trainer_0.1");
+  auto written = write_db(db, 1, many_large());
+  BOOST_REQUIRE(written);
+  flip_byte(data_file(db), entry_of(*written, "p2").offset + 12345);
+  auto reader = checkpoint_reader::open(db);
+  BOOST_REQUIRE(reader);
+  std::vector<std::string> names{"p0", "p1", "p2", "p3", "p4", "p5"};
+  BOOST_TEST(has_code((*reader)->read_all(names), persistence_errc::corrupt));
+  BOOST_TEST(
+    has_code((*reader)->read_all({"p0", "nope"}), persistence_errc::not_found));
+}
+
+// -- incremental checkpoints --------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(a_reused_payload_is_read_from_the_earlier_epoch) {
   auto first = write_db((*this)("trainer_0.1"), 1, large_and_small());
