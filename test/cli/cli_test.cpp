@@ -729,6 +729,49 @@ BOOST_AUTO_TEST_CASE(
   BOOST_TEST(fs::exists(ckpt + "/trainer_0.6"));
 }
 
+BOOST_AUTO_TEST_CASE(epochs_referring_to_a_damaged_payload_fall_back_past_it) {
+  temp_dir tmp;
+  auto job = jobs_dir + "incremental.json";
+  std::vector<std::string> fetch{"--fetch", "trainer_0:w", "--fetch",
+                                 "trainer_1:w"};
+  auto plain_args = std::vector<std::string>{"run", job};
+  plain_args.insert(plain_args.end(), fetch.begin(), fetch.end());
+  auto plain = cli(plain_args);
+  REQUIRE_EXIT(plain, 0);
+  // Killed once epoch 5 is committed; 4 and 5 refer to the frozen
+  // payloads of the full save of 3, and 1 and 2 to those of 0.
+  auto plan = tmp.sub("plan.json");
+  {
+    std::ofstream out{plan};
+    out << R"({"faults": [{"point": "commit.rename.after", "epoch": 5,
+                           "detail": "write", "fault": "crash"}]})";
+  }
+  auto ckpt = tmp.sub("ckpt");
+  auto args = std::vector<std::string>{
+    "run", job, "--checkpoint-dir", ckpt, "--full-every", "3"};
+  args.insert(args.end(), fetch.begin(), fetch.end());
+  auto killed_args = args;
+  killed_args.insert(killed_args.end(), {"--fault-plan", plan});
+  BOOST_TEST(cli(killed_args).exit_code != 0);
+  // A bad disk damages epoch 3's data file: 5, 4 and 3 cannot be loaded.
+  auto data = ckpt + "/trainer_0.3/blobs.data";
+  {
+    std::fstream f{data, std::ios::in | std::ios::out | std::ios::binary};
+    f.seekp(static_cast<std::streamoff>(fs::file_size(data) / 2));
+    f.put('\x55');
+  }
+  auto verify = cli({"ckpt", "verify", ckpt});
+  BOOST_TEST(verify.exit_code == 1);
+  BOOST_TEST(contains(verify.err, "epoch 5: trainer_0: "), verify.err);
+  BOOST_TEST(contains(verify.out, "epoch 2 ok"), verify.out);
+  // The rerun falls back to epoch 2, runs 3 to 8 again, and ends as a
+  // plain run does.
+  auto resumed = cli(args);
+  REQUIRE_EXIT(resumed, 0);
+  BOOST_TEST(resumed.out == plain.out);
+  BOOST_TEST(contains(resumed.err, "epoch 2"), resumed.err);
+}
+
 BOOST_AUTO_TEST_CASE(gc_keeps_the_last_epochs_and_what_they_refer_to) {
   temp_dir tmp;
   auto ckpt = tmp.sub("ckpt");
