@@ -188,7 +188,8 @@ BOOST_AUTO_TEST_CASE(sweep_of_pipeline3_across_two_daemons_has_no_wrong_run) {
 }
 
 BOOST_AUTO_TEST_CASE(
-  sweep_of_incremental_checkpoints_with_retention_has_no_wrong_run) {
+  sweep_of_incremental_checkpoints_with_retention_has_no_wrong_run,
+  *boost::unit_test::label("retention")) {
   temp_dir dir;
   // Payloads in data files, references to earlier epochs, full saves every
   // third epoch, and old epochs removed after each commit: crashes and bad
@@ -206,7 +207,8 @@ BOOST_AUTO_TEST_CASE(
   BOOST_CHECK(contains(r.out, "save.batch.before"));
 }
 
-BOOST_AUTO_TEST_CASE(a_crash_between_two_removals_of_retention_loses_nothing) {
+BOOST_AUTO_TEST_CASE(a_crash_between_two_removals_of_retention_loses_nothing,
+                     *boost::unit_test::label("retention")) {
   // The sweep samples its cases; this one it must never miss.
   temp_dir dir;
   auto job = jobs + "incremental.json";
@@ -239,7 +241,8 @@ BOOST_AUTO_TEST_CASE(a_crash_between_two_removals_of_retention_loses_nothing) {
                         entry.path().string());
 }
 
-BOOST_AUTO_TEST_CASE(sweep_of_retention_on_a_daemon_has_no_wrong_run) {
+BOOST_AUTO_TEST_CASE(sweep_of_retention_on_a_daemon_has_no_wrong_run,
+                     *boost::unit_test::label("retention")) {
   temp_dir dir;
   // The same with trainer_1 on a daemon: its old epochs are removed by its
   // own persistence actor, at the master's request.
