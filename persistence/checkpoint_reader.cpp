@@ -369,20 +369,13 @@ struct checkpoint_reader::impl {
     // zero-filled first, by resize: one pass more; measured slower).
     for (size_t done = 0; done < total;) {
       auto size = std::min(piece_bytes, total - done);
-      size_t got = 0;
-      while (got < size) {
-        auto n = ::pread(file.fd, buffer.data() + got, size - got,
-                         static_cast<off_t>(entry.offset + done + got));
-        if (n < 0 && errno == EINTR)
-          continue;
-        if (n < 0)
-          return make_error(persistence_errc::io_error,
-                            detail::errno_text("read " + file.path, errno));
-        if (n == 0)
-          return corrupt(path + ": blob '" + entry.name + "' is cut short in "
-                         + file.path);
-        got += static_cast<size_t>(n);
-      }
+      auto got = detail::pread_full(file.fd, buffer.data(), size,
+                                    entry.offset + done, file.path);
+      if (!got)
+        return std::move(got.error());
+      if (*got < size)
+        return corrupt(path + ": blob '" + entry.name + "' is cut short in "
+                       + file.path);
       whole.update(buffer.data(), size);
       result.data.insert(result.data.end(), buffer.data(),
                          buffer.data() + size);

@@ -409,14 +409,12 @@ struct checkpoint_writer::impl {
     while (done < entry.bytes) {
       auto want = static_cast<size_t>(
         std::min<uint64_t>(piece.size(), entry.bytes - done));
-      auto n = ::pread(fd, piece.data(), want,
-                       static_cast<off_t>(entry.offset + done));
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
+      auto got = detail::pread_full(fd, piece.data(), want, entry.offset + done,
+                                    file.path);
+      if (!got || *got == 0)
         break;
-      hasher.update(piece.data(), static_cast<size_t>(n));
-      done += static_cast<uint64_t>(n);
+      hasher.update(piece.data(), *got);
+      done += *got;
     }
     ::close(fd);
     if (done != entry.bytes || hasher.digest() != entry.digest)

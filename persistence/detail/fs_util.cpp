@@ -47,6 +47,24 @@ std::string parent_dir(const std::string& path) {
   return parent.empty() ? std::string{"."} : parent.string();
 }
 
+caf::expected<size_t> pread_full(int fd, char* into, size_t size,
+                                 uint64_t offset, const std::string& file) {
+  size_t got = 0;
+  while (got < size) {
+    auto n
+      = ::pread(fd, into + got, size - got, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return make_error(persistence_errc::io_error,
+                        errno_text("read " + file, errno));
+    if (n == 0)
+      break;
+    got += static_cast<size_t>(n);
+  }
+  return got;
+}
+
 caf::error fsync_path(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)

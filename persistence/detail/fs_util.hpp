@@ -22,6 +22,12 @@ std::string parent_dir(const std::string& path);
 /// fsyncs a file or directory.
 caf::error fsync_path(const std::string& path);
 
+/// Reads up to `size` bytes at `offset` into `into`, across short reads and
+/// EINTR; fewer only at the end of the file. The bytes read, or an
+/// io_error naming `file`.
+caf::expected<size_t> pread_full(int fd, char* into, size_t size,
+                                 uint64_t offset, const std::string& file);
+
 /// fsyncs every regular file directly inside `dir`, then `dir`.
 caf::error fsync_dir_files(const std::string& dir);
 
