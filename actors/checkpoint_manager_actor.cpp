@@ -17,6 +17,7 @@
 #include "messages/manager_protocol.hpp"
 #include "messages/protocol.hpp"
 #include "messages/remote_protocol.hpp"
+#include "persistence/checkpoint_retention.hpp"
 #include "persistence/db_name.hpp"
 #include "persistence/metadata_handler.hpp"
 #include "runtime/runtime_errc.hpp"
@@ -276,18 +277,14 @@ void apply_retention(caf::stateful_actor<manager_state>* self, int64_t epoch,
     done();
     return;
   }
-  // A host's metadata handler owes us no order.
-  std::sort(committed->begin(), committed->end());
-  committed->erase(std::unique(committed->begin(), committed->end()),
-                   committed->end());
-  auto upto = std::upper_bound(committed->begin(), committed->end(), epoch);
-  if (upto - committed->begin() <= static_cast<ptrdiff_t>(st.keep_last)) {
+  // Named, not structured bindings: C++17 lambdas cannot capture those.
+  auto plan = plan_retention(std::move(*committed), st.keep_last, epoch);
+  auto dropped = std::move(plan.dropped);
+  auto kept = std::move(plan.kept);
+  if (dropped.empty()) {
     done();
     return;
   }
-  auto first_kept = upto - static_cast<ptrdiff_t>(st.keep_last);
-  std::vector<int64_t> dropped(committed->begin(), first_kept);
-  std::vector<int64_t> kept(first_kept, committed->end());
   std::vector<std::vector<std::string>> kept_dbs;
   for (auto& node : st.nodes) {
     std::vector<std::string> dbs;

@@ -44,6 +44,20 @@ caf::error invalid(std::string what) {
 
 } // namespace
 
+retention_plan plan_retention(std::vector<int64_t> committed, size_t keep_last,
+                              int64_t upto) {
+  std::sort(committed.begin(), committed.end());
+  committed.erase(std::unique(committed.begin(), committed.end()),
+                  committed.end());
+  auto end = std::upper_bound(committed.begin(), committed.end(), upto);
+  auto first_kept = keep_last == 0
+      || end - committed.begin() <= static_cast<ptrdiff_t>(keep_last)
+    ? committed.begin()
+    : end - static_cast<ptrdiff_t>(keep_last);
+  return retention_plan{{committed.begin(), first_kept},
+                        {first_kept, committed.end()}};
+}
+
 caf::expected<retention_report>
 remove_old_databases(const std::vector<std::string>& kept,
                      retention_options opts) {

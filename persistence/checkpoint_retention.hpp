@@ -22,6 +22,19 @@ struct retention_report {
   uint64_t bytes = 0;
 };
 
+/// Which committed epochs retention keeps and drops (`plan_retention`).
+struct retention_plan {
+  std::vector<int64_t> dropped; // ascending; to be uncommitted, then removed
+  std::vector<int64_t> kept;    // ascending; empty when nothing is committed
+};
+
+/// Of `committed` (any order; duplicates ignored): keeps the last
+/// `keep_last` epochs up to `upto` and every epoch after `upto` (left by an
+/// earlier run that went further, never to be preferred to the epochs just
+/// saved), and drops the rest. Keeps everything when `keep_last` is 0.
+retention_plan plan_retention(std::vector<int64_t> committed, size_t keep_last,
+                              int64_t upto = INT64_MAX);
+
 /// Options of `remove_old_databases`.
 struct retention_options {
   /// Consulted at gc.remove.before/after around each removal, with `node`

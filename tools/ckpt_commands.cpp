@@ -167,11 +167,8 @@ int ckpt_gc(const std::string& dir, size_t keep_last) {
     print_error(handler.file_path() + ": " + describe(metadata.error()));
     return exit_failure;
   }
-  auto committed = metadata->committed_epochs;
-  std::sort(committed.begin(), committed.end());
-  committed.erase(std::unique(committed.begin(), committed.end()),
-                  committed.end());
-  if (committed.empty()) {
+  auto [dropped, kept] = plan_retention(metadata->committed_epochs, keep_last);
+  if (kept.empty()) {
     std::cout << "gc: no committed epochs" << std::endl;
     return exit_ok;
   }
@@ -181,10 +178,6 @@ int ckpt_gc(const std::string& dir, size_t keep_last) {
     return exit_failure;
   }
   auto nodes = nodes_of(*metadata, *listing);
-  auto first_kept = committed.size() > keep_last
-    ? committed.end() - static_cast<ptrdiff_t>(keep_last)
-    : committed.begin();
-  std::vector<int64_t> kept(first_kept, committed.end());
   // Every kept database must be readable before anything is dropped: its
   // references decide what may go.
   std::vector<std::vector<std::string>> kept_dbs;
@@ -208,8 +201,8 @@ int ckpt_gc(const std::string& dir, size_t keep_last) {
   }
   // Uncommit first: a crash after this leaves old databases of uncommitted
   // epochs, which the next gc removes, never a committed epoch without them.
-  for (auto i = committed.begin(); i != first_kept; ++i)
-    if (auto err = handler.uncommit(*i)) {
+  for (auto epoch : dropped)
+    if (auto err = handler.uncommit(epoch)) {
       print_error(handler.file_path() + ": " + describe(err));
       return exit_failure;
     }

@@ -22,12 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-tensor floats(size_t n, float base) {
-  std::vector<float> values(n);
-  std::iota(values.begin(), values.end(), base);
-  return make_tensor<float>({static_cast<int64_t>(n)}, values);
-}
-
 // Payloads of 4 KiB and more go to the data file, in pieces of 1000 bytes
 // (so that a payload spans several).
 writer_options data_options() {

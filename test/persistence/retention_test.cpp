@@ -22,12 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-tensor floats(size_t n, float base) {
-  std::vector<float> values(n);
-  std::iota(values.begin(), values.end(), base);
-  return make_tensor<float>({static_cast<int64_t>(n)}, values);
-}
-
 struct retention_fixture : persistence_fixture {
   writer_options opts;
 
@@ -207,6 +201,20 @@ BOOST_AUTO_TEST_CASE(
   BOOST_TEST(!fs::exists(db("trainer_0", 2)));
   BOOST_TEST(!fs::exists(db("trainer_0", 3)));
   BOOST_TEST(fs::exists(db("trainer_0", 1)));
+}
+
+BOOST_AUTO_TEST_CASE(a_plan_keeps_the_last_epochs_up_to_the_one_saved) {
+  auto plan = plan_retention({5, 1, 3, 2, 3, 4}, 2, 3);
+  BOOST_TEST(plan.dropped == (std::vector<int64_t>{1}),
+             boost::test_tools::per_element());
+  BOOST_TEST(plan.kept == (std::vector<int64_t>{2, 3, 4, 5}),
+             boost::test_tools::per_element());
+  plan = plan_retention({1, 2, 3}, 5);
+  BOOST_TEST(plan.dropped.empty());
+  BOOST_TEST(plan.kept.size() == 3u);
+  plan = plan_retention({1, 2, 3}, 0);
+  BOOST_TEST(plan.dropped.empty());
+  BOOST_TEST(plan_retention({}, 1).kept.empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

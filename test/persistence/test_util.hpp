@@ -1,11 +1,14 @@
 #pragma once
 
 #include <filesystem>
+#include <numeric>
 #include <string>
+#include <vector>
 
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include "messages/tensor.hpp"
 #include "persistence/persistence_errc.hpp"
 #include "test/support/temp_dir.hpp"
 
@@ -20,6 +23,13 @@ struct persistence_fixture : temp_dir {
     return sub(name);
   }
 };
+
+/// A 1-D f32 tensor of `n` values counting up from `base`.
+inline tensor floats(size_t n, float base) {
+  std::vector<float> values(n);
+  std::iota(values.begin(), values.end(), base);
+  return make_tensor<float>({static_cast<int64_t>(n)}, values);
+}
 
 inline bool has_code(const caf::error& err, persistence_errc code) {
   return err.category() == persistence_category
