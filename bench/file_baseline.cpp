@@ -39,6 +39,25 @@ private:
   int fd_;
 };
 
+// Reads `size` bytes at `offset`, across short reads and EINTR. Throws
+// when the file ends early or a read fails.
+void read_exactly(int fd, char* into, size_t size, off_t offset,
+                  const std::string& path) {
+  size_t done = 0;
+  while (done < size) {
+    auto n = ::pread(fd, into + done, size - done,
+                     offset + static_cast<off_t>(done));
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      fail("read", path);
+    }
+    if (n == 0)
+      throw std::runtime_error(path + " ends early");
+    done += static_cast<size_t>(n);
+  }
+}
+
 } // namespace
 
 timing file_write(const std::string& path,
@@ -79,19 +98,7 @@ timing file_read(const std::string& path,
     fail("open", path);
   off_t offset = 0;
   for (auto& b : blobs) {
-    size_t done = 0;
-    while (done < b.size) {
-      auto n = ::pread(fd.get(), buffer.data() + done, b.size - done,
-                       offset + static_cast<off_t>(done));
-      if (n < 0) {
-        if (errno == EINTR)
-          continue;
-        fail("read", path);
-      }
-      if (n == 0)
-        throw std::runtime_error(path + " ends early");
-      done += static_cast<size_t>(n);
-    }
+    read_exactly(fd.get(), buffer.data(), b.size, offset, path);
     auto edge = std::min<size_t>(8, b.size);
     if (std::memcmp(buffer.data(), b.data, edge) != 0
         || std::memcmp(buffer.data() + b.size - edge, b.data + b.size - edge,
@@ -115,19 +122,7 @@ timing file_read_fresh(const std::string& path,
   off_t offset = 0;
   for (auto& b : blobs) {
     auto& buffer = values.emplace_back(b.size);
-    size_t done = 0;
-    while (done < b.size) {
-      auto n = ::pread(fd.get(), buffer.data() + done, b.size - done,
-                       offset + static_cast<off_t>(done));
-      if (n < 0) {
-        if (errno == EINTR)
-          continue;
-        fail("read", path);
-      }
-      if (n == 0)
-        throw std::runtime_error(path + " ends early");
-      done += static_cast<size_t>(n);
-    }
+    read_exactly(fd.get(), buffer.data(), b.size, offset, path);
     if (b.size > 0 && buffer.back() != b.data[b.size - 1])
       throw std::runtime_error(path + ": blob " + std::string{b.name}
                                + " reads back different");
