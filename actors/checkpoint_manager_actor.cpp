@@ -136,10 +136,14 @@ struct manager_state {
 
 using self_ptr = caf::event_based_actor*;
 
+bool is_node_lost(const caf::error& err) {
+  return err.category() == actors_category
+    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
+}
+
 caf::error failure_on(const std::string& node, const caf::error& err) {
   // A remote node's proxy already says which node was lost and how.
-  if (err.category() == actors_category
-      && err.code() == static_cast<uint8_t>(actors_errc::node_lost))
+  if (is_node_lost(err))
     return err;
   if (err == caf::sec::request_timeout)
     return make_error(actors_errc::node_lost,
@@ -154,7 +158,12 @@ caf::error failure_on(const std::string& node, const caf::error& err) {
 }
 
 // Sends make(node) to the persistence actor of every node at once and calls
-// done with all replies, in node order, or with the first failure.
+// done once every node has answered or timed out: with all replies, in node
+// order, or with a failure. done never runs while a node may still be
+// working on the request: a load that went on after the job was told it
+// failed would write an old state into a workspace the job has since reset
+// (or loaded an earlier epoch into). A lost node's failure wins over a bad
+// checkpoint's, since only the latter may be answered by falling back.
 template <class Reply, class MakeRequest>
 void fan_out(self_ptr self, const std::vector<node_ref>& nodes,
              std::chrono::milliseconds timeout, MakeRequest make,
@@ -162,8 +171,16 @@ void fan_out(self_ptr self, const std::vector<node_ref>& nodes,
   struct gather {
     std::vector<Reply> replies;
     size_t remaining = 0;
-    bool finished = false;
+    caf::error failure;
     std::function<void(caf::expected<std::vector<Reply>>)> done;
+    void settle_one() {
+      if (--remaining > 0)
+        return;
+      if (failure)
+        done(std::move(failure));
+      else
+        done(std::move(replies));
+    }
   };
   if (nodes.empty()) {
     done(std::vector<Reply>{});
@@ -177,19 +194,15 @@ void fan_out(self_ptr self, const std::vector<node_ref>& nodes,
     self->request(nodes[i].persistence, timeout, make(nodes[i]))
       .then(
         [state, i](Reply& reply) {
-          if (state->finished)
-            return;
           state->replies[i] = std::move(reply);
-          if (--state->remaining == 0) {
-            state->finished = true;
-            state->done(std::move(state->replies));
-          }
+          state->settle_one();
         },
         [state, node = nodes[i].name](caf::error& err) {
-          if (state->finished)
-            return;
-          state->finished = true;
-          state->done(failure_on(node, err));
+          auto failure = failure_on(node, err);
+          if (!state->failure
+              || (is_node_lost(failure) && !is_node_lost(state->failure)))
+            state->failure = std::move(failure);
+          state->settle_one();
         });
   }
 }
@@ -221,11 +234,6 @@ void report(manager_state& st, const char* action) {
   if (auto err = st.metadata->report(action, st.last_stats))
     detail::log().warn("could not report {} stats: {}", action,
                        error_text(err));
-}
-
-bool is_node_lost(const caf::error& err) {
-  return err.category() == actors_category
-    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
 }
 
 // What ckpt_flush{epoch} replies once no write is pending: the loss that
