@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "messages/tensor.hpp"
+#include <epochrt/messages/tensor.hpp>
 
 namespace epochrt::bench {
 

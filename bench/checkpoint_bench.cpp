@@ -130,13 +130,13 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
-#include "actors/configure.hpp"
-#include "actors/logging.hpp"
 #include "bench/bench_util.hpp"
 #include "bench/epochrt_paths.hpp"
 #include "bench/file_baseline.hpp"
 #include "bench/leveldb_baseline.hpp"
 #include "bench/persistence_probe.hpp"
+#include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/api/logging.hpp>
 
 namespace {
 

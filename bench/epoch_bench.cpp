@@ -63,18 +63,18 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
-#include "actors/configure.hpp"
-#include "actors/distributed_session.hpp"
-#include "actors/local_session.hpp"
-#include "actors/logging.hpp"
-#include "actors/network.hpp"
 #include "bench/bench_util.hpp"
 #include "bench/daemon_process.hpp"
-#include "messages/job_def.hpp"
-#include "runtime/builtin_ops.hpp"
-#include "runtime/job.hpp"
-#include "runtime/op_registry.hpp"
-#include "runtime/runtime_errc.hpp"
+#include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/api/distributed_session.hpp>
+#include <epochrt/actors/api/local_session.hpp>
+#include <epochrt/actors/api/logging.hpp>
+#include <epochrt/actors/api/network.hpp>
+#include <epochrt/messages/job_def.hpp>
+#include <epochrt/runtime/builtin_ops.hpp>
+#include <epochrt/runtime/job.hpp>
+#include <epochrt/runtime/op_registry.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
 
 namespace {
 

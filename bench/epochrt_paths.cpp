@@ -6,16 +6,16 @@
 
 #include <caf/actor_system.hpp>
 
-#include "actors/checkpoint_manager.hpp"
-#include "actors/configure.hpp"
-#include "actors/job_runner.hpp"
-#include "actors/local_session.hpp"
-#include "runtime/builtin_ops.hpp"
-#include "runtime/epoch_limiter.hpp"
-#include "runtime/job.hpp"
-#include "runtime/op_registry.hpp"
-#include "runtime/runtime_errc.hpp"
-#include "runtime/workspace.hpp"
+#include <epochrt/actors/api/checkpoint_manager.hpp>
+#include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/api/job_runner.hpp>
+#include <epochrt/actors/api/local_session.hpp>
+#include <epochrt/runtime/builtin_ops.hpp>
+#include <epochrt/runtime/epoch_limiter.hpp>
+#include <epochrt/runtime/job.hpp>
+#include <epochrt/runtime/op_registry.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
+#include <epochrt/runtime/workspace.hpp>
 
 namespace epochrt::bench {
 

@@ -19,9 +19,9 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
-#include "actors/epochrt.hpp"
 #include "bench/bench_util.hpp"
-#include "messages/fault_injector.hpp"
+#include <epochrt/actors/api/epochrt.hpp>
+#include <epochrt/messages/fault_injector.hpp>
 
 using namespace epochrt;
 using epochrt::bench::median;

@@ -5,12 +5,12 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "messages/chunk_codec.hpp"
-#include "persistence/checkpoint_reader.hpp"
-#include "persistence/checkpoint_writer.hpp"
-#include "persistence/digest.hpp"
-#include "persistence/writer_options.hpp"
-#include "runtime/runtime_errc.hpp"
+#include <epochrt/messages/chunk_codec.hpp>
+#include <epochrt/persistence/checkpoint_reader.hpp>
+#include <epochrt/persistence/checkpoint_writer.hpp>
+#include <epochrt/persistence/digest.hpp>
+#include <epochrt/persistence/writer_options.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt::bench {
 

@@ -28,6 +28,23 @@ if(NOT TARGET CAF::openssl)
     INTERFACE_LINK_LIBRARIES CAF::io)
 endif()
 
+# Cap'n Proto's config probes libatomic with check_library_exists, which
+# compiles C: in a project that enables only CXX it fails, and says
+# "libatomic not found". Probe the same thing with the C++ compiler first;
+# the config skips its check when FOUND_LIBATOMIC is already defined.
+if(NOT DEFINED FOUND_LIBATOMIC)
+  get_property(_epochrt_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(NOT "C" IN_LIST _epochrt_languages)
+    include(CheckCXXSourceCompiles)
+    include(CMakePushCheckState)
+    cmake_push_check_state(RESET)
+    set(CMAKE_REQUIRED_LIBRARIES atomic)
+    set(CMAKE_REQUIRED_QUIET ON)
+    check_cxx_source_compiles("int main() { return 0; }" FOUND_LIBATOMIC)
+    cmake_pop_check_state()
+  endif()
+  unset(_epochrt_languages)
+endif()
 find_dependency(CapnProto CONFIG)
 
 # Debian's leveldb config links a plain `snappy` without pulling in its

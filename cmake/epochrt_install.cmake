@@ -7,16 +7,19 @@ install(TARGETS epochrt_messages epochrt_runtime epochrt_persistence
         EXPORT epochrtTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
-        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-                             ${CMAKE_INSTALL_INCLUDEDIR}/epochrt)
-foreach(layer messages runtime persistence actors)
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# Headers keep their place in the tree under include/epochrt, the one
+# directory the package exports being include/. Of actors/, only the public
+# API (actors/api) is installed; no detail/ folder is.
+foreach(layer messages runtime persistence)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}/
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/epochrt/${layer}
-          FILES_MATCHING PATTERN "*.hpp" PATTERN "detail" EXCLUDE)
+          FILES_MATCHING PATTERN "*.hpp" PATTERN "detail" EXCLUDE
+                         PATTERN "schema" EXCLUDE)
 endforeach()
-install(FILES ${PROJECT_SOURCE_DIR}/actors/epochrt.hpp
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/epochrt)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/actors/api/
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/epochrt/actors/api
+        FILES_MATCHING PATTERN "*.hpp")
 install(EXPORT epochrtTargets NAMESPACE epochrt::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/epochrt)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/epochrtConfig.cmake.in

@@ -1,4 +1,4 @@
-#include "messages/checkpoint_records.hpp"
+#include <epochrt/messages/checkpoint_records.hpp>
 
 namespace epochrt {
 

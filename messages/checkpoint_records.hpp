@@ -6,7 +6,7 @@
 
 #include <caf/meta/type_name.hpp>
 
-#include "messages/tensor.hpp"
+#include <epochrt/messages/tensor.hpp>
 
 // Records that describe checkpoints: what a node's database holds, what a
 // save or load cost, and which epochs are committed.

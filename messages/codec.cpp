@@ -1,4 +1,4 @@
-#include "messages/codec.hpp"
+#include <epochrt/messages/codec.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -13,13 +13,13 @@
 #include <kj/array.h>
 #include <kj/exception.h>
 
-#include "messages/checkpoint_records.hpp"
-#include "messages/chunk_codec.hpp"
-#include "messages/codec_errc.hpp"
-#include "messages/job_def.hpp"
-#include "messages/protocol.hpp"
-#include "messages/tensor.hpp"
 #include "schema/epochrt.capnp.h"
+#include <epochrt/messages/checkpoint_records.hpp>
+#include <epochrt/messages/chunk_codec.hpp>
+#include <epochrt/messages/codec_errc.hpp>
+#include <epochrt/messages/job_def.hpp>
+#include <epochrt/messages/protocol.hpp>
+#include <epochrt/messages/tensor.hpp>
 
 namespace epochrt {
 

@@ -1,4 +1,4 @@
-#include "messages/codec_errc.hpp"
+#include <epochrt/messages/codec_errc.hpp>
 
 #include <caf/make_message.hpp>
 

@@ -15,9 +15,9 @@
 
 #include <caf/error.hpp>
 
-#include "messages/fault_draws.hpp"
-#include "messages/fault_plan.hpp"
-#include "messages/fault_point.hpp"
+#include <epochrt/messages/fault_draws.hpp>
+#include <epochrt/messages/fault_plan.hpp>
+#include <epochrt/messages/fault_point.hpp>
 
 namespace epochrt {
 

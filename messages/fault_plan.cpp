@@ -1,12 +1,12 @@
-#include "messages/fault_plan.hpp"
+#include <epochrt/messages/fault_plan.hpp>
 
 #include <cerrno>
 #include <cmath>
 #include <utility>
 
-#include "messages/detail/strict_json.hpp"
-#include "messages/fault_errc.hpp"
-#include "messages/names.hpp"
+#include <epochrt/messages/detail/strict_json.hpp>
+#include <epochrt/messages/fault_errc.hpp>
+#include <epochrt/messages/names.hpp>
 
 namespace epochrt {
 

@@ -1,4 +1,4 @@
-#include "messages/fault_point.hpp"
+#include <epochrt/messages/fault_point.hpp>
 
 #include <array>
 

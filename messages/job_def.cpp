@@ -1,4 +1,4 @@
-#include "messages/job_def.hpp"
+#include <epochrt/messages/job_def.hpp>
 
 namespace epochrt {
 

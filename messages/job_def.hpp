@@ -7,7 +7,7 @@
 
 #include <caf/meta/type_name.hpp>
 
-#include "messages/tensor.hpp"
+#include <epochrt/messages/tensor.hpp>
 
 // The definition of a job as data. Everything here is a plain value that can
 // be copied, compared, written to a job file and sent to another process:

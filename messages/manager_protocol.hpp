@@ -7,7 +7,7 @@
 #include <caf/actor.hpp>
 #include <caf/meta/type_name.hpp>
 
-#include "messages/checkpoint_records.hpp"
+#include <epochrt/messages/checkpoint_records.hpp>
 
 // Requests to the job runner actor and to the checkpoint manager actor, which
 // fans them out to the persistence actors of the nodes it manages and gathers

@@ -1,4 +1,4 @@
-#include "messages/names.hpp"
+#include <epochrt/messages/names.hpp>
 
 namespace epochrt {
 

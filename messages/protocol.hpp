@@ -6,9 +6,9 @@
 
 #include <caf/meta/type_name.hpp>
 
-#include "messages/checkpoint_records.hpp"
-#include "messages/job_def.hpp"
-#include "messages/tensor.hpp"
+#include <epochrt/messages/checkpoint_records.hpp>
+#include <epochrt/messages/job_def.hpp>
+#include <epochrt/messages/tensor.hpp>
 
 // The actor protocol. Every request an actor of epochrt sends is one of these
 // values; its reply is the named response type or a `caf::error`. The type of

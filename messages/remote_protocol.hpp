@@ -7,7 +7,7 @@
 #include <caf/actor.hpp>
 #include <caf/meta/type_name.hpp>
 
-#include "messages/protocol.hpp"
+#include <epochrt/messages/protocol.hpp>
 
 // How a master attaches a node to a node daemon (`epochrt node`), before any
 // job message is obeyed. The daemon publishes one actor, its gatekeeper,

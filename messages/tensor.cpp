@@ -1,4 +1,4 @@
-#include "messages/tensor.hpp"
+#include <epochrt/messages/tensor.hpp>
 
 #include <charconv>
 #include <cmath>

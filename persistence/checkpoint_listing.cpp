@@ -1,4 +1,4 @@
-#include "persistence/checkpoint_listing.hpp"
+#include <epochrt/persistence/checkpoint_listing.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -6,10 +6,10 @@
 #include <system_error>
 #include <tuple>
 
-#include "messages/names.hpp"
-#include "persistence/checkpoint_reader.hpp"
-#include "persistence/detail/fs_util.hpp"
-#include "persistence/persistence_errc.hpp"
+#include <epochrt/messages/names.hpp>
+#include <epochrt/persistence/checkpoint_reader.hpp>
+#include <epochrt/persistence/detail/fs_util.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
 
 namespace fs = std::filesystem;
 

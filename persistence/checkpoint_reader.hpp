@@ -8,8 +8,8 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
-#include "messages/checkpoint_records.hpp"
-#include "messages/tensor.hpp"
+#include <epochrt/messages/checkpoint_records.hpp>
+#include <epochrt/messages/tensor.hpp>
 
 namespace epochrt {
 

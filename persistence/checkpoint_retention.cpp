@@ -1,4 +1,4 @@
-#include "persistence/checkpoint_retention.hpp"
+#include <epochrt/persistence/checkpoint_retention.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -7,10 +7,10 @@
 #include <set>
 #include <system_error>
 
-#include "messages/fault_injector.hpp"
-#include "persistence/checkpoint_reader.hpp"
-#include "persistence/detail/fs_util.hpp"
-#include "persistence/persistence_errc.hpp"
+#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/persistence/checkpoint_reader.hpp>
+#include <epochrt/persistence/detail/fs_util.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
 
 namespace fs = std::filesystem;
 

@@ -1,4 +1,4 @@
-#include "persistence/checkpoint_writer.hpp"
+#include <epochrt/persistence/checkpoint_writer.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -18,15 +18,15 @@
 #include <leveldb/options.h>
 #include <leveldb/write_batch.h>
 
-#include "messages/chunk_codec.hpp"
-#include "messages/codec.hpp"
-#include "messages/fault_injector.hpp"
-#include "messages/names.hpp"
-#include "persistence/detail/data_file.hpp"
-#include "persistence/detail/fs_util.hpp"
-#include "persistence/detail/leveldb_util.hpp"
-#include "persistence/digest.hpp"
-#include "persistence/persistence_errc.hpp"
+#include <epochrt/messages/chunk_codec.hpp>
+#include <epochrt/messages/codec.hpp>
+#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/messages/names.hpp>
+#include <epochrt/persistence/detail/data_file.hpp>
+#include <epochrt/persistence/detail/fs_util.hpp>
+#include <epochrt/persistence/detail/leveldb_util.hpp>
+#include <epochrt/persistence/digest.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
 
 namespace epochrt {
 

@@ -8,9 +8,9 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
-#include "messages/checkpoint_records.hpp"
-#include "messages/tensor.hpp"
-#include "persistence/writer_options.hpp"
+#include <epochrt/messages/checkpoint_records.hpp>
+#include <epochrt/messages/tensor.hpp>
+#include <epochrt/persistence/writer_options.hpp>
 
 namespace epochrt {
 

@@ -1,7 +1,7 @@
-#include "persistence/db_name.hpp"
+#include <epochrt/persistence/db_name.hpp>
 
-#include "messages/names.hpp"
-#include "persistence/persistence_errc.hpp"
+#include <epochrt/messages/names.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
 
 namespace epochrt {
 

@@ -1,4 +1,4 @@
-#include "persistence/digest.hpp"
+#include <epochrt/persistence/digest.hpp>
 
 #include <cstring>
 #include <new>

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string_view>
 
-#include "messages/tensor.hpp"
+#include <epochrt/messages/tensor.hpp>
 
 struct XXH3_state_s;
 

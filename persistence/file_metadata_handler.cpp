@@ -1,4 +1,4 @@
-#include "persistence/file_metadata_handler.hpp"
+#include <epochrt/persistence/file_metadata_handler.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -7,11 +7,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "messages/codec.hpp"
-#include "messages/fault_injector.hpp"
-#include "persistence/detail/fs_util.hpp"
-#include "persistence/digest.hpp"
-#include "persistence/persistence_errc.hpp"
+#include <epochrt/messages/codec.hpp>
+#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/persistence/detail/fs_util.hpp>
+#include <epochrt/persistence/digest.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
 
 namespace fs = std::filesystem;
 

@@ -9,8 +9,8 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
-#include "messages/checkpoint_records.hpp"
-#include "persistence/metadata_handler.hpp"
+#include <epochrt/messages/checkpoint_records.hpp>
+#include <epochrt/persistence/metadata_handler.hpp>
 
 namespace epochrt {
 

@@ -8,7 +8,7 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
-#include "messages/checkpoint_records.hpp"
+#include <epochrt/messages/checkpoint_records.hpp>
 
 namespace epochrt {
 

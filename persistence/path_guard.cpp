@@ -1,9 +1,9 @@
-#include "persistence/path_guard.hpp"
+#include <epochrt/persistence/path_guard.hpp>
 
 #include <filesystem>
 #include <system_error>
 
-#include "persistence/persistence_errc.hpp"
+#include <epochrt/persistence/persistence_errc.hpp>
 
 namespace fs = std::filesystem;
 

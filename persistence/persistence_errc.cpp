@@ -1,4 +1,4 @@
-#include "persistence/persistence_errc.hpp"
+#include <epochrt/persistence/persistence_errc.hpp>
 
 #include <caf/make_message.hpp>
 

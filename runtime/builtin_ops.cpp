@@ -1,4 +1,4 @@
-#include "runtime/builtin_ops.hpp"
+#include <epochrt/runtime/builtin_ops.hpp>
 
 #include <algorithm>
 #include <cassert>
@@ -10,8 +10,8 @@
 #include <random>
 #include <thread>
 
-#include "runtime/op_context.hpp"
-#include "runtime/op_registry.hpp"
+#include <epochrt/runtime/op_context.hpp>
+#include <epochrt/runtime/op_registry.hpp>
 
 namespace epochrt {
 

@@ -1,9 +1,9 @@
-#include "runtime/epoch_limiter.hpp"
+#include <epochrt/runtime/epoch_limiter.hpp>
 
 #include <string>
 
-#include "runtime/job.hpp"
-#include "runtime/runtime_errc.hpp"
+#include <epochrt/runtime/job.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt {
 

@@ -1,12 +1,12 @@
-#include "runtime/job.hpp"
+#include <epochrt/runtime/job.hpp>
 
 #include <algorithm>
 #include <cassert>
 #include <set>
 
-#include "messages/names.hpp"
-#include "runtime/op_registry.hpp"
-#include "runtime/runtime_errc.hpp"
+#include <epochrt/messages/names.hpp>
+#include <epochrt/runtime/op_registry.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt {
 

@@ -7,8 +7,8 @@
 
 #include <caf/error.hpp>
 
-#include "messages/job_def.hpp"
-#include "messages/tensor.hpp"
+#include <epochrt/messages/job_def.hpp>
+#include <epochrt/messages/tensor.hpp>
 
 namespace epochrt {
 

@@ -1,4 +1,4 @@
-#include "runtime/job_file.hpp"
+#include <epochrt/runtime/job_file.hpp>
 
 #include <cerrno>
 #include <cstdio>
@@ -13,11 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "messages/detail/strict_json.hpp"
-#include "messages/names.hpp"
-#include "runtime/epoch_limiter.hpp"
-#include "runtime/op_registry.hpp"
-#include "runtime/runtime_errc.hpp"
+#include <epochrt/messages/detail/strict_json.hpp>
+#include <epochrt/messages/names.hpp>
+#include <epochrt/runtime/epoch_limiter.hpp>
+#include <epochrt/runtime/op_registry.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt {
 

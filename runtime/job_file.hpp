@@ -7,7 +7,7 @@
 
 #include <caf/expected.hpp>
 
-#include "runtime/job.hpp"
+#include <epochrt/runtime/job.hpp>
 
 // Job files: a job as JSON, strictly checked. The format (also in
 // docs/job-file.md):

@@ -1,4 +1,4 @@
-#include "runtime/op_context.hpp"
+#include <epochrt/runtime/op_context.hpp>
 
 #include <cassert>
 

@@ -10,10 +10,10 @@
 
 #include <caf/error.hpp>
 
-#include "messages/job_def.hpp"
-#include "messages/tensor.hpp"
-#include "runtime/runtime_errc.hpp"
-#include "runtime/workspace.hpp"
+#include <epochrt/messages/job_def.hpp>
+#include <epochrt/messages/tensor.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
+#include <epochrt/runtime/workspace.hpp>
 
 namespace epochrt {
 

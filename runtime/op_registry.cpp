@@ -1,4 +1,4 @@
-#include "runtime/op_registry.hpp"
+#include <epochrt/runtime/op_registry.hpp>
 
 #include <exception>
 #include <set>

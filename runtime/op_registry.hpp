@@ -8,9 +8,9 @@
 
 #include <caf/error.hpp>
 
-#include "messages/job_def.hpp"
-#include "runtime/op_schema.hpp"
-#include "runtime/runtime_errc.hpp"
+#include <epochrt/messages/job_def.hpp>
+#include <epochrt/runtime/op_schema.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt {
 

@@ -1,4 +1,4 @@
-#include "runtime/op_schema.hpp"
+#include <epochrt/runtime/op_schema.hpp>
 
 namespace epochrt {
 

@@ -1,4 +1,4 @@
-#include "runtime/runtime_errc.hpp"
+#include <epochrt/runtime/runtime_errc.hpp>
 
 #include <caf/make_message.hpp>
 

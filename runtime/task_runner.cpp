@@ -1,12 +1,12 @@
-#include "runtime/task_runner.hpp"
+#include <epochrt/runtime/task_runner.hpp>
 
 #include <exception>
 #include <string>
 
-#include "runtime/op_context.hpp"
-#include "runtime/op_registry.hpp"
-#include "runtime/runtime_errc.hpp"
-#include "runtime/workspace.hpp"
+#include <epochrt/runtime/op_context.hpp>
+#include <epochrt/runtime/op_registry.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
+#include <epochrt/runtime/workspace.hpp>
 
 namespace epochrt {
 

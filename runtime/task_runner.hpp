@@ -6,9 +6,9 @@
 
 #include <caf/expected.hpp>
 
-#include "messages/job_def.hpp"
-#include "messages/protocol.hpp"
-#include "messages/tensor.hpp"
+#include <epochrt/messages/job_def.hpp>
+#include <epochrt/messages/protocol.hpp>
+#include <epochrt/messages/tensor.hpp>
 
 namespace epochrt {
 

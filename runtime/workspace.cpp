@@ -1,10 +1,10 @@
-#include "runtime/workspace.hpp"
+#include <epochrt/runtime/workspace.hpp>
 
 #include <cassert>
 
 #include <atomic>
 
-#include "runtime/runtime_errc.hpp"
+#include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt {
 

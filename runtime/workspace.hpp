@@ -11,7 +11,7 @@
 
 #include <caf/expected.hpp>
 
-#include "messages/tensor.hpp"
+#include <epochrt/messages/tensor.hpp>
 
 namespace epochrt {
 

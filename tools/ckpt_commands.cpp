@@ -4,13 +4,13 @@
 #include <filesystem>
 #include <iostream>
 
-#include "messages/tensor.hpp"
-#include "persistence/checkpoint_listing.hpp"
-#include "persistence/checkpoint_reader.hpp"
-#include "persistence/checkpoint_retention.hpp"
-#include "persistence/db_name.hpp"
-#include "persistence/file_metadata_handler.hpp"
 #include "tools/cli_output.hpp"
+#include <epochrt/messages/tensor.hpp>
+#include <epochrt/persistence/checkpoint_listing.hpp>
+#include <epochrt/persistence/checkpoint_reader.hpp>
+#include <epochrt/persistence/checkpoint_retention.hpp>
+#include <epochrt/persistence/db_name.hpp>
+#include <epochrt/persistence/file_metadata_handler.hpp>
 
 namespace epochrt::cli {
 

@@ -4,8 +4,8 @@
 
 #include <caf/error.hpp>
 
-#include "actors/configure.hpp"
-#include "messages/printable.hpp"
+#include <epochrt/actors/api/configure.hpp>
+#include <epochrt/messages/printable.hpp>
 
 namespace epochrt::cli {
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <iostream>
 
-#include "messages/fault_injector.hpp"
-#include "messages/fault_plan.hpp"
 #include "tools/cli_output.hpp"
+#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/messages/fault_plan.hpp>
 
 namespace epochrt::cli {
 

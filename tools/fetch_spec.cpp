@@ -1,6 +1,6 @@
 #include "tools/fetch_spec.hpp"
 
-#include "messages/names.hpp"
+#include <epochrt/messages/names.hpp>
 
 namespace epochrt::cli {
 

@@ -24,7 +24,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include "actors/logging.hpp"
 #include "tools/ckpt_commands.hpp"
 #include "tools/cli_output.hpp"
 #include "tools/fault_commands.hpp"
@@ -32,6 +31,7 @@
 #include "tools/run_command.hpp"
 #include "tools/strict_integer.hpp"
 #include "tools/sweep_command.hpp"
+#include <epochrt/actors/api/logging.hpp>
 
 #ifndef EPOCHRT_VERSION
 #  define EPOCHRT_VERSION "unknown"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "actors/actors_errc.hpp"
+#include <epochrt/actors/api/actors_errc.hpp>
 
 namespace epochrt::cli {
 

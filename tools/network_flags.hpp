@@ -6,7 +6,7 @@
 
 #include <caf/expected.hpp>
 
-#include "actors/network.hpp"
+#include <epochrt/actors/api/network.hpp>
 
 namespace epochrt::cli {
 

@@ -8,18 +8,18 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
-#include "actors/actors_errc.hpp"
-#include "actors/detail/log.hpp"
-#include "actors/network.hpp"
-#include "actors/node_address.hpp"
-#include "actors/node_server.hpp"
-#include "actors/secret_file.hpp"
-#include "runtime/builtin_ops.hpp"
-#include "runtime/op_registry.hpp"
-#include "runtime/runtime_errc.hpp"
 #include "tools/cli_output.hpp"
 #include "tools/fault_commands.hpp"
 #include "tools/network_flags.hpp"
+#include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/api/network.hpp>
+#include <epochrt/actors/api/node_address.hpp>
+#include <epochrt/actors/api/node_server.hpp>
+#include <epochrt/actors/api/secret_file.hpp>
+#include <epochrt/actors/detail/log.hpp>
+#include <epochrt/runtime/builtin_ops.hpp>
+#include <epochrt/runtime/op_registry.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt::cli {
 

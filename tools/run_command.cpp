@@ -10,26 +10,26 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
-#include "actors/actors_errc.hpp"
-#include "actors/configure.hpp"
-#include "actors/distributed_session.hpp"
-#include "actors/job_runner.hpp"
-#include "actors/local_session.hpp"
-#include "actors/multi_node_checkpoint_manager.hpp"
-#include "actors/network.hpp"
-#include "actors/node_address.hpp"
-#include "actors/secret_file.hpp"
-#include "actors/upload_task_group_builder.hpp"
-#include "messages/tensor.hpp"
-#include "persistence/file_metadata_handler.hpp"
-#include "runtime/builtin_ops.hpp"
-#include "runtime/job_file.hpp"
-#include "runtime/op_registry.hpp"
-#include "runtime/runtime_errc.hpp"
 #include "tools/cli_output.hpp"
 #include "tools/fault_commands.hpp"
 #include "tools/fetch_spec.hpp"
 #include "tools/network_flags.hpp"
+#include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/api/distributed_session.hpp>
+#include <epochrt/actors/api/job_runner.hpp>
+#include <epochrt/actors/api/local_session.hpp>
+#include <epochrt/actors/api/multi_node_checkpoint_manager.hpp>
+#include <epochrt/actors/api/network.hpp>
+#include <epochrt/actors/api/node_address.hpp>
+#include <epochrt/actors/api/secret_file.hpp>
+#include <epochrt/actors/api/upload_task_group_builder.hpp>
+#include <epochrt/messages/tensor.hpp>
+#include <epochrt/persistence/file_metadata_handler.hpp>
+#include <epochrt/runtime/builtin_ops.hpp>
+#include <epochrt/runtime/job_file.hpp>
+#include <epochrt/runtime/op_registry.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt::cli {
 

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <string>
 
-#include "messages/printable.hpp"
+#include <epochrt/messages/printable.hpp>
 
 namespace epochrt::cli {
 

@@ -16,16 +16,16 @@
 
 #include <unistd.h>
 
-#include "messages/fault_draws.hpp"
-#include "messages/fault_plan.hpp"
-#include "messages/fault_point.hpp"
-#include "persistence/file_metadata_handler.hpp"
-#include "runtime/builtin_ops.hpp"
-#include "runtime/job_file.hpp"
-#include "runtime/op_registry.hpp"
-#include "runtime/runtime_errc.hpp"
 #include "tools/child_process.hpp"
 #include "tools/cli_output.hpp"
+#include <epochrt/messages/fault_draws.hpp>
+#include <epochrt/messages/fault_plan.hpp>
+#include <epochrt/messages/fault_point.hpp>
+#include <epochrt/persistence/file_metadata_handler.hpp>
+#include <epochrt/runtime/builtin_ops.hpp>
+#include <epochrt/runtime/job_file.hpp>
+#include <epochrt/runtime/op_registry.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt::cli {
 

@@ -1,4 +1,4 @@
-#include "actors/detail/counted_thread.hpp"
+#include <epochrt/actors/detail/counted_thread.hpp>
 
 #include <string>
 #include <system_error>
@@ -7,7 +7,7 @@
 #include <caf/actor_registry.hpp>
 #include <caf/actor_system.hpp>
 
-#include "actors/actors_errc.hpp"
+#include <epochrt/actors/api/actors_errc.hpp>
 
 namespace epochrt::detail {
 

@@ -17,7 +17,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
-#include <epochrt/epochrt.hpp>
+#include <epochrt/actors/api/epochrt.hpp>
 
 using namespace std::chrono_literals;
 

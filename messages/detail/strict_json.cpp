@@ -1,4 +1,4 @@
-#include "messages/detail/strict_json.hpp"
+#include <epochrt/messages/detail/strict_json.hpp>
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "persistence/detail/data_file.hpp"
+#include <epochrt/persistence/detail/data_file.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -7,7 +7,7 @@
 
 #include <unistd.h>
 
-#include "persistence/persistence_errc.hpp"
+#include <epochrt/persistence/persistence_errc.hpp>
 
 namespace epochrt::detail {
 

@@ -1,4 +1,4 @@
-#include "persistence/detail/fs_util.hpp"
+#include <epochrt/persistence/detail/fs_util.hpp>
 
 #include <cerrno>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "persistence/persistence_errc.hpp"
+#include <epochrt/persistence/persistence_errc.hpp>
 
 namespace fs = std::filesystem;
 

@@ -1,9 +1,9 @@
-#include "persistence/detail/leveldb_util.hpp"
+#include <epochrt/persistence/detail/leveldb_util.hpp>
 
 #include <cstdarg>
 
-#include "persistence/digest.hpp"
-#include "persistence/persistence_errc.hpp"
+#include <epochrt/persistence/digest.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
 
 namespace epochrt::detail {
 

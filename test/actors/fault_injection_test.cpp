@@ -5,10 +5,10 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "messages/fault_errc.hpp"
-#include "messages/fault_injector.hpp"
-#include "messages/fault_plan.hpp"
 #include "test/actors/test_support.hpp"
+#include <epochrt/messages/fault_errc.hpp>
+#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/messages/fault_plan.hpp>
 
 using namespace epochrt;
 using namespace std::chrono_literals;

@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <filesystem>
 
-#include "messages/fault_injector.hpp"
 #include "test/actors/test_support.hpp"
+#include <epochrt/messages/fault_injector.hpp>
 
 using namespace epochrt;
 using epochrt::test::system_fixture;

@@ -10,9 +10,9 @@
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
 
-#include "messages/manager_protocol.hpp"
-#include "persistence/file_metadata_handler.hpp"
 #include "test/actors/test_support.hpp"
+#include <epochrt/messages/manager_protocol.hpp>
+#include <epochrt/persistence/file_metadata_handler.hpp>
 
 using namespace epochrt;
 using namespace std::chrono_literals;

@@ -11,8 +11,8 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
-#include "actors/epochrt.hpp"
 #include "test/support/temp_dir.hpp"
+#include <epochrt/actors/api/epochrt.hpp>
 
 namespace epochrt::test {
 

@@ -15,10 +15,10 @@
 #include <map>
 #include <sstream>
 
-#include "persistence/file_metadata_handler.hpp"
-#include "persistence/persistence_errc.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
+#include <epochrt/persistence/file_metadata_handler.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
 
 namespace fs = std::filesystem;
 namespace bdata = boost::unit_test::data;

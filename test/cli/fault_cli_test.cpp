@@ -12,9 +12,9 @@
 #include <sstream>
 #include <thread>
 
-#include "messages/fault_point.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
+#include <epochrt/messages/fault_point.hpp>
 
 using epochrt::test::process_result;
 using epochrt::test::process_runner;

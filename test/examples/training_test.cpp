@@ -13,9 +13,9 @@
 #include <caf/actor_system_config.hpp>
 #include <nlohmann/json.hpp>
 
-#include "actors/epochrt.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
+#include <epochrt/actors/api/epochrt.hpp>
 
 using namespace epochrt;
 using epochrt::test::background_process;

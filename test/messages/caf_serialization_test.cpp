@@ -10,9 +10,9 @@
 #include <caf/make_message.hpp>
 #include <caf/message.hpp>
 
-#include "messages/manager_protocol.hpp"
-#include "messages/message_types.hpp"
 #include "test/messages/sample_values.hpp"
+#include <epochrt/messages/manager_protocol.hpp>
+#include <epochrt/messages/message_types.hpp>
 
 using namespace epochrt;
 using namespace epochrt::test;

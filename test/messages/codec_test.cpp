@@ -5,11 +5,11 @@
 #include <string>
 #include <typeinfo>
 
-#include "messages/checkpoint_records.hpp"
-#include "messages/chunk_codec.hpp"
-#include "messages/codec.hpp"
-#include "messages/codec_errc.hpp"
 #include "test/messages/sample_values.hpp"
+#include <epochrt/messages/checkpoint_records.hpp>
+#include <epochrt/messages/chunk_codec.hpp>
+#include <epochrt/messages/codec.hpp>
+#include <epochrt/messages/codec_errc.hpp>
 
 using namespace epochrt;
 using namespace epochrt::test;

@@ -10,10 +10,10 @@
 
 #include <caf/message.hpp>
 
-#include "messages/fault_errc.hpp"
-#include "messages/fault_injector.hpp"
-#include "messages/fault_plan.hpp"
 #include "test/support/temp_dir.hpp"
+#include <epochrt/messages/fault_errc.hpp>
+#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/messages/fault_plan.hpp>
 
 using namespace epochrt;
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "messages/names.hpp"
+#include <epochrt/messages/names.hpp>
 
 using namespace epochrt;
 

@@ -1,4 +1,4 @@
-#include "messages/printable.hpp"
+#include <epochrt/messages/printable.hpp>
 
 #include <random>
 

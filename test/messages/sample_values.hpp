@@ -9,10 +9,10 @@
 #include <caf/deep_to_string.hpp>
 #include <caf/expected.hpp>
 
-#include "messages/checkpoint_records.hpp"
-#include "messages/job_def.hpp"
-#include "messages/protocol.hpp"
-#include "messages/tensor.hpp"
+#include <epochrt/messages/checkpoint_records.hpp>
+#include <epochrt/messages/job_def.hpp>
+#include <epochrt/messages/protocol.hpp>
+#include <epochrt/messages/tensor.hpp>
 
 namespace epochrt::test {
 

@@ -3,7 +3,7 @@
 #include <limits>
 #include <string>
 
-#include "messages/tensor.hpp"
+#include <epochrt/messages/tensor.hpp>
 
 using namespace epochrt;
 

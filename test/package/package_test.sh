@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs epochrt from a build tree into a fresh prefix, builds a separate
-# project against it with find_package(epochrt), and runs the result.
+# project against it with find_package(epochrt) — the host-program example
+# and the README's embedding snippet, exactly as written there — and runs
+# both.
 #   package_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -9,11 +11,32 @@ work=$(mktemp -d /tmp/epochrt-package.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
+# The first ```cpp block of the README's "Embedding in a host program".
+awk '/^## Embedding in a host program/ { section = 1; next }
+     /^## / { section = 0 }
+     section && !done && /^```cpp$/ { inside = 1; next }
+     inside && /^```$/ { inside = 0; done = 1; next }
+     inside { print }' "$source/README.md" > "$work/readme_snippet.cpp"
+if [ ! -s "$work/readme_snippet.cpp" ]; then
+  echo "no embedding snippet found in README.md" >&2
+  exit 1
+fi
+# Only the prefix's include/ may serve epochrt's headers: a host header
+# named like one of them, on the consumer's own include path, must not
+# replace it.
+test -d "$work/prefix/include/epochrt/actors/api"
+test ! -e "$work/prefix/include/epochrt/actors/core"
+test ! -e "$work/prefix/include/epochrt/actors/remote"
 cmake -S "$source/test/package/consumer" -B "$work/consumer" \
   -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DEPOCHRT_HOST_PROGRAM_SOURCE="$source/examples/host_program/main.cpp" \
+  -DEPOCHRT_README_SNIPPET="$work/readme_snippet.cpp" \
   > "$work/configure.log"
 cmake --build "$work/consumer" -j2 > "$work/build.log"
 out=$("$work/consumer/consumer" "$work/ckpt" 2>/dev/null)
 echo "$out"
 grep -qx "weights after epoch 5: 48,48,48" <<< "$out"
+snippet=$("$work/consumer/readme_snippet" "$source/examples/jobs/pipeline.json" \
+  "$work/snippet-ckpt" 2>/dev/null)
+echo "$snippet"
+grep -q "^finished after epoch [0-9]" <<< "$snippet"

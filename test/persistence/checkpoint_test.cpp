@@ -9,12 +9,12 @@
 
 #include <leveldb/db.h>
 
-#include "messages/codec.hpp"
-#include "messages/tensor.hpp"
-#include "persistence/checkpoint_reader.hpp"
-#include "persistence/checkpoint_writer.hpp"
-#include "persistence/digest.hpp"
 #include "test/persistence/test_util.hpp"
+#include <epochrt/messages/codec.hpp>
+#include <epochrt/messages/tensor.hpp>
+#include <epochrt/persistence/checkpoint_reader.hpp>
+#include <epochrt/persistence/checkpoint_writer.hpp>
+#include <epochrt/persistence/digest.hpp>
 
 using namespace epochrt;
 using namespace epochrt::test;

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "messages/tensor.hpp"
-#include "persistence/checkpoint_reader.hpp"
-#include "persistence/checkpoint_writer.hpp"
-#include "persistence/detail/data_file.hpp"
 #include "test/persistence/test_util.hpp"
+#include <epochrt/messages/tensor.hpp>
+#include <epochrt/persistence/checkpoint_reader.hpp>
+#include <epochrt/persistence/checkpoint_writer.hpp>
+#include <epochrt/persistence/detail/data_file.hpp>
 
 using namespace epochrt;
 using namespace epochrt::test;

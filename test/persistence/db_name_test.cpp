@@ -1,7 +1,7 @@
 #include <boost/test/unit_test.hpp>
 
-#include "persistence/db_name.hpp"
 #include "test/persistence/test_util.hpp"
+#include <epochrt/persistence/db_name.hpp>
 
 using namespace epochrt;
 using namespace epochrt::test;

@@ -19,13 +19,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "messages/fault_errc.hpp"
-#include "messages/fault_injector.hpp"
-#include "messages/tensor.hpp"
-#include "persistence/checkpoint_reader.hpp"
-#include "persistence/checkpoint_writer.hpp"
-#include "persistence/file_metadata_handler.hpp"
 #include "test/persistence/test_util.hpp"
+#include <epochrt/messages/fault_errc.hpp>
+#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/messages/tensor.hpp>
+#include <epochrt/persistence/checkpoint_reader.hpp>
+#include <epochrt/persistence/checkpoint_writer.hpp>
+#include <epochrt/persistence/file_metadata_handler.hpp>
 
 using namespace epochrt;
 using namespace epochrt::test;

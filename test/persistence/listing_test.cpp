@@ -5,10 +5,10 @@
 
 #include <leveldb/db.h>
 
-#include "persistence/checkpoint_listing.hpp"
-#include "persistence/checkpoint_writer.hpp"
-#include "persistence/file_metadata_handler.hpp"
 #include "test/persistence/test_util.hpp"
+#include <epochrt/persistence/checkpoint_listing.hpp>
+#include <epochrt/persistence/checkpoint_writer.hpp>
+#include <epochrt/persistence/file_metadata_handler.hpp>
 
 using namespace epochrt;
 using namespace epochrt::test;

@@ -4,9 +4,9 @@
 #include <fstream>
 #include <iterator>
 
-#include "messages/codec.hpp"
-#include "persistence/file_metadata_handler.hpp"
 #include "test/persistence/test_util.hpp"
+#include <epochrt/messages/codec.hpp>
+#include <epochrt/persistence/file_metadata_handler.hpp>
 
 using namespace epochrt;
 using namespace epochrt::test;

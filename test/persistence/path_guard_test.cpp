@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "persistence/path_guard.hpp"
 #include "test/persistence/test_util.hpp"
+#include <epochrt/persistence/path_guard.hpp>
 
 using namespace epochrt;
 using namespace epochrt::test;

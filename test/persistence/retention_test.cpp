@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "messages/fault_injector.hpp"
-#include "messages/fault_plan.hpp"
-#include "messages/tensor.hpp"
-#include "persistence/checkpoint_reader.hpp"
-#include "persistence/checkpoint_retention.hpp"
-#include "persistence/checkpoint_writer.hpp"
 #include "test/persistence/test_util.hpp"
+#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/messages/fault_plan.hpp>
+#include <epochrt/messages/tensor.hpp>
+#include <epochrt/persistence/checkpoint_reader.hpp>
+#include <epochrt/persistence/checkpoint_retention.hpp>
+#include <epochrt/persistence/checkpoint_writer.hpp>
 
 using namespace epochrt;
 using namespace epochrt::test;

@@ -8,9 +8,9 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
-#include "messages/tensor.hpp"
-#include "persistence/persistence_errc.hpp"
 #include "test/support/temp_dir.hpp"
+#include <epochrt/messages/tensor.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
 
 namespace epochrt::test {
 

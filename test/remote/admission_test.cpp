@@ -22,11 +22,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "actors/detail/admission_protocol.hpp"
-#include "actors/detail/proof.hpp"
 #include "test/remote/daemon_process.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
+#include <epochrt/actors/remote/admission_protocol.hpp>
+#include <epochrt/actors/remote/proof.hpp>
 
 using namespace std::chrono_literals;
 using epochrt::test::daemon_process;

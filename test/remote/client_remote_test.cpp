@@ -11,16 +11,16 @@
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
 
-#include "actors/actors_errc.hpp"
-#include "actors/detail/blocking_request.hpp"
-#include "actors/network.hpp"
-#include "actors/remote_node.hpp"
-#include "messages/manager_protocol.hpp"
-#include "messages/protocol.hpp"
-#include "messages/remote_protocol.hpp"
-#include "runtime/runtime_errc.hpp"
 #include "test/remote/daemon_process.hpp"
 #include "test/support/temp_dir.hpp"
+#include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/api/network.hpp>
+#include <epochrt/actors/detail/blocking_request.hpp>
+#include <epochrt/actors/remote/remote_node_actor.hpp>
+#include <epochrt/messages/manager_protocol.hpp>
+#include <epochrt/messages/protocol.hpp>
+#include <epochrt/messages/remote_protocol.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
 
 namespace fs = std::filesystem;
 

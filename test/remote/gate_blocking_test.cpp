@@ -15,10 +15,10 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
-#include "actors/epochrt.hpp"
-#include "actors/network.hpp"
-#include "actors/node_server.hpp"
 #include "test/support/temp_dir.hpp"
+#include <epochrt/actors/api/epochrt.hpp>
+#include <epochrt/actors/api/network.hpp>
+#include <epochrt/actors/api/node_server.hpp>
 
 using namespace epochrt;
 using namespace std::chrono_literals;

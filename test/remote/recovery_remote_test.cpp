@@ -19,21 +19,21 @@
 #include <caf/actor_system_config.hpp>
 #include <spdlog/sinks/base_sink.h>
 
-#include "actors/actors_errc.hpp"
-#include "actors/configure.hpp"
-#include "actors/detail/log.hpp"
-#include "actors/distributed_session.hpp"
-#include "actors/job_runner.hpp"
-#include "actors/local_session.hpp"
-#include "actors/multi_node_checkpoint_manager.hpp"
-#include "actors/network.hpp"
-#include "actors/upload_task_group_builder.hpp"
-#include "runtime/builtin_ops.hpp"
-#include "runtime/job_file.hpp"
-#include "runtime/op_registry.hpp"
-#include "runtime/runtime_errc.hpp"
 #include "test/remote/daemon_process.hpp"
 #include "test/support/temp_dir.hpp"
+#include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/api/distributed_session.hpp>
+#include <epochrt/actors/api/job_runner.hpp>
+#include <epochrt/actors/api/local_session.hpp>
+#include <epochrt/actors/api/multi_node_checkpoint_manager.hpp>
+#include <epochrt/actors/api/network.hpp>
+#include <epochrt/actors/api/upload_task_group_builder.hpp>
+#include <epochrt/actors/detail/log.hpp>
+#include <epochrt/runtime/builtin_ops.hpp>
+#include <epochrt/runtime/job_file.hpp>
+#include <epochrt/runtime/op_registry.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
 
 using namespace epochrt;
 using namespace std::chrono_literals;

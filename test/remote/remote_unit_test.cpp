@@ -9,16 +9,16 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "actors/actors_errc.hpp"
-#include "actors/detail/proof.hpp"
-#include "actors/node_address.hpp"
-#include "actors/request_validation.hpp"
-#include "actors/secret_file.hpp"
-#include "persistence/path_guard.hpp"
-#include "runtime/builtin_ops.hpp"
-#include "runtime/op_registry.hpp"
-#include "runtime/runtime_errc.hpp"
 #include "test/support/temp_dir.hpp"
+#include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/api/node_address.hpp>
+#include <epochrt/actors/api/secret_file.hpp>
+#include <epochrt/actors/remote/proof.hpp>
+#include <epochrt/actors/remote/request_validation.hpp>
+#include <epochrt/persistence/path_guard.hpp>
+#include <epochrt/runtime/builtin_ops.hpp>
+#include <epochrt/runtime/op_registry.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
 
 using namespace epochrt;
 using epochrt::test::temp_dir;

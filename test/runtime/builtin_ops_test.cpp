@@ -1,4 +1,4 @@
-#include "runtime/builtin_ops.hpp"
+#include <epochrt/runtime/builtin_ops.hpp>
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "runtime/job_file.hpp"
+#include <epochrt/runtime/job_file.hpp>
 
 #include <cstdio>
 #include <fstream>

@@ -1,7 +1,7 @@
-#include "runtime/job.hpp"
+#include <epochrt/runtime/job.hpp>
 
-#include "runtime/epoch_limiter.hpp"
 #include "test_util.hpp"
+#include <epochrt/runtime/epoch_limiter.hpp>
 
 using namespace epochrt;
 using namespace epochrt::test;

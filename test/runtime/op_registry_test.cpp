@@ -1,7 +1,7 @@
-#include "runtime/op_registry.hpp"
+#include <epochrt/runtime/op_registry.hpp>
 
-#include "runtime/op_context.hpp"
 #include "test_util.hpp"
+#include <epochrt/runtime/op_context.hpp>
 
 using namespace epochrt;
 using namespace epochrt::test;

@@ -1,4 +1,4 @@
-#include "runtime/task_runner.hpp"
+#include <epochrt/runtime/task_runner.hpp>
 
 #include <atomic>
 #include <thread>

@@ -9,12 +9,12 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "runtime/builtin_ops.hpp"
-#include "runtime/job.hpp"
-#include "runtime/op_registry.hpp"
-#include "runtime/runtime_errc.hpp"
-#include "runtime/task_runner.hpp"
-#include "runtime/workspace.hpp"
+#include <epochrt/runtime/builtin_ops.hpp>
+#include <epochrt/runtime/job.hpp>
+#include <epochrt/runtime/op_registry.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
+#include <epochrt/runtime/task_runner.hpp>
+#include <epochrt/runtime/workspace.hpp>
 
 namespace epochrt {
 

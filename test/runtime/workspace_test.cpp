@@ -1,4 +1,4 @@
-#include "runtime/workspace.hpp"
+#include <epochrt/runtime/workspace.hpp>
 
 #include <thread>
 

@@ -26,8 +26,8 @@
 #include <caf/send.hpp>
 #include <caf/type_id.hpp>
 
-#include "actors/configure.hpp"
-#include "actors/network.hpp"
+#include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/api/network.hpp>
 
 namespace {
 

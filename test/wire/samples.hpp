@@ -9,12 +9,12 @@
 
 #include <caf/actor.hpp>
 
-#include "messages/checkpoint_records.hpp"
-#include "messages/job_def.hpp"
-#include "messages/manager_protocol.hpp"
-#include "messages/protocol.hpp"
-#include "messages/remote_protocol.hpp"
-#include "messages/tensor.hpp"
+#include <epochrt/messages/checkpoint_records.hpp>
+#include <epochrt/messages/job_def.hpp>
+#include <epochrt/messages/manager_protocol.hpp>
+#include <epochrt/messages/protocol.hpp>
+#include <epochrt/messages/remote_protocol.hpp>
+#include <epochrt/messages/tensor.hpp>
 
 namespace epochrt::test {
 

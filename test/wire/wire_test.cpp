@@ -40,11 +40,11 @@
 #include <caf/send.hpp>
 #include <caf/type_id.hpp>
 
-#include "actors/network.hpp"
-#include "messages/message_types.hpp"
 #include "test/wire/field_diff.hpp"
 #include "test/wire/peer_process.hpp"
 #include "test/wire/samples.hpp"
+#include <epochrt/actors/api/network.hpp>
+#include <epochrt/messages/message_types.hpp>
 
 using namespace epochrt;
 using namespace epochrt::test;

@@ -1,0 +1,38 @@
+#include <epochrt/actors/api/actors_errc.hpp>
+
+#include <caf/make_message.hpp>
+
+namespace epochrt {
+
+std::string to_string(actors_errc x) {
+  switch (x) {
+    case actors_errc::unknown_node:
+      return "unknown_node";
+    case actors_errc::node_lost:
+      return "node_lost";
+    case actors_errc::task_failed:
+      return "task_failed";
+    case actors_errc::checkpoint_failed:
+      return "checkpoint_failed";
+    case actors_errc::not_initialized:
+      return "not_initialized";
+    case actors_errc::invalid_argument:
+      return "invalid_argument";
+    case actors_errc::no_checkpoint_manager:
+      return "no_checkpoint_manager";
+    case actors_errc::auth_failed:
+      return "auth_failed";
+    case actors_errc::rejected:
+      return "rejected";
+    case actors_errc::unreachable:
+      return "unreachable";
+  }
+  return "unknown";
+}
+
+caf::error make_error(actors_errc code, std::string context) {
+  return caf::error{static_cast<uint8_t>(code), actors_category,
+                    caf::make_message(std::move(context))};
+}
+
+} // namespace epochrt

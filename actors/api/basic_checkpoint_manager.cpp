@@ -1,0 +1,223 @@
+#include <epochrt/actors/api/basic_checkpoint_manager.hpp>
+
+#include <algorithm>
+
+#include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
+
+#include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/api/session.hpp>
+#include <epochrt/actors/core/checkpoint_manager_actor.hpp>
+#include <epochrt/actors/detail/blocking_request.hpp>
+#include <epochrt/actors/detail/log.hpp>
+#include <epochrt/actors/detail/timeouts.hpp>
+#include <epochrt/messages/manager_protocol.hpp>
+#include <epochrt/persistence/db_name.hpp>
+#include <epochrt/persistence/file_metadata_handler.hpp>
+#include <epochrt/runtime/workspace.hpp>
+
+namespace epochrt {
+
+namespace {
+
+// The manager's own request to its actor waits for the slowest node's
+// timeout plus a margin, so that the node's failure is what gets reported.
+std::chrono::milliseconds margin(std::chrono::milliseconds timeout) {
+  return detail::with_margin(timeout);
+}
+
+caf::error as_error(caf::expected<caf::unit_t> x) {
+  return x ? caf::error{} : std::move(x.error());
+}
+
+} // namespace
+
+basic_checkpoint_manager::basic_checkpoint_manager(caf::actor_system& sys,
+                                                   std::string db_prefix,
+                                                   checkpoint_options options)
+  : sys_(sys), db_prefix_(std::move(db_prefix)), options_(std::move(options)) {
+  if (!options_.metadata)
+    options_.metadata
+      = std::make_shared<file_metadata_handler>(db_prefix_, options_.faults);
+  checkpoint_policy policy;
+  policy.timeout = options_.timeout;
+  policy.full_every = std::max<int64_t>(options_.full_every, 0);
+  policy.keep_last = options_.keep_last;
+  actor_
+    = spawn_checkpoint_manager(sys_, db_prefix_, options_.metadata, policy);
+}
+
+basic_checkpoint_manager::~basic_checkpoint_manager() {
+  caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown);
+}
+
+caf::error
+basic_checkpoint_manager::init(session& sess,
+                               const std::vector<std::string>& nodes,
+                               std::optional<int64_t> retrieve_from_epoch,
+                               std::string path_prefix) {
+  if (!nodes_.empty() && nodes != nodes_)
+    return make_error(actors_errc::invalid_argument,
+                      "a checkpoint manager can only be re-initialized with "
+                      "the same nodes");
+  ckpt_init msg;
+  for (auto& name : nodes) {
+    auto handle = sess.node(name);
+    if (!handle)
+      return std::move(handle.error());
+    msg.nodes.push_back(node_ref{name, handle->persistence});
+  }
+  msg.retrieve_from_epoch = retrieve_from_epoch.value_or(-1);
+  if (!path_prefix.empty())
+    path_prefix_ = path_prefix;
+  msg.path_prefix = std::move(path_prefix);
+  if (retrieve_from_epoch)
+    detail::log().info("initializing checkpoints from epoch {}",
+                       *retrieve_from_epoch);
+  auto result = detail::blocking_request<ckpt_result>(
+    sys_, actor_, margin(options_.timeout), std::move(msg));
+  if (!result)
+    return std::move(result.error());
+  nodes_ = nodes;
+  blob_lists_.clear();
+  for (size_t i = 0; i < result->node_names.size(); ++i)
+    blob_lists_[result->node_names[i]] = std::move(result->blob_lists[i]);
+  return {};
+}
+
+std::vector<std::string>
+basic_checkpoint_manager::blob_list(const std::string& node) const {
+  auto i = blob_lists_.find(node);
+  return i == blob_lists_.end() ? std::vector<std::string>{} : i->second;
+}
+
+caf::error basic_checkpoint_manager::load(int64_t epoch,
+                                          std::string path_prefix) {
+  detail::log().info("loading checkpoints of epoch {}", epoch);
+  auto result = detail::blocking_request<ckpt_result>(
+    sys_, actor_, margin(options_.timeout),
+    ckpt_load{epoch, std::move(path_prefix), {}, false});
+  if (!result)
+    return std::move(result.error());
+  last_stats_ = std::move(result->stats);
+  return {};
+}
+
+caf::expected<bool> basic_checkpoint_manager::check(int64_t epoch,
+                                                    bool verify_data) {
+  auto status = detail::blocking_request<checkpoint_status>(
+    sys_, actor_, margin(options_.timeout), ckpt_exists{epoch, verify_data});
+  if (!status)
+    return std::move(status.error());
+  if (!status->problem.empty())
+    detail::log().info("checkpoint of epoch {}: {}", epoch, status->problem);
+  return status->exists && status->complete && (!verify_data || status->intact);
+}
+
+caf::expected<bool> basic_checkpoint_manager::check_db_exists(int64_t epoch) {
+  return check(epoch, false);
+}
+
+caf::expected<bool> basic_checkpoint_manager::check_db_intact(int64_t epoch) {
+  return check(epoch, true);
+}
+
+caf::expected<bool> basic_checkpoint_manager::load_blobs_locally(
+  session& sess, const std::vector<std::string>& nodes,
+  const std::vector<std::string>& blob_names, int64_t epoch) {
+  // (Re)bind to this session's nodes: the manager may have served another
+  // session before, whose actors are gone.
+  if (auto err = init(sess, nodes))
+    return err;
+  auto exists = check_db_exists(epoch);
+  if (!exists)
+    return std::move(exists.error());
+  if (!*exists) {
+    detail::log().info("no complete checkpoint of epoch {}", epoch);
+    return false;
+  }
+  auto result = detail::blocking_request<ckpt_result>(
+    sys_, actor_, margin(options_.timeout),
+    ckpt_load{epoch, {}, blob_names, true});
+  if (!result)
+    return std::move(result.error());
+  last_stats_ = std::move(result->stats);
+  detail::log().info("loaded {} blobs from the checkpoints of epoch {}",
+                     blob_names.size(), epoch);
+  return true;
+}
+
+caf::expected<size_t>
+basic_checkpoint_manager::read_blobs(const std::vector<std::string>& blob_names,
+                                     int64_t epoch, workspace& into) {
+  auto values = detail::blocking_request<blob_values>(
+    sys_, actor_, margin(options_.timeout), ckpt_read{epoch, blob_names});
+  if (!values)
+    return std::move(values.error());
+  std::vector<std::pair<std::string, tensor>> blobs;
+  for (auto& blob : values->blobs)
+    blobs.emplace_back(std::move(blob.name), std::move(blob.value));
+  auto count = blobs.size();
+  into.set_all(std::move(blobs));
+  return count;
+}
+
+caf::error basic_checkpoint_manager::save(int64_t epoch) {
+  detail::log().info("saving checkpoints of epoch {}", epoch);
+  auto result = detail::blocking_request<ckpt_result>(
+    sys_, actor_, margin(options_.timeout), ckpt_save{epoch});
+  if (!result)
+    return std::move(result.error());
+  last_stats_ = std::move(result->stats);
+  return {};
+}
+
+caf::error
+basic_checkpoint_manager::report_checkpoint_stats(const std::string& action) {
+  return as_error(detail::blocking_request<caf::unit_t>(
+    sys_, actor_, options_.timeout, ckpt_report{action}));
+}
+
+caf::error basic_checkpoint_manager::write_checkpoint_metadata(int64_t epoch) {
+  return as_error(detail::blocking_request<caf::unit_t>(
+    sys_, actor_, options_.timeout, ckpt_write_metadata{epoch}));
+}
+
+caf::expected<std::optional<int64_t>>
+basic_checkpoint_manager::get_resume_from_epoch_id(
+  std::optional<int64_t> user_epoch) {
+  auto result = detail::blocking_request<ckpt_epoch>(
+    sys_, actor_, options_.timeout,
+    ckpt_resume_epoch{user_epoch.value_or(-1), -1});
+  if (!result)
+    return std::move(result.error());
+  if (result->epoch < 0)
+    return std::optional<int64_t>{};
+  return std::optional<int64_t>{result->epoch};
+}
+
+caf::error
+basic_checkpoint_manager::set_params(const std::vector<std::string>& nodes,
+                                     std::string path_prefix) {
+  if (!path_prefix.empty())
+    path_prefix_ = path_prefix;
+  auto done = as_error(detail::blocking_request<caf::unit_t>(
+    sys_, actor_, options_.timeout,
+    ckpt_set_params{nodes, std::move(path_prefix)}));
+  if (!done)
+    nodes_ = nodes;
+  return done;
+}
+
+caf::expected<bool>
+basic_checkpoint_manager::cp_accessible(std::optional<int64_t> epoch) {
+  return detail::blocking_request<bool>(sys_, actor_, options_.timeout,
+                                        ckpt_accessible{epoch.value_or(-1)});
+}
+
+std::string basic_checkpoint_manager::get_ckpt_db_name(const std::string& node,
+                                                       int64_t epoch) const {
+  return db_name(epoch, node, db_prefix_, path_prefix_);
+}
+
+} // namespace epochrt

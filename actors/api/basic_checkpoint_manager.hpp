@@ -1,0 +1,169 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/expected.hpp>
+#include <caf/fwd.hpp>
+
+#include <epochrt/messages/checkpoint_records.hpp>
+
+namespace epochrt {
+
+class fault_injector;
+
+class metadata_handler;
+class session;
+class workspace;
+
+/// Options of a checkpoint manager.
+struct checkpoint_options {
+  /// Where committed epochs and stats are kept. Default (null): a durable
+  /// file in the checkpoint directory (`<db_prefix>/epochrt.metadata`).
+  std::shared_ptr<metadata_handler> metadata;
+  /// Longest one node may take for one checkpoint operation.
+  std::chrono::milliseconds timeout = std::chrono::hours(1);
+  /// Consulted at the commit and metadata points when the default metadata
+  /// file is used. Null: no faults.
+  std::shared_ptr<fault_injector> faults;
+  /// Checkpoints are incremental: a blob unchanged since the node's last
+  /// checkpoint is not written again, its entry refers to the earlier
+  /// payload. Every save of an epoch divisible by `full_every` writes every
+  /// payload, so that no checkpoint depends on one older than `full_every`
+  /// epochs. 0: never forced; 1: every save is full.
+  int64_t full_every = 0;
+  /// Retention (Orbax's max_to_keep): after each commit, epochs older than
+  /// the last `keep_last` committed ones are uncommitted and their
+  /// databases removed — never the last committed epoch, and never a
+  /// payload a kept checkpoint still refers to. 0: keep every checkpoint.
+  size_t keep_last = 0;
+};
+
+/// What CheckpointManager and MultiNodeCheckpointManager share: Caffe2's
+/// checkpoint operations over the nodes bound by `init`, carried out by a
+/// checkpoint manager actor that fans out to the nodes' persistence actors.
+///
+/// Checkpoints of node N and epoch E live at `db_name(E, N, db_prefix,
+/// path_prefix)`. Blocking calls, for host threads; one thread at a time.
+/// The manager owns its actor and stops it when destroyed; it borrows the
+/// actor system, which must outlive it.
+class basic_checkpoint_manager {
+public:
+  virtual ~basic_checkpoint_manager();
+
+  basic_checkpoint_manager(const basic_checkpoint_manager&) = delete;
+  basic_checkpoint_manager& operator=(const basic_checkpoint_manager&) = delete;
+
+  const std::string& db_prefix() const noexcept {
+    return db_prefix_;
+  }
+
+  /// Binds the manager to `nodes` of `session` and lists the blobs their
+  /// checkpoints hold: the blobs of their workspaces now, or those of the
+  /// checkpoints of `retrieve_from_epoch`. May be called again (by another
+  /// job runner, with another session) with the same nodes.
+  caf::error init(session& sess, const std::vector<std::string>& nodes,
+                  std::optional<int64_t> retrieve_from_epoch = {},
+                  std::string path_prefix = {});
+
+  /// Blobs listed by the last `init` for `node`.
+  std::vector<std::string> blob_list(const std::string& node) const;
+
+  /// Loads every blob of the checkpoints of `epoch` into the nodes.
+  caf::error load(int64_t epoch, std::string path_prefix = {});
+
+  /// Loads only `blob_names` from every node's checkpoint of `epoch` into
+  /// that node, skipping names a checkpoint lacks; binds the manager to
+  /// `nodes` first if `init` was not called. False, with nothing loaded,
+  /// when any node's checkpoint of `epoch` does not exist or is incomplete.
+  caf::expected<bool>
+  load_blobs_locally(session& sess, const std::vector<std::string>& nodes,
+                     const std::vector<std::string>& blob_names, int64_t epoch);
+
+  /// Reads `blob_names` from every bound node's checkpoint of `epoch` —
+  /// wherever the node runs — and stores them in `into`, a workspace of
+  /// this process (the master's). Names no checkpoint holds are skipped; a
+  /// name two nodes' checkpoints both hold is actors_errc::invalid_argument
+  /// and nothing is stored. Returns how many blobs were stored. Needs `init`.
+  caf::expected<size_t> read_blobs(const std::vector<std::string>& blob_names,
+                                   int64_t epoch, workspace& into);
+
+  /// True when every node's checkpoint of `epoch` exists and is complete.
+  caf::expected<bool> check_db_exists(int64_t epoch);
+
+  /// True when every node's checkpoint of `epoch` is complete and every
+  /// digest in it checks out.
+  caf::expected<bool> check_db_intact(int64_t epoch);
+
+  /// Saves every node's checkpoint of `epoch`. Does not commit the epoch:
+  /// `write_checkpoint_metadata` does (`job_runner::save_checkpoints` does
+  /// both).
+  caf::error save(int64_t epoch);
+
+  /// Stats of the last save or load, one entry per node.
+  const std::vector<checkpoint_stats>& last_stats() const noexcept {
+    return last_stats_;
+  }
+
+  /// Hands the stats of the last save or load to the metadata handler.
+  caf::error report_checkpoint_stats(const std::string& action);
+
+  /// Records `epoch` as committed.
+  caf::error write_checkpoint_metadata(int64_t epoch);
+
+  /// The epoch to resume from: `user_epoch` when given (an error when it is
+  /// not committed), else the last committed epoch, else none.
+  caf::expected<std::optional<int64_t>>
+  get_resume_from_epoch_id(std::optional<int64_t> user_epoch = {});
+
+  /// Sets the nodes and path prefix, and passes them to the metadata handler.
+  /// The job runner calls it with the job's nodes to checkpoint.
+  caf::error set_params(const std::vector<std::string>& nodes,
+                        std::string path_prefix = {});
+
+  /// Without an epoch: can the checkpoint directory be written? With one:
+  /// is that epoch committed? An error when the metadata cannot be read or
+  /// trusted, or the manager does not answer.
+  caf::expected<bool> cp_accessible(std::optional<int64_t> epoch = {});
+
+  /// The database path of `node`'s checkpoint of `epoch`.
+  std::string get_ckpt_db_name(const std::string& node, int64_t epoch) const;
+
+  /// Longest one node may take for one checkpoint operation.
+  std::chrono::milliseconds timeout() const noexcept {
+    return options_.timeout;
+  }
+
+  /// The manager's actor, for a job runner to talk to directly.
+  const caf::actor& actor() const noexcept {
+    return actor_;
+  }
+
+  /// The nodes given to the last `set_params` or `init`.
+  const std::vector<std::string>& nodes() const noexcept {
+    return nodes_;
+  }
+
+protected:
+  basic_checkpoint_manager(caf::actor_system& sys, std::string db_prefix,
+                           checkpoint_options options);
+
+  caf::expected<bool> check(int64_t epoch, bool verify_data);
+
+private:
+  caf::actor_system& sys_;
+  std::string db_prefix_;
+  std::string path_prefix_;
+  checkpoint_options options_;
+  caf::actor actor_;
+  std::vector<std::string> nodes_;
+  std::map<std::string, std::vector<std::string>> blob_lists_;
+  std::vector<checkpoint_stats> last_stats_;
+};
+
+} // namespace epochrt

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <epochrt/actors/api/basic_checkpoint_manager.hpp>
+
+namespace epochrt {
+
+/// Caffe2's CheckpointManager: the checkpoints of one node.
+class checkpoint_manager : public basic_checkpoint_manager {
+public:
+  checkpoint_manager(caf::actor_system& sys, std::string db_prefix,
+                     std::string node_name, checkpoint_options options = {});
+
+  const std::string& node_name() const noexcept {
+    return node_name_;
+  }
+
+  /// Binds the manager to its node. `nodes`, when given, must be exactly
+  /// the manager's node.
+  caf::error init(session& sess, const std::vector<std::string>& nodes = {},
+                  std::optional<int64_t> retrieve_from_epoch = {},
+                  std::string path_prefix = {});
+
+  /// Blobs listed by the last `init`.
+  std::vector<std::string> blob_list() const {
+    return basic_checkpoint_manager::blob_list(node_name_);
+  }
+
+  /// Loads only `blob_names` from the checkpoint of `epoch`, skipping names
+  /// it lacks. False when the checkpoint does not exist.
+  caf::expected<bool> load_blobs_from_checkpoint(
+    session& sess, const std::vector<std::string>& blob_names, int64_t epoch);
+
+private:
+  std::string node_name_;
+};
+
+using CheckpointManager = checkpoint_manager;
+
+} // namespace epochrt

@@ -1,0 +1,121 @@
+#include <epochrt/actors/api/distributed_session.hpp>
+
+#include <algorithm>
+#include <thread>
+
+#include <caf/actor_system.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
+
+#include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/detail/log.hpp>
+#include <epochrt/actors/remote/remote_node_actor.hpp>
+#include <epochrt/messages/names.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
+
+namespace epochrt {
+
+distributed_session::distributed_session(
+  caf::actor_system& sys, std::shared_ptr<const op_registry> ops,
+  std::map<std::string, node_address> remote,
+  distributed_session_options options)
+  : session(options.timeouts), sys_(sys),
+    local_(sys, std::move(ops), options.timeouts),
+    addresses_(std::move(remote)), options_(std::move(options)) {
+  // nop
+}
+
+distributed_session::~distributed_session() {
+  for (auto& [name, node] : connected_)
+    caf::anon_send_exit(node->proxy, caf::exit_reason::user_shutdown);
+}
+
+caf::actor_system& distributed_session::system() {
+  return sys_;
+}
+
+bool distributed_session::is_remote(const std::string& name) const {
+  return addresses_.count(name) > 0;
+}
+
+caf::expected<node_handle>
+distributed_session::connect(const std::string& name) {
+  remote_node_config cfg;
+  cfg.name = name;
+  cfg.address = addresses_.at(name);
+  cfg.secret = options_.secret;
+  cfg.timeouts = options_.timeouts;
+  cfg.handshake_timeout = options_.handshake_timeout;
+  // One per node, kept across reconnections: a partitioned or frozen node
+  // stays so for the new connection too.
+  auto& link = links_[name];
+  if (!link)
+    link = std::make_shared<remote_link_faults>();
+  cfg.link = link;
+  auto connected = connect_remote_node(sys_, cfg);
+  if (!connected)
+    return std::move(connected.error());
+  auto proxy = connected->proxy;
+  connected_.insert_or_assign(
+    name, std::make_unique<remote_node>(std::move(*connected)));
+  return node_handle{name, proxy, proxy};
+}
+
+caf::expected<node_handle> distributed_session::node(const std::string& name) {
+  if (!is_remote(name))
+    return local_.node(name);
+  if (auto problem = node_name_problem(name); !problem.empty())
+    return make_error(actors_errc::unknown_node,
+                      "invalid node name '" + name + "': " + problem);
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (auto i = connected_.find(name); i != connected_.end())
+    return node_handle{name, i->second->proxy, i->second->proxy};
+  return connect(name);
+}
+
+caf::error distributed_session::connect_all() {
+  for (auto& [name, address] : addresses_)
+    if (auto handle = node(name); !handle)
+      return std::move(handle.error());
+  return {};
+}
+
+caf::error distributed_session::recover_lost_nodes() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  for (auto& [name, node] : connected_) {
+    if (!node->lost->load())
+      continue;
+    caf::anon_send_exit(node->proxy, caf::exit_reason::user_shutdown);
+    auto deadline
+      = std::chrono::steady_clock::now() + options_.reconnect_timeout;
+    auto pause = options_.reconnect_backoff_min;
+    for (int attempt = 1;; ++attempt) {
+      auto handle = connect(name);
+      if (handle) {
+        detail::log().info("node {} is back at {} (attempt {})", name,
+                           addresses_.at(name).str(), attempt);
+        break;
+      }
+      // A daemon that refuses us will not change its mind.
+      auto& err = handle.error();
+      auto code = static_cast<actors_errc>(err.code());
+      if (err.category() == actors_category
+          && (code == actors_errc::auth_failed
+              || code == actors_errc::rejected))
+        return std::move(handle.error());
+      if (std::chrono::steady_clock::now() + pause > deadline)
+        return make_error(actors_errc::node_lost,
+                          "node " + name + " did not come back at "
+                            + addresses_.at(name).str() + " within "
+                            + std::to_string(options_.reconnect_timeout.count())
+                            + " ms: " + error_text(handle.error()));
+      detail::log().info("node {} not back yet ({}); retrying in {} ms", name,
+                         error_text(handle.error()), pause.count());
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, options_.reconnect_backoff_max);
+    }
+  }
+  return {};
+}
+
+} // namespace epochrt

@@ -1,0 +1,104 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include <epochrt/actors/api/epoch_observer.hpp>
+#include <epochrt/runtime/job.hpp>
+
+namespace epochrt {
+
+class basic_checkpoint_manager;
+class session;
+class upload_task_group_builder;
+class workspace;
+
+/// Options of a job runner.
+struct job_runner_options {
+  /// Called after every epoch with the outputs of the epoch group's tasks.
+  /// See `epoch_observer` for the thread it runs on.
+  epoch_observer on_epoch;
+  /// How many lost nodes the job survives, wherever the loss happens: init,
+  /// an epoch, a checkpoint's save or commit (the last one's included), the
+  /// upload, download or exit group. After a loss it asks the session to
+  /// replace the lost nodes (`session::recover_lost_nodes`), reloads the
+  /// last committed epoch on every node (or starts from scratch when none
+  /// is committed), and goes on from there: the remaining epochs, then the
+  /// upload, download and exit groups again, on the reloaded state. The
+  /// result is that of an uninterrupted run. Every recovery counts. Default:
+  /// 0, the first loss fails the job.
+  int max_node_failures = 0;
+};
+
+/// Caffe2's JobRunner: runs a job on a session with checkpoints at epoch
+/// boundaries, through a job runner actor.
+///
+/// With a checkpoint manager, checkpoints are taken after init and after
+/// every epoch, and the job resumes from `resume_from_epoch` — or, when none
+/// is given, from the last committed epoch whose checkpoints can be loaded
+/// (earlier committed epochs are tried when the newest cannot). Borrows the
+/// manager and the upload builder: both must outlive the runner.
+class job_runner {
+public:
+  explicit job_runner(job the_job, basic_checkpoint_manager* manager = nullptr,
+                      std::optional<int64_t> resume_from_epoch = {},
+                      upload_task_group_builder* upload = nullptr,
+                      job_runner_options options = {});
+
+  /// Runs the job to its end — init or resume, the epochs, the upload, the
+  /// download group and the exit group — blocking the calling thread.
+  /// Returns the last epoch. An error when a group fails, a node is lost,
+  /// or `resume_from_epoch` is not a committed epoch (nothing runs then).
+  caf::expected<int64_t> train(session& sess);
+
+  /// Loads only `blob_names` from the checkpoints of `epoch` of every node
+  /// to checkpoint. False when a checkpoint of that epoch does not exist.
+  caf::expected<bool>
+  load_blobs_from_checkpoints(const std::vector<std::string>& blob_names,
+                              int64_t epoch, session& sess);
+
+  /// Brings `blob_names` from the checkpoints of `epoch` of every node to
+  /// checkpoint — wherever those nodes run — into `into`, a workspace of
+  /// this process. False when a checkpoint of that epoch does not exist.
+  caf::expected<bool>
+  load_blobs_from_checkpoints(const std::vector<std::string>& blob_names,
+                              int64_t epoch, session& sess, workspace& into);
+
+  /// Saves and commits the checkpoints of `epoch`. A checkpoint directory
+  /// that cannot be written is logged as a warning and returns no error.
+  caf::error save_checkpoints(int64_t epoch, session& sess);
+
+  const job& get_job() const noexcept {
+    return job_;
+  }
+
+private:
+  // The job up to the end of its epoch loop, once.
+  caf::expected<int64_t> run_epochs(session& sess,
+                                    std::optional<int64_t> resume_from,
+                                    bool after_failure);
+
+  // The whole job once: the epochs, then the upload, download and exit
+  // groups.
+  caf::expected<int64_t> run_once(session& sess,
+                                  std::optional<int64_t> resume_from,
+                                  bool after_failure);
+
+  // Waits for the checkpoint writes still running, then brings back the
+  // lost nodes.
+  caf::error recover(session& sess);
+
+  job job_;
+  basic_checkpoint_manager* manager_;
+  std::optional<int64_t> resume_from_epoch_;
+  upload_task_group_builder* upload_;
+  job_runner_options options_;
+};
+
+using JobRunner = job_runner;
+
+} // namespace epochrt

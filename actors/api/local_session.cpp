@@ -1,0 +1,78 @@
+#include <epochrt/actors/api/local_session.hpp>
+
+#include <caf/actor_system.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
+
+#include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/core/node_actor.hpp>
+#include <epochrt/actors/core/persistence_actor.hpp>
+#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/messages/names.hpp>
+#include <epochrt/runtime/workspace.hpp>
+
+namespace epochrt {
+
+local_session::local_session(caf::actor_system& sys,
+                             std::shared_ptr<const op_registry> ops,
+                             session_options options)
+  : session(options), sys_(sys), ops_(std::move(ops)) {
+  // nop
+}
+
+local_session::~local_session() {
+  // A thread of its nodes asleep on an injected delay would hold up their
+  // end, and the actor system's.
+  if (auto& faults = options().faults)
+    faults->interrupt_delays();
+  for (auto& [name, node] : nodes_) {
+    caf::anon_send_exit(node.handle.node, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(node.handle.persistence,
+                        caf::exit_reason::user_shutdown);
+  }
+}
+
+caf::actor_system& local_session::system() {
+  return sys_;
+}
+
+caf::expected<local_session::local_node*>
+local_session::get_or_create(const std::string& name) {
+  auto problem = node_name_problem(name);
+  if (!problem.empty())
+    return make_error(actors_errc::unknown_node,
+                      "invalid node name '" + name + "': " + problem);
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = nodes_.find(name);
+  if (i == nodes_.end()) {
+    local_node created;
+    created.ws = std::make_shared<workspace>();
+    created.handle.name = name;
+    created.handle.persistence
+      = spawn_persistence(sys_, name, created.ws, {}, options().faults);
+    if (!created.handle.persistence)
+      return make_error(actors_errc::node_lost,
+                        "node " + name
+                          + " could not be started: no thread for its "
+                            "persistence actor (out of memory or threads)");
+    created.handle.node = spawn_node(sys_, name, created.ws, ops_,
+                                     options().group_timeout, options().faults);
+    i = nodes_.emplace(name, std::move(created)).first;
+  }
+  return &i->second;
+}
+
+caf::expected<node_handle> local_session::node(const std::string& name) {
+  auto found = get_or_create(name);
+  if (!found)
+    return std::move(found.error());
+  return (*found)->handle;
+}
+
+std::shared_ptr<workspace>
+local_session::workspace_of(const std::string& name) {
+  auto found = get_or_create(name);
+  return found ? (*found)->ws : nullptr;
+}
+
+} // namespace epochrt

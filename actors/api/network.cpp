@@ -1,0 +1,122 @@
+#include <epochrt/actors/api/network.hpp>
+
+#include <set>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/basp_broker.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/io/middleman_actor.hpp>
+#include <caf/openssl/manager.hpp>
+#include <caf/openssl/publish.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/timespan.hpp>
+
+#include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/remote/admission_middleman_actor.hpp>
+
+namespace epochrt {
+
+caf::error configure_network(caf::actor_system_config& cfg,
+                             const network_options& options) {
+  if (options.tls)
+    if (auto err = check_tls_options(*options.tls))
+      return err;
+  configure(cfg);
+  cfg.load<caf::io::middleman>();
+  cfg.set("middleman.heartbeat-interval",
+          caf::timespan{options.heartbeat_interval});
+  cfg.set("middleman.connection-timeout",
+          caf::timespan{options.connection_timeout});
+  // Our processes talk to each other only: a peer of another application
+  // is refused at the handshake.
+  cfg.set("middleman.app-identifiers", std::vector<std::string>{"epochrt-1"});
+  if (options.tls) {
+    // CAF requires certificates on both sides as soon as any of these is
+    // set (SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT).
+    cfg.load<caf::openssl::manager>();
+    cfg.openssl_certificate = options.tls->certificate_file;
+    cfg.openssl_key = options.tls->key_file;
+    cfg.openssl_cafile = options.tls->ca_file;
+  }
+  return {};
+}
+
+bool uses_tls(caf::actor_system& sys) {
+  return sys.has_openssl_manager();
+}
+
+namespace {
+
+// A middleman actor for one publish or connect: it lives only for that
+// call, since what it makes (a doorman, a connection) belongs to CAF's BASP
+// broker afterwards.
+caf::io::middleman_actor admission_actor(caf::actor_system& sys,
+                                         const admission_options& options) {
+  auto basp
+    = sys.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
+  return sys
+    .spawn<detail::admission_middleman_actor, caf::detached + caf::hidden>(
+      std::move(basp), options);
+}
+
+} // namespace
+
+caf::expected<uint16_t> publish_actor(const caf::actor& whom,
+                                      const std::string& host, uint16_t port,
+                                      const admission_options& admission) {
+  auto& sys = whom.home_system();
+  if (uses_tls(sys))
+    return caf::openssl::publish(whom, port, host.c_str(), true);
+  auto publisher = admission_actor(sys, admission);
+  caf::expected<uint16_t> result{caf::sec::cannot_open_port};
+  caf::scoped_actor self{sys};
+  self
+    ->request(publisher, caf::infinite, caf::publish_atom::value, port,
+              caf::actor_cast<caf::strong_actor_ptr>(whom),
+              std::set<std::string>{}, host, true)
+    .receive(
+      [&](uint16_t bound) {
+        result = bound;
+      },
+      [&](caf::error& err) {
+        result = std::move(err);
+      });
+  self->send_exit(publisher, caf::exit_reason::user_shutdown);
+  return result;
+}
+
+caf::expected<caf::actor>
+connect_actor(caf::actor_system& sys, const std::string& host, uint16_t port,
+              std::chrono::milliseconds timeout,
+              const std::optional<std::string>& secret) {
+  // Both kinds of middleman actor speak CAF's protocol; the openssl one
+  // wraps each connection in a TLS session, ours runs the admission
+  // handshake first.
+  caf::io::middleman_actor connector;
+  if (uses_tls(sys)) {
+    connector = sys.openssl_manager().actor_handle();
+  } else {
+    admission_options admission;
+    admission.secret = secret;
+    admission.timeout = timeout;
+    connector = admission_actor(sys, admission);
+  }
+  caf::expected<caf::actor> result{caf::sec::no_actor_published_at_port};
+  caf::scoped_actor self{sys};
+  self->request(connector, timeout, caf::connect_atom::value, host, port)
+    .receive(
+      [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
+          const std::set<std::string>&) {
+        if (ptr)
+          result = caf::actor_cast<caf::actor>(std::move(ptr));
+      },
+      [&](caf::error& err) {
+        result = std::move(err);
+      });
+  if (!uses_tls(sys))
+    self->send_exit(connector, caf::exit_reason::user_shutdown);
+  return result;
+}
+
+} // namespace epochrt

@@ -1,0 +1,73 @@
+#include <epochrt/actors/api/session.hpp>
+
+#include <map>
+
+#include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/core/group_runner_actor.hpp>
+#include <epochrt/actors/detail/blocking_request.hpp>
+#include <epochrt/actors/detail/timeouts.hpp>
+
+namespace epochrt {
+
+session::session(session_options options) : options_(options) {
+  // nop
+}
+
+session::~session() {
+  // nop
+}
+
+caf::error session::recover_lost_nodes() {
+  return make_error(actors_errc::node_lost,
+                    "this session cannot replace a lost node");
+}
+
+caf::expected<std::vector<task_output>>
+session::run(const task_group_def& group, const std::string& label,
+             int64_t epoch) {
+  if (group.tasks.empty())
+    return std::vector<task_output>{};
+  std::map<std::string, caf::actor> nodes;
+  for (auto& task : group.tasks) {
+    if (nodes.count(task.node) > 0)
+      continue;
+    auto handle = node(task.node);
+    if (!handle)
+      return std::move(handle.error());
+    nodes.emplace(task.node, handle->node);
+  }
+  auto runner
+    = spawn_group_runner(system(), std::move(nodes), options_.group_timeout);
+  auto done = detail::blocking_request<tasks_done>(
+    system(), runner, detail::with_margin(options_.group_timeout),
+    run_tasks{label, epoch, group.tasks});
+  if (!done)
+    return std::move(done.error());
+  return std::move(done->outputs);
+}
+
+caf::expected<tensor> session::fetch(const std::string& node_name,
+                                     const std::string& blob) {
+  auto handle = node(node_name);
+  if (!handle)
+    return std::move(handle.error());
+  auto values = detail::blocking_request<blob_values>(
+    system(), handle->node, options_.request_timeout, fetch_blobs{{blob}});
+  if (!values)
+    return std::move(values.error());
+  return std::move(values->blobs.front().value);
+}
+
+caf::error session::put(const std::string& node_name, std::string blob,
+                        tensor value) {
+  auto handle = node(node_name);
+  if (!handle)
+    return std::move(handle.error());
+  put_blobs msg;
+  msg.blobs.push_back(blob_value{std::move(blob), std::move(value)});
+  auto done = detail::blocking_request<caf::unit_t>(
+    system(), handle->node, options_.request_timeout, std::move(msg));
+  return done ? caf::error{} : std::move(done.error());
+}
+
+} // namespace epochrt

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+#include <caf/fwd.hpp>
+
+#include <epochrt/actors/api/node_handle.hpp>
+#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/messages/job_def.hpp>
+#include <epochrt/messages/protocol.hpp>
+
+namespace epochrt {
+
+/// Time limits of a session. Every request epochrt sends has one.
+struct session_options {
+  /// Longest a node may take to run its tasks of one group.
+  std::chrono::milliseconds group_timeout = std::chrono::hours(24);
+  /// Longest one node may take for one checkpoint operation.
+  std::chrono::milliseconds checkpoint_timeout = std::chrono::hours(1);
+  /// Longest a node may take for a small request (fetch, put).
+  std::chrono::milliseconds request_timeout = std::chrono::minutes(1);
+  /// The fault plan every node, task and persistence actor of the session,
+  /// and the job runner on it, consult at their injection points
+  /// (docs/fault-plans.md). Null: no faults, and no cost.
+  std::shared_ptr<fault_injector> faults;
+};
+
+/// Where task groups run (Caffe2's Session): a set of named nodes.
+///
+/// The blocking calls here are for host threads; never call them from inside
+/// an actor. A session is used by one thread at a time.
+class session {
+public:
+  virtual ~session();
+
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+
+  /// The actor system the session's actors live in.
+  virtual caf::actor_system& system() = 0;
+
+  /// The node called `name`. Sessions that create nodes on demand do so
+  /// here; an error when the name is invalid or the node cannot be reached.
+  virtual caf::expected<node_handle> node(const std::string& name) = 0;
+
+  /// Replaces the nodes whose connection was lost with fresh ones at the
+  /// same place, blocking until they answer or the session gives up. The
+  /// replacements start with empty workspaces. Sessions whose nodes cannot
+  /// be lost (in-process nodes) return actors_errc::node_lost.
+  virtual caf::error recover_lost_nodes();
+
+  const session_options& options() const noexcept {
+    return options_;
+  }
+
+  /// Runs every task of `group` on its node — nodes in parallel, the tasks
+  /// of a node concurrently — and blocks until all are done. Returns the
+  /// outputs of all tasks, or the first failure. `label` and `epoch` say
+  /// where the job was, in errors (e.g. "download group, epoch 4").
+  caf::expected<std::vector<task_output>>
+  run(const task_group_def& group, const std::string& label = "group",
+      int64_t epoch = 0);
+
+  /// A copy of blob `blob` of node `node`.
+  caf::expected<tensor> fetch(const std::string& node, const std::string& blob);
+
+  /// Stores `value` as blob `blob` of node `node`.
+  caf::error put(const std::string& node, std::string blob, tensor value);
+
+protected:
+  explicit session(session_options options);
+
+private:
+  session_options options_;
+};
+
+} // namespace epochrt

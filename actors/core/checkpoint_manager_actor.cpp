@@ -1,0 +1,719 @@
+#include <epochrt/actors/core/checkpoint_manager_actor.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/response_promise.hpp>
+#include <caf/sec.hpp>
+
+#include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/detail/log.hpp>
+#include <epochrt/actors/detail/spawn_detached.hpp>
+#include <epochrt/messages/manager_protocol.hpp>
+#include <epochrt/messages/protocol.hpp>
+#include <epochrt/messages/remote_protocol.hpp>
+#include <epochrt/persistence/checkpoint_retention.hpp>
+#include <epochrt/persistence/db_name.hpp>
+#include <epochrt/persistence/metadata_handler.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
+
+namespace epochrt {
+
+namespace {
+
+// The metadata handler may be host code. Every call goes through here so
+// that an exception becomes an error value instead of killing the manager
+// actor, which would leave every later checkpoint request to time out.
+class guarded_metadata {
+public:
+  explicit guarded_metadata(std::shared_ptr<metadata_handler> handler)
+    : handler_(std::move(handler)) {
+    // nop
+  }
+
+  caf::error set_params(const std::string& db_prefix,
+                        const std::vector<std::string>& node_names,
+                        const std::string& path_prefix) {
+    return guard("set_params", [&] {
+      return handler_->set_params(db_prefix, node_names, path_prefix);
+    });
+  }
+
+  caf::expected<std::optional<int64_t>>
+  last_epoch(std::optional<int64_t> user_epoch) {
+    return guard("last_epoch", [&] {
+      return handler_->last_epoch(user_epoch);
+    });
+  }
+
+  caf::error write(int64_t epoch) {
+    return guard("write", [&] {
+      return handler_->write(epoch);
+    });
+  }
+
+  caf::error write_final(int64_t epoch) {
+    return guard("write_final", [&] {
+      return handler_->write_final(epoch);
+    });
+  }
+
+  caf::error uncommit(int64_t epoch) {
+    return guard("uncommit", [&] {
+      return handler_->uncommit(epoch);
+    });
+  }
+
+  caf::expected<std::vector<int64_t>> committed_epochs() {
+    return guard("committed_epochs", [&] {
+      return handler_->committed_epochs();
+    });
+  }
+
+  caf::expected<std::optional<int64_t>> final_epoch() {
+    return guard("final_epoch", [&] {
+      return handler_->final_epoch();
+    });
+  }
+
+  caf::error report(const std::string& action,
+                    const std::vector<checkpoint_stats>& stats) {
+    return guard("report", [&] {
+      return handler_->report(action, stats);
+    });
+  }
+
+  caf::expected<bool> cp_accessible(std::optional<int64_t> epoch) {
+    return guard("cp_accessible", [&] {
+      return handler_->cp_accessible(epoch);
+    });
+  }
+
+private:
+  template <class F>
+  static auto guard(const char* what, F f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const std::exception& ex) {
+      return failure(what, ex.what());
+    } catch (...) {
+      return failure(what, "an unknown exception");
+    }
+  }
+
+  static caf::error failure(const char* what, const std::string& why) {
+    return make_error(actors_errc::checkpoint_failed,
+                      std::string{"the metadata handler's "} + what + " threw "
+                        + why);
+  }
+
+  std::shared_ptr<metadata_handler> handler_;
+};
+
+using clock_type = std::chrono::steady_clock;
+
+struct manager_state {
+  std::string db_prefix;
+  std::string path_prefix;
+  std::unique_ptr<guarded_metadata> metadata;
+  std::chrono::milliseconds timeout;
+  int64_t full_every = 0; // checkpoint_policy
+  size_t keep_last = 0;
+  std::vector<std::string> node_names; // from set_params
+  std::vector<node_ref> nodes;         // from init
+  std::vector<checkpoint_stats> last_stats;
+  size_t pending_commits = 0;                       // ckpt_save_async writes
+  std::vector<caf::response_promise> flush_waiters; // ckpt_flush requests
+  std::vector<int64_t> flush_epochs;                // their last_epoch
+  // Epochs whose commit failed because a node was lost, until saved again.
+  std::map<int64_t, caf::error> lost_commits;
+};
+
+using self_ptr = caf::event_based_actor*;
+
+bool is_node_lost(const caf::error& err) {
+  return err.category() == actors_category
+    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
+}
+
+caf::error failure_on(const std::string& node, const caf::error& err) {
+  // A remote node's proxy already says which node was lost and how.
+  if (is_node_lost(err))
+    return err;
+  if (err == caf::sec::request_timeout)
+    return make_error(actors_errc::node_lost,
+                      "node " + node
+                        + " did not answer a checkpoint request "
+                          "in time");
+  if (err == caf::sec::request_receiver_down)
+    return make_error(actors_errc::node_lost,
+                      "the persistence actor of node " + node + " is down");
+  return make_error(actors_errc::checkpoint_failed,
+                    "node " + node + ": " + error_text(err));
+}
+
+// Sends make(node) to the persistence actor of every node at once and calls
+// done once every node has answered or timed out: with all replies, in node
+// order, or with a failure. done never runs while a node may still be
+// working on the request: a load that went on after the job was told it
+// failed would write an old state into a workspace the job has since reset
+// (or loaded an earlier epoch into). A lost node's failure wins over a bad
+// checkpoint's, since only the latter may be answered by falling back.
+template <class Reply, class MakeRequest>
+void fan_out(self_ptr self, const std::vector<node_ref>& nodes,
+             std::chrono::milliseconds timeout, MakeRequest make,
+             std::function<void(caf::expected<std::vector<Reply>>)> done) {
+  struct gather {
+    std::vector<Reply> replies;
+    size_t remaining = 0;
+    caf::error failure;
+    std::function<void(caf::expected<std::vector<Reply>>)> done;
+    void settle_one() {
+      if (--remaining > 0)
+        return;
+      if (failure)
+        done(std::move(failure));
+      else
+        done(std::move(replies));
+    }
+  };
+  if (nodes.empty()) {
+    done(std::vector<Reply>{});
+    return;
+  }
+  auto state = std::make_shared<gather>();
+  state->replies.resize(nodes.size());
+  state->remaining = nodes.size();
+  state->done = std::move(done);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    self->request(nodes[i].persistence, timeout, make(nodes[i]))
+      .then(
+        [state, i](Reply& reply) {
+          state->replies[i] = std::move(reply);
+          state->settle_one();
+        },
+        [state, node = nodes[i].name](caf::error& err) {
+          auto failure = failure_on(node, err);
+          if (!state->failure
+              || (is_node_lost(failure) && !is_node_lost(state->failure)))
+            state->failure = std::move(failure);
+          state->settle_one();
+        });
+  }
+}
+
+caf::expected<std::string> db_of(const manager_state& st,
+                                 const std::string& node, int64_t epoch,
+                                 const std::string& path_prefix) {
+  return checked_db_name(epoch, node, st.db_prefix,
+                         path_prefix.empty() ? st.path_prefix : path_prefix);
+}
+
+// Resolves every node's database name first, so that a bad node name fails
+// the whole request before any node does anything.
+caf::expected<std::vector<std::string>>
+dbs_of(const manager_state& st, int64_t epoch, const std::string& prefix) {
+  std::vector<std::string> result;
+  for (auto& node : st.nodes) {
+    auto db = db_of(st, node.name, epoch, prefix);
+    if (!db)
+      return std::move(db.error());
+    result.push_back(std::move(*db));
+  }
+  return result;
+}
+
+// Stats go to the metadata handler as they come; a handler that cannot take
+// them costs a warning, never the checkpoint.
+void report(manager_state& st, const char* action) {
+  if (auto err = st.metadata->report(action, st.last_stats))
+    detail::log().warn("could not report {} stats: {}", action,
+                       error_text(err));
+}
+
+// What ckpt_flush{epoch} replies once no write is pending: the loss that
+// cut the commit of `epoch` short, if one did; unit otherwise.
+void reply_flush(caf::response_promise& rp, const manager_state& st,
+                 int64_t epoch) {
+  if (auto i = st.lost_commits.find(epoch); i != st.lost_commits.end())
+    rp.deliver(i->second);
+  else
+    rp.deliver(caf::unit);
+}
+
+// One write begun by ckpt_save_async has ended; wakes ckpt_flush waiters
+// when none is left.
+void commit_done(caf::stateful_actor<manager_state>* self) {
+  auto& st = self->state;
+  if (st.pending_commits > 0 && --st.pending_commits == 0) {
+    for (size_t i = 0; i < st.flush_waiters.size(); ++i)
+      reply_flush(st.flush_waiters[i], st, st.flush_epochs[i]);
+    st.flush_waiters.clear();
+    st.flush_epochs.clear();
+  }
+}
+
+bool is_full(const manager_state& st, int64_t epoch) {
+  return st.full_every > 0 && epoch % st.full_every == 0;
+}
+
+// Retention after the commit of `epoch`: keeps the last `keep_last`
+// committed epochs up to `epoch`, and any committed epoch after it (left
+// by an earlier run that went further; never ours to judge). First every
+// node checks that it can read its kept databases (their references decide
+// what may go); only then are the older epochs uncommitted, and then every
+// node removes their databases but payloads a kept checkpoint refers to.
+// In that order, so that a crash in between leaves databases of
+// uncommitted epochs, which the next pruning removes, never a committed
+// epoch without its databases. Failures cost a warning, never the commit.
+// Calls `done` at the end.
+void apply_retention(caf::stateful_actor<manager_state>* self, int64_t epoch,
+                     std::function<void()> done) {
+  auto& st = self->state;
+  if (st.keep_last == 0 || st.nodes.empty()) {
+    done();
+    return;
+  }
+  auto committed = st.metadata->committed_epochs();
+  if (!committed) {
+    detail::log().warn("retention skipped: {}", error_text(committed.error()));
+    done();
+    return;
+  }
+  // Named, not structured bindings: C++17 lambdas cannot capture those.
+  auto plan = plan_retention(std::move(*committed), st.keep_last, epoch);
+  auto dropped = std::move(plan.dropped);
+  auto kept = std::move(plan.kept);
+  if (dropped.empty()) {
+    done();
+    return;
+  }
+  std::vector<std::vector<std::string>> kept_dbs;
+  for (auto& node : st.nodes) {
+    std::vector<std::string> dbs;
+    for (auto e : kept) {
+      auto db = db_of(st, node.name, e, {});
+      if (!db) {
+        detail::log().warn("retention skipped: {}", error_text(db.error()));
+        done();
+        return;
+      }
+      dbs.push_back(std::move(*db));
+    }
+    kept_dbs.push_back(std::move(dbs));
+  }
+  auto request = [kept_dbs](bool check_only) {
+    return [kept_dbs, check_only, i = size_t{0}](const node_ref& node) mutable {
+      return prune_checkpoints{node.name, kept_dbs[i++], check_only};
+    };
+  };
+  auto prune = [self, request, dropped, kept,
+                done](caf::expected<std::vector<pruned_checkpoints>> checked) {
+    if (!checked) {
+      detail::log().warn("retention skipped, a kept checkpoint is not "
+                         "readable: {}",
+                         error_text(checked.error()));
+      done();
+      return;
+    }
+    auto& st = self->state;
+    for (auto e : dropped)
+      if (auto err = st.metadata->uncommit(e)) {
+        detail::log().warn("retention could not uncommit epoch {}: {}", e,
+                           error_text(err));
+        done();
+        return;
+      }
+    detail::log().info("keeping epochs {} to {}: removing older checkpoints",
+                       kept.front(), kept.back());
+    fan_out<pruned_checkpoints>(
+      self, st.nodes, st.timeout, request(false),
+      [done](caf::expected<std::vector<pruned_checkpoints>> results) {
+        if (!results) {
+          detail::log().warn("old checkpoints were not all removed: {}",
+                             error_text(results.error()));
+        } else {
+          size_t removed = 0;
+          uint64_t bytes = 0;
+          for (auto& result : *results) {
+            removed += result.removed.size();
+            bytes += result.bytes;
+          }
+          if (removed > 0)
+            detail::log().info("removed {} old checkpoint databases ({} "
+                               "bytes)",
+                               removed, bytes);
+        }
+        done();
+      });
+  };
+  fan_out<pruned_checkpoints>(self, st.nodes, st.timeout, request(true),
+                              std::move(prune));
+}
+
+// Commits an epoch whose every node finished writing; a failure is logged
+// (as Caffe2 did for a failed save), never committed.
+void commit_async(caf::stateful_actor<manager_state>* self, int64_t epoch,
+                  bool final,
+                  caf::expected<std::vector<checkpoint_stats>> stats) {
+  auto& st = self->state;
+  caf::error err;
+  if (!stats) {
+    err = std::move(stats.error());
+  } else {
+    st.last_stats = std::move(*stats);
+    err = final ? st.metadata->write_final(epoch) : st.metadata->write(epoch);
+  }
+  if (err) {
+    detail::log().warn("unable to write checkpoint for epoch {}: {}", epoch,
+                       error_text(err));
+    if (is_node_lost(err))
+      st.lost_commits.insert_or_assign(epoch, err);
+  } else {
+    st.lost_commits.erase(epoch);
+    report(st, "checkpoint_save");
+    detail::log().info("checkpoint of epoch {} committed", epoch);
+    // Part of the commit for ckpt_flush: a job that ends after its last
+    // commit leaves no old epoch behind.
+    apply_retention(self, epoch, [self] {
+      commit_done(self);
+    });
+    return;
+  }
+  commit_done(self);
+}
+
+caf::error not_initialized() {
+  return make_error(actors_errc::not_initialized,
+                    "the checkpoint manager must be initialized with its "
+                    "nodes first");
+}
+
+// What every save does first: checks that it can be written, resolves each
+// node's database, and uncommits the epoch, which must not count as
+// committed while its databases are being replaced.
+caf::expected<std::vector<std::string>> prepare_save(manager_state& st,
+                                                     int64_t epoch) {
+  if (st.nodes.empty())
+    return not_initialized();
+  auto accessible = st.metadata->cp_accessible(std::nullopt);
+  if (!accessible)
+    return make_error(actors_errc::checkpoint_failed,
+                      "checkpoint directory " + st.db_prefix + ": "
+                        + error_text(accessible.error()));
+  if (!*accessible)
+    return make_error(actors_errc::checkpoint_failed,
+                      "checkpoint directory " + st.db_prefix
+                        + " cannot be written");
+  auto dbs = dbs_of(st, epoch, {});
+  if (!dbs)
+    return dbs;
+  if (auto err = st.metadata->uncommit(epoch))
+    return err;
+  return dbs;
+}
+
+caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
+                               std::string db_prefix,
+                               std::shared_ptr<metadata_handler> metadata,
+                               checkpoint_policy policy) {
+  auto& st = self->state;
+  st.db_prefix = std::move(db_prefix);
+  st.metadata = std::make_unique<guarded_metadata>(std::move(metadata));
+  st.timeout = policy.timeout;
+  st.full_every = policy.full_every;
+  st.keep_last = policy.keep_last;
+  return {
+    [=](ckpt_set_params& msg) -> caf::result<caf::unit_t> {
+      auto& st = self->state;
+      st.node_names = std::move(msg.node_names);
+      if (!msg.path_prefix.empty())
+        st.path_prefix = std::move(msg.path_prefix);
+      if (auto err = st.metadata->set_params(st.db_prefix, st.node_names,
+                                             st.path_prefix))
+        return err;
+      return caf::unit;
+    },
+    [=](ckpt_init& msg) -> caf::result<ckpt_result> {
+      auto& st = self->state;
+      if (!msg.path_prefix.empty())
+        st.path_prefix = msg.path_prefix;
+      std::vector<std::string> dbs;
+      for (auto& node : msg.nodes) {
+        if (msg.retrieve_from_epoch < 0) {
+          dbs.emplace_back();
+          continue;
+        }
+        auto db = db_of(st, node.name, msg.retrieve_from_epoch, {});
+        if (!db)
+          return std::move(db.error());
+        dbs.push_back(std::move(*db));
+      }
+      st.nodes = std::move(msg.nodes);
+      auto rp = self->make_response_promise<ckpt_result>();
+      fan_out<blob_names>(
+        self, st.nodes, st.timeout,
+        [dbs, i = size_t{0}](const node_ref& node) mutable {
+          return init_checkpoint{node.name, dbs[i++]};
+        },
+        [self, rp](caf::expected<std::vector<blob_names>> lists) mutable {
+          if (!lists) {
+            rp.deliver(std::move(lists.error()));
+            return;
+          }
+          ckpt_result result;
+          for (size_t i = 0; i < lists->size(); ++i) {
+            result.node_names.push_back(self->state.nodes[i].name);
+            result.blob_lists.push_back(std::move((*lists)[i].names));
+          }
+          rp.deliver(std::move(result));
+        });
+      return rp;
+    },
+    [=](ckpt_save_async& msg) -> caf::result<caf::unit_t> {
+      auto started = clock_type::now();
+      auto& st = self->state;
+      auto dbs = prepare_save(st, msg.epoch);
+      if (!dbs)
+        return std::move(dbs.error());
+      st.lost_commits.erase(msg.epoch);
+      auto rp = self->make_response_promise();
+      auto epoch = msg.epoch;
+      auto final = msg.final;
+      // The last epoch's checkpoint stands alone: it is what an upload
+      // copies (the directory of that epoch only), and what is left when
+      // the job is done.
+      auto full = is_full(st, epoch) || final;
+      ++st.pending_commits;
+      fan_out<ckpt_epoch>(
+        self, st.nodes, st.timeout,
+        [dbs = *dbs, epoch, full, i = size_t{0}](const node_ref& node) mutable {
+          return begin_save{node.name, epoch, dbs[i++], full};
+        },
+        [self, rp, epoch, final,
+         started](caf::expected<std::vector<ckpt_epoch>> snapshots) mutable {
+          if (!snapshots || clock_type::now() - started > self->state.timeout) {
+            // Never committed: the requester may already have moved on.
+            rp.deliver(snapshots ? make_error(actors_errc::checkpoint_failed,
+                                              "the snapshots of epoch "
+                                                + std::to_string(epoch)
+                                                + " outlasted their timeout")
+                                 : std::move(snapshots.error()));
+            commit_done(self);
+            return;
+          }
+          // Every node has its snapshot and is writing it. Ask for the
+          // outcomes first, so that they queue before any later request.
+          fan_out<checkpoint_stats>(
+            self, self->state.nodes, self->state.timeout,
+            [epoch](const node_ref& node) {
+              return end_save{node.name, epoch};
+            },
+            [self, epoch,
+             final](caf::expected<std::vector<checkpoint_stats>> stats) {
+              commit_async(self, epoch, final, std::move(stats));
+            });
+          rp.deliver(caf::unit);
+        });
+      return rp;
+    },
+    [=](ckpt_flush& msg) -> caf::result<caf::unit_t> {
+      auto& st = self->state;
+      auto rp = self->make_response_promise();
+      if (st.pending_commits == 0) {
+        reply_flush(rp, st, msg.last_epoch);
+        return rp;
+      }
+      st.flush_waiters.push_back(rp);
+      st.flush_epochs.push_back(msg.last_epoch);
+      return rp;
+    },
+    [=](ckpt_save& msg) -> caf::result<ckpt_result> {
+      auto& st = self->state;
+      auto dbs = prepare_save(st, msg.epoch);
+      if (!dbs)
+        return std::move(dbs.error());
+      auto rp = self->make_response_promise<ckpt_result>();
+      auto epoch = msg.epoch;
+      auto full = is_full(st, epoch);
+      fan_out<checkpoint_stats>(
+        self, st.nodes, st.timeout,
+        [dbs = *dbs, epoch, full, i = size_t{0}](const node_ref& node) mutable {
+          return save_checkpoint{node.name, epoch, dbs[i++], {}, full};
+        },
+        [self, rp](caf::expected<std::vector<checkpoint_stats>> stats) mutable {
+          if (!stats) {
+            rp.deliver(std::move(stats.error()));
+            return;
+          }
+          self->state.last_stats = *stats;
+          report(self->state, "checkpoint_save");
+          rp.deliver(ckpt_result{std::move(*stats), {}, {}});
+        });
+      return rp;
+    },
+    [=](ckpt_load& msg) -> caf::result<ckpt_result> {
+      auto& st = self->state;
+      if (st.nodes.empty())
+        return not_initialized();
+      auto dbs = dbs_of(st, msg.epoch, msg.path_prefix);
+      if (!dbs)
+        return std::move(dbs.error());
+      auto rp = self->make_response_promise<ckpt_result>();
+      fan_out<checkpoint_stats>(
+        self, st.nodes, st.timeout,
+        [dbs = *dbs, msg, i = size_t{0}](const node_ref& node) mutable {
+          return load_checkpoint{node.name, msg.epoch, dbs[i++], msg.blob_names,
+                                 msg.partial};
+        },
+        [self, rp, partial = msg.partial](
+          caf::expected<std::vector<checkpoint_stats>> stats) mutable {
+          if (!stats) {
+            rp.deliver(std::move(stats.error()));
+            return;
+          }
+          self->state.last_stats = *stats;
+          report(self->state,
+                 partial ? "checkpoint_partial_load" : "checkpoint_load");
+          rp.deliver(ckpt_result{std::move(*stats), {}, {}});
+        });
+      return rp;
+    },
+    [=](ckpt_read& msg) -> caf::result<blob_values> {
+      auto& st = self->state;
+      if (st.nodes.empty())
+        return not_initialized();
+      auto dbs = dbs_of(st, msg.epoch, {});
+      if (!dbs)
+        return std::move(dbs.error());
+      auto rp = self->make_response_promise<blob_values>();
+      fan_out<blob_values>(
+        self, st.nodes, st.timeout,
+        [dbs = *dbs, names = msg.blob_names,
+         i = size_t{0}](const node_ref& node) mutable {
+          return read_checkpoint{node.name, dbs[i++], names};
+        },
+        [rp, nodes = st.nodes](
+          caf::expected<std::vector<blob_values>> per_node) mutable {
+          if (!per_node) {
+            rp.deliver(std::move(per_node.error()));
+            return;
+          }
+          // One workspace receives them all: a name two nodes share would
+          // silently take one node's value.
+          std::map<std::string, std::string> owner;
+          blob_values merged;
+          for (size_t i = 0; i < per_node->size(); ++i) {
+            for (auto& blob : (*per_node)[i].blobs) {
+              auto [it, fresh] = owner.emplace(blob.name, nodes[i].name);
+              if (!fresh) {
+                rp.deliver(make_error(
+                  actors_errc::invalid_argument,
+                  "blob '" + blob.name + "' is in the checkpoints of both "
+                    + it->second + " and " + nodes[i].name));
+                return;
+              }
+              merged.blobs.push_back(std::move(blob));
+            }
+          }
+          rp.deliver(std::move(merged));
+        });
+      return rp;
+    },
+    [=](ckpt_exists& msg) -> caf::result<checkpoint_status> {
+      auto& st = self->state;
+      if (st.nodes.empty())
+        return not_initialized();
+      auto dbs = dbs_of(st, msg.epoch, {});
+      if (!dbs)
+        return std::move(dbs.error());
+      auto rp = self->make_response_promise<checkpoint_status>();
+      fan_out<checkpoint_status>(
+        self, st.nodes, st.timeout,
+        [dbs = *dbs, verify = msg.verify_data,
+         i = size_t{0}](const node_ref&) mutable {
+          return check_checkpoint{dbs[i++], verify};
+        },
+        [rp](caf::expected<std::vector<checkpoint_status>> all) mutable {
+          if (!all) {
+            rp.deliver(std::move(all.error()));
+            return;
+          }
+          checkpoint_status result{true, true, true, {}};
+          for (auto& status : *all) {
+            result.exists = result.exists && status.exists;
+            result.complete = result.complete && status.complete;
+            result.intact = result.intact && status.intact;
+            if (result.problem.empty())
+              result.problem = status.problem;
+          }
+          rp.deliver(std::move(result));
+        });
+      return rp;
+    },
+    [=](ckpt_resume_epoch& msg) -> caf::result<ckpt_epoch> {
+      if (msg.user_epoch < 0 && msg.before_epoch >= 0) {
+        // Unreadable metadata is an error here, never "nothing committed":
+        // that would restart the job from scratch over its checkpoints.
+        auto committed = self->state.metadata->committed_epochs();
+        if (!committed)
+          return std::move(committed.error());
+        int64_t found = -1;
+        for (auto epoch : *committed)
+          if (epoch < msg.before_epoch)
+            found = std::max(found, epoch);
+        return ckpt_epoch{found};
+      }
+      auto user = msg.user_epoch < 0 ? std::optional<int64_t>{}
+                                     : std::optional<int64_t>{msg.user_epoch};
+      auto last = self->state.metadata->last_epoch(user);
+      if (!last)
+        return std::move(last.error());
+      auto epoch = last->value_or(-1);
+      auto final = self->state.metadata->final_epoch();
+      if (!final)
+        return std::move(final.error());
+      return ckpt_epoch{epoch, epoch >= 0 && *final == epoch};
+    },
+    [=](ckpt_write_metadata& msg) -> caf::result<caf::unit_t> {
+      if (auto err = self->state.metadata->write(msg.epoch))
+        return err;
+      auto rp = self->make_response_promise();
+      apply_retention(self, msg.epoch, [rp]() mutable {
+        rp.deliver(caf::unit);
+      });
+      return rp;
+    },
+    [=](ckpt_report& msg) -> caf::result<caf::unit_t> {
+      if (auto err
+          = self->state.metadata->report(msg.action, self->state.last_stats))
+        return err;
+      return caf::unit;
+    },
+    [=](ckpt_accessible& msg) -> caf::result<bool> {
+      auto epoch = msg.epoch < 0 ? std::optional<int64_t>{}
+                                 : std::optional<int64_t>{msg.epoch};
+      auto result = self->state.metadata->cp_accessible(epoch);
+      if (!result)
+        return std::move(result.error());
+      return *result;
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_checkpoint_manager(caf::actor_system& sys,
+                                    std::string db_prefix,
+                                    std::shared_ptr<metadata_handler> metadata,
+                                    checkpoint_policy policy) {
+  return detail::spawn_detached(sys, manager_behavior, std::move(db_prefix),
+                                std::move(metadata), policy);
+}
+
+} // namespace epochrt

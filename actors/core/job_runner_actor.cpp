@@ -1,0 +1,482 @@
+#include <epochrt/actors/core/job_runner_actor.hpp>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/response_promise.hpp>
+
+#include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/core/group_runner_actor.hpp>
+#include <epochrt/actors/detail/log.hpp>
+#include <epochrt/actors/detail/timeouts.hpp>
+#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
+
+namespace epochrt {
+
+namespace {
+
+using continuation = std::function<void()>;
+
+// A fault plan's delay at one of the runner's points has passed.
+using delay_done_atom = caf::atom_constant<caf::atom("ert_delay")>;
+
+struct runner_state {
+  job_runner_config cfg;
+  caf::response_promise promise;
+  bool fall_back = false;
+  // What to do once a delay ends, by id.
+  std::map<uint64_t, continuation> delayed;
+  uint64_t next_delay = 0;
+};
+
+using runner_ptr = caf::stateful_actor<runner_state>*;
+using outputs_continuation = std::function<void(std::vector<task_output>&)>;
+
+void fail(runner_ptr self, caf::error err) {
+  self->state.promise.deliver(std::move(err));
+  self->quit();
+}
+
+bool is_node_lost(const caf::error& err) {
+  return err.category() == actors_category
+    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
+}
+
+// A lost node's error says which node and address; `where` adds what the
+// job was doing (a checkpoint request knows no epoch), so that the line a
+// person reads names the phase and the epoch the job was at.
+caf::error lost_while(const std::string& where, const caf::error& err) {
+  return make_error(actors_errc::node_lost, where + ": " + error_text(err));
+}
+
+// The group runner applies the group timeout to each node; its own request
+// gets a margin on top so that a node's timeout is what gets reported.
+std::chrono::milliseconds with_margin(std::chrono::milliseconds timeout) {
+  return detail::with_margin(timeout);
+}
+
+void run_group_now(runner_ptr self, const task_group_def& group,
+                   const char* label, int64_t epoch,
+                   outputs_continuation next) {
+  if (group.tasks.empty()) {
+    std::vector<task_output> none;
+    next(none);
+    return;
+  }
+  auto& cfg = self->state.cfg;
+  auto runner
+    = spawn_group_runner(self->system(), cfg.nodes, cfg.group_timeout);
+  self
+    ->request(runner, with_margin(cfg.group_timeout),
+              run_tasks{label, epoch, group.tasks})
+    .then(
+      [next](tasks_done& done) {
+        next(done.outputs);
+      },
+      [self](caf::error& err) {
+        fail(self, std::move(err));
+      });
+}
+
+// Consults the fault plan at `point`, then goes on with `next` -- at once,
+// after an injected delay, or not at all when an injected error fails the
+// job. The runner is an actor: a delay is a delayed message to itself,
+// never a sleep on a scheduler thread.
+void at_point(runner_ptr self, fault_point point, int64_t epoch,
+              std::string_view detail, continuation next) {
+  auto* faults = self->state.cfg.faults.get();
+  fault_site site{{}, epoch, detail};
+  auto action = strike(faults, point, site);
+  switch (action.kind) {
+    case fault_kind::none:
+      next();
+      return;
+    case fault_kind::delay: {
+      auto id = ++self->state.next_delay;
+      self->state.delayed.emplace(id, std::move(next));
+      self->delayed_send(self, std::chrono::milliseconds(action.ms),
+                         delay_done_atom::value, id);
+      return;
+    }
+    default:
+      fail(self, injected_error(point, site, action));
+  }
+}
+
+void run_group(runner_ptr self, const task_group_def& group, const char* label,
+               int64_t epoch, outputs_continuation next) {
+  at_point(self, fault_point::job_group_start, epoch, label,
+           [self, &group, label, epoch, next = std::move(next)] {
+             auto after
+               = [self, label, epoch, next](std::vector<task_output>& outputs) {
+                   auto shared = std::make_shared<std::vector<task_output>>(
+                     std::move(outputs));
+                   at_point(self, fault_point::job_group_end, epoch, label,
+                            [next, shared] {
+                              next(*shared);
+                            });
+                 };
+             run_group_now(self, group, label, epoch, std::move(after));
+           });
+}
+// "node:blob=values" for the small outputs of the epoch's tasks: the
+// progress line of an epoch.
+std::string describe_outputs(const task_group_def& group,
+                             const std::vector<task_output>& outputs) {
+  std::string text;
+  for (auto& out : outputs) {
+    if (out.value.type == dtype::string || out.value.element_count() > 8)
+      continue;
+    text += ' ';
+    for (auto& task : group.tasks)
+      if (task.name == out.task) {
+        text += task.node;
+        text += ':';
+        break;
+      }
+    text += out.blob;
+    text += '=';
+    text += format_values(out.value);
+  }
+  return text;
+}
+
+// Stop conditions are outputs of epoch tasks on the condition's node.
+caf::expected<bool> should_stop(const job_def& job,
+                                const std::vector<task_output>& outputs) {
+  for (auto& cond : job.stop_conditions) {
+    const task_output* found = nullptr;
+    for (auto& out : outputs) {
+      if (out.blob != cond.blob)
+        continue;
+      for (auto& task : job.epoch_group.tasks)
+        if (task.name == out.task && task.node == cond.node)
+          found = &out;
+    }
+    if (found == nullptr)
+      return make_error(actors_errc::invalid_argument,
+                        "stop condition " + cond.node + ":" + cond.blob
+                          + " is not an output of any epoch task");
+    auto& value = found->value;
+    if (value.type != dtype::string && value.element_count() > 0
+        && element_as_double(value, 0) != 0.0)
+      return true;
+  }
+  return false;
+}
+
+// Checkpoints are written in the background: the loop waits only until
+// every node has taken its copy-on-write snapshot; the manager commits the
+// epoch once every write is done. A checkpoint that cannot be taken costs
+// a warning, never the job (Caffe2's rule) -- unless a node was lost: its
+// workspace is gone with it, so the job cannot go on from this epoch, and
+// failing now (node_lost) lets the job runner recover from the last
+// committed epoch. Going on would only fail at the node's next request, or,
+// after the last epoch, not at all while the last checkpoint is missing.
+void save(runner_ptr self, int64_t epoch, bool final, continuation next) {
+  auto& cfg = self->state.cfg;
+  detail::log().info("saving checkpoints for epoch {}", epoch);
+  self
+    ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+              ckpt_save_async{epoch, final})
+    .then(
+      [epoch, next] {
+        detail::log().debug("snapshots of epoch {} taken", epoch);
+        next();
+      },
+      [self, epoch, next](caf::error& err) {
+        if (is_node_lost(err)) {
+          fail(self,
+               lost_while("saving the checkpoint of epoch "
+                            + std::to_string(epoch),
+                          err));
+          return;
+        }
+        detail::log().warn("unable to write checkpoint for epoch {}: {}", epoch,
+                           error_text(err));
+        next();
+      });
+}
+
+// The job is done only when its last checkpoint is committed (or known to
+// have failed): a restart after this must find it. The manager fails the
+// flush with node_lost when the last epoch's write was cut short by a lost
+// node: the job then recovers instead of ending without its last checkpoint.
+void finish(runner_ptr self, int64_t epoch) {
+  auto& cfg = self->state.cfg;
+  auto deliver = [self, epoch] {
+    detail::log().info("finished training after epoch {}", epoch);
+    self->state.promise.deliver(ckpt_epoch{epoch});
+    self->quit();
+  };
+  if (!cfg.checkpoint_manager) {
+    deliver();
+    return;
+  }
+  self
+    ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+              ckpt_flush{epoch})
+    .then(deliver, [self, epoch](caf::error& err) {
+      if (is_node_lost(err))
+        err = lost_while(
+          "committing the checkpoint of epoch " + std::to_string(epoch), err);
+      fail(self, std::move(err));
+    });
+}
+
+// Host code: an exception here would kill the runner and leave train()
+// waiting for a reply that never comes.
+caf::error call_observer(const job_runner_config& cfg, int64_t epoch,
+                         const std::vector<task_output>& outputs) {
+  if (!cfg.on_epoch)
+    return {};
+  try {
+    cfg.on_epoch(epoch, outputs);
+    return {};
+  } catch (const std::exception& ex) {
+    return make_error(actors_errc::invalid_argument,
+                      std::string{"the epoch observer failed: "} + ex.what());
+  } catch (...) {
+    return make_error(actors_errc::invalid_argument,
+                      "the epoch observer failed");
+  }
+}
+
+void run_epoch(runner_ptr self, int64_t epoch);
+
+void check_stop(runner_ptr self, int64_t epoch,
+                const std::vector<task_output>& outputs) {
+  auto& cfg = self->state.cfg;
+  auto stop = should_stop(cfg.job, outputs);
+  if (!stop) {
+    fail(self, std::move(stop.error()));
+    return;
+  }
+  auto next = [self, epoch, stop = *stop] {
+    at_point(self, fault_point::job_epoch_end, epoch, {}, [self, epoch, stop] {
+      if (stop)
+        finish(self, epoch);
+      else
+        run_epoch(self, epoch + 1);
+    });
+  };
+  if (cfg.checkpoint_manager)
+    save(self, epoch, *stop, next);
+  else
+    next();
+}
+
+void run_epoch(runner_ptr self, int64_t epoch) {
+  at_point(self, fault_point::job_epoch_start, epoch, {}, [self, epoch] {
+    detail::log().info("starting epoch {}", epoch);
+    run_group(
+      self, self->state.cfg.job.epoch_group, "epoch", epoch,
+      [self, epoch](std::vector<task_output>& outputs) {
+        auto& cfg = self->state.cfg;
+        detail::log().info("finished epoch {}:{}", epoch,
+                           describe_outputs(cfg.job.epoch_group, outputs));
+        if (auto err = call_observer(cfg, epoch, outputs)) {
+          fail(self, std::move(err));
+          return;
+        }
+        auto shared
+          = std::make_shared<std::vector<task_output>>(std::move(outputs));
+        at_point(self, fault_point::job_stop_check, epoch, {},
+                 [self, epoch, shared] {
+                   check_stop(self, epoch, *shared);
+                 });
+      });
+  });
+}
+
+void init_manager(runner_ptr self, int64_t retrieve_from, continuation next,
+                  std::function<void(caf::error&)> on_error) {
+  auto& cfg = self->state.cfg;
+  self
+    ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+              ckpt_init{cfg.checkpoint_nodes, retrieve_from, {}})
+    .then(
+      [next](ckpt_result&) {
+        next();
+      },
+      [on_error](caf::error& err) {
+        on_error(err);
+      });
+}
+
+void start_from_scratch(runner_ptr self) {
+  detail::log().info("starting the init group");
+  run_group(self, self->state.cfg.job.init_group, "init", 0,
+            [self](std::vector<task_output>&) {
+              if (!self->state.cfg.checkpoint_manager) {
+                run_epoch(self, 1);
+                return;
+              }
+              detail::log().info("preparing checkpoints");
+              init_manager(
+                self, -1,
+                [self] {
+                  save(self, 0, false, [self] {
+                    run_epoch(self, 1);
+                  });
+                },
+                [self](caf::error& err) {
+                  if (is_node_lost(err))
+                    err = lost_while("preparing checkpoints (epoch 0)", err);
+                  fail(self, std::move(err));
+                });
+            });
+}
+
+void resume_from(runner_ptr self, int64_t epoch);
+
+// Some nodes may hold the state of a checkpoint they loaded before another
+// node's failed: a start from scratch begins with empty workspaces.
+void reset_then_start_from_scratch(runner_ptr self) {
+  auto& cfg = self->state.cfg;
+  if (cfg.nodes.empty()) {
+    start_from_scratch(self);
+    return;
+  }
+  auto remaining = std::make_shared<size_t>(cfg.nodes.size());
+  auto failed = std::make_shared<bool>(false);
+  for (auto& [name, node] : cfg.nodes) {
+    self->request(node, cfg.group_timeout, reset_workspace{"restart"})
+      .then(
+        [self, remaining, failed] {
+          if (--*remaining == 0 && !*failed)
+            start_from_scratch(self);
+        },
+        [self, failed, name = name](caf::error& err) {
+          if (*failed)
+            return;
+          *failed = true;
+          fail(self,
+               make_error(actors_errc::node_lost,
+                          "node " + name
+                            + " could not be reset: " + error_text(err)));
+        });
+  }
+}
+
+// The checkpoint of `epoch` could not be used. Without fall-back that ends
+// the job; with it, the newest committed epoch before it is tried next, and
+// the job starts from scratch when none is left.
+void after_failed_resume(runner_ptr self, int64_t epoch, caf::error& err) {
+  // Only a checkpoint that is unusable is replaced by an older one: a node
+  // that is lost or too slow may still be loading, and falling back under
+  // it would mix two states.
+  auto node_trouble = err.category() == actors_category
+    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
+  if (!self->state.fall_back || node_trouble) {
+    fail(self,
+         make_error(node_trouble ? actors_errc::node_lost
+                                 : actors_errc::checkpoint_failed,
+                    "cannot resume from epoch " + std::to_string(epoch) + ": "
+                      + error_text(err)));
+    return;
+  }
+  detail::log().warn("cannot resume from epoch {}: {}; trying an earlier one",
+                     epoch, error_text(err));
+  auto& cfg = self->state.cfg;
+  self
+    ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+              ckpt_resume_epoch{-1, epoch})
+    .then(
+      [self](ckpt_epoch& earlier) {
+        if (earlier.epoch < 0) {
+          detail::log().warn("no usable checkpoint left; starting from "
+                             "scratch");
+          reset_then_start_from_scratch(self);
+        } else {
+          resume_from(self, earlier.epoch);
+        }
+      },
+      [self](caf::error& err) {
+        fail(self, std::move(err));
+      });
+}
+
+// After loading the checkpoint of `epoch`: the next epoch, unless the job
+// had already stopped after this one.
+void continue_after(runner_ptr self, int64_t epoch) {
+  auto& cfg = self->state.cfg;
+  self
+    ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+              ckpt_resume_epoch{epoch, -1})
+    .then(
+      [self, epoch](ckpt_epoch& resumed) {
+        if (resumed.final) {
+          detail::log().info("the job had stopped after epoch {}", epoch);
+          finish(self, epoch);
+        } else {
+          run_epoch(self, epoch + 1);
+        }
+      },
+      [self](caf::error& err) {
+        fail(self, std::move(err));
+      });
+}
+
+void resume_from(runner_ptr self, int64_t epoch) {
+  detail::log().info("resuming from epoch {}", epoch);
+  auto on_error = [self, epoch](caf::error& err) {
+    after_failed_resume(self, epoch, err);
+  };
+  init_manager(
+    self, epoch,
+    [self, epoch, on_error] {
+      auto& cfg = self->state.cfg;
+      self
+        ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+                  ckpt_load{epoch, {}, {}, false})
+        .then(
+          [self, epoch](ckpt_result&) {
+            detail::log().info("checkpoint of epoch {} loaded", epoch);
+            continue_after(self, epoch);
+          },
+          on_error);
+    },
+    on_error);
+}
+
+caf::behavior runner_behavior(caf::stateful_actor<runner_state>* self,
+                              job_runner_config cfg) {
+  self->state.cfg = std::move(cfg);
+  return {
+    [self](delay_done_atom, uint64_t id) {
+      auto i = self->state.delayed.find(id);
+      if (i == self->state.delayed.end())
+        return;
+      auto next = std::move(i->second);
+      self->state.delayed.erase(i);
+      next();
+    },
+    [self](run_job& msg) -> caf::result<ckpt_epoch> {
+      auto& job = self->state.cfg.job;
+      if (job.epoch_group.tasks.empty() || job.stop_conditions.empty())
+        return make_error(actors_errc::invalid_argument,
+                          "job '" + job.name
+                            + "' has no epoch task or no stop condition: its "
+                              "epoch loop could never end");
+      self->state.promise = self->make_response_promise();
+      self->state.fall_back = msg.fall_back;
+      if (msg.resume_from_epoch >= 0 && self->state.cfg.checkpoint_manager)
+        resume_from(self, msg.resume_from_epoch);
+      else if (msg.reset_workspaces)
+        reset_then_start_from_scratch(self);
+      else
+        start_from_scratch(self);
+      return self->state.promise;
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_job_runner(caf::actor_system& sys, job_runner_config cfg) {
+  return sys.spawn(runner_behavior, std::move(cfg));
+}
+
+} // namespace epochrt

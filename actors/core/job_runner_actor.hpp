@@ -1,0 +1,48 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include <epochrt/actors/api/epoch_observer.hpp>
+#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/messages/job_def.hpp>
+#include <epochrt/messages/manager_protocol.hpp>
+#include <epochrt/messages/protocol.hpp>
+
+namespace epochrt {
+
+/// What the job runner actor needs to drive a job.
+struct job_runner_config {
+  job_def job;
+  /// Node actors by name; every node the job's groups use.
+  std::map<std::string, caf::actor> nodes;
+  /// The checkpoint manager actor, or an invalid handle for no checkpoints.
+  caf::actor checkpoint_manager;
+  /// The nodes to checkpoint, bound to their persistence actors.
+  std::vector<node_ref> checkpoint_nodes;
+  std::chrono::milliseconds group_timeout{std::chrono::hours(24)};
+  std::chrono::milliseconds checkpoint_timeout{std::chrono::hours(1)};
+  epoch_observer on_epoch;
+  /// Consulted at the job.* injection points. Null: no faults.
+  std::shared_ptr<fault_injector> faults;
+};
+
+/// Spawns the actor that drives a job through its epochs (Caffe2's
+/// JobRunner.train up to the end of the epoch loop). Sent `run_job`, it runs
+/// the init group and saves checkpoint 0 (from scratch) or loads the
+/// checkpoint to resume from, then runs the epoch group until a stop
+/// condition holds, saving after every epoch, and replies `ckpt_epoch` with
+/// the last epoch, once the last epoch's commit has ended. A failed save is
+/// logged as a warning and the job goes on; a failed group fails the job, and
+/// so does a save or a last commit that a lost node cut short (`node_lost`,
+/// naming what the job was doing and its epoch), for the caller to recover.
+caf::actor spawn_job_runner(caf::actor_system& sys, job_runner_config cfg);
+
+} // namespace epochrt

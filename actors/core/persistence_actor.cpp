@@ -1,0 +1,459 @@
+#include <epochrt/actors/core/persistence_actor.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+
+#include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/detail/log.hpp>
+#include <epochrt/actors/detail/spawn_detached.hpp>
+#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/messages/manager_protocol.hpp>
+#include <epochrt/messages/protocol.hpp>
+#include <epochrt/messages/remote_protocol.hpp>
+#include <epochrt/persistence/checkpoint_reader.hpp>
+#include <epochrt/persistence/checkpoint_retention.hpp>
+#include <epochrt/persistence/checkpoint_writer.hpp>
+#include <epochrt/persistence/detail/data_file.hpp>
+#include <epochrt/persistence/path_guard.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
+#include <epochrt/runtime/workspace.hpp>
+
+namespace epochrt {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+int64_t micros_since(clock_type::time_point start) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now()
+                                                               - start)
+    .count();
+}
+
+// Copy-on-write: taking it copies pointers, and the blobs it holds never
+// change however the workspace is written afterwards.
+caf::expected<std::vector<workspace::named_blob>>
+take_snapshot(workspace& ws, const std::vector<std::string>& names,
+              const std::string& node, int64_t epoch, fault_injector* faults) {
+  fault_action action;
+  if (auto err = strike_blocking(faults, fault_point::node_snapshot,
+                                 fault_site{node, epoch, {}}, action))
+    return err;
+  // An empty list means every blob the workspace has now: blobs created
+  // after init are saved too, so a resumed job sees all of its state.
+  if (names.empty())
+    return ws.snapshot_all();
+  return ws.snapshot(names);
+}
+
+// What the persistence actor knows of the payloads on disk: the blobs of
+// the checkpoint it saved or fully loaded last, at the versions the
+// workspace had then. A later save of the same directory reuses the
+// payload of every blob still at that version instead of writing it again.
+//
+// Reuse is safe because a version names one value forever (workspace.hpp),
+// the writer checks that the data file it refers to is still the one with
+// that id, and the reader checks every payload's digest wherever it lies.
+// A payload is read back and checked against its digest once before it is
+// first referred to (`verified`: loaded, or checked by an earlier reuse):
+// a payload a bad disk damaged must not be passed on from epoch to epoch
+// until retention has removed every epoch with a good copy.
+struct saved_payloads {
+  std::string db; // the database they were saved to or loaded from
+  int64_t epoch = -1;
+  struct payload {
+    uint64_t version = 0;
+    blob_entry entry;
+    bool verified = false;
+  };
+  std::map<std::string, payload, std::less<>> blobs;
+
+  // The payload of `blob` if the checkpoint `db` of `epoch` may refer to it.
+  const payload* reusable(const workspace::named_blob& blob,
+                          const std::string& new_db, int64_t new_epoch) const {
+    if (epoch < 0 || epoch >= new_epoch)
+      return nullptr;
+    auto i = blobs.find(blob.name);
+    if (i == blobs.end() || i->second.version != blob.version)
+      return nullptr;
+    // Only within one directory: the entry names an epoch, not a path.
+    auto sibling = detail::db_path_of_epoch(new_db, new_epoch, epoch);
+    if (!sibling || *sibling != db)
+      return nullptr;
+    return &i->second;
+  }
+
+  // Remembers the payloads of a checkpoint that is now on disk; only those
+  // in a data file can be referred to. `verified`: the blobs whose payloads
+  // are known to check out on disk; all of them when `all_verified`.
+  void remember(const std::string& path, const manifest& written,
+                const std::vector<std::string>& names,
+                const std::vector<uint64_t>& versions, bool all_verified,
+                const std::set<std::string>& verified = {}) {
+    db = path;
+    epoch = written.epoch;
+    blobs.clear();
+    auto in_data_file = [](const blob_entry& entry) {
+      return entry.data_epoch != inline_payload;
+    };
+    // Checkpoints of small blobs only (thousands of them) have nothing to
+    // remember: spare them the index below.
+    if (std::none_of(written.blobs.begin(), written.blobs.end(), in_data_file))
+      return;
+    std::map<std::string_view, uint64_t> version_of;
+    for (size_t i = 0; i < names.size() && i < versions.size(); ++i)
+      version_of[names[i]] = versions[i];
+    for (auto& entry : written.blobs) {
+      auto v = version_of.find(entry.name);
+      if (in_data_file(entry) && v != version_of.end())
+        blobs.emplace(entry.name,
+                      payload{v->second, entry,
+                              all_verified || verified.count(entry.name) > 0});
+    }
+  }
+
+  void forget() {
+    db.clear();
+    epoch = -1;
+    blobs.clear();
+  }
+};
+
+caf::expected<checkpoint_stats>
+write(const std::string& node, int64_t epoch, const std::string& db, bool full,
+      const std::vector<workspace::named_blob>& snapshot, saved_payloads& saved,
+      clock_type::time_point start, fault_injector* faults) {
+  writer_options opts;
+  opts.faults = faults;
+  // Whatever happens below, what was on disk may be gone or replaced.
+  auto previous = std::move(saved);
+  saved.forget();
+  auto writer = checkpoint_writer::create(db, node, epoch, opts);
+  if (!writer)
+    return std::move(writer.error());
+  uint64_t reused = 0;
+  uint64_t reused_bytes = 0;
+  std::set<std::string> verified; // reused payloads: all checked by now
+  for (auto& blob : snapshot) {
+    if (!full)
+      if (auto* earlier = previous.reusable(blob, db, epoch)) {
+        auto check = earlier->verified
+          ? checkpoint_writer::reuse_check::location
+          : checkpoint_writer::reuse_check::digest;
+        auto err = (*writer)->reuse(earlier->entry, check);
+        if (!err) {
+          ++reused;
+          reused_bytes += earlier->entry.bytes;
+          verified.insert(blob.name);
+          continue;
+        }
+        // Gone, rewritten or damaged since: written again below. Anything
+        // else failed the writer.
+        if (err.category() != persistence_category
+            || err.code() != static_cast<uint8_t>(persistence_errc::not_found))
+          return err;
+        detail::log().info("writing blob '{}' again: {}", blob.name,
+                           error_text(err));
+      }
+    if (auto err = (*writer)->put(blob.name, *blob.value))
+      return err;
+  }
+  auto written = (*writer)->finish();
+  if (!written)
+    return std::move(written.error());
+  std::vector<std::string> names;
+  std::vector<uint64_t> versions;
+  for (auto& blob : snapshot) {
+    names.push_back(blob.name);
+    versions.push_back(blob.version);
+  }
+  saved.remember(db, *written, names, versions, false, verified);
+  checkpoint_stats stats{node, db, micros_since(start), written->total_bytes,
+                         written->blobs.size()};
+  stats.written_bytes = written->total_bytes - reused_bytes;
+  stats.reused_blobs = reused;
+  return stats;
+}
+
+caf::expected<checkpoint_stats>
+save(const std::string& node, workspace& ws, const save_checkpoint& msg,
+     saved_payloads& saved, fault_injector* faults) {
+  auto start = clock_type::now();
+  auto snapshot = take_snapshot(ws, msg.blob_names, node, msg.epoch, faults);
+  if (!snapshot)
+    return std::move(snapshot.error());
+  return write(node, msg.epoch, msg.db, msg.full, *snapshot, saved, start,
+               faults);
+}
+
+// Readers report this node at the load.* points, and the epoch when the
+// request names it (else the database's name tells).
+reader_options read_options(const std::string& node, fault_injector* faults,
+                            int64_t epoch = -1) {
+  reader_options opts;
+  opts.faults = faults;
+  opts.node = node;
+  opts.epoch = epoch;
+  return opts;
+}
+
+caf::expected<checkpoint_stats>
+load(const std::string& node, workspace& ws, const load_checkpoint& msg,
+     saved_payloads& saved, fault_injector* faults) {
+  auto start = clock_type::now();
+  auto reader
+    = checkpoint_reader::open(msg.db, read_options(node, faults, msg.epoch));
+  if (!reader)
+    return std::move(reader.error());
+  auto& listed = (*reader)->get_manifest().blobs;
+  std::vector<std::string> names;
+  if (msg.blob_names.empty()) {
+    for (auto& entry : listed)
+      names.push_back(entry.name);
+  } else {
+    for (auto& name : msg.blob_names) {
+      auto found = std::any_of(listed.begin(), listed.end(), [&](auto& e) {
+        return e.name == name;
+      });
+      if (found)
+        names.push_back(name);
+      else if (!msg.allow_incomplete)
+        return make_error(persistence_errc::not_found,
+                          msg.db + " has no blob '" + name + "'");
+    }
+  }
+  // Read everything first: the workspace changes only if all of it is good.
+  auto values = (*reader)->read_all(names);
+  if (!values)
+    return std::move(values.error());
+  std::vector<std::pair<std::string, tensor>> blobs;
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    bytes += (*values)[i].byte_size();
+    blobs.emplace_back(names[i], std::move((*values)[i]));
+  }
+  auto count = blobs.size();
+  // A full load restores the saved state exactly; a partial one only adds
+  // the blobs it was asked for.
+  if (msg.blob_names.empty()) {
+    auto versions = ws.replace_all(std::move(blobs));
+    // The next save may refer to what was just loaded.
+    // Every payload was just checked against its digest.
+    saved.remember(msg.db, (*reader)->get_manifest(), names, versions, true);
+  } else {
+    // The blobs set get new versions, so nothing remembered matches them.
+    ws.set_all(std::move(blobs));
+  }
+  return checkpoint_stats{node, msg.db, micros_since(start), bytes, count};
+}
+
+caf::expected<blob_names> list_blobs(const std::string& node, workspace& ws,
+                                     const init_checkpoint& msg,
+                                     fault_injector* faults) {
+  if (msg.db.empty())
+    return blob_names{ws.names()};
+  auto reader = checkpoint_reader::open(msg.db, read_options(node, faults));
+  if (!reader)
+    return std::move(reader.error());
+  blob_names result;
+  for (auto& entry : (*reader)->get_manifest().blobs)
+    result.names.push_back(entry.name);
+  return result;
+}
+
+caf::expected<blob_values> read_blobs(const std::string& node,
+                                      const read_checkpoint& msg,
+                                      fault_injector* faults) {
+  auto reader = checkpoint_reader::open(msg.db, read_options(node, faults));
+  if (!reader)
+    return std::move(reader.error());
+  auto& listed = (*reader)->get_manifest().blobs;
+  blob_values result;
+  for (auto& name : msg.blob_names) {
+    auto found = std::any_of(listed.begin(), listed.end(), [&](auto& e) {
+      return e.name == name;
+    });
+    if (!found)
+      continue;
+    auto value = (*reader)->read(name);
+    if (!value)
+      return std::move(value.error());
+    result.blobs.push_back(blob_value{name, std::move(*value)});
+  }
+  return result;
+}
+
+checkpoint_status check(const std::string& node, const check_checkpoint& msg,
+                        fault_injector* faults) {
+  checkpoint_status status;
+  auto reader = checkpoint_reader::open(msg.db, read_options(node, faults));
+  if (!reader) {
+    auto& err = reader.error();
+    status.exists
+      = !(err.category() == persistence_category
+          && err.code() == static_cast<uint8_t>(persistence_errc::not_found));
+    status.problem = msg.db + ": " + error_text(err);
+    return status;
+  }
+  status.exists = true;
+  status.complete = true;
+  if (msg.verify_data) {
+    auto err = (*reader)->verify();
+    status.intact = !err;
+    if (err)
+      status.problem = msg.db + ": " + error_text(err);
+  }
+  return status;
+}
+
+caf::behavior
+persistence_behavior(caf::event_based_actor* self, std::string node,
+                     std::shared_ptr<workspace> ws, std::string root,
+                     std::shared_ptr<fault_injector> faults) {
+  // The handlers below hold `faults` (captured by value); the writers and
+  // readers they make borrow it, and end before the handler returns.
+  // Outcomes of writes started by begin_save, until end_save collects them.
+  auto written
+    = std::make_shared<std::map<int64_t, caf::expected<checkpoint_stats>>>();
+  auto saved = std::make_shared<saved_payloads>();
+  auto wrong_node = [node](const std::string& addressed) {
+    return make_error(actors_errc::invalid_argument,
+                      "a request for node '" + addressed
+                        + "' reached the persistence actor of node '" + node
+                        + "'");
+  };
+  // Where a database named by a request really lives (see resolve_under).
+  auto place = [root](std::string& db) -> caf::error {
+    if (root.empty())
+      return {};
+    auto placed = resolve_under(root, db);
+    if (!placed)
+      return std::move(placed.error());
+    db = std::move(*placed);
+    return {};
+  };
+  return {
+    [=](save_checkpoint& msg) -> caf::result<checkpoint_stats> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      if (auto err = place(msg.db))
+        return err;
+      detail::log().debug("saving {} ({} blobs asked)", msg.db,
+                          msg.blob_names.size());
+      auto result = save(node, *ws, msg, *saved, faults.get());
+      if (!result)
+        return std::move(result.error());
+      return std::move(*result);
+    },
+    [=](load_checkpoint& msg) -> caf::result<checkpoint_stats> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      if (auto err = place(msg.db))
+        return err;
+      auto result = load(node, *ws, msg, *saved, faults.get());
+      if (!result)
+        return std::move(result.error());
+      return std::move(*result);
+    },
+    [=](init_checkpoint& msg) -> caf::result<blob_names> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      if (!msg.db.empty())
+        if (auto err = place(msg.db))
+          return err;
+      auto result = list_blobs(node, *ws, msg, faults.get());
+      if (!result)
+        return std::move(result.error());
+      return std::move(*result);
+    },
+    [=](check_checkpoint& msg) -> caf::result<checkpoint_status> {
+      if (auto err = place(msg.db))
+        return err;
+      return check(node, msg, faults.get());
+    },
+    [=](read_checkpoint& msg) -> caf::result<blob_values> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      if (auto err = place(msg.db))
+        return err;
+      auto result = read_blobs(node, msg, faults.get());
+      if (!result)
+        return std::move(result.error());
+      return std::move(*result);
+    },
+    [=](begin_save& msg) -> caf::result<ckpt_epoch> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      if (auto err = place(msg.db))
+        return err;
+      auto start = clock_type::now();
+      auto snapshot = take_snapshot(*ws, {}, node, msg.epoch, faults.get());
+      if (!snapshot)
+        return std::move(snapshot.error());
+      // Answer now, so the epoch loop goes on; write while it runs. This
+      // actor has a thread of its own, and end_save waits in its mailbox
+      // until the write is done.
+      auto rp = self->make_response_promise<ckpt_epoch>();
+      rp.deliver(ckpt_epoch{msg.epoch, false});
+      // Outcomes nobody collected (the manager gave up) are dropped here.
+      written->erase(written->begin(), written->lower_bound(msg.epoch));
+      written->insert_or_assign(msg.epoch,
+                                write(node, msg.epoch, msg.db, msg.full,
+                                      *snapshot, *saved, start, faults.get()));
+      return rp;
+    },
+    [=](prune_checkpoints& msg) -> caf::result<pruned_checkpoints> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      for (auto& db : msg.kept)
+        if (auto err = place(db))
+          return err;
+      retention_options opts;
+      opts.faults = faults.get();
+      opts.node = node;
+      opts.check_only = msg.check_only;
+      auto report = remove_old_databases(msg.kept, opts);
+      if (!report)
+        return std::move(report.error());
+      // The writer would find out too; forgetting is cheaper.
+      for (auto& gone : report->removed)
+        if (gone == saved->db)
+          saved->forget();
+      return pruned_checkpoints{std::move(report->removed), report->bytes};
+    },
+    [=](end_save& msg) -> caf::result<checkpoint_stats> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      auto i = written->find(msg.epoch);
+      if (i == written->end())
+        return make_error(actors_errc::invalid_argument,
+                          "no save of epoch " + std::to_string(msg.epoch)
+                            + " was begun on node " + node);
+      auto result = std::move(i->second);
+      written->erase(i);
+      if (!result)
+        return std::move(result.error());
+      return std::move(*result);
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_persistence(caf::actor_system& sys, std::string node,
+                             std::shared_ptr<workspace> ws,
+                             std::string checkpoint_root,
+                             std::shared_ptr<fault_injector> faults) {
+  return detail::spawn_detached(sys, persistence_behavior, std::move(node),
+                                std::move(ws), std::move(checkpoint_root),
+                                std::move(faults));
+}
+
+} // namespace epochrt
