@@ -1,8 +1,16 @@
 #include "tools/ckpt_commands.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
+
+#include <nlohmann/json.hpp>
 
 #include "tools/cli_output.hpp"
 #include <epochrt/messages/tensor.hpp>
@@ -53,9 +61,97 @@ std::string check_database(const std::string& dir, const std::string& node,
   return {};
 }
 
+std::string hex_digest(uint64_t digest) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016" PRIx64, digest);
+  return text;
+}
+
+template <class Float>
+nlohmann::json json_float(Float x) {
+  if (std::isnan(x))
+    return "NaN";
+  if (std::isinf(x))
+    return x > 0 ? "Infinity" : "-Infinity";
+  // The shortest text that reads back to the same float, as a double: JSON
+  // holds 0.1f as 0.1, not 0.10000000149011612, and a reader that narrows
+  // it to float again gets the very value saved.
+  char text[64];
+  auto end = std::to_chars(text, text + sizeof(text), x).ptr;
+  *end = '\0';
+  return std::strtod(text, nullptr);
+}
+
+nlohmann::json json_values(const tensor& x) {
+  auto values = nlohmann::json::array();
+  auto n = x.type == dtype::string ? x.strings.size() : x.element_count();
+  for (size_t i = 0; i < n; ++i) {
+    switch (x.type) {
+      case dtype::f32:
+        values.push_back(json_float(x.values<float>()[i]));
+        break;
+      case dtype::f64:
+        values.push_back(json_float(x.values<double>()[i]));
+        break;
+      case dtype::i32:
+        values.push_back(x.values<int32_t>()[i]);
+        break;
+      case dtype::i64:
+        values.push_back(x.values<int64_t>()[i]);
+        break;
+      case dtype::u8:
+        values.push_back(static_cast<unsigned>(x.values<uint8_t>()[i]));
+        break;
+      case dtype::boolean:
+        values.push_back(x.data[i] != 0);
+        break;
+      case dtype::string:
+        values.push_back(x.strings[i]);
+        break;
+    }
+  }
+  return values;
+}
+
+/// One line. Dumps with invalid UTF-8 in strings replaced, never thrown: blob
+/// and string values come from files nobody here wrote.
+void print_json(const nlohmann::json& doc) {
+  std::cout << doc.dump(-1, ' ', false,
+                        nlohmann::json::error_handler_t::replace)
+            << std::endl;
+}
+
+/// Opens NODE's checkpoint of `epoch` in `dir`; exit code and message on
+/// failure, as ckpt show and ckpt diff report them.
+struct opened_reader {
+  std::unique_ptr<checkpoint_reader> reader;
+  std::string path;
+  int exit_code = exit_ok;
+};
+
+opened_reader open_checkpoint(const std::string& dir, const std::string& node,
+                              int64_t epoch) {
+  opened_reader result;
+  auto path = checked_db_name(epoch, node, dir);
+  if (!path) {
+    print_error(describe(path.error()));
+    result.exit_code = exit_bad_input;
+    return result;
+  }
+  auto reader = checkpoint_reader::open(*path);
+  if (!reader) {
+    print_error(describe(reader.error()));
+    result.exit_code = exit_failure;
+    return result;
+  }
+  result.reader = std::move(*reader);
+  result.path = std::move(*path);
+  return result;
+}
+
 } // namespace
 
-int ckpt_ls(const std::string& dir) {
+int ckpt_ls(const std::string& dir, bool json) {
   if (!check_directory(dir))
     return exit_bad_input;
   auto listing = list_checkpoints(dir);
@@ -63,10 +159,6 @@ int ckpt_ls(const std::string& dir) {
     print_error(dir + ": " + describe(listing.error()));
     return exit_failure;
   }
-  for (auto& db : *listing)
-    std::cout << db.node << ' ' << db.epoch << ' '
-              << (db.complete ? "complete" : "incomplete") << ' ' << db.bytes
-              << '\n';
   file_metadata_handler handler{dir};
   auto metadata = handler.load();
   if (!metadata) {
@@ -74,6 +166,26 @@ int ckpt_ls(const std::string& dir) {
     return exit_failure;
   }
   auto& committed = metadata->committed_epochs;
+  if (json) {
+    auto databases = nlohmann::json::array();
+    for (auto& db : *listing)
+      databases.push_back({{"node", db.node},
+                           {"epoch", db.epoch},
+                           {"complete", db.complete},
+                           {"bytes", db.bytes}});
+    nlohmann::json doc;
+    doc["databases"] = std::move(databases);
+    doc["committed_epochs"] = committed;
+    doc["last_committed"] = committed.empty()
+      ? nlohmann::json(nullptr)
+      : nlohmann::json(committed.back());
+    print_json(doc);
+    return exit_ok;
+  }
+  for (auto& db : *listing)
+    std::cout << db.node << ' ' << db.epoch << ' '
+              << (db.complete ? "complete" : "incomplete") << ' ' << db.bytes
+              << '\n';
   std::cout << "last_committed="
             << (committed.empty() ? std::string{"none"}
                                   : std::to_string(committed.back()))
@@ -84,29 +196,99 @@ int ckpt_ls(const std::string& dir) {
 int ckpt_show(const ckpt_show_options& opts) {
   if (!check_directory(opts.dir))
     return exit_bad_input;
-  auto path = checked_db_name(opts.epoch, opts.node, opts.dir);
-  if (!path) {
-    print_error(describe(path.error()));
-    return exit_bad_input;
-  }
-  auto reader = checkpoint_reader::open(*path);
-  if (!reader) {
-    print_error(describe(reader.error()));
-    return exit_failure;
-  }
+  auto opened = open_checkpoint(opts.dir, opts.node, opts.epoch);
+  if (!opened.reader)
+    return opened.exit_code;
+  auto& manifest = opened.reader->get_manifest();
   auto names = opts.blobs;
   if (names.empty())
-    for (auto& entry : (*reader)->get_manifest().blobs)
+    for (auto& entry : manifest.blobs)
       names.push_back(entry.name);
+  auto blobs = nlohmann::json::array();
   for (auto& name : names) {
-    auto value = (*reader)->read(name);
+    auto value = opened.reader->read(name);
     if (!value) {
-      print_error(*path + ": blob '" + name + "': " + describe(value.error()));
+      print_error(opened.path + ": blob '" + name
+                  + "': " + describe(value.error()));
       return exit_failure;
     }
-    std::cout << name << '=' << format_values(*value) << '\n';
+    if (!opts.json) {
+      std::cout << name << '=' << format_values(*value) << '\n';
+      continue;
+    }
+    auto entry = std::find_if(manifest.blobs.begin(), manifest.blobs.end(),
+                              [&](auto& e) {
+                                return e.name == name;
+                              });
+    blobs.push_back({{"name", name},
+                     {"type", to_string(value->type)},
+                     {"shape", value->shape},
+                     {"digest",
+                      entry != manifest.blobs.end() ? hex_digest(entry->digest)
+                                                    : std::string{}},
+                     {"values", json_values(*value)}});
   }
+  if (opts.json)
+    print_json({{"node", opts.node},
+                {"epoch", opts.epoch},
+                {"blobs", std::move(blobs)}});
   std::cout.flush();
+  return exit_ok;
+}
+
+int ckpt_diff(const ckpt_diff_options& opts) {
+  if (!check_directory(opts.dir))
+    return exit_bad_input;
+  auto from = open_checkpoint(opts.dir, opts.node, opts.from_epoch);
+  if (!from.reader)
+    return from.exit_code;
+  auto to = open_checkpoint(opts.dir, opts.node, opts.to_epoch);
+  if (!to.reader)
+    return to.exit_code;
+  std::map<std::string, const blob_entry*> before;
+  for (auto& entry : from.reader->get_manifest().blobs)
+    before.emplace(entry.name, &entry);
+  std::vector<std::string> added, removed, changed, unchanged;
+  for (auto& entry : to.reader->get_manifest().blobs) {
+    auto i = before.find(entry.name);
+    if (i == before.end()) {
+      added.push_back(entry.name);
+      continue;
+    }
+    auto& old = *i->second;
+    if (old.digest != entry.digest || old.type != entry.type
+        || old.shape != entry.shape || old.bytes != entry.bytes)
+      changed.push_back(entry.name);
+    else
+      unchanged.push_back(entry.name);
+    before.erase(i);
+  }
+  for (auto& entry : from.reader->get_manifest().blobs)
+    if (before.count(entry.name) > 0)
+      removed.push_back(entry.name);
+  if (opts.json) {
+    print_json({{"node", opts.node},
+                {"from", opts.from_epoch},
+                {"to", opts.to_epoch},
+                {"added", added},
+                {"removed", removed},
+                {"changed", changed},
+                {"unchanged", unchanged}});
+    return exit_ok;
+  }
+  // In E2's manifest order, then E1's for the removed blobs.
+  for (auto& entry : to.reader->get_manifest().blobs) {
+    if (std::find(added.begin(), added.end(), entry.name) != added.end())
+      std::cout << "added " << entry.name << '\n';
+    else if (std::find(changed.begin(), changed.end(), entry.name)
+             != changed.end())
+      std::cout << "changed " << entry.name << '\n';
+  }
+  for (auto& name : removed)
+    std::cout << "removed " << name << '\n';
+  std::cout << "diff: " << added.size() << " added, " << removed.size()
+            << " removed, " << changed.size() << " changed, "
+            << unchanged.size() << " unchanged" << std::endl;
   return exit_ok;
 }
 

@@ -11,8 +11,11 @@ namespace epochrt::cli {
 
 /// `epochrt ckpt ls DIR`: one line per database, "NODE EPOCH
 /// complete|incomplete BYTES", then "last_committed=E" or
-/// "last_committed=none". exit_bad_input when DIR is not a directory.
-int ckpt_ls(const std::string& dir);
+/// "last_committed=none". With `json`, one JSON document instead:
+/// {"databases": [{"node", "epoch", "complete", "bytes"}...],
+///  "committed_epochs": [...], "last_committed": E or null}.
+/// exit_bad_input when DIR is not a directory.
+int ckpt_ls(const std::string& dir, bool json = false);
 
 /// The arguments of `epochrt ckpt show`.
 struct ckpt_show_options {
@@ -21,13 +24,42 @@ struct ckpt_show_options {
   int64_t epoch = 0;
   /// Blobs to print, in this order; empty: every blob, in manifest order.
   std::vector<std::string> blobs;
+  /// One JSON document instead of lines (see ckpt_show).
+  bool json = false;
 };
 
 /// `epochrt ckpt show DIR NODE EPOCH [BLOB...]`: one "BLOB=v1,v2,..." line
 /// per blob. exit_failure when the checkpoint or a blob is missing,
 /// incomplete or corrupt; exit_bad_input for a bad node name or epoch, or
-/// when DIR is not a directory.
+/// when DIR is not a directory. With `json`: {"node", "epoch", "blobs":
+/// [{"name", "type", "shape", "digest", "values"}...]}, the digest as 16
+/// hex digits, the values row-major as JSON numbers, booleans or strings;
+/// a NaN or infinite float as the string "NaN", "Infinity" or "-Infinity"
+/// (JSON has no number for them). Nothing is printed unless every blob
+/// reads back intact.
 int ckpt_show(const ckpt_show_options& opts);
+
+/// The arguments of `epochrt ckpt diff`.
+struct ckpt_diff_options {
+  std::string dir;
+  std::string node;
+  int64_t from_epoch = 0;
+  int64_t to_epoch = 0;
+  bool json = false;
+};
+
+/// `epochrt ckpt diff DIR NODE E1 E2`: what changed in NODE's checkpoint
+/// from epoch E1 to E2, by the digests the manifests record (the payloads
+/// are not read: `ckpt verify` checks them). One line per blob that
+/// differs, "added NAME", "removed NAME" or "changed NAME" (its digest,
+/// type or shape differs), E2's blobs in manifest order, then E1's removed
+/// ones, and a last line "diff: A added, R removed, C changed, U
+/// unchanged". With `json`: {"node", "from", "to", "added": [...],
+/// "removed": [...], "changed": [...], "unchanged": [...]}. exit_ok whether
+/// or not anything differs; exit_failure when either checkpoint is
+/// missing, incomplete or its manifest corrupt; exit_bad_input for a bad
+/// node name or epoch, or when DIR is not a directory.
+int ckpt_diff(const ckpt_diff_options& opts);
 
 /// `epochrt ckpt verify DIR`: checks every committed epoch — every node's
 /// database exists, is complete and all its digests check out — printing

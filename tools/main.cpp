@@ -10,9 +10,11 @@
 //                        [--secret-file FILE] [--max-tensor-bytes N]
 //                        [--admission-timeout-ms MS]
 //                        [--tls-cert F --tls-key F --tls-ca F]
-//   epochrt [-v|-q] ckpt ls DIR
-//   epochrt [-v|-q] ckpt show DIR NODE EPOCH [BLOB...]
+//   epochrt [-v|-q] ckpt ls DIR [--json]
+//   epochrt [-v|-q] ckpt show DIR NODE EPOCH [BLOB...] [--json]
+//   epochrt [-v|-q] ckpt diff DIR NODE E1 E2 [--json]
 //   epochrt [-v|-q] ckpt verify DIR
+//   epochrt [-v|-q] ckpt gc DIR --keep-last K
 //
 // Results go to stdout, logs and errors to stderr. Exit codes: 0 success,
 // 1 failure (a job failed, a checkpoint is missing or corrupt), 2 bad input
@@ -68,7 +70,9 @@ struct arguments {
   node_options node;
   sweep_options sweep;
   std::string ls_dir;
+  bool ls_json = false;
   ckpt_show_options show;
+  ckpt_diff_options diff;
   std::string verify_dir;
   std::string gc_dir;
   size_t gc_keep_last = 0;
@@ -326,6 +330,7 @@ int run_main(int argc, char** argv) {
   ckpt->require_subcommand(1);
   auto ls = ckpt->add_subcommand("ls", "List the checkpoint databases");
   ls->add_option("dir", args.ls_dir, "The checkpoint directory")->required();
+  ls->add_flag("--json", args.ls_json, "One JSON document, for scripts");
   auto show = ckpt->add_subcommand("show", "Print blobs of a checkpoint");
   show->add_option("dir", args.show.dir, "The checkpoint directory")
     ->required();
@@ -335,6 +340,19 @@ int run_main(int argc, char** argv) {
     ->check(strict_integer(0, max_int64));
   show->add_option("blobs", args.show.blobs,
                    "Blobs to print (default: all, in manifest order)");
+  show->add_flag("--json", args.show.json, "One JSON document, for scripts");
+  auto diff = ckpt->add_subcommand(
+    "diff", "List the blobs added, removed and changed from E1 to E2");
+  diff->add_option("dir", args.diff.dir, "The checkpoint directory")
+    ->required();
+  diff->add_option("node", args.diff.node, "The node")->required();
+  diff->add_option("e1", args.diff.from_epoch, "The earlier epoch")
+    ->required()
+    ->check(strict_integer(0, max_int64));
+  diff->add_option("e2", args.diff.to_epoch, "The later epoch")
+    ->required()
+    ->check(strict_integer(0, max_int64));
+  diff->add_flag("--json", args.diff.json, "One JSON document, for scripts");
   auto verify = ckpt->add_subcommand(
     "verify", "Check every committed epoch's checkpoints and digests");
   verify->add_option("dir", args.verify_dir, "The checkpoint directory")
@@ -367,9 +385,11 @@ int run_main(int argc, char** argv) {
   if (sweep->parsed())
     return run_sweep(args.sweep);
   if (ls->parsed())
-    return ckpt_ls(args.ls_dir);
+    return ckpt_ls(args.ls_dir, args.ls_json);
   if (show->parsed())
     return ckpt_show(args.show);
+  if (diff->parsed())
+    return ckpt_diff(args.diff);
   if (verify->parsed())
     return ckpt_verify(args.verify_dir);
   if (gc->parsed())

@@ -15,6 +15,8 @@
 #include <map>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
 #include <epochrt/persistence/file_metadata_handler.hpp>
@@ -563,6 +565,132 @@ BOOST_AUTO_TEST_CASE(ls_lists_every_node_of_a_multi_node_job) {
                    == 0u,
                  lines[node * 5 + epoch]);
   BOOST_TEST(lines.back() == "last_committed=4");
+}
+
+BOOST_AUTO_TEST_CASE(ls_json_lists_databases_and_committed_epochs) {
+  checkpointed_pipeline job;
+  auto r = cli({"ckpt", "ls", job.ckpt, "--json"});
+  REQUIRE_EXIT(r, 0);
+  auto doc = nlohmann::json::parse(r.out);
+  BOOST_TEST(doc["last_committed"].get<int64_t>() == 4);
+  BOOST_TEST(doc["committed_epochs"]
+             == nlohmann::json::parse("[0, 1, 2, 3, 4]"));
+  BOOST_REQUIRE(doc["databases"].size() == 5u);
+  for (int epoch = 0; epoch <= 4; ++epoch) {
+    auto& db = doc["databases"][epoch];
+    BOOST_TEST(db["node"].get<std::string>() == "trainer_0");
+    BOOST_TEST(db["epoch"].get<int64_t>() == epoch);
+    BOOST_TEST(db["complete"].get<bool>());
+    BOOST_TEST(db["bytes"].get<uint64_t>() > 0u);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(ls_json_of_an_empty_dir_has_no_last_committed_epoch) {
+  temp_dir tmp;
+  auto r = cli({"ckpt", "ls", tmp.path().string(), "--json"});
+  REQUIRE_EXIT(r, 0);
+  auto doc = nlohmann::json::parse(r.out);
+  BOOST_TEST(doc["last_committed"].is_null());
+  BOOST_TEST(doc["databases"].empty());
+}
+
+BOOST_AUTO_TEST_CASE(show_json_gives_the_values_that_show_prints) {
+  checkpointed_pipeline job;
+  auto r = cli(
+    {"ckpt", "show", job.ckpt, "trainer_0", "2", "total", "dataset", "--json"});
+  REQUIRE_EXIT(r, 0);
+  auto doc = nlohmann::json::parse(r.out);
+  BOOST_TEST(doc["node"].get<std::string>() == "trainer_0");
+  BOOST_TEST(doc["epoch"].get<int64_t>() == 2);
+  auto& blobs = doc["blobs"];
+  BOOST_REQUIRE(blobs.size() == 2u);
+  BOOST_TEST(blobs[0]["name"].get<std::string>() == "total");
+  BOOST_TEST(blobs[0]["values"] == nlohmann::json::parse("[115]"));
+  BOOST_TEST(blobs[1]["name"].get<std::string>() == "dataset");
+  BOOST_TEST(blobs[1]["shape"] == nlohmann::json::parse("[10]"));
+  BOOST_TEST(blobs[1]["values"]
+             == nlohmann::json::parse("[0,1,2,3,4,5,6,7,8,9]"));
+  BOOST_TEST(blobs[1]["digest"].get<std::string>().size() == 16u);
+}
+
+BOOST_AUTO_TEST_CASE(show_json_of_a_corrupt_checkpoint_prints_nothing) {
+  checkpointed_pipeline job;
+  corrupt_database(job.ckpt + "/trainer_0.2");
+  auto r = cli({"ckpt", "show", job.ckpt, "trainer_0", "2", "--json"});
+  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(r.out.empty(), r.out);
+}
+
+BOOST_AUTO_TEST_CASE(diff_lists_the_blobs_an_epoch_changed) {
+  temp_dir tmp;
+  auto ckpt = tmp.sub("ckpt");
+  REQUIRE_EXIT(
+    cli({"run", jobs_dir + "incremental.json", "--checkpoint-dir", ckpt}), 0);
+  // Every epoch trains w and b, adds to acc and moves the cursor; the data
+  // (X, y) and the constant `one` never change.
+  auto r = cli({"ckpt", "diff", ckpt, "trainer_0", "3", "4"});
+  REQUIRE_EXIT(r, 0);
+  auto lines = lines_of(r.out);
+  for (auto* name : {"w", "b", "acc", "cursor"})
+    BOOST_TEST(
+      (std::find(lines.begin(), lines.end(), std::string{"changed "} + name)
+       != lines.end()),
+      name);
+  for (auto& line : lines)
+    for (auto* name : {"X", "y", "one"})
+      BOOST_TEST(line != std::string{"changed "} + name);
+  BOOST_TEST(lines.back().rfind("diff: 0 added, 0 removed, ", 0) == 0u,
+             lines.back());
+  auto json = cli({"ckpt", "diff", ckpt, "trainer_0", "3", "4", "--json"});
+  REQUIRE_EXIT(json, 0);
+  auto doc = nlohmann::json::parse(json.out);
+  auto& unchanged = doc["unchanged"];
+  for (auto* name : {"X", "y", "one"})
+    BOOST_TEST(
+      (std::find(unchanged.begin(), unchanged.end(), name) != unchanged.end()),
+      name);
+  BOOST_TEST(doc["added"].empty());
+  BOOST_TEST(doc["removed"].empty());
+}
+
+BOOST_AUTO_TEST_CASE(diff_lists_a_blob_the_epoch_added_and_backwards_removed) {
+  // incremental.json's epoch limiter writes epoch_limiter/finished from
+  // epoch 1 on: init's checkpoint has no such blob.
+  temp_dir tmp;
+  auto ckpt = tmp.sub("ckpt");
+  REQUIRE_EXIT(
+    cli({"run", jobs_dir + "incremental.json", "--checkpoint-dir", ckpt}), 0);
+  auto forward = cli({"ckpt", "diff", ckpt, "trainer_0", "0", "1"});
+  REQUIRE_EXIT(forward, 0);
+  BOOST_TEST(contains(forward.out, "added epoch_limiter/finished\n"),
+             forward.out);
+  BOOST_TEST(contains(forward.out, "diff: 1 added, 0 removed, "), forward.out);
+  auto backward = cli({"ckpt", "diff", ckpt, "trainer_0", "1", "0"});
+  REQUIRE_EXIT(backward, 0);
+  BOOST_TEST(contains(backward.out, "removed epoch_limiter/finished\n"),
+             backward.out);
+  BOOST_TEST(contains(backward.out, "diff: 0 added, 1 removed, "),
+             backward.out);
+}
+
+BOOST_AUTO_TEST_CASE(diff_of_an_epoch_with_itself_lists_nothing) {
+  checkpointed_pipeline job;
+  auto r = cli({"ckpt", "diff", job.ckpt, "trainer_0", "2", "2"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(r.out == "diff: 0 added, 0 removed, 0 changed, 3 unchanged\n");
+}
+
+BOOST_AUTO_TEST_CASE(diff_of_a_missing_epoch_exits_1) {
+  checkpointed_pipeline job;
+  auto r = cli({"ckpt", "diff", job.ckpt, "trainer_0", "1", "9"});
+  check_one_error(r, 1);
+  BOOST_TEST(r.out.empty());
+}
+
+BOOST_AUTO_TEST_CASE(diff_of_a_bad_node_name_exits_2) {
+  checkpointed_pipeline job;
+  auto r = cli({"ckpt", "diff", job.ckpt, "../etc", "1", "2"});
+  check_one_error(r, 2);
 }
 
 // Read-only commands leave the checkpoint directory as it was (LevelDB's
