@@ -8,24 +8,34 @@ class op_registry;
 
 /// Registers epochrt's builtin ops in `registry`:
 ///
-/// | op | inputs -> outputs | what |
-/// |---|---|---|
-/// | ConstantFill | -> out | a tensor of `shape` filled with `value` |
-/// | GivenTensorFill | -> out | a tensor of `shape` holding `values` |
-/// | Add, Mul | a, b -> out | elementwise; a one-element operand broadcasts |
-/// | Copy | x -> out | a copy |
-/// | Sum | x -> out | scalar sum of all elements |
-/// | CreateCounter | -> counter | i64 scalar `init_count` |
-/// | CountDown | counter -> done | Caffe2's CountDown |
-/// | CreateCursor | -> cursor | i64 scalar 0 |
-/// | ReadNext | cursor, data... -> batch..., finished | next records |
-/// | GenerateLinearData | -> X, y | deterministic synthetic regression data |
-/// | LinearRegressionSGD | w, b, X, y -> w, b, loss | one SGD step of MSE |
+/// op: inputs -> outputs; arguments (* required): what
 ///
-/// Each schema's `doc` has the details. A type that `registry` already has
-/// is not replaced: the result is then `runtime_errc::bad_argument` naming
-/// the first such type ("cannot register op 'Add': already registered"),
-/// in every build type; the other builtins are registered all the same.
+/// - ConstantFill: -> out; shape, value, dtype: `shape` filled with `value`
+/// - GivenTensorFill: -> out; values*, shape, dtype: `shape` of `values`
+/// - Add, Mul: a, b -> out: elementwise; a one-element operand broadcasts
+/// - Copy: x -> out: a copy
+/// - Sum: x -> out: scalar sum of all elements
+/// - CreateCounter: -> counter; init_count: i64 scalar `init_count`
+/// - CountDown: counter -> done: Caffe2's CountDown
+/// - CreateCursor: -> cursor: i64 scalar 0
+/// - ReadNext: cursor, data... -> batch..., finished; batch_size, wrap:
+///   the next records of every dataset
+/// - GenerateLinearData: -> X, y; rows*, features*, seed, noise, weights,
+///   bias: deterministic synthetic regression data
+/// - LinearRegressionSGD: w, b, X, y -> w, b, loss; lr: one SGD step of MSE
+/// - CopyDirectory: no blobs; source*, destination*: copies a file tree on
+///   the node, replacing the destination
+/// - Sleep: no blobs; ms*: waits `ms` milliseconds, ending early (failing)
+///   once its task is cancelled
+///
+/// Each schema's `doc` has the details; docs/jobs-in-cpp.md and
+/// docs/job-file.md list every argument's kind and default. CopyDirectory
+/// and Sleep name no blob, so they run without the workspace lock.
+///
+/// A type that `registry` already has is not replaced: the result is then
+/// `runtime_errc::bad_argument` naming the first such type ("cannot
+/// register op 'Add': already registered"), in every build type; the other
+/// builtins are registered all the same.
 [[nodiscard]] caf::error add_builtin_ops(op_registry& registry);
 
 } // namespace epochrt

@@ -21,8 +21,10 @@ namespace epochrt {
 /// as blobs, and its arguments.
 ///
 /// Lifetime and locking: the task runner creates one context per op call,
-/// on its own stack, while it holds the node's workspace (`access`). The
-/// op must not keep any pointer or reference past its return.
+/// on its own stack, holding the node's workspace (`access`) locked when
+/// the call names a blob; a call that names none (Sleep, CopyDirectory)
+/// gets an unlocked access and must not touch a blob. The op must not keep
+/// any pointer or reference past its return.
 ///
 /// Aliasing: an output may name the same blob as an input (Add(total, x)
 /// -> total). Writing an output (`output`, `set_output`, `mutable_input`)

@@ -13,9 +13,12 @@ namespace epochrt {
 
 class op_context;
 
-/// The code of an op. Called with the node's workspace locked (see
-/// `op_context`); returns an error value for bad runtime input instead of
-/// throwing or crashing. Must not block: it holds the node's workspace.
+/// The code of an op. Returns an error value for bad runtime input instead
+/// of throwing or crashing. A call that names a blob (an input or an
+/// output) runs with the node's workspace locked (see `op_context`), so it
+/// holds up the node's other tasks and should not block; a call that names
+/// none runs unlocked and must not touch a blob (Sleep, CopyDirectory).
+/// Either way, an op that waits should poll `op_context::cancelled`.
 using op_function = std::function<caf::error(op_context&)>;
 
 /// What an argument of an op holds. Arguments are tensors: a scalar for the

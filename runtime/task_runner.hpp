@@ -25,10 +25,13 @@ class workspace;
 /// then. Every op of the task is validated against `registry` before the
 /// first one runs.
 ///
-/// Concurrency: each op runs while holding `ws` locked (and only that op),
-/// so tasks on one workspace may run on several threads at once: they
-/// interleave at op granularity and never race. Blocking ops block the
-/// whole node; ops must be short.
+/// Concurrency: an op that names a blob (an input or an output) runs while
+/// holding `ws` locked (and only that op), so tasks on one workspace may run
+/// on several threads at once: they interleave at op granularity and never
+/// race. Such an op blocks the node's other tasks for as long as it runs.
+/// An op that names no blob (Sleep, CopyDirectory) runs without the lock
+/// and must not touch any blob: waiting or copying files never holds up
+/// the node's other tasks.
 ///
 /// PRIVATE tasks keep blobs they create that `ws` does not have in a
 /// scratch map that dies with the call; reads look there first.

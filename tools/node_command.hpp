@@ -34,9 +34,9 @@ struct node_options {
 /// Runs `epochrt node`: a node daemon that serves one master at a time
 /// until SIGINT or SIGTERM. Prints "listening on HOST:PORT" to stdout once
 /// it accepts connections; logs to stderr. Returns the exit code: 0 after a
-/// signal, exit_bad_input for bad arguments (a non-loopback address
-/// without a secret, a bad secret file, a fault plan that cannot be read or
-/// is invalid — one line on stderr), exit_failure when the address
+/// signal, exit_bad_input for bad arguments (a non-loopback address with
+/// neither a secret nor TLS, a bad secret file, a fault plan that cannot be
+/// read or is invalid — one line on stderr), exit_failure when the address
 /// cannot be listened on.
 int run_node(const node_options& opts);
 

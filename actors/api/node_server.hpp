@@ -18,8 +18,11 @@ class op_registry;
 
 /// How a node daemon serves.
 struct node_server_options {
-  /// The address to listen on. Default: 127.0.0.1. Any address that is not
-  /// loopback needs a `secret`.
+  /// The address to listen on. Default: 127.0.0.1. An address that is not
+  /// loopback (127.0.0.0/8, ::1 or "localhost"; names are not resolved)
+  /// needs a `secret`, or TLS on the actor system (`configure_network` with
+  /// `network_options::tls`), or both: whoever reaches the port could
+  /// otherwise run ops here.
   std::string host = "127.0.0.1";
   /// The port; 0 picks a free one (see `node_server::port`). Default: 0.
   uint16_t port = 0;
@@ -27,7 +30,8 @@ struct node_server_options {
   /// directory, created when missing. Default: the working directory.
   std::string checkpoint_root = ".";
   /// The shared secret a master must prove it knows before it is obeyed.
-  /// None: no authentication, allowed on loopback only.
+  /// None: no authentication by secret; allowed on loopback, or on any
+  /// address when TLS authenticates the master by its certificate.
   std::optional<std::string> secret;
   /// Largest tensor a master may send, in bytes; a message may carry at
   /// most this plus `message_overhead_bytes` (a connection announcing a
@@ -65,7 +69,8 @@ constexpr uint64_t message_overhead_bytes = uint64_t{1} << 20;
 class node_server {
 public:
   /// Listens and serves in `sys`'s threads. actors_errc::invalid_argument
-  /// when a non-loopback address has no secret or the root cannot be made;
+  /// when a non-loopback address has neither a secret nor TLS (see `host`),
+  /// or the root cannot be made;
   /// actors_errc::unreachable when the address cannot be listened on.
   static caf::expected<std::unique_ptr<node_server>>
   start(caf::actor_system& sys, std::shared_ptr<const op_registry> ops,

@@ -23,8 +23,9 @@ class workspace;
 /// their next op, as are the other tasks of a group that failed. It also
 /// answers `fetch_blobs`, `put_blobs` and `reset_workspace`, each on a
 /// thread of its own because they wait for the workspace lock that a task
-/// holds for a whole op: requests of one caller are served in order only
-/// when the caller waits for each reply (as every epochrt caller does).
+/// holds for a whole op that names a blob: requests of one caller are
+/// served in order only when the caller waits for each reply (as every
+/// epochrt caller does).
 ///
 /// Told to exit, it first answers every request it still holds with
 /// `actors_errc::node_lost`, so that no requester waits for ever.
