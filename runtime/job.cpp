@@ -251,10 +251,11 @@ caf::error job::validate(const op_registry& registry, path_style style) const {
 }
 
 task_def make_task(std::string name, std::string node, std::vector<op_def> ops,
-                   std::vector<std::string> outputs) {
+                   std::vector<std::string> outputs, workspace_type workspace) {
   task_def result;
   result.name = std::move(name);
   result.node = std::move(node);
+  result.workspace = workspace;
   if (!ops.empty()) {
     step_def step;
     step.ops = std::move(ops);

@@ -111,10 +111,15 @@ private:
   job_def def_;
 };
 
-/// A task of one step (num_iter 1) running `ops` on `node`, GLOBAL
-/// workspace. An empty `name` is filled in by `job::add_task`.
+/// A task of one step (num_iter 1) running `ops` on `node` whose blobs
+/// live in `workspace`: GLOBAL (the default) reads and writes the node's
+/// workspace, which checkpoints save; PRIVATE keeps the blobs it creates
+/// that the node's workspace lacks as scratch that dies with the task (a
+/// job file's `"workspace": "private"`). An empty `name` is filled in by
+/// `job::add_task`.
 task_def make_task(std::string name, std::string node, std::vector<op_def> ops,
-                   std::vector<std::string> outputs = {});
+                   std::vector<std::string> outputs = {},
+                   workspace_type workspace = workspace_type::global);
 
 op_def make_op(std::string type, std::vector<std::string> inputs,
                std::vector<std::string> outputs,

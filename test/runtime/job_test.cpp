@@ -2,6 +2,7 @@
 
 #include "test_util.hpp"
 #include <epochrt/runtime/epoch_limiter.hpp>
+#include <epochrt/runtime/job_file.hpp>
 
 using namespace epochrt;
 using namespace epochrt::test;
@@ -82,6 +83,33 @@ BOOST_AUTO_TEST_CASE(add_stop_condition_adds_an_output_task_only_when_needed) {
   BOOST_TEST(added.outputs == std::vector<std::string>{"g"},
              boost::test_tools::per_element());
   BOOST_TEST(j.stop_conditions().size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(make_task_takes_the_workspace_kind_global_by_default) {
+  auto fill = [] {
+    return std::vector<op_def>{make_op("CreateCursor", {}, {"scratch"})};
+  };
+  auto global = make_task("t", "n", fill(), {"scratch"});
+  BOOST_TEST((global.workspace == workspace_type::global));
+  auto scratch
+    = make_task("t", "n", fill(), {"scratch"}, workspace_type::private_scratch);
+  BOOST_TEST((scratch.workspace == workspace_type::private_scratch));
+  // The same task as a job file's "workspace": "private" ...
+  auto parsed = parse_job_json(R"({"name": "j", "epoch": [
+    {"name": "t", "node": "n", "workspace": "private", "outputs": ["scratch"],
+     "ops": [{"type": "CreateCursor", "outputs": ["scratch"]}]}],
+    "stop_conditions": [{"node": "n", "blob": "scratch"}]})",
+                               "j.json", builtins());
+  BOOST_REQUIRE_MESSAGE(parsed, error_of(parsed));
+  BOOST_TEST((parsed->epoch_group().tasks.at(0) == scratch));
+  // ... and it runs as one: its new blob is reported, not kept.
+  workspace ws;
+  auto outs = run_task(scratch, ws, builtins());
+  BOOST_REQUIRE_MESSAGE(outs, error_of(outs));
+  BOOST_TEST(outs->size() == 1u);
+  BOOST_TEST(!ws.has("scratch"));
+  BOOST_REQUIRE(run_task(global, ws, builtins()));
+  BOOST_TEST(ws.has("scratch"));
 }
 
 BOOST_AUTO_TEST_CASE(epoch_limiter_of_one_stops_after_one_epoch) {
