@@ -56,6 +56,8 @@ basic_checkpoint_manager::init(session& sess,
                                const std::vector<std::string>& nodes,
                                std::optional<int64_t> retrieve_from_epoch,
                                std::string path_prefix) {
+  if (auto err = check_nodes(nodes))
+    return err;
   if (!nodes_.empty() && nodes != nodes_)
     return make_error(actors_errc::invalid_argument,
                       "a checkpoint manager can only be re-initialized with "
@@ -199,6 +201,8 @@ basic_checkpoint_manager::get_resume_from_epoch_id(
 caf::error
 basic_checkpoint_manager::set_params(const std::vector<std::string>& nodes,
                                      std::string path_prefix) {
+  if (auto err = check_nodes(nodes))
+    return err;
   if (!path_prefix.empty())
     path_prefix_ = path_prefix;
   auto done = as_error(detail::blocking_request<caf::unit_t>(
@@ -207,6 +211,11 @@ basic_checkpoint_manager::set_params(const std::vector<std::string>& nodes,
   if (!done)
     nodes_ = nodes;
   return done;
+}
+
+caf::error
+basic_checkpoint_manager::check_nodes(const std::vector<std::string>&) const {
+  return {};
 }
 
 caf::expected<bool>

@@ -66,7 +66,8 @@ public:
   /// Binds the manager to `nodes` of `session` and lists the blobs their
   /// checkpoints hold: the blobs of their workspaces now, or those of the
   /// checkpoints of `retrieve_from_epoch`. May be called again (by another
-  /// job runner, with another session) with the same nodes.
+  /// job runner, with another session) with the same nodes. Nodes the
+  /// manager cannot checkpoint are refused (see `check_nodes`).
   caf::error init(session& sess, const std::vector<std::string>& nodes,
                   std::optional<int64_t> retrieve_from_epoch = {},
                   std::string path_prefix = {});
@@ -122,7 +123,9 @@ public:
   get_resume_from_epoch_id(std::optional<int64_t> user_epoch = {});
 
   /// Sets the nodes and path prefix, and passes them to the metadata handler.
-  /// The job runner calls it with the job's nodes to checkpoint.
+  /// The job runner calls it with the job's nodes to checkpoint, before
+  /// anything runs: nodes the manager cannot checkpoint (see `check_nodes`)
+  /// are refused there, so such a job fails at once.
   caf::error set_params(const std::vector<std::string>& nodes,
                         std::string path_prefix = {});
 
@@ -154,6 +157,11 @@ protected:
                            checkpoint_options options);
 
   caf::expected<bool> check(int64_t epoch, bool verify_data);
+
+  /// An error when this manager cannot checkpoint `nodes`; `init`,
+  /// `set_params` and `load_blobs_locally` return it before doing anything.
+  /// Default: any nodes.
+  virtual caf::error check_nodes(const std::vector<std::string>& nodes) const;
 
 private:
   caf::actor_system& sys_;

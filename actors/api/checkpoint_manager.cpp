@@ -17,12 +17,35 @@ caf::error checkpoint_manager::init(session& sess,
                                     const std::vector<std::string>& nodes,
                                     std::optional<int64_t> retrieve_from_epoch,
                                     std::string path_prefix) {
-  if (!nodes.empty() && nodes != std::vector<std::string>{node_name_})
+  // Other nodes are refused by check_nodes, in the base's init.
+  return basic_checkpoint_manager::init(
+    sess, nodes.empty() ? std::vector<std::string>{node_name_} : nodes,
+    retrieve_from_epoch, std::move(path_prefix));
+}
+
+caf::error
+checkpoint_manager::check_nodes(const std::vector<std::string>& nodes) const {
+  if (nodes.empty() || nodes == std::vector<std::string>{node_name_})
+    return {};
+  // Saving other nodes under this manager would checkpoint what a host did
+  // not ask for, and Caffe2's CheckpointManager refuses it too.
+  std::string prefix = "a CheckpointManager (checkpoint_manager) of node '"
+    + node_name_ + "' cannot checkpoint ";
+  if (nodes.size() == 1)
     return make_error(actors_errc::invalid_argument,
-                      "a CheckpointManager manages one node (" + node_name_
-                        + "); use a MultiNodeCheckpointManager for several");
-  return basic_checkpoint_manager::init(sess, {node_name_}, retrieve_from_epoch,
-                                        std::move(path_prefix));
+                      prefix + "node '" + nodes[0]
+                        + "': it checkpoints its own node only; use a "
+                          "MultiNodeCheckpointManager "
+                          "(multi_node_checkpoint_manager), or a "
+                          "CheckpointManager of that node");
+  std::string listed;
+  for (auto& node : nodes)
+    listed += (listed.empty() ? "" : ", ") + node;
+  return make_error(actors_errc::invalid_argument,
+                    prefix + std::to_string(nodes.size()) + " nodes (" + listed
+                      + "): it checkpoints one node only; use a "
+                        "MultiNodeCheckpointManager "
+                        "(multi_node_checkpoint_manager) for several");
 }
 
 caf::expected<bool> checkpoint_manager::load_blobs_from_checkpoint(

@@ -4,7 +4,11 @@
 
 namespace epochrt {
 
-/// Caffe2's CheckpointManager: the checkpoints of one node.
+/// Caffe2's CheckpointManager: the checkpoints of one node. Every operation
+/// given other nodes — `init`, `load_blobs_locally`, and a job runner whose
+/// job checkpoints several nodes or another one — fails with
+/// actors_errc::invalid_argument pointing to multi_node_checkpoint_manager,
+/// instead of checkpointing nodes that are not the manager's.
 class checkpoint_manager : public basic_checkpoint_manager {
 public:
   checkpoint_manager(caf::actor_system& sys, std::string db_prefix,
@@ -29,6 +33,10 @@ public:
   /// it lacks. False when the checkpoint does not exist.
   caf::expected<bool> load_blobs_from_checkpoint(
     session& sess, const std::vector<std::string>& blob_names, int64_t epoch);
+
+protected:
+  /// Refuses any list but this manager's node; an empty one means it.
+  caf::error check_nodes(const std::vector<std::string>& nodes) const override;
 
 private:
   std::string node_name_;

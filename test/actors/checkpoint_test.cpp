@@ -85,6 +85,20 @@ void corrupt_database(const std::filesystem::path& db) {
   }
 }
 
+// True when `err` is actors_errc::invalid_argument and its text names every
+// part of `parts`.
+bool refused_naming(const caf::error& err,
+                    const std::vector<std::string>& parts) {
+  if (err.category() != actors_category
+      || err.code() != static_cast<uint8_t>(actors_errc::invalid_argument))
+    return false;
+  auto text = error_text(err);
+  for (auto& part : parts)
+    if (text.find(part) == std::string::npos)
+      return false;
+  return true;
+}
+
 // Every file below `dir`, by relative path, with its contents.
 std::map<std::string, std::string> snapshot(const std::filesystem::path& dir) {
   std::map<std::string, std::string> result;
@@ -525,6 +539,72 @@ BOOST_AUTO_TEST_CASE(
         BOOST_TEST(scalar(*sess, node, "total") == 145);
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_single_node_checkpoint_manager_refuses_a_job_of_three) {
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline3.json"), &ckpt};
+  std::vector<std::string> expected{
+    "CheckpointManager (checkpoint_manager) of node 'trainer_0' cannot "
+    "checkpoint 3 nodes (trainer_0, trainer_1, trainer_2)",
+    "use a MultiNodeCheckpointManager (multi_node_checkpoint_manager)"};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE(!epochs);
+  BOOST_TEST(refused_naming(epochs.error(), expected),
+             error_text(epochs.error()));
+  // Refused before anything ran or was written.
+  BOOST_TEST(!sess->fetch("trainer_0", "total"));
+  BOOST_TEST(std::filesystem::is_empty(dir.path()));
+  // The runner's other entry points, and the manager's own, refuse alike.
+  BOOST_TEST(refused_naming(runner.save_checkpoints(0, *sess), expected));
+  auto loaded = runner.load_blobs_from_checkpoints({"total"}, 0, *sess);
+  BOOST_TEST((!loaded && refused_naming(loaded.error(), expected)));
+  BOOST_TEST(refused_naming(ckpt.set_params(three_nodes), expected));
+  BOOST_TEST(refused_naming(ckpt.init(*sess, three_nodes), expected));
+  BOOST_TEST(refused_naming(
+    ckpt.set_params({"trainer_1"}),
+    {"cannot checkpoint node 'trainer_1'", "multi_node_checkpoint_manager"}));
+  BOOST_TEST(std::filesystem::is_empty(dir.path()));
+}
+
+BOOST_AUTO_TEST_CASE(a_single_node_checkpoint_manager_checkpoints_its_node) {
+  // A job of one node: saved, resumed from, loaded from.
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  {
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline.json"), &ckpt};
+    auto epochs = runner.train(*sess);
+    BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+    BOOST_TEST(*epochs == 4);
+  }
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json"), &ckpt, int64_t{2}};
+  auto last = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(last, why(last));
+  BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
+  auto loaded = runner.load_blobs_from_checkpoints({"total"}, 3, *sess);
+  BOOST_REQUIRE_MESSAGE(loaded, why(loaded));
+  BOOST_TEST(*loaded);
+  BOOST_TEST(scalar(*sess, "trainer_0", "total") == expected_totals[3]);
+  // A job of three nodes that checkpoints only the manager's node is the
+  // manager's to save too.
+  epochrt::test::temp_dir other;
+  checkpoint_manager ckpt0{sys, other.str(), "trainer_0"};
+  auto three = load_example("pipeline3.json");
+  three.set_nodes_to_checkpoint({"trainer_0"});
+  auto sess3 = new_session();
+  job_runner runner3{three, &ckpt0};
+  auto epochs = runner3.train(*sess3);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  for (auto& node : three_nodes)
+    BOOST_TEST(scalar(*sess3, node, "total") == 145);
+  file_metadata_handler metadata{other.str()};
+  BOOST_TEST(*metadata.committed_epochs()
+               == (std::vector<int64_t>{0, 1, 2, 3, 4}),
+             boost::test_tools::per_element());
+  BOOST_TEST(std::filesystem::is_directory(other.path() / "trainer_0.4"));
+  BOOST_TEST(!std::filesystem::exists(other.path() / "trainer_1.4"));
 }
 
 BOOST_AUTO_TEST_CASE(partial_loads_work_across_nodes) {
