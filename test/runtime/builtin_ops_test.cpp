@@ -1,6 +1,12 @@
 #include <epochrt/runtime/builtin_ops.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include "test_util.hpp"
 
@@ -15,6 +21,96 @@ tensor blob(workspace& ws, const std::string& name) {
   auto ptr = ws.get(name);
   BOOST_REQUIRE_MESSAGE(ptr, "no blob " + name);
   return *ptr;
+}
+
+std::string read_source(const std::string& relative) {
+  std::ifstream in{std::string{EPOCHRT_SOURCE_DIR} + "/" + relative};
+  BOOST_REQUIRE_MESSAGE(in, "cannot read " + relative);
+  return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+}
+
+std::string trim(const std::string& x) {
+  auto first = x.find_first_not_of(' ');
+  auto last = x.find_last_not_of(' ');
+  return first == std::string::npos ? std::string{}
+                                    : x.substr(first, last - first + 1);
+}
+
+// The builtin-ops table of a markdown page (the one whose header starts
+// with "| op |"): the cells of each row after the first, by op type ("Add,
+// Mul" is a row of both).
+std::map<std::string, std::vector<std::string>>
+op_table(const std::string& page) {
+  std::map<std::string, std::vector<std::string>> result;
+  std::istringstream lines{page};
+  std::string line;
+  bool in_table = false;
+  while (std::getline(lines, line)) {
+    if (line.rfind("| op |", 0) == 0) {
+      in_table = true;
+      std::getline(lines, line); // |---|...
+      continue;
+    }
+    if (!in_table)
+      continue;
+    if (line.rfind("|", 0) != 0)
+      break;
+    std::vector<std::string> cells;
+    std::istringstream row{line.substr(1)};
+    for (std::string cell; std::getline(row, cell, '|');)
+      cells.push_back(trim(cell));
+    BOOST_REQUIRE_MESSAGE(cells.size() >= 3, "a short row: " + line);
+    std::istringstream names{cells[0]};
+    for (std::string name; std::getline(names, name, ',');)
+      result[trim(name)]
+        = std::vector<std::string>{cells.begin() + 1, cells.end()};
+  }
+  return result;
+}
+
+// How a page's blob column reads for `schema`: "—" for an op without blobs,
+// else "in, ... -> out, ...", with "..." where the count is unbounded.
+void check_blob_column(const op_schema& schema, const std::string& cell) {
+  if (schema.max_inputs == 0 && schema.max_outputs == 0) {
+    BOOST_TEST(cell == "—");
+    return;
+  }
+  auto arrow = cell.find("->");
+  BOOST_REQUIRE_MESSAGE(arrow != std::string::npos, cell);
+  auto count = [](const std::string& side) {
+    auto text = trim(side);
+    return text.empty() ? 0 : 1 + std::count(text.begin(), text.end(), ',');
+  };
+  auto ins = cell.substr(0, arrow);
+  auto outs = cell.substr(arrow + 2);
+  BOOST_TEST(count(ins) == schema.min_inputs, cell);
+  BOOST_TEST(count(outs) == schema.min_outputs, cell);
+  BOOST_TEST((ins.find("...") != std::string::npos) == (schema.max_inputs < 0),
+             cell);
+  BOOST_TEST(
+    (outs.find("...") != std::string::npos) == (schema.max_outputs < 0), cell);
+}
+
+const char* kind_word(arg_kind kind) {
+  switch (kind) {
+    case arg_kind::integer:
+      return "integer";
+    case arg_kind::number:
+      return "number";
+    case arg_kind::boolean:
+      return "boolean";
+    case arg_kind::string:
+      return "string";
+    case arg_kind::integer_list:
+      return "integer list";
+    case arg_kind::number_list:
+      return "number list";
+    case arg_kind::string_list:
+      return "string list";
+    case arg_kind::path:
+      return "path";
+  }
+  return "?";
 }
 
 } // namespace
@@ -359,6 +455,60 @@ BOOST_AUTO_TEST_CASE(every_builtin_op_has_a_doc_string) {
     BOOST_TEST(!schema->doc.empty(), type);
   }
   BOOST_TEST(builtins().types().size() >= 12u);
+}
+
+// The docs list every builtin op, its blobs and its arguments, and nothing
+// else: docs/jobs-in-cpp.md with each argument's kind and whether it is
+// required, docs/job-file.md by name, builtin_ops.hpp by type.
+BOOST_AUTO_TEST_CASE(the_docs_list_every_builtin_op_with_its_arguments) {
+  auto& registry = builtins();
+  auto types = registry.types();
+  auto cpp = op_table(read_source("docs/jobs-in-cpp.md"));
+  auto json = op_table(read_source("docs/job-file.md"));
+  auto header = read_source("runtime/builtin_ops.hpp");
+  auto listed = [](const auto& table) {
+    std::vector<std::string> result;
+    for (auto& row : table)
+      result.push_back(row.first);
+    return result;
+  };
+  BOOST_TEST(listed(cpp) == types, boost::test_tools::per_element());
+  BOOST_TEST(listed(json) == types, boost::test_tools::per_element());
+  for (auto& type : types) {
+    BOOST_TEST_CONTEXT("op " << type) {
+      auto& schema = *registry.find(type);
+      BOOST_TEST((header.find("/// - " + type) != std::string::npos
+                  || header.find(", " + type + ":") != std::string::npos));
+      if (cpp.count(type) == 0 || json.count(type) == 0)
+        continue;
+      auto& cpp_row = cpp.at(type);
+      auto& json_row = json.at(type);
+      check_blob_column(schema, cpp_row.at(0));
+      check_blob_column(schema, json_row.at(0));
+      std::set<std::string> declared;
+      for (auto& spec : schema.args) {
+        declared.insert(spec.name);
+        auto entry = spec.name + (spec.required ? "*" : "") + " ("
+          + kind_word(spec.kind);
+        BOOST_TEST(cpp_row.at(1).find(entry) != std::string::npos,
+                   "docs/jobs-in-cpp.md lacks '" << entry << "'");
+        BOOST_TEST(json_row.at(1).find(spec.name) != std::string::npos,
+                   "docs/job-file.md lacks '" << spec.name << "'");
+      }
+      // No argument the op does not have.
+      std::regex named{"([a-z_]+)\\*? \\("};
+      auto& cell = cpp_row.at(1);
+      for (std::sregex_iterator i{cell.begin(), cell.end(), named}, end;
+           i != end; ++i)
+        BOOST_TEST(declared.count((*i)[1].str()) == 1u,
+                   "docs/jobs-in-cpp.md names an argument '"
+                     << (*i)[1].str() << "' that " << type << " lacks");
+      if (schema.args.empty()) {
+        BOOST_TEST(cpp_row.at(1) == "—");
+        BOOST_TEST(json_row.at(1).rfind("—", 0) == 0u);
+      }
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
