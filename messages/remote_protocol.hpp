@@ -20,7 +20,7 @@
 // the other chose: the daemon's proof is in `remote_challenge`, the master's
 // in `remote_attach`. Only then does the master receive the actor that hosts
 // the node. Proofs are HMAC-SHA256 over a domain string, the nonce and the
-// node name (make_proof in actors/detail/proof.hpp).
+// node name (make_proof in actors/remote/proof.hpp).
 
 namespace epochrt {
 
