@@ -249,23 +249,30 @@ int ckpt_diff(const ckpt_diff_options& opts) {
   for (auto& entry : from.reader->get_manifest().blobs)
     before.emplace(entry.name, &entry);
   std::vector<std::string> added, removed, changed, unchanged;
+  // The text lines, in E2's manifest order, then E1's for removed blobs.
+  std::vector<std::pair<const char*, const std::string*>> lines;
   for (auto& entry : to.reader->get_manifest().blobs) {
     auto i = before.find(entry.name);
     if (i == before.end()) {
       added.push_back(entry.name);
+      lines.emplace_back("added", &entry.name);
       continue;
     }
     auto& old = *i->second;
     if (old.digest != entry.digest || old.type != entry.type
-        || old.shape != entry.shape || old.bytes != entry.bytes)
+        || old.shape != entry.shape || old.bytes != entry.bytes) {
       changed.push_back(entry.name);
-    else
+      lines.emplace_back("changed", &entry.name);
+    } else {
       unchanged.push_back(entry.name);
+    }
     before.erase(i);
   }
   for (auto& entry : from.reader->get_manifest().blobs)
-    if (before.count(entry.name) > 0)
+    if (before.count(entry.name) > 0) {
       removed.push_back(entry.name);
+      lines.emplace_back("removed", &entry.name);
+    }
   if (opts.json) {
     print_json({{"node", opts.node},
                 {"from", opts.from_epoch},
@@ -276,16 +283,8 @@ int ckpt_diff(const ckpt_diff_options& opts) {
                 {"unchanged", unchanged}});
     return exit_ok;
   }
-  // In E2's manifest order, then E1's for the removed blobs.
-  for (auto& entry : to.reader->get_manifest().blobs) {
-    if (std::find(added.begin(), added.end(), entry.name) != added.end())
-      std::cout << "added " << entry.name << '\n';
-    else if (std::find(changed.begin(), changed.end(), entry.name)
-             != changed.end())
-      std::cout << "changed " << entry.name << '\n';
-  }
-  for (auto& name : removed)
-    std::cout << "removed " << name << '\n';
+  for (auto& [what, name] : lines)
+    std::cout << what << ' ' << *name << '\n';
   std::cout << "diff: " << added.size() << " added, " << removed.size()
             << " removed, " << changed.size() << " changed, "
             << unchanged.size() << " unchanged" << std::endl;
