@@ -492,7 +492,7 @@ void measure_in_process(const epoch_options& opts, const registry_ptr& ops,
                         figures& out) {
   caf::actor_system_config cfg;
   epochrt::configure(cfg);
-  cfg.set("scheduler.max-threads", size_t{2});
+  epochrt::configure_scheduler(cfg, 2);
   caf::actor_system sys{cfg};
   if (opts.caf) {
     fanout_baseline baseline{sys, opts.nodes};
@@ -520,7 +520,7 @@ void measure_remote(const epoch_options& opts, const registry_ptr& ops,
   caf::actor_system_config cfg;
   if (auto err = epochrt::configure_network(cfg))
     throw std::runtime_error(epochrt::describe_error(err));
-  cfg.set("scheduler.max-threads", size_t{2});
+  epochrt::configure_scheduler(cfg, 2);
   caf::actor_system sys{cfg};
   std::map<std::string, epochrt::node_address> where;
   for (int i = 0; i < opts.nodes; ++i)

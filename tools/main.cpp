@@ -202,6 +202,13 @@ int run_main(int argc, char** argv) {
     ->add_option("--fault-trace", args.run.fault_trace,
                  "Append every injection point this process reaches to FILE")
     ->type_name("FILE");
+  run
+    ->add_option("--worker-threads", args.run.worker_threads,
+                 "Threads that run the tasks of the nodes in this process; "
+                 "at most N tasks run at once (default: the hardware "
+                 "threads, at least 4)")
+    ->type_name("N")
+    ->check(strict_unsigned(1, 4096));
 
   auto node = app.add_subcommand(
     "node",
@@ -247,6 +254,13 @@ int run_main(int argc, char** argv) {
     ->add_option("--fault-trace", args.node.fault_trace,
                  "Append every injection point this daemon reaches to FILE")
     ->type_name("FILE");
+  node
+    ->add_option("--worker-threads", args.node.worker_threads,
+                 "Threads that run the tasks of the daemon's nodes; at most "
+                 "N tasks run at once (default: the hardware threads, at "
+                 "least 4)")
+    ->type_name("N")
+    ->check(strict_unsigned(1, 4096));
 
   auto faults = app.add_subcommand("faults", "Fault injection");
   faults->require_subcommand(1);

@@ -12,6 +12,7 @@
 #include "tools/fault_commands.hpp"
 #include "tools/network_flags.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/network.hpp>
 #include <epochrt/actors/api/node_address.hpp>
 #include <epochrt/actors/api/node_server.hpp>
@@ -79,6 +80,7 @@ int run_node(const node_options& opts) {
     return exit_bad_input;
   }
   options.faults = std::move(*faults);
+  options.worker_threads = opts.worker_threads;
   auto signals = block_stop_signals();
   auto ops = std::make_shared<op_registry>();
   if (auto err = add_builtin_ops(*ops)) {
@@ -90,12 +92,14 @@ int run_node(const node_options& opts) {
     print_error(describe(err));
     return exit_bad_input;
   }
+  configure_scheduler(cfg);
   caf::actor_system sys{cfg};
   auto server = node_server::start(sys, ops, std::move(options));
   if (!server) {
     print_error(describe(server.error()));
     auto& err = server.error();
-    return err.code() == static_cast<uint8_t>(actors_errc::invalid_argument)
+    return err.category() == actors_category
+        && err.code() == static_cast<uint8_t>(actors_errc::invalid_argument)
       ? exit_bad_input
       : exit_failure;
   }

@@ -29,6 +29,9 @@ struct node_options {
   std::optional<std::string> fault_plan;
   /// Appends every injection point the daemon reaches to this file.
   std::optional<std::string> fault_trace;
+  /// Threads that run the tasks of the daemon's nodes; 0: the default
+  /// (node_server_options::worker_threads).
+  size_t worker_threads = 0;
 };
 
 /// Runs `epochrt node`: a node daemon that serves one master at a time

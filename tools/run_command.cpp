@@ -37,11 +37,6 @@ namespace {
 
 /// Scheduler threads: the machine's cores, at least 2 (CAF's default of 4
 /// is no faster on small machines).
-size_t scheduler_threads() {
-  auto cores = static_cast<size_t>(std::thread::hardware_concurrency());
-  return std::max<size_t>(2, cores);
-}
-
 /// The arguments' own consistency, before anything is read or run.
 bool check_arguments(const run_options& opts, std::vector<fetch_spec>& out) {
   if (opts.checkpoint_dir && opts.checkpoint_dir->empty()) {
@@ -260,6 +255,7 @@ int run_job(const run_options& opts) {
   }
   distributed_session_options session_opts;
   session_opts.timeouts.faults = *faults;
+  session_opts.timeouts.worker_threads = opts.worker_threads;
   // A daemon that accepts a connection but stays silent this long is as
   // good as lost.
   session_opts.handshake_timeout = network->connection_timeout;
@@ -283,7 +279,7 @@ int run_job(const run_options& opts) {
     print_error(describe(err));
     return exit_bad_input;
   }
-  cfg.set("scheduler.max-threads", scheduler_threads());
+  configure_scheduler(cfg);
   caf::actor_system sys{cfg};
   distributed_session session{sys, ops, std::move(remote), session_opts};
   // A wrong address or secret is reported before anything runs.

@@ -54,6 +54,9 @@ struct run_options {
   /// Appends a line for every injection point this process reaches to
   /// FILE (created or appended): what `epochrt sweep` records.
   std::optional<std::string> fault_trace;
+  /// Threads that run the tasks of the job's in-process nodes; 0: the
+  /// default (session_options::worker_threads).
+  size_t worker_threads = 0;
 };
 
 /// Runs `epochrt run`: checks every argument and loads the job before

@@ -1,5 +1,8 @@
 #include <epochrt/actors/api/configure.hpp>
 
+#include <algorithm>
+#include <thread>
+
 #include <caf/actor_system_config.hpp>
 #include <caf/error.hpp>
 #include <caf/sec.hpp>
@@ -40,6 +43,15 @@ caf::actor_system_config::error_renderer renderer() {
 }
 
 } // namespace
+
+void configure_scheduler(caf::actor_system_config& cfg, size_t threads) {
+  if (threads == 0)
+    threads = std::max<size_t>(2, std::thread::hardware_concurrency());
+  cfg.set("scheduler.max-threads", threads);
+  // Straight from CAF's short spin to a sleep that an enqueue ends (see the
+  // header): no 50 µs polling naps in between.
+  cfg.set("work-stealing.moderate-poll-attempts", size_t{0});
+}
 
 std::string describe_error(const caf::error& err) {
   if (!err)

@@ -74,6 +74,8 @@ caf::expected<node_handle> distributed_session::node(const std::string& name) {
 }
 
 caf::error distributed_session::connect_all() {
+  if (auto& err = local_.start_error())
+    return err;
   for (auto& [name, address] : addresses_)
     if (auto handle = node(name); !handle)
       return std::move(handle.error());

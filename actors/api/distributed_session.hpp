@@ -67,7 +67,8 @@ public:
   caf::error recover_lost_nodes() override;
 
   /// Connects every remote node now, so that a wrong address or secret is
-  /// reported before anything runs. The first error.
+  /// reported before anything runs — as is a worker pool for the local
+  /// nodes that could not be started. The first error.
   caf::error connect_all();
 
   /// True when `name` runs on a daemon.

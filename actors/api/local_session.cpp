@@ -9,6 +9,7 @@
 #include <epochrt/actors/core/persistence_actor.hpp>
 #include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/messages/names.hpp>
+#include <epochrt/runtime/worker_pool.hpp>
 #include <epochrt/runtime/workspace.hpp>
 
 namespace epochrt {
@@ -17,7 +18,11 @@ local_session::local_session(caf::actor_system& sys,
                              std::shared_ptr<const op_registry> ops,
                              session_options options)
   : session(options), sys_(sys), ops_(std::move(ops)) {
-  // nop
+  auto pool = worker_pool::make({options.worker_threads});
+  if (pool)
+    pool_ = std::move(*pool);
+  else
+    start_error_ = std::move(pool.error());
 }
 
 local_session::~local_session() {
@@ -30,6 +35,11 @@ local_session::~local_session() {
     caf::anon_send_exit(node.handle.persistence,
                         caf::exit_reason::user_shutdown);
   }
+  // Queued tasks are dropped (each reports its end to a node actor that is
+  // going); running ones end at their next op once their node has seen its
+  // exit.
+  if (pool_)
+    pool_->stop();
 }
 
 caf::actor_system& local_session::system() {
@@ -42,6 +52,8 @@ local_session::get_or_create(const std::string& name) {
   if (!problem.empty())
     return make_error(actors_errc::unknown_node,
                       "invalid node name '" + name + "': " + problem);
+  if (start_error_)
+    return start_error_;
   std::lock_guard<std::mutex> guard{mtx_};
   auto i = nodes_.find(name);
   if (i == nodes_.end()) {
@@ -55,8 +67,9 @@ local_session::get_or_create(const std::string& name) {
                         "node " + name
                           + " could not be started: no thread for its "
                             "persistence actor (out of memory or threads)");
-    created.handle.node = spawn_node(sys_, name, created.ws, ops_,
-                                     options().group_timeout, options().faults);
+    created.handle.node
+      = spawn_node(sys_, name, created.ws, ops_, options().group_timeout, pool_,
+                   options().faults);
     i = nodes_.emplace(name, std::move(created)).first;
   }
   return &i->second;

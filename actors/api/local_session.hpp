@@ -10,13 +10,17 @@
 namespace epochrt {
 
 class op_registry;
+class worker_pool;
 class workspace;
 
 /// A session whose nodes are actors in this process, created on first use,
 /// each with a workspace of its own and a persistence actor beside it.
 ///
-/// The session owns its node actors and stops them when destroyed; it
-/// borrows `sys`, which must outlive it. Thread-safe.
+/// The session owns its node actors and its worker pool (see
+/// `session_options::worker_threads`) and stops them when destroyed,
+/// waiting for the tasks still running to see their cancellation; it
+/// borrows `sys`, which must outlive it. When the pool's threads cannot be
+/// created, every `node()` returns that error (`start_error()`). Thread-safe.
 class local_session : public session {
 public:
   local_session(caf::actor_system& sys, std::shared_ptr<const op_registry> ops,
@@ -33,6 +37,12 @@ public:
   /// or seed a node's blobs directly, between groups.
   std::shared_ptr<workspace> workspace_of(const std::string& name);
 
+  /// Why the session cannot run anything (its worker pool could not be
+  /// started), or no error.
+  const caf::error& start_error() const noexcept {
+    return start_error_;
+  }
+
 private:
   struct local_node {
     node_handle handle;
@@ -43,6 +53,10 @@ private:
 
   caf::actor_system& sys_;
   std::shared_ptr<const op_registry> ops_;
+  // Shared with the node actors, which may outlive the session by a few
+  // messages: a stopped pool refuses their work instead of vanishing.
+  std::shared_ptr<worker_pool> pool_;
+  caf::error start_error_;
   std::mutex mtx_;
   std::map<std::string, local_node> nodes_;
 };

@@ -22,6 +22,7 @@
 #include <epochrt/messages/names.hpp>
 #include <epochrt/messages/remote_protocol.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
+#include <epochrt/runtime/worker_pool.hpp>
 #include <epochrt/runtime/workspace.hpp>
 
 namespace epochrt {
@@ -56,6 +57,7 @@ struct gatekeeper_state {
   node_server_options options;
   std::string root;
   std::shared_ptr<const op_registry> ops;
+  std::shared_ptr<worker_pool> pool;
   std::map<std::vector<char>, challenge> challenges;
   // Shared with the exit functor, which drops every node on shutdown.
   std::shared_ptr<std::map<std::string, attachment>> attached;
@@ -188,7 +190,7 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
   x.master_actor = sender->address();
   auto ws = std::make_shared<workspace>();
   x.node = spawn_node(self->system(), msg.node, ws, st.ops,
-                      st.options.task_timeout, st.options.faults);
+                      st.options.task_timeout, st.pool, st.options.faults);
   x.persistence = spawn_persistence(self->system(), msg.node, ws, st.root,
                                     st.options.faults);
   if (!x.persistence) {
@@ -209,6 +211,7 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
   gate_cfg.limits.max_tensor_bytes = st.options.max_tensor_bytes;
   gate_cfg.file_root = st.root;
   gate_cfg.faults = st.options.faults;
+  gate_cfg.pool = st.pool;
   x.gate = spawn_node_gate(self->system(), std::move(gate_cfg));
   self->monitor(sender);
   auto gate = x.gate;
@@ -233,11 +236,13 @@ void on_master_down(gatekeeper_ptr self, const caf::down_msg& dm) {
 
 caf::behavior gatekeeper(gatekeeper_ptr self, node_server_options options,
                          std::string root,
-                         std::shared_ptr<const op_registry> ops) {
+                         std::shared_ptr<const op_registry> ops,
+                         std::shared_ptr<worker_pool> pool) {
   auto& st = self->state;
   st.options = std::move(options);
   st.root = std::move(root);
   st.ops = std::move(ops);
+  st.pool = std::move(pool);
   st.attached = std::make_shared<std::map<std::string, attachment>>();
   self->attach_functor([self, attached = st.attached](const caf::error&) {
     for (auto& [name, x] : *attached) {
@@ -279,9 +284,10 @@ caf::expected<std::string> make_root(const std::string& dir) {
 
 node_server::node_server(caf::actor_system& sys, caf::actor gatekeeper,
                          uint16_t port, std::string root,
-                         std::shared_ptr<fault_injector> faults)
+                         std::shared_ptr<fault_injector> faults,
+                         std::shared_ptr<worker_pool> pool)
   : sys_(sys), gatekeeper_(std::move(gatekeeper)), port_(port),
-    root_(std::move(root)), faults_(std::move(faults)) {
+    root_(std::move(root)), faults_(std::move(faults)), pool_(std::move(pool)) {
   // nop
 }
 
@@ -302,6 +308,10 @@ node_server::start(caf::actor_system& sys,
   auto root = make_root(options.checkpoint_root);
   if (!root)
     return std::move(root.error());
+  auto made = worker_pool::make({options.worker_threads});
+  if (!made)
+    return std::move(made.error());
+  std::shared_ptr<worker_pool> pool = std::move(*made);
   auto host = options.host;
   auto port = options.port;
   admission_options admission;
@@ -313,7 +323,7 @@ node_server::start(caf::actor_system& sys,
   admission.faults = options.faults;
   auto faults = options.faults;
   auto keeper
-    = sys.spawn(gatekeeper, std::move(options), *root, std::move(ops));
+    = sys.spawn(gatekeeper, std::move(options), *root, std::move(ops), pool);
   auto bound = publish_actor(keeper, host, port, admission);
   if (!bound) {
     caf::anon_send_exit(keeper, caf::exit_reason::user_shutdown);
@@ -321,8 +331,9 @@ node_server::start(caf::actor_system& sys,
                       "cannot listen on " + node_address{host, port}.str()
                         + ": " + caf::to_string(bound.error()));
   }
-  return std::unique_ptr<node_server>{new node_server(
-    sys, std::move(keeper), *bound, std::move(*root), std::move(faults))};
+  return std::unique_ptr<node_server>{
+    new node_server(sys, std::move(keeper), *bound, std::move(*root),
+                    std::move(faults), std::move(pool))};
 }
 
 node_server::~node_server() {
@@ -338,6 +349,9 @@ void node_server::stop() {
   sys_.middleman().unpublish(gatekeeper_, port_);
   caf::anon_send_exit(gatekeeper_, caf::exit_reason::user_shutdown);
   gatekeeper_ = nullptr;
+  // Queued work is dropped; running tasks end at their next op once their
+  // node, dropped with the gatekeeper, has seen its exit.
+  pool_->stop();
 }
 
 } // namespace epochrt

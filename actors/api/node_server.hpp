@@ -15,6 +15,7 @@ namespace epochrt {
 class fault_injector;
 
 class op_registry;
+class worker_pool;
 
 /// How a node daemon serves.
 struct node_server_options {
@@ -48,6 +49,11 @@ struct node_server_options {
   /// The fault plan the daemon's nodes and its side of the remote path
   /// consult (docs/fault-plans.md). Null: no faults.
   std::shared_ptr<fault_injector> faults;
+  /// Threads of the worker pool that runs the tasks of every node the
+  /// daemon hosts (and their fetches, puts, resets and request checks),
+  /// created by `start`, none later; see `session_options::worker_threads`
+  /// for what its size means. 0: the machine's hardware threads, at least 4.
+  size_t worker_threads = 0;
 };
 
 /// What a message may carry beyond `max_tensor_bytes`: names, shapes, op
@@ -70,8 +76,9 @@ class node_server {
 public:
   /// Listens and serves in `sys`'s threads. actors_errc::invalid_argument
   /// when a non-loopback address has neither a secret nor TLS (see `host`),
-  /// or the root cannot be made;
-  /// actors_errc::unreachable when the address cannot be listened on.
+  /// or the root cannot be made; actors_errc::unreachable when the address
+  /// cannot be listened on; runtime_errc::op_failed when the threads of the
+  /// worker pool cannot be created.
   static caf::expected<std::unique_ptr<node_server>>
   start(caf::actor_system& sys, std::shared_ptr<const op_registry> ops,
         node_server_options options);
@@ -96,13 +103,15 @@ public:
 
 private:
   node_server(caf::actor_system& sys, caf::actor gatekeeper, uint16_t port,
-              std::string root, std::shared_ptr<fault_injector> faults);
+              std::string root, std::shared_ptr<fault_injector> faults,
+              std::shared_ptr<worker_pool> pool);
 
   caf::actor_system& sys_;
   caf::actor gatekeeper_;
   uint16_t port_;
   std::string root_;
   std::shared_ptr<fault_injector> faults_;
+  std::shared_ptr<worker_pool> pool_;
 };
 
 } // namespace epochrt

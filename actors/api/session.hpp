@@ -27,6 +27,14 @@ struct session_options {
   /// and the job runner on it, consult at their injection points
   /// (docs/fault-plans.md). Null: no faults, and no cost.
   std::shared_ptr<fault_injector> faults;
+  /// Threads of the worker pool that runs the tasks of the session's
+  /// in-process nodes, and their fetches, puts and resets; all of them are
+  /// created with the session, none later. At most this many tasks run at
+  /// once across all the session's nodes: a task that blocks holds its
+  /// thread, and the others wait for a free one (so no task may wait for
+  /// another task to make progress). 0: the machine's hardware threads, at
+  /// least 4. Sessions whose nodes run elsewhere ignore it.
+  size_t worker_threads = 0;
 };
 
 /// Where task groups run (Caffe2's Session): a set of named nodes.

@@ -1,6 +1,8 @@
 #include <epochrt/actors/core/node_actor.hpp>
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -13,25 +15,27 @@
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
-#include <epochrt/actors/core/task_actor.hpp>
-#include <epochrt/actors/detail/counted_thread.hpp>
+#include <epochrt/actors/core/pooled_task.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
+#include <epochrt/runtime/worker_pool.hpp>
 #include <epochrt/runtime/workspace.hpp>
 
 namespace epochrt {
 
 namespace {
 
-// What a workspace thread sends back: `(ws_done_atom, id, reply)`, the reply
+// What work on the pool sends back: `(ws_done_atom, id, reply)`, the reply
 // being blob_values, `true` for a unit reply, or an error. Local only.
 using ws_done_atom = caf::atom_constant<caf::atom("wsdone")>;
 
-// A group's tasks have run out of time.
-using group_timeout_atom = caf::atom_constant<caf::atom("grouptime")>;
+// The earliest deadline of the groups has come: the node's one timer.
+using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
+
+using clock_type = std::chrono::steady_clock;
 
 // What one run_tasks request is waiting for. Only the node actor's thread
 // touches it.
@@ -41,6 +45,8 @@ struct pending_group {
   std::vector<std::vector<task_output>> outputs; // per task, in task order
   size_t remaining = 0;
   std::shared_ptr<std::atomic<bool>> cancel;
+  // When its tasks have run out of time; max() for never.
+  clock_type::time_point deadline = clock_type::time_point::max();
 };
 
 // What the node actor tracks across requests. Every promise it holds is
@@ -50,15 +56,20 @@ struct node_state {
   uint64_t next_id = 0;
   // Groups whose reply is not delivered yet.
   std::map<uint64_t, std::shared_ptr<pending_group>> groups;
-  // Task threads still running: their group's id and their index in it.
-  // A task whose group already failed stays here until its thread ends.
+  // Tasks queued or running: their group's id and their index in it.
+  // A task whose group already failed stays here until it has ended.
   std::map<uint64_t, std::pair<uint64_t, size_t>> tasks;
   // cancel_tasks requests waiting for `tasks` to become empty.
   std::vector<caf::response_promise> stop_waiters;
-  // Requests served on a workspace thread (fetch, put, reset).
+  // Requests served on the pool (fetch, put, reset).
   std::map<uint64_t, caf::response_promise> calls;
-  // Every cancel flag handed to a task thread that may still run.
+  // Every cancel flag handed to a task that may still run.
   std::vector<std::shared_ptr<std::atomic<bool>>> cancel_flags;
+  // When the one timer of the node fires, if it is set. One timer for all
+  // groups, armed for the earliest deadline: a timer per group would cost
+  // every epoch a trip through CAF's clock thread, and keep the node's
+  // timeout messages queued there long after their groups ended.
+  std::optional<clock_type::time_point> timer;
 
   void cancel_all() {
     for (auto& flag : cancel_flags)
@@ -88,7 +99,7 @@ struct node_state {
   }
 
   // The actor stops: every pending request gets an error, every task is
-  // asked to stop. Task threads end on their own; what they send then is
+  // asked to stop. Tasks end on their own; what they send then is
   // dropped.
   void fail_everything(const std::string& name, const caf::error& reason) {
     cancel_all();
@@ -111,9 +122,10 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
                             std::shared_ptr<workspace> ws,
                             std::shared_ptr<const op_registry> ops,
                             std::chrono::milliseconds task_timeout,
-                            std::shared_ptr<fault_injector> faults) {
+                            std::shared_ptr<fault_injector> faults,
+                            std::shared_ptr<worker_pool> pool) {
   auto st = std::make_shared<node_state>();
-  // However the actor ends, its task threads are asked to stop at their
+  // However the actor ends, its tasks are asked to stop at their
   // next op instead of changing the workspace behind everyone's back.
   self->attach_functor([st](const caf::error&) {
     st->cancel_all();
@@ -125,32 +137,41 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
     self->quit(std::move(msg.reason));
   });
   // Runs `work` (returning caf::expected<T>, or caf::error for a unit
-  // reply) on a thread of its own: the workspace's lock is held by tasks for
-  // a whole op, and a scheduler thread must never wait for it.
-  auto off_scheduler = [self, st](const std::string& what, auto work) {
+  // reply) on the worker pool: the workspace's lock is held by tasks for a
+  // whole op, and a scheduler thread must never wait for it.
+  auto off_scheduler = [self, st, pool](const std::string& what, auto work) {
     auto id = ++st->next_id;
     auto rp = self->make_response_promise();
     auto me = caf::actor_cast<caf::actor>(self);
-    auto err = detail::start_counted_thread(
-      self->system(), what, [me, id, work = std::move(work)]() mutable {
-        auto result = work();
-        if constexpr (std::is_same_v<decltype(result), caf::error>) {
-          if (result)
-            caf::anon_send(me, ws_done_atom::value, id, std::move(result));
-          else
-            caf::anon_send(me, ws_done_atom::value, id, true);
-        } else if (!result) {
-          caf::anon_send(me, ws_done_atom::value, id,
-                         std::move(result.error()));
-        } else {
-          caf::anon_send(me, ws_done_atom::value, id, std::move(*result));
-        }
-      });
-    if (err)
-      rp.deliver(std::move(err));
+    auto queued = pool->submit([me, id, work = std::move(work)]() mutable {
+      auto result = work();
+      if constexpr (std::is_same_v<decltype(result), caf::error>) {
+        if (result)
+          caf::anon_send(me, ws_done_atom::value, id, std::move(result));
+        else
+          caf::anon_send(me, ws_done_atom::value, id, true);
+      } else if (!result) {
+        caf::anon_send(me, ws_done_atom::value, id, std::move(result.error()));
+      } else {
+        caf::anon_send(me, ws_done_atom::value, id, std::move(*result));
+      }
+    });
+    if (!queued)
+      rp.deliver(make_error(actors_errc::node_lost,
+                            "node stopped: no worker for " + what));
     else
       st->calls.emplace(id, rp);
     return rp;
+  };
+  // Arms the node's timer for `deadline` unless it fires before then.
+  auto arm_timer = [self, st](clock_type::time_point deadline) {
+    if (st->timer && *st->timer <= deadline)
+      return;
+    st->timer = deadline;
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  deadline - clock_type::now())
+      + std::chrono::milliseconds(1);
+    self->delayed_send(self, wait, deadline_atom::value);
   };
   auto deliver_call = [st](uint64_t id, auto&& reply) {
     auto i = st->calls.find(id);
@@ -176,9 +197,10 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
       auto me = caf::actor_cast<caf::actor>(self);
       for (size_t i = 0; i < msg.tasks.size(); ++i) {
         auto id = ++st->next_id;
-        auto err
-          = start_task(self->system(), me, id, name, ws, ops, group->cancel,
-                       std::move(msg.tasks[i]), faults, msg.epoch);
+        auto err = submit_task(*pool,
+                               pooled_task{me, id, name, ws, ops, group->cancel,
+                                           std::move(msg.tasks[i]), faults,
+                                           msg.epoch});
         if (err) {
           // The tasks already started stop at their next op; the rest never
           // start.
@@ -190,8 +212,10 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
       // A timeout of centuries means "never" (and would overflow the
       // clock's time points).
       constexpr auto never = std::chrono::hours(24 * 365 * 100);
-      if (st->groups.count(gid) > 0 && task_timeout < never)
-        self->delayed_send(self, task_timeout, group_timeout_atom::value, gid);
+      if (st->groups.count(gid) > 0 && task_timeout < never) {
+        group->deadline = clock_type::now() + task_timeout;
+        arm_timer(group->deadline);
+      }
       return group->promise;
     },
     [=](node_fault_atom, uint8_t kind) {
@@ -238,18 +262,30 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
       st->task_ended(id);
       st->fail_group(gid, std::move(err));
     },
-    [=](group_timeout_atom, uint64_t gid) {
-      auto g = st->groups.find(gid);
-      if (g == st->groups.end())
-        return;
-      // A task that timed out may still run; it is cancelled and reports
-      // when it stops, which nothing waits for.
-      st->fail_group(
-        gid,
-        make_error(actors_errc::task_failed,
-                   "node " + name + ": the tasks of the " + g->second->label
-                     + " group did not end within "
-                     + std::to_string(task_timeout.count()) + " ms"));
+    [=](deadline_atom) {
+      st->timer.reset();
+      auto now = clock_type::now();
+      std::vector<uint64_t> expired;
+      auto next = clock_type::time_point::max();
+      for (auto& [gid, group] : st->groups) {
+        if (group->deadline <= now)
+          expired.push_back(gid);
+        else
+          next = std::min(next, group->deadline);
+      }
+      for (auto gid : expired) {
+        // A task that timed out may still run; it is cancelled and reports
+        // when it stops, which nothing waits for.
+        auto label = st->groups.at(gid)->label;
+        st->fail_group(gid,
+                       make_error(actors_errc::task_failed,
+                                  "node " + name + ": the tasks of the " + label
+                                    + " group did not end within "
+                                    + std::to_string(task_timeout.count())
+                                    + " ms"));
+      }
+      if (next != clock_type::time_point::max())
+        arm_timer(next);
     },
     [=](fetch_blobs& msg) -> caf::result<blob_values> {
       return off_scheduler(
@@ -308,9 +344,11 @@ caf::actor spawn_node(caf::actor_system& sys, std::string name,
                       std::shared_ptr<workspace> ws,
                       std::shared_ptr<const op_registry> ops,
                       std::chrono::milliseconds task_timeout,
+                      std::shared_ptr<worker_pool> pool,
                       std::shared_ptr<fault_injector> faults) {
   return sys.spawn(node_behavior, std::move(name), std::move(ws),
-                   std::move(ops), task_timeout, std::move(faults));
+                   std::move(ops), task_timeout, std::move(faults),
+                   std::move(pool));
 }
 
 } // namespace epochrt

@@ -11,18 +11,20 @@ namespace epochrt {
 class fault_injector;
 
 class op_registry;
+class worker_pool;
 class workspace;
 
 /// Spawns the actor of node `name`, which owns `ws` for the job.
 ///
-/// It answers `run_tasks` by running each task on a thread of its own
-/// (`start_task`: long ops never hold CAF's scheduler) concurrently on `ws`;
+/// It answers `run_tasks` by queueing each task on `pool` (`submit_task`:
+/// long ops never hold CAF's scheduler), to run concurrently on `ws` as
+/// the pool's threads allow;
 /// the reply `tasks_done` lists their outputs in task order, or the first
-/// task's error (a thread that cannot be created is one). Tasks still
+/// task's error (a pool that takes no more work is one). Tasks still
 /// running after `task_timeout` fail the group and are asked to stop at
 /// their next op, as are the other tasks of a group that failed. It also
-/// answers `fetch_blobs`, `put_blobs` and `reset_workspace`, each on a
-/// thread of its own because they wait for the workspace lock that a task
+/// answers `fetch_blobs`, `put_blobs` and `reset_workspace`, each on the
+/// pool because they wait for the workspace lock that a task
 /// holds for a whole op that names a blob: requests of one caller are
 /// served in order only when the caller waits for each reply (as every
 /// epochrt caller does).
@@ -33,6 +35,7 @@ caf::actor spawn_node(caf::actor_system& sys, std::string name,
                       std::shared_ptr<workspace> ws,
                       std::shared_ptr<const op_registry> ops,
                       std::chrono::milliseconds task_timeout,
+                      std::shared_ptr<worker_pool> pool,
                       std::shared_ptr<fault_injector> faults = nullptr);
 
 } // namespace epochrt

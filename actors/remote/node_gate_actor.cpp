@@ -16,7 +16,6 @@
 #include <caf/send.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
-#include <epochrt/actors/detail/counted_thread.hpp>
 #include <epochrt/actors/detail/epoch_of.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/messages/fault_errc.hpp>
@@ -26,6 +25,7 @@
 #include <epochrt/messages/remote_protocol.hpp>
 #include <epochrt/runtime/op_registry.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
+#include <epochrt/runtime/worker_pool.hpp>
 
 namespace epochrt {
 
@@ -304,7 +304,7 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
                         + "' reached node '" + shared->node + "'");
   };
   auto c = shared;
-  // Tasks are checked on a thread of their own: placing path arguments
+  // Tasks are checked on the worker pool: placing path arguments
   // under the root asks the filesystem, and the schema checks are host
   // code; neither may hold a scheduler thread. Every promise here is
   // delivered before the gate quits.
@@ -346,16 +346,15 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
       auto check = std::make_shared<task_check>();
       check->tasks = std::move(msg);
       auto me = caf::actor_cast<caf::actor>(self);
-      auto err = detail::start_counted_thread(
-        self->system(), "checking the tasks of node " + c->node,
-        [me, id, check, c] {
-          check->problem = check_tasks(check->tasks, c->node, *c->ops,
-                                       c->limits, c->file_root);
-          check->done.store(true, std::memory_order_release);
-          caf::anon_send(me, tasks_checked_atom::value, id);
-        });
-      if (err) {
-        rp.deliver(std::move(err));
+      auto queued = c->pool->submit([me, id, check, c] {
+        check->problem = check_tasks(check->tasks, c->node, *c->ops, c->limits,
+                                     c->file_root);
+        check->done.store(true, std::memory_order_release);
+        caf::anon_send(me, tasks_checked_atom::value, id);
+      });
+      if (!queued) {
+        rp.deliver(
+          make_error(actors_errc::node_lost, "node " + c->node + " stopped"));
         return;
       }
       checks->emplace(id, pending_check{rp, std::move(check)});

@@ -13,6 +13,7 @@ namespace epochrt {
 
 class fault_injector;
 class op_registry;
+class worker_pool;
 
 /// What the gate of one node on a daemon guards.
 struct node_gate_config {
@@ -29,6 +30,8 @@ struct node_gate_config {
   /// The daemon's fault plan: daemon.receive and daemon.send strike here.
   /// Null: none.
   std::shared_ptr<fault_injector> faults;
+  /// Where the requests' checks run (never on CAF's scheduler).
+  std::shared_ptr<worker_pool> pool;
 };
 
 /// Spawns the actor a master reaches one node of a daemon through. It
@@ -38,7 +41,7 @@ struct node_gate_config {
 /// directly. Anything else, or anything that fails a check, gets an
 /// actors_errc::rejected reply, and nothing runs.
 ///
-/// Tasks are checked on a thread of their own (path arguments are placed
+/// Tasks are checked on the worker pool (path arguments are placed
 /// under the root through the filesystem, and schema checks are host code),
 /// never on CAF's scheduler; a `cancel_tasks` fails the tasks still being
 /// checked, so that they never start after it.

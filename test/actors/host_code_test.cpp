@@ -10,6 +10,10 @@
 #include <stdexcept>
 #include <thread>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <caf/actor_registry.hpp>
 
 #include "test/actors/test_support.hpp"
@@ -124,6 +128,81 @@ BOOST_AUTO_TEST_CASE(
   auto value = fetched.get();
   BOOST_REQUIRE_MESSAGE(value, why(value));
   BOOST_TEST(element_as_double(*value, 0) == 1);
+}
+
+BOOST_AUTO_TEST_CASE(
+  a_blocked_task_holds_one_worker_and_the_rest_serve_others) {
+  auto opts = options();
+  opts.worker_threads = 2;
+  local_session sess{sys, ops, opts};
+  // Node a's task blocks one of the two workers for 2 s ...
+  auto blocked = std::async(std::launch::async, [&] {
+    return sess.run(
+      one_task("a",
+               make_op("Sleep", {}, {}, {{"ms", make_scalar<int64_t>(2000)}})),
+      "blocked");
+  });
+  std::this_thread::sleep_for(300ms);
+  // ... and node b's group runs on the other at once.
+  auto start = clock_type::now();
+  auto other = sess.run(one_task("b", make_op("ConstantFill", {}, {"y"})), "b");
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+    clock_type::now() - start);
+  BOOST_REQUIRE_MESSAGE(other, why(other));
+  BOOST_TEST(took.count() < 1000,
+             "node b's group took " << took.count() << " ms");
+  auto result = blocked.get();
+  BOOST_TEST(static_cast<bool>(result), why(result));
+}
+
+BOOST_AUTO_TEST_CASE(no_more_tasks_run_at_once_than_the_pool_has_workers) {
+  auto opts = options();
+  opts.worker_threads = 2;
+  local_session sess{sys, ops, opts};
+  // Four nodes' tasks of 400 ms on two workers: two rounds, never one.
+  task_group_def group;
+  for (auto node : {"a", "b", "c", "d"})
+    add_task(group,
+             make_task(std::string{node} + "_task", node,
+                       {make_op("Sleep", {}, {},
+                                {{"ms", make_scalar<int64_t>(400)}})}));
+  auto start = clock_type::now();
+  auto done = sess.run(group, "four");
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+    clock_type::now() - start);
+  BOOST_REQUIRE_MESSAGE(done, why(done));
+  BOOST_TEST(took.count() >= 790,
+             "four tasks on two workers took " << took.count() << " ms");
+  BOOST_TEST(took.count() < 10000);
+}
+
+BOOST_AUTO_TEST_CASE(a_session_without_threads_for_its_pool_says_so_on_use) {
+  // In a child whose user may start no thread (root is exempt, so the
+  // child becomes nobody first): the session cannot start its pool.
+  auto pid = fork();
+  BOOST_REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (geteuid() == 0 && setuid(65534) != 0)
+      _exit(5);
+    rlimit lim{1, 1};
+    if (setrlimit(RLIMIT_NPROC, &lim) != 0)
+      _exit(6);
+    auto opts = options();
+    opts.worker_threads = 3;
+    local_session sess{sys, ops, opts};
+    auto node = sess.node("a");
+    if (node || !sess.start_error())
+      _exit(3);
+    auto text = error_text(node.error());
+    _exit(text.find("cannot start the worker pool: thread 1 of 3")
+              != std::string::npos
+            ? 0
+            : 4);
+  }
+  int status = 0;
+  BOOST_REQUIRE(waitpid(pid, &status, 0) == pid);
+  BOOST_REQUIRE(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(a_throwing_op_check_fails_the_group_naming_the_op) {

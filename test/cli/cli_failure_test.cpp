@@ -148,16 +148,28 @@ BOOST_AUTO_TEST_CASE(failing_init_and_exit_groups_exit_1) {
   require_fails_every_time({"run", exit}, 3, "job 'fail_exit' failed");
 }
 
-// Runs `epochrt run job` under a 3 GiB address-space limit with 8 MiB
-// thread stacks, twice; each run must exit 1 with one error line containing
-// `expected` within the time limit.
-void require_fails_under_a_memory_limit(const std::string& job,
-                                        const std::string& expected) {
+// Runs `epochrt run job ARGS` under a 3 GiB address-space limit with 8 MiB
+// thread stacks, twice, within the time limit.
+std::vector<process_result>
+run_under_a_memory_limit(const std::string& job, const std::string& args = {}) {
   process_runner bash{"/bin/bash", time_limit};
-  for (int run = 1; run <= 2; ++run) {
-    auto result = bash.run({"-c",
-                            "ulimit -s 8192 && ulimit -v 3145728 && exec "
-                              + std::string{EPOCHRT_CLI} + " run " + job});
+  std::vector<process_result> results;
+  for (int run = 1; run <= 2; ++run)
+    results.push_back(
+      bash.run({"-c",
+                "ulimit -s 8192 && ulimit -v 3145728 && exec "
+                  + std::string{EPOCHRT_CLI} + " run " + job + " " + args}));
+  return results;
+}
+
+// Each run under a memory limit must exit 1 with one error line containing
+// `expected`.
+void require_fails_under_a_memory_limit(const std::string& job,
+                                        const std::string& expected,
+                                        const std::string& args = {}) {
+  int run = 0;
+  for (auto& result : run_under_a_memory_limit(job, args)) {
+    ++run;
     BOOST_REQUIRE_MESSAGE(!result.timed_out && result.exit_code == 1,
                           "run " << run << ": " << describe(result));
     auto errors = error_lines(result.err);
@@ -170,31 +182,53 @@ void require_fails_under_a_memory_limit(const std::string& job,
 #  define EPOCHRT_SANITIZED 1
 #endif
 
-BOOST_AUTO_TEST_CASE(tasks_whose_threads_cannot_start_fail_the_job) {
+// One node with 1000 tasks that sleep `ms` each; one epoch.
+std::string thousand_tasks_job(const temp_dir& dir, int ms) {
+  std::string tasks;
+  for (int i = 0; i < 1000; ++i)
+    tasks += std::string{i > 0 ? ", " : ""} + R"({"node": "n0", "outputs": [)"
+      + (i == 0 ? "\"y\"" : "")
+      + R"(], "ops": [{"type": "Sleep", "args": {"ms": )" + std::to_string(ms)
+      + "}}]}";
+  return write_file(
+    dir, "job.json",
+    R"({"name": "threads", "init": [{"node": "n0", "ops": [
+          {"type": "ConstantFill", "outputs": ["y"], "args": {"value": 1}}]}],
+        "epoch": [)"
+      + tasks + R"(], "stop_conditions": [{"node": "n0", "blob": "y"}]})");
+}
+
+BOOST_AUTO_TEST_CASE(
+  a_thousand_tasks_share_the_worker_pool_under_a_memory_limit) {
 #ifdef EPOCHRT_SANITIZED
   // Sanitizers reserve terabytes of address space: no address-space limit
   // can be set under them.
   BOOST_TEST_MESSAGE("skipped: built with a sanitizer");
 #else
-  // 1000 tasks on one node, each sleeping a while so that they all run at
-  // once, each on its own thread with an 8 MiB stack: far more than a
-  // 3 GiB address space holds.
+  // A thread each, with 8 MiB stacks, would need far more than 3 GiB; the
+  // pool runs them on its few threads, a few at a time.
   temp_dir dir;
-  std::string tasks;
-  for (int i = 0; i < 1000; ++i)
-    tasks += std::string{i > 0 ? ", " : ""} + R"({"node": "n0", "outputs": [)"
-      + (i == 0 ? "\"y\"" : "")
-      + R"(], "ops": [{"type": "Sleep", "args": {"ms": 300}}]})";
-  auto job = write_file(
-    dir, "job.json",
-    R"({"name": "threads", "init": [{"node": "n0", "ops": [
-          {"type": "ConstantFill", "outputs": ["y"]}]}],
-        "epoch": [)"
-      + tasks + R"(], "stop_conditions": [{"node": "n0", "blob": "y"}]})");
-  require_fails_under_a_memory_limit(job,
-                                     "job 'threads' failed: task_failed: node "
-                                     "n0: cannot start a thread for task "
-                                     "'epoch/n0/");
+  auto job = thousand_tasks_job(dir, 2);
+  int run = 0;
+  for (auto& result : run_under_a_memory_limit(job, "--worker-threads 8")) {
+    ++run;
+    BOOST_TEST((!result.timed_out && result.exit_code == 0),
+               "run " << run << ": " << describe(result));
+    BOOST_TEST(contains(result.out, "epochs=1"), describe(result));
+  }
+#endif
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_pool_that_cannot_start_fails_the_run_at_once) {
+#ifdef EPOCHRT_SANITIZED
+  BOOST_TEST_MESSAGE("skipped: built with a sanitizer");
+#else
+  // 1000 threads with 8 MiB stacks do not fit in 3 GiB: the run says so
+  // before anything runs.
+  temp_dir dir;
+  auto job = thousand_tasks_job(dir, 300);
+  require_fails_under_a_memory_limit(
+    job, "cannot start the worker pool: thread ", "--worker-threads 1000");
 #endif
 }
 

@@ -1,0 +1,131 @@
+#include <epochrt/runtime/worker_pool.hpp>
+
+#include <algorithm>
+#include <string>
+#include <system_error>
+
+#include <epochrt/runtime/runtime_errc.hpp>
+
+namespace epochrt {
+
+size_t worker_pool::default_threads() {
+  return std::max<size_t>(4, std::thread::hardware_concurrency());
+}
+
+caf::expected<std::unique_ptr<worker_pool>>
+worker_pool::make(worker_pool_options opts) {
+  auto n = opts.threads == 0 ? default_threads() : opts.threads;
+  std::unique_ptr<worker_pool> pool{new worker_pool};
+  pool->threads_.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    try {
+      pool->threads_.emplace_back([p = pool.get()] {
+        p->run_worker();
+      });
+    } catch (const std::system_error& ex) {
+      // The destructor stops and joins the threads already running.
+      return make_error(runtime_errc::op_failed,
+                        "cannot start the worker pool: thread "
+                          + std::to_string(i + 1) + " of " + std::to_string(n)
+                          + " could not be created: " + ex.what());
+    }
+  }
+  return pool;
+}
+
+worker_pool::~worker_pool() {
+  stop();
+}
+
+bool worker_pool::submit(work fn) {
+  std::unique_lock<std::mutex> guard{mtx_};
+  if (stopped_)
+    return false;
+  queue_.push_back(std::move(fn));
+  has_work_.store(true, std::memory_order_relaxed);
+  bool wake = idle_ > 0 && searching_ == 0;
+  guard.unlock();
+  if (wake)
+    ready_.notify_one();
+  return true;
+}
+
+bool worker_pool::submit_all(std::vector<work>& fns) {
+  std::unique_lock<std::mutex> guard{mtx_};
+  if (stopped_)
+    return false;
+  for (auto& fn : fns)
+    queue_.push_back(std::move(fn));
+  has_work_.store(true, std::memory_order_relaxed);
+  bool wake = idle_ > 0 && searching_ == 0 && !fns.empty();
+  guard.unlock();
+  fns.clear();
+  if (wake)
+    ready_.notify_one();
+  return true;
+}
+
+void worker_pool::stop() {
+  std::deque<work> dropped;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    stopped_ = true;
+    dropped.swap(queue_);
+  }
+  ready_.notify_all();
+  // Destroyed here, outside the lock: what they hold may run code of its
+  // own when it goes (a reply that the work will never send).
+  dropped.clear();
+  for (auto& t : threads_)
+    if (t.joinable())
+      t.join();
+}
+
+void worker_pool::run_worker() {
+  std::unique_lock<std::mutex> guard{mtx_};
+  ++searching_;
+  for (;;) {
+    if (queue_.empty() && !stopped_) {
+      // A short spin first: work that comes in a burst (the tasks of an
+      // epoch's nodes) is taken without a sleep and a wake-up per piece.
+      guard.unlock();
+      for (int i = 0; i < spin_rounds; ++i) {
+        if (has_work_.load(std::memory_order_relaxed))
+          break;
+        std::this_thread::yield();
+      }
+      guard.lock();
+      while (queue_.empty() && !stopped_) {
+        --searching_;
+        ++idle_;
+        ready_.wait(guard);
+        --idle_;
+        ++searching_;
+      }
+    }
+    if (queue_.empty()) {
+      --searching_;
+      return; // stopped, and nothing left that was taken before the stop
+    }
+    auto fn = std::move(queue_.front());
+    queue_.pop_front();
+    has_work_.store(!queue_.empty(), std::memory_order_relaxed);
+    --searching_;
+    // More work waits and nobody else looks for it: wake a helper.
+    bool wake = !queue_.empty() && idle_ > 0 && searching_ == 0;
+    guard.unlock();
+    if (wake)
+      ready_.notify_one();
+    try {
+      fn();
+    } catch (...) {
+      // The work reports its own errors; see the class comment.
+    }
+    // What the work holds goes before the next one is taken.
+    fn = nullptr;
+    guard.lock();
+    ++searching_;
+  }
+}
+
+} // namespace epochrt

@@ -1,0 +1,99 @@
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+namespace epochrt {
+
+/// Options of a worker_pool.
+struct worker_pool_options {
+  /// Worker threads. 0 (the default): `worker_pool::default_threads()`.
+  size_t threads = 0;
+};
+
+/// A fixed set of threads that run submitted work in the order it was
+/// submitted: where the tasks of a session's or a daemon's nodes run, so
+/// that an epoch costs no thread creation and a long op never holds one of
+/// CAF's scheduler threads.
+///
+/// Every thread is created by `make`, once; nothing creates one later. At
+/// most `size()` pieces of work run at once, whoever submitted them: work
+/// that blocks (a Sleep, a slow disk) holds its thread for as long as it
+/// blocks, and work submitted while every thread is busy waits in the queue
+/// until one is free. Work must therefore never wait for other work of the
+/// same pool to make progress: with every thread waiting, nothing would.
+///
+/// Thread-safe. Work must not throw (an exception escaping it is caught and
+/// dropped). The pool must not be destroyed from one of its own threads.
+class worker_pool {
+public:
+  using work = std::function<void()>;
+
+  /// The default size: the machine's hardware threads, and at least 4, so
+  /// that a few blocking tasks on a small machine do not queue the rest.
+  static size_t default_threads();
+
+  /// Starts a pool of `opts.threads` threads. An error
+  /// (`runtime_errc::op_failed`, naming how many threads were asked for and
+  /// why) when one of them cannot be created; the threads already created
+  /// are stopped again.
+  static caf::expected<std::unique_ptr<worker_pool>>
+  make(worker_pool_options opts = {});
+
+  /// `stop()`.
+  ~worker_pool();
+
+  worker_pool(const worker_pool&) = delete;
+  worker_pool& operator=(const worker_pool&) = delete;
+
+  /// Queues `fn`. Returns false after `stop()`: `fn` is then destroyed
+  /// without running.
+  bool submit(work fn);
+
+  /// Queues every element of `fns`, in order, waking as many threads as
+  /// needed at once. Returns false after `stop()`: none is queued then.
+  bool submit_all(std::vector<work>& fns);
+
+  /// Takes no more work, destroys the work still queued without running it,
+  /// and waits for the work that is running to return. Idempotent.
+  void stop();
+
+  size_t size() const noexcept {
+    return threads_.size();
+  }
+
+private:
+  worker_pool() = default;
+
+  void run_worker();
+
+  std::mutex mtx_;
+  std::condition_variable ready_;
+  std::deque<work> queue_;
+  bool stopped_ = false;
+  // Threads asleep on `ready_`.
+  size_t idle_ = 0;
+  // Threads awake without work: about to take from the queue, or to sleep.
+  // While one is, a submit wakes nobody; a thread that takes work from a
+  // queue that still holds more wakes the next (so a burst of short work
+  // costs one wake-up, not one per piece, and long work still spreads over
+  // every thread).
+  size_t searching_ = 0;
+  // A hint for spinning threads, read without the lock: the queue may not
+  // be empty.
+  std::atomic<bool> has_work_{false};
+  // Yields a thread tries before it sleeps.
+  static constexpr int spin_rounds = 64;
+  std::vector<std::thread> threads_;
+};
+
+} // namespace epochrt

@@ -1,0 +1,247 @@
+#include <epochrt/runtime/worker_pool.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_util.hpp"
+
+using namespace epochrt;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::unique_ptr<worker_pool> make_pool(size_t threads) {
+  auto pool = worker_pool::make({threads});
+  if (!pool)
+    BOOST_FAIL(error_text(pool.error()));
+  return std::move(*pool);
+}
+
+// A gate that work waits at until the test opens it.
+class gate {
+public:
+  void wait() {
+    std::unique_lock<std::mutex> guard{mtx_};
+    ++waiting_;
+    changed_.notify_all();
+    changed_.wait(guard, [this] {
+      return open_;
+    });
+  }
+
+  void open() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    open_ = true;
+    changed_.notify_all();
+  }
+
+  // Blocks until `n` callers wait at the gate, or 10 s pass.
+  bool await_waiting(int n) {
+    std::unique_lock<std::mutex> guard{mtx_};
+    return changed_.wait_for(guard, 10s, [&] {
+      return waiting_ >= n;
+    });
+  }
+
+  int waiting() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return waiting_;
+  }
+
+private:
+  std::mutex mtx_;
+  std::condition_variable changed_;
+  int waiting_ = 0;
+  bool open_ = false;
+};
+
+// Sets a flag when destroyed: tells whether work was dropped.
+struct destroy_flag {
+  explicit destroy_flag(std::shared_ptr<std::atomic<int>> counter)
+    : destroyed(std::move(counter)) {
+    // nop
+  }
+  std::shared_ptr<std::atomic<int>> destroyed;
+  ~destroy_flag() {
+    destroyed->fetch_add(1);
+  }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(worker_pool_suite)
+
+BOOST_AUTO_TEST_CASE(the_default_size_is_the_hardware_threads_and_at_least_4) {
+  BOOST_TEST(worker_pool::default_threads() >= 4u);
+  BOOST_TEST(worker_pool::default_threads()
+             >= static_cast<size_t>(std::thread::hardware_concurrency()));
+  auto pool = make_pool(0);
+  BOOST_TEST(pool->size() == worker_pool::default_threads());
+}
+
+BOOST_AUTO_TEST_CASE(every_submitted_work_runs_once) {
+  auto pool = make_pool(3);
+  std::atomic<int> runs{0};
+  std::promise<void> all_done;
+  constexpr int n = 1000;
+  for (int i = 0; i < n; ++i)
+    BOOST_TEST(pool->submit([&] {
+      if (runs.fetch_add(1) + 1 == n)
+        all_done.set_value();
+    }));
+  BOOST_TEST_REQUIRE(
+    (all_done.get_future().wait_for(10s) == std::future_status::ready));
+  pool->stop();
+  BOOST_TEST(runs.load() == n);
+}
+
+BOOST_AUTO_TEST_CASE(submit_all_queues_every_element_and_empties_the_list) {
+  auto pool = make_pool(2);
+  std::atomic<int> runs{0};
+  std::vector<worker_pool::work> batch;
+  for (int i = 0; i < 10; ++i)
+    batch.emplace_back([&] {
+      runs.fetch_add(1);
+    });
+  BOOST_TEST(pool->submit_all(batch));
+  BOOST_TEST(batch.empty());
+  pool->stop(); // waits for what runs; what was queued before it may run
+  BOOST_TEST(runs.load() <= 10);
+}
+
+BOOST_AUTO_TEST_CASE(no_more_work_runs_at_once_than_the_pool_has_threads) {
+  auto pool = make_pool(2);
+  gate g;
+  std::atomic<int> running{0};
+  std::atomic<int> most{0};
+  for (int i = 0; i < 5; ++i)
+    pool->submit([&] {
+      auto now = running.fetch_add(1) + 1;
+      auto seen = most.load();
+      while (now > seen && !most.compare_exchange_weak(seen, now)) {
+      }
+      g.wait();
+      running.fetch_sub(1);
+    });
+  BOOST_TEST_REQUIRE(g.await_waiting(2));
+  // The other three wait in the queue for a free thread.
+  std::this_thread::sleep_for(100ms);
+  BOOST_TEST(g.waiting() == 2);
+  g.open();
+  pool->stop();
+  BOOST_TEST(most.load() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(work_that_blocks_holds_only_its_own_thread) {
+  auto pool = make_pool(2);
+  gate g;
+  pool->submit([&] {
+    g.wait();
+  });
+  BOOST_TEST_REQUIRE(g.await_waiting(1));
+  // The blocked work holds one thread; the other still serves the queue.
+  std::promise<void> done;
+  pool->submit([&] {
+    done.set_value();
+  });
+  BOOST_TEST((done.get_future().wait_for(10s) == std::future_status::ready));
+  g.open();
+}
+
+BOOST_AUTO_TEST_CASE(stop_waits_for_running_work_and_drops_queued_work) {
+  auto pool = make_pool(1);
+  gate g;
+  auto destroyed = std::make_shared<std::atomic<int>>(0);
+  std::atomic<bool> first_ended{false};
+  std::atomic<int> queued_runs{0};
+  pool->submit([&] {
+    g.wait();
+    first_ended = true;
+  });
+  BOOST_TEST_REQUIRE(g.await_waiting(1));
+  for (int i = 0; i < 3; ++i) {
+    auto flag = std::make_shared<destroy_flag>(destroyed);
+    pool->submit([flag, &queued_runs] {
+      queued_runs.fetch_add(1);
+    });
+  }
+  auto stopper = std::async(std::launch::async, [&] {
+    pool->stop();
+  });
+  // stop() waits for the running work...
+  BOOST_TEST((stopper.wait_for(200ms) == std::future_status::timeout));
+  // ...and has already destroyed the queued work, unrun.
+  BOOST_TEST(destroyed->load() == 3);
+  g.open();
+  BOOST_TEST((stopper.wait_for(10s) == std::future_status::ready));
+  BOOST_TEST(first_ended.load());
+  BOOST_TEST(queued_runs.load() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(work_submitted_after_stop_is_refused_and_destroyed) {
+  auto pool = make_pool(1);
+  pool->stop();
+  pool->stop(); // idempotent
+  auto destroyed = std::make_shared<std::atomic<int>>(0);
+  auto flag = std::make_shared<destroy_flag>(destroyed);
+  bool ran = false;
+  BOOST_TEST(!pool->submit([flag, &ran] {
+    ran = true;
+  }));
+  flag.reset();
+  BOOST_TEST(destroyed->load() == 1);
+  std::vector<worker_pool::work> batch{[&] {
+    ran = true;
+  }};
+  BOOST_TEST(!pool->submit_all(batch));
+  BOOST_TEST(!ran);
+}
+
+BOOST_AUTO_TEST_CASE(work_that_throws_does_not_take_its_thread) {
+  auto pool = make_pool(1);
+  pool->submit([] {
+    throw std::runtime_error("host code");
+  });
+  std::promise<void> done;
+  pool->submit([&] {
+    done.set_value();
+  });
+  BOOST_TEST((done.get_future().wait_for(10s) == std::future_status::ready));
+}
+
+BOOST_AUTO_TEST_CASE(threads_that_cannot_be_created_are_a_clear_error) {
+  // In a child whose user may run no more threads than it has (as root,
+  // the child first becomes nobody: root is exempt from the limit).
+  auto pid = fork();
+  BOOST_TEST_REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (geteuid() == 0 && setuid(65534) != 0)
+      _exit(5);
+    rlimit lim{1, 1};
+    if (setrlimit(RLIMIT_NPROC, &lim) != 0)
+      _exit(6);
+    auto pool = worker_pool::make({4});
+    if (pool)
+      _exit(3);
+    auto text = error_text(pool.error());
+    bool clear = text.find("cannot start the worker pool") != std::string::npos
+      && text.find("of 4") != std::string::npos;
+    _exit(clear ? 0 : 4);
+  }
+  int status = 0;
+  BOOST_TEST_REQUIRE(waitpid(pid, &status, 0) == pid);
+  BOOST_TEST_REQUIRE(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
