@@ -95,11 +95,18 @@ node_daemon::start(const std::string& binary, const std::string& root,
     throw std::runtime_error(errno_text(binary)
                              + " (build the epochrt_cli target, or pass "
                                "--epochrt PATH)");
+  return start_program(
+    {binary, "node", "--listen", "127.0.0.1:0", "--checkpoint-root", root},
+    log_path, ready_timeout);
+}
+
+node_daemon node_daemon::start_program(std::vector<std::string> args,
+                                       const std::string& log_path,
+                                       milliseconds ready_timeout) {
+  const auto binary = args.at(0);
   // Everything the child needs is prepared before fork: between fork and
   // exec only async-signal-safe calls are allowed, and the parent may
   // already run other threads.
-  std::vector<std::string> args{
-    binary, "node", "--listen", "127.0.0.1:0", "--checkpoint-root", root};
   std::vector<char*> argv;
   for (auto& arg : args)
     argv.push_back(arg.data());
@@ -156,7 +163,7 @@ node_daemon::start(const std::string& binary, const std::string& root,
   }
   if (port == 0) {
     auto status = result.stop(milliseconds{500});
-    throw std::runtime_error("the node daemon did not report its port within "
+    throw std::runtime_error(binary + " did not report its port within "
                              + std::to_string(ready_timeout.count())
                              + " ms (first stdout line: '" + line
                              + "', exit status " + std::to_string(status)

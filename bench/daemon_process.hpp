@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <sys/types.h>
 
@@ -32,6 +33,13 @@ public:
   static node_daemon start(const std::string& binary, const std::string& root,
                            const std::string& log_path,
                            std::chrono::milliseconds ready_timeout);
+
+  /// Starts `args` (the program first) the same way: any program that
+  /// prints "listening on HOST:PORT" as its first stdout line and exits on
+  /// SIGTERM.
+  static node_daemon start_program(std::vector<std::string> args,
+                                   const std::string& log_path,
+                                   std::chrono::milliseconds ready_timeout);
 
   uint16_t port() const noexcept {
     return port_;

@@ -4,9 +4,10 @@
 // per node, the node actor's task actor, the replies gathered, and the
 // blocking facade around it all, the path every epoch of a job takes.
 //
-//   epoch_bench [--nodes N] [--rounds R] [--caf-rounds C]
-//               [--remote-rounds M] [--runs K] [--budget-ms B]
-//               [--only caf,local,remote] [--epochrt PATH] [--verbose]
+//   epoch_bench [--nodes N] [--scale-nodes LIST] [--ops N] [--rounds R]
+//               [--caf-rounds C] [--remote-rounds M] [--runs K]
+//               [--budget-ms B] [--only caf,local,remote]
+//               [--epochrt PATH] [--verbose]
 //
 // Every figure is the median over K runs of the mean per round of one run.
 // A timing ends after its rounds or after B ms, whichever comes first, so
@@ -29,9 +30,20 @@
 //   epoch_us_remote      an empty epoch on a distributed_session whose N
 //                        nodes live on N `epochrt node` daemons on
 //                        127.0.0.1, started by the benchmark; M rounds
+//   caf_remote_fanout_us the remote baseline: the same fan-out to N actors
+//                        published by N other processes on 127.0.0.1 with
+//                        CAF's own middleman (no epochrt in them), started by
+//                        the benchmark; M rounds
 //   epoch_local_vs_caf   epoch_us_local / caf_fanout_us
 //   epoch_remote_vs_caf  epoch_us_remote / caf_fanout_us
+//   epoch_remote_vs_caf_remote epoch_us_remote / caf_remote_fanout_us
 //   epoch_remote_vs_local epoch_us_remote / epoch_us_local
+//   epoch_local_vs_caf_S for each S of --scale-nodes (default 16,64): the
+//                        same two figures with S in-process nodes, as a
+//                        ratio (caf_fanout_us_S and epoch_us_local_S too)
+//   epoch_ops_us_16x100  an epoch of real ops: 16 in-process nodes, one task
+//                        each of 100 small ops (--ops), ConstantFill then
+//                        Adds over 16 floats
 //
 // Before them: the per-run figures (runN_*). Every run starts its actor
 // systems afresh (the daemons stay up). The epochs are timed from the
@@ -59,9 +71,13 @@
 #include <caf/duration.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
+#include <caf/io/middleman.hpp>
 #include <caf/response_promise.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
+
+#include <csignal>
+#include <pthread.h>
 
 #include "bench/bench_util.hpp"
 #include "bench/daemon_process.hpp"
@@ -83,6 +99,10 @@ using std::chrono::milliseconds;
 
 struct epoch_options {
   int nodes = 3;
+  /// In-process node counts measured after the main run; empty: none.
+  std::vector<int> scale_nodes{16, 64};
+  /// Ops per task of the real-ops epoch (16 nodes); 0: not measured.
+  int ops = 100;
   /// Rounds of local epochs.
   int rounds = 2000;
   /// Rounds of the CAF baseline: far more, as each is far shorter. With as
@@ -107,11 +127,17 @@ struct epoch_options {
 void usage(const char* argv0) {
   std::fprintf(
     stderr,
-    "usage: %s [--nodes N] [--rounds R] [--caf-rounds C] [--remote-rounds M]\n"
-    "          [--runs K] [--budget-ms B] [--only caf,local,remote]\n"
-    "          [--epochrt PATH] [--verbose]\n"
+    "usage: %s [--nodes N] [--scale-nodes LIST] [--ops N] [--rounds R]\n"
+    "          [--caf-rounds C] [--remote-rounds M] [--runs K] [--budget-ms "
+    "B]\n"
+    "          [--only caf,local,remote] [--epochrt PATH] [--verbose]\n"
     "\n"
     "  --nodes N          nodes of every epoch, 1 to 64 (default 3)\n"
+    "  --scale-nodes L    also measure caf and local with each of these\n"
+    "                     in-process node counts, 1 to 256 (default 16,64;\n"
+    "                     'none' for none)\n"
+    "  --ops N            ops per task of the real-ops epoch over 16 nodes,\n"
+    "                     0 to 10000 (default 100; 0: not measured)\n"
     "  --rounds R         rounds of local epochs (default 2000)\n"
     "  --caf-rounds C     rounds of the CAF baseline (default 10000)\n"
     "  --remote-rounds M  rounds of remote epochs (default 300)\n"
@@ -160,6 +186,23 @@ bool parse_parts(std::string_view list, epoch_options& out) {
   return out.caf || out.local || out.remote;
 }
 
+bool parse_node_list(std::string_view list, std::vector<int>& out) {
+  out.clear();
+  if (list == "none")
+    return true;
+  while (!list.empty()) {
+    auto comma = list.find(',');
+    int n = 0;
+    if (!parse_int(std::string{list.substr(0, comma)}, 1, 256, n))
+      return false;
+    out.push_back(n);
+    if (comma == std::string_view::npos)
+      return true;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
 bool parse_options(int argc, char** argv, epoch_options& out, int& exit_code) {
   exit_code = 2;
   for (int i = 1; i < argc; ++i) {
@@ -183,6 +226,18 @@ bool parse_options(int argc, char** argv, epoch_options& out, int& exit_code) {
     } else if (arg == "--nodes") {
       if (!parse_int(value(), 1, 64, out.nodes)) {
         std::fprintf(stderr, "--nodes needs a count from 1 to 64\n");
+        return false;
+      }
+    } else if (arg == "--scale-nodes") {
+      if (!parse_node_list(value(), out.scale_nodes)) {
+        std::fprintf(stderr,
+                     "--scale-nodes takes 'none' or a comma-separated "
+                     "list of counts from 1 to 256\n");
+        return false;
+      }
+    } else if (arg == "--ops") {
+      if (!parse_int(value(), 0, 10000, out.ops)) {
+        std::fprintf(stderr, "--ops needs a count from 0 to 10000\n");
         return false;
       }
     } else if (arg == "--rounds") {
@@ -347,13 +402,21 @@ public:
   fanout_baseline(caf::actor_system& sys, int nodes) : sys_(sys) {
     for (int i = 0; i < nodes; ++i)
       peers_.push_back(sys.spawn<echo_peer>());
+    owns_peers_ = true;
+    driver_ = sys.spawn(fanout_driver, peers_);
+  }
+
+  /// Over peers that live elsewhere (other processes), which it leaves be.
+  fanout_baseline(caf::actor_system& sys, std::vector<caf::actor> peers)
+    : sys_(sys), peers_(std::move(peers)) {
     driver_ = sys.spawn(fanout_driver, peers_);
   }
 
   ~fanout_baseline() {
     caf::anon_send_exit(driver_, caf::exit_reason::user_shutdown);
-    for (auto& peer : peers_)
-      caf::anon_send_exit(peer, caf::exit_reason::user_shutdown);
+    if (owns_peers_)
+      for (auto& peer : peers_)
+        caf::anon_send_exit(peer, caf::exit_reason::user_shutdown);
   }
 
   /// Microseconds per round of `rounds` rounds or of those that fit in
@@ -381,6 +444,7 @@ public:
 private:
   caf::actor_system& sys_;
   std::vector<caf::actor> peers_;
+  bool owns_peers_ = false;
   caf::actor driver_;
 };
 
@@ -404,6 +468,28 @@ epochrt::task_group_def empty_epoch(int nodes, bool with_op) {
     if (with_op)
       task.steps.push_back(epochrt::step_def{
         "tick", {epochrt::make_op("ConstantFill", {}, {"bench_tick"})}, 1, {}});
+    group.tasks.push_back(std::move(task));
+  }
+  return group;
+}
+
+// The epoch of real ops: per node one task of `ops` small ops, a
+// ConstantFill of 16 floats then Adds of it to itself, each holding the
+// node's workspace as every op that names a blob does.
+epochrt::task_group_def ops_epoch(int nodes, int ops) {
+  epochrt::task_group_def group;
+  for (int i = 0; i < nodes; ++i) {
+    std::vector<epochrt::op_def> list;
+    list.push_back(
+      epochrt::make_op("ConstantFill", {}, {"a"},
+                       {{"shape", epochrt::make_tensor<int64_t>({1}, {16})},
+                        {"value", epochrt::make_scalar<double>(1.0)}}));
+    for (int k = 1; k < ops; ++k)
+      list.push_back(epochrt::make_op("Add", {"a", "a"}, {"b"}));
+    epochrt::task_def task;
+    task.name = "ops_" + std::to_string(i);
+    task.node = node_name(i);
+    task.steps.push_back(epochrt::step_def{"ops", std::move(list), 1, {}});
     group.tasks.push_back(std::move(task));
   }
   return group;
@@ -450,6 +536,11 @@ struct figures {
   std::vector<double> caf_fanout_untimed_us;
   std::vector<double> epoch_us_local;
   std::vector<double> epoch_us_remote;
+  std::vector<double> caf_remote_fanout_us;
+  /// Per count of --scale-nodes: the CAF fan-out and the local epoch.
+  std::map<int, std::vector<double>> scale_caf_us;
+  std::map<int, std::vector<double>> scale_local_us;
+  std::vector<double> ops_epoch_us;
   /// The empty epoch, once the first session has been asked.
   std::optional<epochrt::task_group_def> group;
   bool task_has_op = false;
@@ -515,8 +606,68 @@ void measure_in_process(const epoch_options& opts, const registry_ptr& ops,
   }
 }
 
+// The in-process figures at `nodes` nodes, in a system of their own: the
+// timed CAF fan-out and the local empty epoch (a task without ops per
+// node, or with one trivial op if `with_op`).
+void measure_scale(const epoch_options& opts, const registry_ptr& ops,
+                   int nodes, bool with_op, figures& out) {
+  caf::actor_system_config cfg;
+  epochrt::configure(cfg);
+  epochrt::configure_scheduler(cfg, 2);
+  caf::actor_system sys{cfg};
+  {
+    fanout_baseline baseline{sys, nodes};
+    baseline.per_round_us(opts.caf_rounds, opts.budget_ms, false); // warm-up
+    auto timed = baseline.per_round_us(opts.caf_rounds, opts.budget_ms, true);
+    out.scale_caf_us[nodes].push_back(timed.us);
+    progress("  caf fan-out %3d %9.2f us per round, %" PRId64 " rounds", nodes,
+             timed.us, timed.rounds);
+  }
+  epochrt::local_session local{sys, ops, bench_timeouts()};
+  auto group = empty_epoch(nodes, with_op);
+  auto t = per_epoch_us(local, group, opts.rounds, opts.budget_ms, "local");
+  out.scale_local_us[nodes].push_back(t.us);
+  progress("  local epoch %3d %9.2f us, %" PRId64 " rounds", nodes, t.us,
+           t.rounds);
+}
+
+// The epoch of real ops over 16 in-process nodes.
+void measure_ops(const epoch_options& opts, const registry_ptr& ops,
+                 figures& out) {
+  caf::actor_system_config cfg;
+  epochrt::configure(cfg);
+  epochrt::configure_scheduler(cfg, 2);
+  caf::actor_system sys{cfg};
+  epochrt::local_session local{sys, ops, bench_timeouts()};
+  auto group = ops_epoch(16, opts.ops);
+  auto t = per_epoch_us(local, group, opts.rounds, opts.budget_ms, "ops");
+  out.ops_epoch_us.push_back(t.us);
+  progress("  16 x %d ops   %9.2f us, %" PRId64 " rounds", opts.ops, t.us,
+           t.rounds);
+}
+
+// The remote baseline: the fan-out to actors published by other processes.
+void measure_caf_remote(const epoch_options& opts, caf::actor_system& sys,
+                        const std::vector<node_daemon>& peers, figures& out) {
+  std::vector<caf::actor> remote;
+  for (auto& peer : peers) {
+    auto handle = sys.middleman().remote_actor("127.0.0.1", peer.port());
+    if (!handle)
+      throw std::runtime_error("connecting to the CAF peer on port "
+                               + std::to_string(peer.port()) + ": "
+                               + epochrt::describe_error(handle.error()));
+    remote.push_back(std::move(*handle));
+  }
+  fanout_baseline baseline{sys, std::move(remote)};
+  auto t = baseline.per_round_us(opts.remote_rounds, opts.budget_ms, true);
+  out.caf_remote_fanout_us.push_back(t.us);
+  progress("  caf remote     %9.2f us per round, %" PRId64 " rounds", t.us,
+           t.rounds);
+}
+
 void measure_remote(const epoch_options& opts, const registry_ptr& ops,
-                    const std::vector<node_daemon>& daemons, figures& out) {
+                    const std::vector<node_daemon>& daemons,
+                    const std::vector<node_daemon>& caf_peers, figures& out) {
   caf::actor_system_config cfg;
   if (auto err = epochrt::configure_network(cfg))
     throw std::runtime_error(epochrt::describe_error(err));
@@ -538,10 +689,11 @@ void measure_remote(const epoch_options& opts, const registry_ptr& ops,
     = per_epoch_us(remote, group, opts.remote_rounds, opts.budget_ms, "remote");
   out.epoch_us_remote.push_back(t.us);
   progress("  remote epoch   %9.2f us, %" PRId64 " rounds", t.us, t.rounds);
+  measure_caf_remote(opts, sys, caf_peers, out);
 }
 
 void measure(const epoch_options& opts, const std::vector<node_daemon>& daemons,
-             figures& out) {
+             const std::vector<node_daemon>& caf_peers, figures& out) {
   auto ops = std::make_shared<epochrt::op_registry>();
   if (auto err = epochrt::add_builtin_ops(*ops))
     throw std::runtime_error(epochrt::error_text(err));
@@ -550,7 +702,19 @@ void measure(const epoch_options& opts, const std::vector<node_daemon>& daemons,
     if (opts.caf || opts.local)
       measure_in_process(opts, ops, out);
     if (opts.remote)
-      measure_remote(opts, ops, daemons, out);
+      measure_remote(opts, ops, daemons, caf_peers, out);
+  }
+  for (auto nodes : opts.scale_nodes) {
+    if (!opts.caf || !opts.local)
+      break;
+    progress("%d in-process nodes", nodes);
+    for (int r = 1; r <= opts.runs; ++r)
+      measure_scale(opts, ops, nodes, out.task_has_op, out);
+  }
+  if (opts.local && opts.ops > 0) {
+    progress("16 nodes x %d ops", opts.ops);
+    for (int r = 1; r <= opts.runs; ++r)
+      measure_ops(opts, ops, out);
   }
 }
 
@@ -587,6 +751,22 @@ void report(const epoch_options& opts, const figures& f) {
     print_line("epoch_remote_vs_caf", remote_us / caf_us, "x", 1);
   if (opts.local && opts.remote)
     print_line("epoch_remote_vs_local", remote_us / local_us, "x", 2);
+  if (opts.remote) {
+    auto caf_remote_us = median(f.caf_remote_fanout_us);
+    print_line("caf_remote_fanout_us", caf_remote_us, "us", 2);
+    print_line("epoch_remote_vs_caf_remote", remote_us / caf_remote_us, "x", 1);
+  }
+  for (auto& [nodes, caf] : f.scale_caf_us) {
+    auto n = std::to_string(nodes);
+    auto caf_n = median(caf);
+    auto local_n = median(f.scale_local_us.at(nodes));
+    print_line("caf_fanout_us_" + n, caf_n, "us", 2);
+    print_line("epoch_us_local_" + n, local_n, "us", 1);
+    print_line("epoch_local_vs_caf_" + n, local_n / caf_n, "x", 1);
+  }
+  if (!f.ops_epoch_us.empty())
+    print_line("epoch_ops_us_16x" + std::to_string(opts.ops),
+               median(f.ops_epoch_us), "us", 1);
   std::fflush(stdout);
 }
 
@@ -607,7 +787,41 @@ bool stop_daemons(std::vector<node_daemon>& daemons) {
 
 } // namespace
 
+// --serve-caf-peer: one echo actor published with CAF's own middleman on a
+// free loopback port, printed as "listening on 127.0.0.1:PORT", until SIGTERM
+// or SIGINT. The remote baseline's peer: nothing of epochrt's on the path.
+int serve_caf_peer() {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr); // before any thread starts
+  caf::actor_system_config cfg;
+  if (auto err = epochrt::configure_network(cfg)) {
+    std::fprintf(stderr, "%s\n", epochrt::describe_error(err).c_str());
+    return 1;
+  }
+  epochrt::configure_scheduler(cfg, 2);
+  caf::actor_system sys{cfg};
+  auto peer = sys.spawn<echo_peer>();
+  auto port = sys.middleman().publish(peer, 0, "127.0.0.1");
+  if (!port) {
+    std::fprintf(stderr, "publish: %s\n",
+                 epochrt::describe_error(port.error()).c_str());
+    caf::anon_send_exit(peer, caf::exit_reason::user_shutdown);
+    return 1;
+  }
+  std::printf("listening on 127.0.0.1:%u\n", static_cast<unsigned>(*port));
+  std::fflush(stdout);
+  int received = 0;
+  sigwait(&stop, &received);
+  caf::anon_send_exit(peer, caf::exit_reason::user_shutdown);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string_view{argv[1]} == "--serve-caf-peer")
+    return serve_caf_peer();
   epoch_options opts;
   int exit_code = 0;
   if (!parse_options(argc, argv, opts, exit_code))
@@ -624,6 +838,7 @@ int main(int argc, char** argv) {
   // Declared before the actor system, hence stopped after it: the session
   // detaches its nodes from the daemons before they go.
   std::vector<node_daemon> daemons;
+  std::vector<node_daemon> caf_peers;
   try {
     if (opts.remote) {
       scratch = make_scratch_dir({});
@@ -637,8 +852,18 @@ int main(int argc, char** argv) {
         progress("  %s on 127.0.0.1:%u (pid %d)", node_name(i).c_str(),
                  daemons.back().port(), static_cast<int>(daemons.back().pid()));
       }
+      // The remote baseline's peers: this program again, serving a bare
+      // CAF actor each.
+      auto self_path = sibling_program(argv[0], "epoch_bench");
+      for (int i = 0; i < opts.nodes; ++i) {
+        caf_peers.push_back(node_daemon::start_program(
+          {self_path, "--serve-caf-peer"},
+          scratch + "/caf_peer_" + std::to_string(i) + ".log",
+          std::chrono::seconds(20)));
+        progress("  CAF peer %d on 127.0.0.1:%u", i, caf_peers.back().port());
+      }
     }
-    measure(opts, daemons, results);
+    measure(opts, daemons, caf_peers, results);
     progress("shutting down...");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "epoch_bench: %s\n", e.what());
@@ -653,6 +878,8 @@ int main(int argc, char** argv) {
   }
   if (!stop_daemons(daemons) && rc == 0)
     rc = 1;
+  for (auto& peer : caf_peers)
+    peer.stop();
   if (!scratch.empty())
     remove_tree(scratch);
   if (rc != 0)
