@@ -75,11 +75,19 @@ caf::behavior group_runner_behavior(caf::event_based_actor* self,
       state->answered.resize(order.size());
       // The runner quits as soon as its reply is out, which drops the
       // replies still due: nothing keeps it alive after the group failed.
-      auto fail = [self, state](caf::error err) {
+      // A monitor stays attached to the node after the runner quits, and
+      // holds the runner's memory, until the node ends: one per group per
+      // node on a long job. Each is removed before the runner quits.
+      auto demonitor_all = [self, nodes, order] {
+        for (auto& node : order)
+          self->demonitor(nodes.at(node));
+      };
+      auto fail = [self, state, demonitor_all](caf::error err) {
         if (state->finished)
           return;
         state->finished = true;
         state->promise.deliver(std::move(err));
+        demonitor_all();
         self->quit();
       };
       // A node actor that ends without replying (it was stopped, or died)
@@ -99,7 +107,7 @@ caf::behavior group_runner_behavior(caf::event_based_actor* self,
         run_tasks part{msg.group, msg.epoch, std::move(by_node[node])};
         self->request(nodes.at(node), timeout, std::move(part))
           .then(
-            [self, state, i](tasks_done& done) {
+            [self, state, i, demonitor_all](tasks_done& done) {
               state->answered[i] = true;
               if (state->finished)
                 return;
@@ -111,6 +119,7 @@ caf::behavior group_runner_behavior(caf::event_based_actor* self,
                   for (auto& out : outs)
                     result.outputs.emplace_back(std::move(out));
                 state->promise.deliver(std::move(result));
+                demonitor_all();
                 self->quit();
               }
             },
