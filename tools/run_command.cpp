@@ -1,6 +1,7 @@
 #include "tools/run_command.hpp"
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -14,6 +15,7 @@
 #include "tools/fault_commands.hpp"
 #include "tools/fetch_spec.hpp"
 #include "tools/network_flags.hpp"
+#include "tools/stop_signals.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/distributed_session.hpp>
@@ -24,6 +26,7 @@
 #include <epochrt/actors/api/node_address.hpp>
 #include <epochrt/actors/api/secret_file.hpp>
 #include <epochrt/actors/api/upload_task_group_builder.hpp>
+#include <epochrt/messages/printable.hpp>
 #include <epochrt/messages/tensor.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
 #include <epochrt/runtime/builtin_ops.hpp>
@@ -206,6 +209,38 @@ std::string rerun_hint(const run_options& opts) {
     + ": running the same command again resumes from it";
 }
 
+/// The last committed epoch of --checkpoint-dir; none without one, or when
+/// nothing is committed (a rerun starts from scratch).
+std::optional<int64_t> last_committed(const run_options& opts) {
+  if (!opts.checkpoint_dir)
+    return std::nullopt;
+  file_metadata_handler handler{*opts.checkpoint_dir};
+  auto metadata = handler.load();
+  if (!metadata || metadata->committed_epochs.empty())
+    return std::nullopt;
+  return metadata->committed_epochs.back();
+}
+
+/// One stderr line after a graceful stop: why, and where a rerun resumes.
+void print_stop(const std::string& job, int signo,
+                std::optional<int64_t> resume, const std::string& what) {
+  std::string where;
+  if (resume)
+    where = "running the same command again resumes from epoch "
+      + std::to_string(*resume);
+  else
+    where = "nothing is committed: running the same command again starts "
+            "from scratch";
+  std::cout.flush();
+  std::cerr << "epochrt: job '" << printable(job) << "' " << what << " ("
+            << signal_name(signo) << "); " << where << std::endl;
+}
+
+bool is_stopped(const caf::error& err) {
+  return err.category() == actors_category
+    && err.code() == static_cast<uint8_t>(actors_errc::stopped);
+}
+
 bool is_node_lost(const caf::error& err) {
   return err.category() == actors_category
     && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
@@ -273,6 +308,9 @@ int run_job(const run_options& opts) {
     }
     session_opts.secret = std::move(*secret);
   }
+  // Before the actor system: its threads must start with the signals
+  // blocked, so that only the watcher takes them.
+  stop_signals signals;
   // Declaration order matters: everything that owns actors is declared
   // after the system, so that it is destroyed (and its actors stopped)
   // before the system shuts down.
@@ -307,7 +345,20 @@ int run_job(const run_options& opts) {
   runner_opts.max_node_failures = opts.max_failures;
   job_runner runner{std::move(*loaded), manager.get(), opts.resume_from,
                     upload.get(), runner_opts};
+  signals.watch([&runner](int) {
+    runner.request_stop();
+  });
   auto epochs = runner.train(session);
+  if (!epochs && is_stopped(epochs.error()) && signals.received() != 0) {
+    // A scripted rerun needs the epoch it resumes from: on stdout too.
+    auto resume = last_committed(opts);
+    print_stop(runner.get_job().name(), signals.received(), resume,
+               one_line(error_text(epochs.error())));
+    std::cout << "resume_from=" << (resume ? std::to_string(*resume) : "none")
+              << std::endl;
+    return signals.received() == SIGINT ? exit_stopped_sigint
+                                        : exit_stopped_sigterm;
+  }
   if (!epochs) {
     auto text = "job '" + runner.get_job().name()
       + "' failed: " + describe(epochs.error());
