@@ -54,6 +54,15 @@ struct run_options {
   /// Appends a line for every injection point this process reaches to
   /// FILE (created or appended): what `epochrt sweep` records.
   std::optional<std::string> fault_trace;
+  /// Appends what every epoch cost to FILE, one JSON object per line
+  /// (stats_json_writer.hpp).
+  std::optional<std::string> stats_json;
+  /// Writes the job's timeline to FILE in the Chrome trace-event format
+  /// (trace_writer.hpp).
+  std::optional<std::string> trace;
+  /// Shows one live progress line on stderr (a terminal) instead of the
+  /// info log lines.
+  bool progress = false;
 };
 
 /// Runs `epochrt run`: checks every argument and loads the job before
