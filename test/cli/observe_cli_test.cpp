@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test/remote/daemon_process.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
 
@@ -314,6 +315,59 @@ BOOST_AUTO_TEST_CASE(a_resumed_job_traces_every_nodes_load) {
     if (ev["ph"] == "X" && ev["name"] == "load 3")
       ++loads;
   BOOST_TEST(loads == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_node_and_its_recovery_are_in_the_stats_and_trace) {
+  temp_dir dir;
+  epochrt::test::daemon_process daemon{dir.str(), "trainer_1"};
+  auto plan = dir.sub("plan.json");
+  std::ofstream{plan} << R"({"faults": [{"point": "job.group.start",
+    "fault": "delay", "detail": "epoch", "count": 0, "ms": 400}]})";
+  auto stats = dir.sub("stats.jsonl");
+  auto trace = dir.sub("trace.json");
+  auto err = dir.sub("run.err");
+  background_process job{
+    EPOCHRT_CLI,
+    {"run", jobs + "pipeline3.json", "--checkpoint-dir", dir.sub("ckpt"),
+     "--node", "trainer_1=" + daemon.address(), "--max-failures", "1",
+     "--stats-json", stats, "--trace", trace, "--fault-plan", plan},
+    dir.sub("run.out"),
+    err};
+  auto reached = [&](const std::string& text) {
+    return epochrt::test::eventually(
+      [&] {
+        return contains(read_file(err), text);
+      },
+      20s);
+  };
+  BOOST_TEST_REQUIRE(reached("starting epoch 2"), read_file(err));
+  daemon.kill();
+  BOOST_TEST_REQUIRE(reached("recovering (failure 1 of at most 1)"),
+                     read_file(err));
+  daemon.restart();
+  BOOST_TEST_REQUIRE(job.wait(30s) == 0, read_file(err));
+  auto lines = json_lines(stats);
+  auto lost = of_type(lines, "node_lost");
+  BOOST_TEST_REQUIRE(lost.size() == 1u);
+  BOOST_TEST(contains(lost[0]["error"].get<std::string>(), "trainer_1"));
+  auto recovered = of_type(lines, "recovered");
+  BOOST_TEST_REQUIRE(recovered.size() == 1u);
+  BOOST_TEST(recovered[0]["recoveries"].get<int64_t>() == 1);
+  auto epochs = of_type(lines, "epoch");
+  BOOST_TEST_REQUIRE(!epochs.empty());
+  BOOST_TEST(epochs.back()["epoch"].get<int64_t>() == 4);
+  BOOST_TEST(epochs.back()["failures"].get<int64_t>() == 1);
+  BOOST_TEST(of_type(lines, "load").size() == 3u); // every node reloaded
+  auto doc = json::parse(read_file(trace), nullptr, false);
+  BOOST_TEST_REQUIRE(doc.is_array());
+  size_t lost_marks = 0;
+  size_t recoveries = 0;
+  for (auto& ev : doc) {
+    lost_marks += ev["name"] == "node lost" && ev["ph"] == "i";
+    recoveries += ev["name"] == "recovery" && ev["ph"] == "X";
+  }
+  BOOST_TEST(lost_marks == 1u);
+  BOOST_TEST(recoveries == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
