@@ -70,8 +70,11 @@ void progress_view::on_event(const job_event& ev) {
       epoch_ = 0;
       epoch_us_ = micros(ev.end - ev.start);
       break;
-    case kind::epoch:
+    case kind::epoch_started:
       epoch_ = ev.epoch;
+      break;
+    case kind::epoch:
+      epoch_ = std::max(epoch_, ev.epoch);
       epoch_us_ = micros(ev.end - ev.start);
       break;
     case kind::write:

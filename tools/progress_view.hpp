@@ -14,8 +14,8 @@ namespace epochrt::cli {
 ///   pipeline  epoch 3/4  1.20 s/epoch  ckpt 2: 4.1 ms 1.2 KiB 0.3 MiB/s
 ///   committed 2
 ///
-/// the epoch that ran last (of the limit when the job file sets one), its
-/// time, the last checkpoint's time (its slowest node's save, then the
+/// the epoch running or that ran last (of the limit when the job file sets
+/// one), the time of the last one that ended, the last checkpoint's time (its slowest node's save, then the
 /// commit), the bytes it wrote and their throughput, and the last committed
 /// epoch. Redrawn in place at each event.
 ///

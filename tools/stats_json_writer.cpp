@@ -117,6 +117,8 @@ void stats_json_writer::on_event(const job_event& ev) {
                                      {"error", ev.detail},
                                      {"failures", failures_}}));
       return;
+    case kind::epoch_started:
+      return; // a line per epoch once it ran
     case kind::recovered:
       ++recoveries_;
       // The epochs of the failed attempt get no further figures.

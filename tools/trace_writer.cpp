@@ -157,6 +157,9 @@ void trace_writer::on_event(const job_event& ev) {
     case kind::recovered:
       span(runner_lane, "recovery", "failure", nlohmann::json::object());
       return;
+    case kind::epoch_started:
+      return; // the epoch's span comes when it ends
+
   }
 }
 

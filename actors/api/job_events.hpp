@@ -36,6 +36,9 @@ struct job_event {
     /// The lost nodes are back; the job goes on from the last committed
     /// epoch (`epoch`, -1 when from scratch).
     recovered,
+    /// Epoch `epoch` starts (`start` == `end`): what a progress view shows
+    /// while an epoch of hours runs.
+    epoch_started,
   };
 
   using clock = std::chrono::steady_clock;

@@ -322,6 +322,7 @@ void run_epoch(runner_ptr self, int64_t epoch) {
     return;
   }
   self->state.epoch_start = job_event::clock::now();
+  emit(self, job_event::kind::epoch_started, epoch, self->state.epoch_start);
   at_point(self, fault_point::job_epoch_start, epoch, {}, [self, epoch] {
     detail::log().info("starting epoch {}", epoch);
     run_group(

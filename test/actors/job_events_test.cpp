@@ -63,6 +63,10 @@ BOOST_AUTO_TEST_CASE(an_observer_sees_every_epoch_snapshot_write_and_commit) {
     BOOST_TEST(epoch_events[i].epoch == static_cast<int64_t>(i + 1));
     BOOST_TEST((epoch_events[i].start <= epoch_events[i].end));
   }
+  auto started = seen->of(kind::epoch_started);
+  BOOST_TEST_REQUIRE(started.size() == 4u);
+  for (size_t i = 0; i < started.size(); ++i)
+    BOOST_TEST(started[i].epoch == static_cast<int64_t>(i + 1));
   BOOST_TEST(seen->of(kind::snapshot).size() == 5u); // epochs 0 to 4
   auto writes = seen->of(kind::write);
   BOOST_TEST_REQUIRE(writes.size() == 15u); // 3 nodes, 5 epochs
