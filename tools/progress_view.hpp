@@ -15,9 +15,10 @@ namespace epochrt::cli {
 ///   committed 2
 ///
 /// the epoch running or that ran last (of the limit when the job file sets
-/// one), the time of the last one that ended, the last checkpoint's time (its slowest node's save, then the
-/// commit), the bytes it wrote and their throughput, and the last committed
-/// epoch. Redrawn in place at each event.
+/// one), the time of the last one that ended, the last checkpoint's time
+/// (its slowest node's save, then the commit), the bytes it wrote and their
+/// throughput, and the last committed epoch. Redrawn in place at each
+/// event.
 ///
 /// Written by hand: Debian packages no C++ progress library (no
 /// `indicators`; `apt-cache search` shows Go ones only), and one line needs

@@ -159,7 +159,6 @@ void trace_writer::on_event(const job_event& ev) {
       return;
     case kind::epoch_started:
       return; // the epoch's span comes when it ends
-
   }
 }
 
