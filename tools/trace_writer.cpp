@@ -1,5 +1,6 @@
 #include "tools/trace_writer.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include <nlohmann/json.hpp>
@@ -122,9 +123,27 @@ void trace_writer::on_event(const job_event& ev) {
       span(runner_lane, "snapshots " + epoch, "checkpoint",
            nlohmann::json::object());
       return;
-    case kind::write:
+    case kind::write: {
       span(ev.node, "write " + epoch, "checkpoint", stats_args(ev.stats));
+      // Its parts, nested: the snapshot opens a save, the syncs close it.
+      auto start = micros(ev.start);
+      auto end = micros(ev.end);
+      auto part = [&](const std::string& name, int64_t from, int64_t dur) {
+        append(dump({{"name", name},
+                     {"cat", "checkpoint"},
+                     {"ph", "X"},
+                     {"pid", trace_pid},
+                     {"tid", lane(ev.node)},
+                     {"ts", from},
+                     {"dur", dur},
+                     {"args", {{"epoch", ev.epoch}}}}));
+      };
+      part("snapshot " + epoch, start,
+           std::min(ev.stats.snapshot_us, end - start));
+      part("sync " + epoch, std::max(start, end - ev.stats.sync_us),
+           std::min(ev.stats.sync_us, end - start));
       return;
+    }
     case kind::commit:
       span(manager_lane, "commit " + epoch, "checkpoint",
            nlohmann::json::object());

@@ -292,6 +292,13 @@ BOOST_AUTO_TEST_CASE(the_trace_parses_and_has_a_lane_per_node_with_its_events) {
       BOOST_TEST(
         spans["write " + n]
         == (std::multiset<std::string>{"trainer_0", "trainer_1", "trainer_2"}));
+      // The parts of each write, nested on its node's lane.
+      BOOST_TEST(
+        spans["snapshot " + n]
+        == (std::multiset<std::string>{"trainer_0", "trainer_1", "trainer_2"}));
+      BOOST_TEST(
+        spans["sync " + n]
+        == (std::multiset<std::string>{"trainer_0", "trainer_1", "trainer_2"}));
       BOOST_TEST(spans["commit " + n]
                  == (std::multiset<std::string>{"checkpoint manager"}));
     }
