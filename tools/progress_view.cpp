@@ -138,6 +138,12 @@ void progress_view::draw() {
   write_all(fd_, "\r\x1b[2K" + text() + "\r");
 }
 
+void progress_view::clear_line() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (!finished_)
+    write_all(fd_, "\r\x1b[2K");
+}
+
 void progress_view::finish() {
   std::lock_guard<std::mutex> guard{mtx_};
   if (finished_)

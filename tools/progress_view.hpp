@@ -38,6 +38,10 @@ public:
   /// Leaves the last line on screen and moves below it.
   void finish();
 
+  /// Erases the line, for a message that takes its place; the next event
+  /// draws it again.
+  void clear_line();
+
   /// The current line, without control characters (for tests).
   std::string text() const;
 

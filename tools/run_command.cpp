@@ -426,8 +426,10 @@ int run_job(const run_options& opts) {
   runner_opts.events = watch.events();
   job_runner runner{std::move(*loaded), manager.get(), opts.resume_from,
                     upload.get(), runner_opts};
-  signals.watch([&runner](int) {
+  signals.watch([&runner, &watch](int) {
     runner.request_stop();
+    if (watch.progress) // the notice goes on a line of its own
+      watch.progress->clear_line();
   });
   auto epochs = runner.train(session);
   watch.close();

@@ -41,12 +41,13 @@ void stop_signals::run(std::function<void(int)> on_first) {
       continue; // EAGAIN (the tick) or EINTR
     if (received_ == 0) {
       received_ = signo;
+      // First, so that it may clear a progress line for the notice below.
+      if (on_first)
+        on_first(signo);
       std::cerr << "epochrt: " << signal_name(signo)
                 << ": stopping after the running epoch and its checkpoint "
                    "(send it again to stop at once)"
                 << std::endl;
-      if (on_first)
-        on_first(signo);
       continue;
     }
     // At once: whatever is committed stays committed; the epoch running

@@ -31,8 +31,8 @@ public:
   stop_signals& operator=(const stop_signals&) = delete;
 
   /// Starts the thread that takes the signals: it calls `on_first` with the
-  /// first one's number (on that thread; it must not block long), and ends
-  /// the process on the second.
+  /// first one's number (on that thread; it must not block long), then
+  /// prints a notice on stderr, and ends the process on the second.
   void watch(std::function<void(int)> on_first);
 
   /// The number of the first signal taken; 0 before any.

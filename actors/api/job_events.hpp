@@ -33,8 +33,8 @@ struct job_event {
     load,
     /// A node was lost (`detail`: the error); the job recovers or fails.
     node_lost,
-    /// The lost nodes are back; the job goes on from the last committed
-    /// epoch (`epoch`, -1 when from scratch).
+    /// The lost nodes are back, from `start` (the loss) to `end`; the job
+    /// goes on from the last committed epoch. `detail` counts the failure.
     recovered,
     /// Epoch `epoch` starts (`start` == `end`): what a progress view shows
     /// while an epoch of hours runs.

@@ -162,12 +162,12 @@ caf::expected<int64_t> job_runner::train(session& sess) {
     auto& err = epochs.error();
     auto lost = err.category() == actors_category
       && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
-    // A recovery may take as long as a reconnect: a job asked to stop
-    // stops instead, from what is committed.
     auto lost_at = job_event::clock::now();
     if (lost)
       notify_recovery(options_.events.get(), job_event::kind::node_lost,
                       lost_at, error_text(err));
+    // A recovery may take as long as a reconnect: a job asked to stop
+    // stops instead, from what is committed.
     if (lost && stop_requested())
       return stopped_error("after " + error_text(err));
     if (!lost || failures > options_.max_node_failures) {
@@ -206,8 +206,9 @@ caf::expected<int64_t> job_runner::run_once(session& sess,
   if (!epochs)
     return epochs;
   auto epoch = *epochs;
-  // The last epoch's checkpoint is committed: a rerun resumes from it and
-  // runs the remaining groups on that state.
+  // With checkpoints, the last epoch's is committed by now (the runner
+  // flushed): a rerun resumes from it and runs the remaining groups on
+  // that state.
   if (stop_requested())
     return stopped_error("after epoch " + std::to_string(epoch)
                          + ", before the groups after the epoch loop");

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <set>
@@ -75,8 +76,12 @@ std::vector<json> of_type(const std::vector<json>& lines,
 }
 
 /// What a program writes to a terminal: runs it on a pseudo-terminal
-/// (forkpty) and reads until it exits, at most 60 s. Returns its exit code.
-int run_on_terminal(const std::vector<std::string>& args, std::string& screen) {
+/// (forkpty) and reads until it exits, at most 60 s. After each read,
+/// `typing` may write to the terminal (its master side) as a person would.
+/// Returns the exit code.
+int run_on_terminal(const std::vector<std::string>& args, std::string& screen,
+                    const std::function<void(const std::string&, int)>& typing
+                    = {}) {
   int master = -1;
   auto pid = forkpty(&master, nullptr, nullptr, nullptr);
   BOOST_TEST_REQUIRE(pid >= 0);
@@ -100,6 +105,8 @@ int run_on_terminal(const std::vector<std::string>& args, std::string& screen) {
       if (n <= 0)
         break; // EIO: the child's side closed
       screen.append(buf, static_cast<size_t>(n));
+      if (typing)
+        typing(screen, master);
     }
     if (std::chrono::steady_clock::now() > deadline) {
       ::kill(pid, SIGKILL);
@@ -402,6 +409,35 @@ BOOST_AUTO_TEST_CASE(the_line_shows_the_epoch_limit_when_the_job_has_one) {
   auto code = run_on_terminal({"run", jobs + "download.json"}, screen);
   BOOST_TEST_REQUIRE(code == 0, screen);
   BOOST_TEST(contains(screen, "download  epoch 1/1"), screen);
+}
+
+BOOST_AUTO_TEST_CASE(ctrl_c_on_the_terminal_stops_the_job_gracefully) {
+  temp_dir dir;
+  auto plan = dir.sub("plan.json");
+  std::ofstream{plan} << R"({"faults": [{"point": "job.group.start",
+    "fault": "delay", "detail": "epoch", "count": 0, "ms": 600}]})";
+  std::string screen;
+  bool typed = false;
+  auto code = run_on_terminal(
+    {"run", jobs + "pipeline.json", "--checkpoint-dir", dir.sub("ckpt"),
+     "--fault-plan", plan},
+    screen, [&typed](const std::string& so_far, int terminal) {
+      if (!typed && contains(so_far, "pipeline  epoch 2")) {
+        typed = true;
+        BOOST_TEST(::write(terminal, "\x03", 1) == 1); // Ctrl-C
+      }
+    });
+  BOOST_TEST_REQUIRE(typed, screen);
+  BOOST_TEST(code == 130, screen);
+  BOOST_TEST(contains(screen, "SIGINT: stopping after the running epoch"),
+             screen);
+  BOOST_TEST(contains(screen, "resume_from=2"), screen);
+  // A rerun resumes there and ends as an uninterrupted run.
+  auto rerun = cli({"run", jobs + "pipeline.json", "--checkpoint-dir",
+                    dir.sub("ckpt"), "--fetch", "trainer_0:total"});
+  BOOST_TEST_REQUIRE(rerun.exit_code == 0, rerun.err);
+  BOOST_TEST(contains(rerun.err, "resuming from epoch 2"), rerun.err);
+  BOOST_TEST(contains(rerun.out, "trainer_0:total=145"), rerun.out);
 }
 
 BOOST_AUTO_TEST_CASE(quiet_silences_the_line) {
