@@ -21,8 +21,14 @@ fetch=(--fetch trainer_0:w --fetch trainer_0:b --fetch trainer_1:w --fetch train
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 say "training on two nodes, checkpoints in $ckpt"
-"$epochrt" run "$job" --checkpoint-dir "$ckpt" "${fetch[@]}" > "$work/full.out"
+# On a terminal a live progress line replaces the log lines; the costs of
+# every epoch go to stats.jsonl, its timeline to trace.json.
+"$epochrt" run "$job" --checkpoint-dir "$ckpt" "${fetch[@]}" \
+  --stats-json "$work/stats.jsonl" --trace "$work/trace.json" > "$work/full.out"
 cat "$work/full.out"
+
+say "what the last epoch and its checkpoint cost (--stats-json)"
+tail -n 1 "$work/stats.jsonl"
 
 say "the checkpoints on disk"
 "$epochrt" ckpt ls "$ckpt"
@@ -40,6 +46,8 @@ say "the same job without checkpoints, straight through"
 
 if cmp -s "$work/full.out" "$work/resumed.out" && cmp -s "$work/full.out" "$work/straight.out"; then
   say "resumed and uninterrupted runs end with identical weights"
+  echo "timeline: open $work/trace.json at https://ui.perfetto.dev"
+  echo "plot:     python3 examples/plot_stats.py $work/stats.jsonl $work/stats.png"
 else
   say "MISMATCH between runs"
   diff "$work/full.out" "$work/resumed.out" || true

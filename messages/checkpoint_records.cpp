@@ -22,7 +22,8 @@ bool operator==(const blob_chunk& x, const blob_chunk& y) noexcept {
 bool operator==(const checkpoint_stats& x, const checkpoint_stats& y) noexcept {
   return x.node == y.node && x.db == y.db && x.duration_us == y.duration_us
     && x.bytes == y.bytes && x.blobs == y.blobs
-    && x.written_bytes == y.written_bytes && x.reused_blobs == y.reused_blobs;
+    && x.written_bytes == y.written_bytes && x.reused_blobs == y.reused_blobs
+    && x.snapshot_us == y.snapshot_us && x.sync_us == y.sync_us;
 }
 
 bool operator==(const checkpoint_metadata& x,

@@ -72,6 +72,11 @@ struct checkpoint_stats {
   /// payload it reused from an earlier epoch instead (unchanged since).
   uint64_t written_bytes = 0;
   uint64_t reused_blobs = 0;
+  /// Of a save, parts of `duration_us`: taking the copy-on-write snapshot
+  /// of the workspace, and making the checkpoint durable (the fsyncs and
+  /// the synced manifest batch). The rest is writing.
+  int64_t snapshot_us = 0;
+  int64_t sync_us = 0;
 };
 
 /// The durable state kept by the default metadata handler.
@@ -114,7 +119,8 @@ typename Inspector::result_type inspect(Inspector& f, blob_chunk& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, checkpoint_stats& x) {
   return f(caf::meta::type_name("epochrt::checkpoint_stats"), x.node, x.db,
-           x.duration_us, x.bytes, x.blobs, x.written_bytes, x.reused_blobs);
+           x.duration_us, x.bytes, x.blobs, x.written_bytes, x.reused_blobs,
+           x.snapshot_us, x.sync_us);
 }
 
 template <class Inspector>

@@ -798,6 +798,8 @@ void write(sc::CheckpointStats::Builder b, const checkpoint_stats& x) {
   b.setBlobs(x.blobs);
   b.setWrittenBytes(x.written_bytes);
   b.setReusedBlobs(x.reused_blobs);
+  b.setSnapshotUs(x.snapshot_us);
+  b.setSyncUs(x.sync_us);
 }
 
 caf::error read(sc::CheckpointStats::Reader r, checkpoint_stats& x) {
@@ -808,6 +810,8 @@ caf::error read(sc::CheckpointStats::Reader r, checkpoint_stats& x) {
   x.blobs = r.getBlobs();
   x.written_bytes = r.getWrittenBytes();
   x.reused_blobs = r.getReusedBlobs();
+  x.snapshot_us = r.getSnapshotUs();
+  x.sync_us = r.getSyncUs();
   return {};
 }
 

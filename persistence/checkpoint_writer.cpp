@@ -214,6 +214,18 @@ struct checkpoint_writer::impl {
     uint64_t size = 0;
   };
   std::unordered_map<int64_t, earlier_file> earlier_files; // by epoch
+  int64_t sync_us = 0; // see checkpoint_writer::sync_micros
+
+  // Runs `f`, adding the time it takes to `sync_us`.
+  template <class F>
+  auto synced(F f) -> decltype(f()) {
+    auto start = std::chrono::steady_clock::now();
+    auto result = f();
+    sync_us += std::chrono::duration_cast<std::chrono::microseconds>(
+                 std::chrono::steady_clock::now() - start)
+                 .count();
+    return result;
+  }
 
   // A save.* point, with the writer's node and epoch as its site: a delay
   // sleeps here, an io_error is returned as the step's error, any other
@@ -595,11 +607,13 @@ caf::expected<manifest> checkpoint_writer::finish() {
   if (self.data_fd >= 0) {
     // Payloads before the manifest that makes them part of a checkpoint.
     auto fd = std::exchange(self.data_fd, -1);
-    auto synced = ::fdatasync(fd) == 0 ? 0 : errno;
+    auto sync_errno = self.synced([fd] {
+      return ::fdatasync(fd) == 0 ? 0 : errno;
+    });
     auto closed = ::close(fd) == 0 ? 0 : errno;
-    if (synced != 0 || closed != 0)
+    if (sync_errno != 0 || closed != 0)
       return damage_io_error("sync " + self.data_path(),
-                             synced != 0 ? synced : closed);
+                             sync_errno != 0 ? sync_errno : closed);
   }
   self.result.created_unix_ms = unix_ms_now();
   auto record = detail::manifest_value(encode(self.result));
@@ -607,7 +621,9 @@ caf::expected<manifest> checkpoint_writer::finish() {
     leveldb::Slice{detail::manifest_key.data(), detail::manifest_key.size()},
     leveldb::Slice{record.data(), record.size()});
   self.batch_bytes += record.size();
-  if (auto err = self.flush(true))
+  if (auto err = self.synced([&self] {
+        return self.flush(true);
+      }))
     return err;
   if (self.bytes_written >= self.opts.write_buffer_bytes / 10 * 9) {
     // The memtable has filled up at least once, so a flush of it into a
@@ -620,7 +636,9 @@ caf::expected<manifest> checkpoint_writer::finish() {
     self.db->CompactRange(&key, &key);
   }
   self.db.reset(); // closes the database and releases its LOCK
-  if (auto err = detail::fsync_dir_files(self.partial))
+  if (auto err = self.synced([&self] {
+        return detail::fsync_dir_files(self.partial);
+      }))
     return err;
   fault_action action;
   if (auto err = self.at(fault_point::save_fsync_after, action))
@@ -640,7 +658,9 @@ caf::expected<manifest> checkpoint_writer::finish() {
     return err;
   if (auto err = self.at(fault_point::save_dirsync_before, action))
     return err;
-  if (auto err = detail::fsync_path(detail::parent_dir(self.path)))
+  if (auto err = self.synced([&self] {
+        return detail::fsync_path(detail::parent_dir(self.path));
+      }))
     return err;
   if (auto err = self.at(fault_point::save_dirsync_after, action))
     return err;
@@ -648,6 +668,10 @@ caf::expected<manifest> checkpoint_writer::finish() {
     if (auto err = detail::remove_tree(*old))
       return err;
   return std::move(self.result);
+}
+
+int64_t checkpoint_writer::sync_micros() const noexcept {
+  return impl_->sync_us;
 }
 
 const std::string& checkpoint_writer::path() const noexcept {

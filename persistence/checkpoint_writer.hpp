@@ -105,6 +105,11 @@ public:
   /// manifest written. The writer is done afterwards, whatever the result.
   caf::expected<manifest> finish();
 
+  /// Microseconds `finish` spent making the checkpoint durable: the data
+  /// file's fdatasync, the synced manifest batch, the fsyncs of the
+  /// database's files and of its directory. For a save's statistics.
+  int64_t sync_micros() const noexcept;
+
   /// The path the database will have once finished.
   const std::string& path() const noexcept;
 

@@ -23,6 +23,11 @@ enum exit_code : int {
   /// Bad input: bad arguments, an unreadable or invalid job file, a missing
   /// directory, an epoch that cannot be resumed from. Nothing was run.
   exit_bad_input = 2,
+  /// `run` stopped gracefully after SIGINT (128 + 2): what ran is
+  /// committed, and a rerun resumes from it.
+  exit_stopped_sigint = 130,
+  /// `run` stopped gracefully after SIGTERM (128 + 15).
+  exit_stopped_sigterm = 143,
 };
 
 /// `text` on one line: line breaks become spaces, trailing blanks go.

@@ -11,6 +11,7 @@ packages=(
   libboost-test-dev
   libspdlog-dev libfmt-dev
   libcli11-dev nlohmann-json3-dev libxxhash-dev libssl-dev
+  python3-matplotlib
 )
 
 missing=()

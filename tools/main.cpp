@@ -21,6 +21,8 @@
 // (bad arguments, an invalid job file). Other programs script this
 // interface: change it only compatibly.
 
+#include <unistd.h>
+
 #include <iostream>
 #include <limits>
 
@@ -209,6 +211,16 @@ int run_main(int argc, char** argv) {
                  "threads, at least 4)")
     ->type_name("N")
     ->check(strict_unsigned(1, 4096));
+  run
+    ->add_option("--stats-json", args.run.stats_json,
+                 "Append what every epoch cost (per node: snapshot, write, "
+                 "fsync, commit times, bytes, blobs) to FILE as JSON lines")
+    ->type_name("FILE");
+  run
+    ->add_option("--trace", args.run.trace,
+                 "Write the job's timeline to FILE (Chrome trace-event "
+                 "JSON: open it in ui.perfetto.dev or chrome://tracing)")
+    ->type_name("FILE");
 
   auto node = app.add_subcommand(
     "node",
@@ -390,8 +402,11 @@ int run_main(int argc, char** argv) {
     return exit_bad_input;
   }
   epochrt::set_log_level(log_level_of(args));
-  if (run->parsed())
+  if (run->parsed()) {
+    // On a terminal, a live line replaces the info logs; -q silences it.
+    args.run.progress = !args.quiet && args.verbose == 0 && ::isatty(2) == 1;
     return run_job(args.run);
+  }
   if (node->parsed())
     return run_node(args.node);
   if (faults_list_cmd->parsed())

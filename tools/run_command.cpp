@@ -1,8 +1,11 @@
 #include "tools/run_command.hpp"
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <thread>
@@ -10,20 +13,29 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "tools/cli_output.hpp"
 #include "tools/fault_commands.hpp"
 #include "tools/fetch_spec.hpp"
+#include "tools/job_event_fanout.hpp"
 #include "tools/network_flags.hpp"
+#include "tools/progress_view.hpp"
+#include "tools/stats_json_writer.hpp"
+#include "tools/stop_signals.hpp"
+#include "tools/trace_writer.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/distributed_session.hpp>
 #include <epochrt/actors/api/job_runner.hpp>
 #include <epochrt/actors/api/local_session.hpp>
+#include <epochrt/actors/api/logging.hpp>
 #include <epochrt/actors/api/multi_node_checkpoint_manager.hpp>
 #include <epochrt/actors/api/network.hpp>
 #include <epochrt/actors/api/node_address.hpp>
 #include <epochrt/actors/api/secret_file.hpp>
 #include <epochrt/actors/api/upload_task_group_builder.hpp>
+#include <epochrt/messages/printable.hpp>
 #include <epochrt/messages/tensor.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
 #include <epochrt/runtime/builtin_ops.hpp>
@@ -201,6 +213,103 @@ std::string rerun_hint(const run_options& opts) {
     + ": running the same command again resumes from it";
 }
 
+/// The last committed epoch of --checkpoint-dir; none without one, or when
+/// nothing is committed (a rerun starts from scratch).
+std::optional<int64_t> last_committed(const run_options& opts) {
+  if (!opts.checkpoint_dir)
+    return std::nullopt;
+  file_metadata_handler handler{*opts.checkpoint_dir};
+  auto metadata = handler.load();
+  if (!metadata || metadata->committed_epochs.empty())
+    return std::nullopt;
+  return metadata->committed_epochs.back();
+}
+
+/// One stderr line after a graceful stop: why, and where a rerun resumes.
+void print_stop(const std::string& job, int signo,
+                std::optional<int64_t> resume, const std::string& what) {
+  std::string where;
+  if (resume)
+    where = "running the same command again resumes from epoch "
+      + std::to_string(*resume);
+  else
+    where = "nothing is committed: running the same command again starts "
+            "from scratch";
+  std::cout.flush();
+  std::cerr << "epochrt: job '" << printable(job) << "' " << what << " ("
+            << signal_name(signo) << "); " << where << std::endl;
+}
+
+bool is_stopped(const caf::error& err) {
+  return err.category() == actors_category
+    && err.code() == static_cast<uint8_t>(actors_errc::stopped);
+}
+
+/// The job file's `epoch_limit`, for the progress line; none when it sets
+/// none (the file was checked by load_job_file already).
+std::optional<int64_t> epoch_limit_of(const std::string& path) {
+  std::ifstream in{path};
+  std::string text{std::istreambuf_iterator<char>{in},
+                   std::istreambuf_iterator<char>{}};
+  auto root = nlohmann::json::parse(text, nullptr, false, true);
+  if (!root.is_object() || !root.contains("epoch_limit")
+      || !root["epoch_limit"].is_number_integer())
+    return std::nullopt;
+  return root["epoch_limit"].get<int64_t>();
+}
+
+/// The observers of --stats-json, --trace and the progress line; false
+/// (one error line printed) when a file cannot be written.
+struct observers {
+  std::shared_ptr<job_event_fanout> fanout
+    = std::make_shared<job_event_fanout>();
+  std::shared_ptr<stats_json_writer> stats;
+  std::shared_ptr<trace_writer> trace;
+  std::shared_ptr<progress_view> progress;
+
+  bool open(const run_options& opts, const std::string& job_name) {
+    std::string problem;
+    if (opts.stats_json) {
+      stats = stats_json_writer::open(*opts.stats_json,
+                                      opts.checkpoint_dir.has_value(), problem);
+      if (!stats) {
+        print_error(problem);
+        return false;
+      }
+      fanout->add(stats);
+    }
+    if (opts.trace) {
+      trace = trace_writer::open(*opts.trace, problem);
+      if (!trace) {
+        print_error(problem);
+        return false;
+      }
+      fanout->add(trace);
+    }
+    if (opts.progress) {
+      progress = std::make_shared<progress_view>(job_name,
+                                                 epoch_limit_of(opts.job_file));
+      fanout->add(progress);
+    }
+    return true;
+  }
+
+  /// The job is over: the last figures out, the trace's array ended, the
+  /// progress line left on screen.
+  void close() {
+    if (stats)
+      stats->close();
+    if (trace)
+      trace->close();
+    if (progress)
+      progress->finish();
+  }
+
+  std::shared_ptr<job_events> events() const {
+    return fanout->empty() ? nullptr : fanout;
+  }
+};
+
 bool is_node_lost(const caf::error& err) {
   return err.category() == actors_category
     && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
@@ -269,6 +378,14 @@ int run_job(const run_options& opts) {
     }
     session_opts.secret = std::move(*secret);
   }
+  observers watch;
+  if (!watch.open(opts, loaded->name()))
+    return exit_bad_input;
+  if (opts.progress) // the live line replaces the info log lines
+    set_log_level(log_level::warn);
+  // Before the actor system: its threads must start with the signals
+  // blocked, so that only the watcher takes them.
+  stop_signals signals;
   // Declaration order matters: everything that owns actors is declared
   // after the system, so that it is destroyed (and its actors stopped)
   // before the system shuts down.
@@ -293,6 +410,7 @@ int run_job(const run_options& opts) {
     ckpt_opts.faults = *faults;
     ckpt_opts.full_every = opts.full_every;
     ckpt_opts.keep_last = opts.keep_last;
+    ckpt_opts.events = watch.events();
     manager = std::make_unique<multi_node_checkpoint_manager>(
       sys, *opts.checkpoint_dir, std::move(ckpt_opts));
   }
@@ -301,9 +419,26 @@ int run_job(const run_options& opts) {
     upload = std::make_unique<directory_upload_builder>(*opts.upload_dir);
   job_runner_options runner_opts;
   runner_opts.max_node_failures = opts.max_failures;
+  runner_opts.events = watch.events();
   job_runner runner{std::move(*loaded), manager.get(), opts.resume_from,
                     upload.get(), runner_opts};
+  signals.watch([&runner, &watch](int) {
+    runner.request_stop();
+    if (watch.progress) // the notice goes on a line of its own
+      watch.progress->clear_line();
+  });
   auto epochs = runner.train(session);
+  watch.close();
+  if (!epochs && is_stopped(epochs.error()) && signals.received() != 0) {
+    // A scripted rerun needs the epoch it resumes from: on stdout too.
+    auto resume = last_committed(opts);
+    print_stop(runner.get_job().name(), signals.received(), resume,
+               one_line(error_text(epochs.error())));
+    std::cout << "resume_from=" << (resume ? std::to_string(*resume) : "none")
+              << std::endl;
+    return signals.received() == SIGINT ? exit_stopped_sigint
+                                        : exit_stopped_sigterm;
+  }
   if (!epochs) {
     auto text = "job '" + runner.get_job().name()
       + "' failed: " + describe(epochs.error());

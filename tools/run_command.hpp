@@ -57,6 +57,15 @@ struct run_options {
   /// Threads that run the tasks of the job's in-process nodes; 0: the
   /// default (session_options::worker_threads).
   size_t worker_threads = 0;
+  /// Appends what every epoch cost to FILE, one JSON object per line
+  /// (stats_json_writer.hpp).
+  std::optional<std::string> stats_json;
+  /// Writes the job's timeline to FILE in the Chrome trace-event format
+  /// (trace_writer.hpp).
+  std::optional<std::string> trace;
+  /// Shows one live progress line on stderr (a terminal) instead of the
+  /// info log lines.
+  bool progress = false;
 };
 
 /// Runs `epochrt run`: checks every argument and loads the job before

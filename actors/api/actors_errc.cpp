@@ -26,6 +26,8 @@ std::string to_string(actors_errc x) {
       return "rejected";
     case actors_errc::unreachable:
       return "unreachable";
+    case actors_errc::stopped:
+      return "stopped";
   }
   return "unknown";
 }

@@ -32,6 +32,9 @@ enum class actors_errc : uint8_t {
   rejected,
   /// No node daemon answers at a node's address.
   unreachable,
+  /// The job stopped because `job_runner::request_stop` asked it to; the
+  /// last committed epoch is where a rerun resumes.
+  stopped,
 };
 
 constexpr caf::atom_value actors_category = caf::atom("ert_actors");

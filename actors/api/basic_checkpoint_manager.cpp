@@ -43,6 +43,7 @@ basic_checkpoint_manager::basic_checkpoint_manager(caf::actor_system& sys,
   policy.timeout = options_.timeout;
   policy.full_every = std::max<int64_t>(options_.full_every, 0);
   policy.keep_last = options_.keep_last;
+  policy.events = options_.events;
   actor_
     = spawn_checkpoint_manager(sys_, db_prefix_, options_.metadata, policy);
 }

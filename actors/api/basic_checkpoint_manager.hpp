@@ -16,7 +16,7 @@
 namespace epochrt {
 
 class fault_injector;
-
+class job_events;
 class metadata_handler;
 class session;
 class workspace;
@@ -42,6 +42,9 @@ struct checkpoint_options {
   /// databases removed — never the last committed epoch, and never a
   /// payload a kept checkpoint still refers to. 0: keep every checkpoint.
   size_t keep_last = 0;
+  /// Told of every node's write of a checkpoint and of every commit (see
+  /// `job_events` for the thread it is called on). Null: nobody.
+  std::shared_ptr<job_events> events;
 };
 
 /// What CheckpointManager and MultiNodeCheckpointManager share: Caffe2's

@@ -47,6 +47,7 @@
 #include <epochrt/actors/api/checkpoint_manager.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/distributed_session.hpp>
+#include <epochrt/actors/api/job_events.hpp>
 #include <epochrt/actors/api/job_runner.hpp>
 #include <epochrt/actors/api/local_session.hpp>
 #include <epochrt/actors/api/logging.hpp>

@@ -39,9 +39,41 @@ job_runner::job_runner(job the_job, basic_checkpoint_manager* manager,
                        job_runner_options options)
   : job_(std::move(the_job)), manager_(manager),
     resume_from_epoch_(resume_from_epoch), upload_(upload),
-    options_(std::move(options)) {
-  // nop
+    options_(std::move(options)),
+    stop_(std::make_shared<std::atomic<bool>>(false)) {
+  // A signal handler may call request_stop: a lock that could be held by
+  // the interrupted thread would deadlock it.
+  static_assert(std::atomic<bool>::is_always_lock_free);
 }
+
+void job_runner::request_stop() noexcept {
+  stop_->store(true, std::memory_order_relaxed);
+}
+
+bool job_runner::stop_requested() const noexcept {
+  return stop_->load(std::memory_order_relaxed);
+}
+
+namespace {
+
+caf::error stopped_error(const std::string& what) {
+  return make_error(actors_errc::stopped, "stopped on request " + what);
+}
+
+// A lost node or a recovery, for the job's observer.
+void notify_recovery(job_events* events, job_event::kind what,
+                     job_event::clock::time_point start, std::string detail) {
+  if (events == nullptr)
+    return;
+  job_event event;
+  event.what = what;
+  event.start = start;
+  event.end = job_event::clock::now();
+  event.detail = std::move(detail);
+  notify(events, event);
+}
+
+} // namespace
 
 caf::expected<int64_t>
 job_runner::run_epochs(session& sess, std::optional<int64_t> resume_from,
@@ -52,6 +84,8 @@ job_runner::run_epochs(session& sess, std::optional<int64_t> resume_from,
   cfg.checkpoint_timeout = sess.options().checkpoint_timeout;
   cfg.on_epoch = options_.on_epoch;
   cfg.faults = sess.options().faults;
+  cfg.stop = stop_;
+  cfg.events = options_.events;
   for (auto& name : job_.nodes()) {
     auto handle = sess.node(name);
     if (!handle)
@@ -120,12 +154,22 @@ caf::error job_runner::recover(session& sess) {
 }
 
 caf::expected<int64_t> job_runner::train(session& sess) {
+  if (stop_requested())
+    return stopped_error("before the job started");
   auto resume_from = resume_from_epoch_;
   auto epochs = run_once(sess, resume_from, false);
   for (int failures = 1; !epochs; ++failures) {
     auto& err = epochs.error();
     auto lost = err.category() == actors_category
       && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
+    auto lost_at = job_event::clock::now();
+    if (lost)
+      notify_recovery(options_.events.get(), job_event::kind::node_lost,
+                      lost_at, error_text(err));
+    // A recovery may take as long as a reconnect: a job asked to stop
+    // stops instead, from what is committed.
+    if (lost && stop_requested())
+      return stopped_error("after " + error_text(err));
     if (!lost || failures > options_.max_node_failures) {
       if (lost && options_.max_node_failures > 0)
         return make_error(actors_errc::node_lost,
@@ -141,6 +185,8 @@ caf::expected<int64_t> job_runner::train(session& sess) {
       return make_error(actors_errc::node_lost,
                         error_text(err)
                           + "; recovery failed: " + error_text(failed));
+    notify_recovery(options_.events.get(), job_event::kind::recovered, lost_at,
+                    "failure " + std::to_string(failures));
     // From the last committed epoch, whatever was asked at the start.
     resume_from.reset();
     epochs = run_once(sess, resume_from, true);
@@ -160,6 +206,12 @@ caf::expected<int64_t> job_runner::run_once(session& sess,
   if (!epochs)
     return epochs;
   auto epoch = *epochs;
+  // With checkpoints, the last epoch's is committed by now (the runner
+  // flushed): a rerun resumes from it and runs the remaining groups on
+  // that state.
+  if (stop_requested())
+    return stopped_error("after epoch " + std::to_string(epoch)
+                         + ", before the groups after the epoch loop");
   auto committed = false;
   if (upload_ != nullptr && manager_ != nullptr) {
     auto accessible = manager_->cp_accessible(epoch);

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,6 +10,7 @@
 #include <caf/expected.hpp>
 
 #include <epochrt/actors/api/epoch_observer.hpp>
+#include <epochrt/actors/api/job_events.hpp>
 #include <epochrt/runtime/job.hpp>
 
 namespace epochrt {
@@ -32,6 +35,11 @@ struct job_runner_options {
   /// result is that of an uninterrupted run. Every recovery counts. Default:
   /// 0, the first loss fails the job.
   int max_node_failures = 0;
+  /// Told what the job does and what it costs: groups, epochs, snapshots,
+  /// loads, lost nodes, recoveries (see `job_events` for the threads it is
+  /// called on). Give the same observer to the checkpoint manager
+  /// (`checkpoint_options::events`) for the writes and commits. Null: none.
+  std::shared_ptr<job_events> events;
 };
 
 /// Caffe2's JobRunner: runs a job on a session with checkpoints at epoch
@@ -54,6 +62,23 @@ public:
   /// Returns the last epoch. An error when a group fails, a node is lost,
   /// or `resume_from_epoch` is not a committed epoch (nothing runs then).
   caf::expected<int64_t> train(session& sess);
+
+  /// Asks `train` to stop the job gracefully: the epoch running now runs to
+  /// its end and is saved, every checkpoint begun is committed, and `train`
+  /// returns `actors_errc::stopped` without starting another epoch or the
+  /// upload, download and exit groups. A rerun resumes from the last
+  /// committed epoch and ends with the result of an uninterrupted run. When
+  /// no epoch runs yet (init, a resume's load) that part ends first; asked
+  /// before `train`, `train` returns `stopped` at once. The request stays:
+  /// every later `train` of this runner returns `stopped` too.
+  ///
+  /// Safe from any thread and from a signal handler: it only stores to a
+  /// lock-free atomic. The library installs no signal handler itself; a
+  /// host program calls this from its own.
+  void request_stop() noexcept;
+
+  /// True once `request_stop` was called.
+  bool stop_requested() const noexcept;
 
   /// Loads only `blob_names` from the checkpoints of `epoch` of every node
   /// to checkpoint. False when a checkpoint of that epoch does not exist.
@@ -97,6 +122,9 @@ private:
   std::optional<int64_t> resume_from_epoch_;
   upload_task_group_builder* upload_;
   job_runner_options options_;
+  // Shared with the runner actors: set by request_stop, read by them at
+  // every epoch boundary.
+  std::shared_ptr<std::atomic<bool>> stop_;
 };
 
 using JobRunner = job_runner;

@@ -12,6 +12,7 @@
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/api/job_events.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/spawn_detached.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
@@ -132,6 +133,7 @@ struct manager_state {
   std::vector<int64_t> flush_epochs;                // their last_epoch
   // Epochs whose commit failed because a node was lost, until saved again.
   std::map<int64_t, caf::error> lost_commits;
+  std::shared_ptr<job_events> events; // checkpoint_policy::events
 };
 
 using self_ptr = caf::event_based_actor*;
@@ -356,6 +358,37 @@ void apply_retention(caf::stateful_actor<manager_state>* self, int64_t epoch,
                               std::move(prune));
 }
 
+// Tells the observer, if any, of every node's write of `epoch` and of its
+// commit (from `start`, the metadata's write, to now), or why it failed.
+void notify_commit(const manager_state& st, int64_t epoch,
+                   const std::vector<checkpoint_stats>& stats,
+                   job_event::clock::time_point start, const caf::error& err) {
+  auto* events = st.events.get();
+  if (events == nullptr)
+    return;
+  // A write is placed where the manager heard of its end: the node's own
+  // clock may be another machine's.
+  job_event event;
+  event.epoch = epoch;
+  event.end = start;
+  event.what = job_event::kind::write;
+  for (auto& node : stats) {
+    event.node = node.node;
+    event.stats = node;
+    event.start = start - std::chrono::microseconds(node.duration_us);
+    notify(events, event);
+  }
+  event = job_event{};
+  event.what = job_event::kind::commit;
+  event.epoch = epoch;
+  event.start = start;
+  event.end = job_event::clock::now();
+  event.ok = !err;
+  if (err)
+    event.detail = error_text(err);
+  notify(events, event);
+}
+
 // Commits an epoch whose every node finished writing; a failure is logged
 // (as Caffe2 did for a failed save), never committed.
 void commit_async(caf::stateful_actor<manager_state>* self, int64_t epoch,
@@ -363,11 +396,14 @@ void commit_async(caf::stateful_actor<manager_state>* self, int64_t epoch,
                   caf::expected<std::vector<checkpoint_stats>> stats) {
   auto& st = self->state;
   caf::error err;
+  auto start = job_event::clock::now();
   if (!stats) {
     err = std::move(stats.error());
+    notify_commit(st, epoch, {}, start, err);
   } else {
     st.last_stats = std::move(*stats);
     err = final ? st.metadata->write_final(epoch) : st.metadata->write(epoch);
+    notify_commit(st, epoch, st.last_stats, start, err);
   }
   if (err) {
     detail::log().warn("unable to write checkpoint for epoch {}: {}", epoch,
@@ -428,6 +464,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
   st.timeout = policy.timeout;
   st.full_every = policy.full_every;
   st.keep_last = policy.keep_last;
+  st.events = std::move(policy.events);
   return {
     [=](ckpt_set_params& msg) -> caf::result<caf::unit_t> {
       auto& st = self->state;

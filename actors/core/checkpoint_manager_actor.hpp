@@ -8,6 +8,7 @@
 
 namespace epochrt {
 
+class job_events;
 class metadata_handler;
 
 /// How a checkpoint manager actor saves and keeps checkpoints.
@@ -22,6 +23,8 @@ struct checkpoint_policy {
   /// ones are uncommitted and their databases removed, except payloads a
   /// kept checkpoint refers to. 0: every checkpoint is kept.
   size_t keep_last = 0;
+  /// Told of each node's write and of each commit. Null: nobody.
+  std::shared_ptr<job_events> events;
 };
 
 /// Spawns the checkpoint manager actor of the checkpoints under `db_prefix`.

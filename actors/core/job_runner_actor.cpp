@@ -28,10 +28,30 @@ struct runner_state {
   // What to do once a delay ends, by id.
   std::map<uint64_t, continuation> delayed;
   uint64_t next_delay = 0;
+  // When the running epoch started, for its job_event.
+  job_event::clock::time_point epoch_start;
 };
 
 using runner_ptr = caf::stateful_actor<runner_state>*;
 using outputs_continuation = std::function<void(std::vector<task_output>&)>;
+
+// Tells the job's observer, if any, that `what` happened from `start` to
+// now.
+void emit(runner_ptr self, job_event::kind what, int64_t epoch,
+          job_event::clock::time_point start, bool ok = true,
+          std::string detail = {}) {
+  auto* events = self->state.cfg.events.get();
+  if (events == nullptr)
+    return;
+  job_event event;
+  event.what = what;
+  event.epoch = epoch;
+  event.start = start;
+  event.end = job_event::clock::now();
+  event.ok = ok;
+  event.detail = std::move(detail);
+  notify(events, event);
+}
 
 void fail(runner_ptr self, caf::error err) {
   self->state.promise.deliver(std::move(err));
@@ -67,14 +87,17 @@ void run_group_now(runner_ptr self, const task_group_def& group,
   auto& cfg = self->state.cfg;
   auto runner
     = spawn_group_runner(self->system(), cfg.nodes, cfg.group_timeout);
+  auto start = job_event::clock::now();
   self
     ->request(runner, with_margin(cfg.group_timeout),
               run_tasks{label, epoch, group.tasks})
     .then(
-      [next](tasks_done& done) {
+      [self, next, label, epoch, start](tasks_done& done) {
+        emit(self, job_event::kind::group, epoch, start, true, label);
         next(done.outputs);
       },
-      [self](caf::error& err) {
+      [self, label, epoch, start](caf::error& err) {
+        emit(self, job_event::kind::group, epoch, start, false, label);
         fail(self, std::move(err));
       });
 }
@@ -177,15 +200,19 @@ caf::expected<bool> should_stop(const job_def& job,
 void save(runner_ptr self, int64_t epoch, bool final, continuation next) {
   auto& cfg = self->state.cfg;
   detail::log().info("saving checkpoints for epoch {}", epoch);
+  auto start = job_event::clock::now();
   self
     ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
               ckpt_save_async{epoch, final})
     .then(
-      [epoch, next] {
+      [self, epoch, next, start] {
         detail::log().debug("snapshots of epoch {} taken", epoch);
+        emit(self, job_event::kind::snapshot, epoch, start);
         next();
       },
-      [self, epoch, next](caf::error& err) {
+      [self, epoch, next, start](caf::error& err) {
+        emit(self, job_event::kind::snapshot, epoch, start, false,
+             error_text(err));
         if (is_node_lost(err)) {
           fail(self,
                lost_while("saving the checkpoint of epoch "
@@ -199,30 +226,35 @@ void save(runner_ptr self, int64_t epoch, bool final, continuation next) {
       });
 }
 
-// The job is done only when its last checkpoint is committed (or known to
-// have failed): a restart after this must find it. The manager fails the
-// flush with node_lost when the last epoch's write was cut short by a lost
-// node: the job then recovers instead of ending without its last checkpoint.
-void finish(runner_ptr self, int64_t epoch) {
+// Goes on with `next` once every checkpoint write begun so far has ended:
+// the job is done (or stopped) only when its last checkpoint is committed
+// (or known to have failed), so that a restart after this finds it. The
+// manager fails the flush with node_lost when the write of `epoch` was cut
+// short by a lost node: the job then recovers instead of ending without
+// that checkpoint.
+void after_flush(runner_ptr self, int64_t epoch, continuation next) {
   auto& cfg = self->state.cfg;
-  auto deliver = [self, epoch] {
-    detail::log().info("finished training after epoch {}", epoch);
-    self->state.promise.deliver(ckpt_epoch{epoch});
-    self->quit();
-  };
   if (!cfg.checkpoint_manager) {
-    deliver();
+    next();
     return;
   }
   self
     ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
               ckpt_flush{epoch})
-    .then(deliver, [self, epoch](caf::error& err) {
+    .then(next, [self, epoch](caf::error& err) {
       if (is_node_lost(err))
         err = lost_while(
           "committing the checkpoint of epoch " + std::to_string(epoch), err);
       fail(self, std::move(err));
     });
+}
+
+void finish(runner_ptr self, int64_t epoch) {
+  after_flush(self, epoch, [self, epoch] {
+    detail::log().info("finished training after epoch {}", epoch);
+    self->state.promise.deliver(ckpt_epoch{epoch});
+    self->quit();
+  });
 }
 
 // Host code: an exception here would kill the runner and leave train()
@@ -254,6 +286,7 @@ void check_stop(runner_ptr self, int64_t epoch,
     return;
   }
   auto next = [self, epoch, stop = *stop] {
+    emit(self, job_event::kind::epoch, epoch, self->state.epoch_start);
     at_point(self, fault_point::job_epoch_end, epoch, {}, [self, epoch, stop] {
       if (stop)
         finish(self, epoch);
@@ -267,7 +300,29 @@ void check_stop(runner_ptr self, int64_t epoch,
     next();
 }
 
+bool stop_requested(const job_runner_config& cfg) {
+  return cfg.stop && cfg.stop->load(std::memory_order_relaxed);
+}
+
+// The job was asked to stop after `epoch`: the checkpoints already begun
+// commit before the reply, as at the end of a job.
+void stop_after(runner_ptr self, int64_t epoch) {
+  after_flush(self, epoch, [self, epoch] {
+    detail::log().info("stopped on request after epoch {}", epoch);
+    self->state.promise.deliver(
+      make_error(actors_errc::stopped,
+                 "stopped on request after epoch " + std::to_string(epoch)));
+    self->quit();
+  });
+}
+
 void run_epoch(runner_ptr self, int64_t epoch) {
+  if (stop_requested(self->state.cfg)) {
+    stop_after(self, epoch - 1);
+    return;
+  }
+  self->state.epoch_start = job_event::clock::now();
+  emit(self, job_event::kind::epoch_started, epoch, self->state.epoch_start);
   at_point(self, fault_point::job_epoch_start, epoch, {}, [self, epoch] {
     detail::log().info("starting epoch {}", epoch);
     run_group(
@@ -419,6 +474,25 @@ void continue_after(runner_ptr self, int64_t epoch) {
       });
 }
 
+// One job_event per node whose checkpoint was loaded.
+void notify_loads(runner_ptr self, int64_t epoch,
+                  job_event::clock::time_point start,
+                  const std::vector<checkpoint_stats>& stats) {
+  auto* events = self->state.cfg.events.get();
+  if (events == nullptr)
+    return;
+  job_event event;
+  event.what = job_event::kind::load;
+  event.epoch = epoch;
+  event.start = start;
+  event.end = job_event::clock::now();
+  for (auto& node : stats) {
+    event.node = node.node;
+    event.stats = node;
+    notify(events, event);
+  }
+}
+
 void resume_from(runner_ptr self, int64_t epoch) {
   detail::log().info("resuming from epoch {}", epoch);
   auto on_error = [self, epoch](caf::error& err) {
@@ -428,12 +502,14 @@ void resume_from(runner_ptr self, int64_t epoch) {
     self, epoch,
     [self, epoch, on_error] {
       auto& cfg = self->state.cfg;
+      auto start = job_event::clock::now();
       self
         ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
                   ckpt_load{epoch, {}, {}, false})
         .then(
-          [self, epoch](ckpt_result&) {
+          [self, epoch, start](ckpt_result& loaded) {
             detail::log().info("checkpoint of epoch {} loaded", epoch);
+            notify_loads(self, epoch, start, loaded.stats);
             continue_after(self, epoch);
           },
           on_error);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -11,6 +12,7 @@
 #include <caf/fwd.hpp>
 
 #include <epochrt/actors/api/epoch_observer.hpp>
+#include <epochrt/actors/api/job_events.hpp>
 #include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
@@ -32,6 +34,11 @@ struct job_runner_config {
   epoch_observer on_epoch;
   /// Consulted at the job.* injection points. Null: no faults.
   std::shared_ptr<fault_injector> faults;
+  /// Set (from any thread) to stop at the next epoch boundary. Null: the
+  /// job is never asked to stop.
+  std::shared_ptr<const std::atomic<bool>> stop;
+  /// Told of groups, epochs, snapshots and loads. Null: nobody.
+  std::shared_ptr<job_events> events;
 };
 
 /// Spawns the actor that drives a job through its epochs (Caffe2's
@@ -43,6 +50,13 @@ struct job_runner_config {
 /// logged as a warning and the job goes on; a failed group fails the job, and
 /// so does a save or a last commit that a lost node cut short (`node_lost`,
 /// naming what the job was doing and its epoch), for the caller to recover.
+///
+/// Once `cfg.stop` is set, the runner starts no further epoch: before the
+/// next one would start (after init and its checkpoint, after a resume's
+/// load, after an epoch and its snapshots) it waits until every checkpoint
+/// write has ended, as at the end of the job, and fails with `stopped`,
+/// naming the last epoch that ran. The epoch running when the flag is set
+/// runs to its end and is saved.
 caf::actor spawn_job_runner(caf::actor_system& sys, job_runner_config cfg);
 
 } // namespace epochrt

@@ -130,6 +130,8 @@ caf::expected<checkpoint_stats>
 write(const std::string& node, int64_t epoch, const std::string& db, bool full,
       const std::vector<workspace::named_blob>& snapshot, saved_payloads& saved,
       clock_type::time_point start, fault_injector* faults) {
+  // The snapshot was taken between `start` and now.
+  auto snapshot_us = micros_since(start);
   writer_options opts;
   opts.faults = faults;
   // Whatever happens below, what was on disk may be gone or replaced.
@@ -179,6 +181,8 @@ write(const std::string& node, int64_t epoch, const std::string& db, bool full,
                          written->blobs.size()};
   stats.written_bytes = written->total_bytes - reused_bytes;
   stats.reused_blobs = reused;
+  stats.snapshot_us = snapshot_us;
+  stats.sync_us = (*writer)->sync_micros();
   return stats;
 }
 

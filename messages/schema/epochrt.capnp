@@ -193,6 +193,8 @@ struct CheckpointStats {
   blobs @4 :UInt64;
   writtenBytes @5 :UInt64;   # of a save: payload written, not reused
   reusedBlobs @6 :UInt64;    # of a save: blobs reusing an earlier payload
+  snapshotUs @7 :Int64;      # of a save: taking the workspace's snapshot
+  syncUs @8 :Int64;          # of a save: fsyncs and the synced manifest
 }
 
 struct CheckpointMetadata {

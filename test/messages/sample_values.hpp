@@ -171,7 +171,8 @@ inline blob_chunk sample_string_chunk() {
 }
 
 inline checkpoint_stats sample_checkpoint_stats() {
-  return checkpoint_stats{"trainer_0", "/tmp/db", 1500, 1 << 20, 12, 4096, 11};
+  return checkpoint_stats{"trainer_0", "/tmp/db", 1500, 1 << 20, 12,
+                          4096,        11,        250,  900};
 }
 
 inline checkpoint_metadata sample_checkpoint_metadata() {

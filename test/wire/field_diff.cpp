@@ -129,6 +129,8 @@ void field_diff::visit(const std::string& path, const checkpoint_stats& x,
   field(path, "blobs", x.blobs, y.blobs);
   field(path, "written_bytes", x.written_bytes, y.written_bytes);
   field(path, "reused_blobs", x.reused_blobs, y.reused_blobs);
+  field(path, "snapshot_us", x.snapshot_us, y.snapshot_us);
+  field(path, "sync_us", x.sync_us, y.sync_us);
 }
 
 void field_diff::visit(const std::string& path, const checkpoint_metadata& x,

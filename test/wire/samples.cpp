@@ -83,7 +83,9 @@ checkpoint_stats sample_stats(const std::string& node) {
                           0xfedcba9876543210,
                           0x8000000000000001,
                           0x7fffffffffffffff,
-                          0xffffffffffffffff};
+                          0xffffffffffffffff,
+                          -9'876'543'210,
+                          0x7ffffffffffffffe};
 }
 
 blob_value sample_blob(const std::string& name) {

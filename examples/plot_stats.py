@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Plots an `epochrt run --stats-json FILE` file: epoch time and checkpoint
+time per epoch, as a PNG.
+
+    python3 examples/plot_stats.py stats.jsonl stats.png
+
+The checkpoint time of an epoch is its slowest node's save (snapshot, write,
+fsync) plus the commit; a save that failed is left out. Needs matplotlib
+(Debian: python3-matplotlib, installed by tools/install-deps.sh; when
+another python3 comes first on PATH, run Debian's: /usr/bin/python3); draws
+without a display (Agg).
+"""
+
+import json
+import sys
+
+
+def read_epochs(path):
+    """The `epoch` lines of a stats file, by epoch (the last line of an
+    epoch wins: a job that recovered runs some epochs twice)."""
+    epochs = {}
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise SystemExit(f"{path}:{number}: not JSON: {e}")
+            if record.get("type") == "epoch":
+                epochs[record["epoch"]] = record
+    return [epochs[e] for e in sorted(epochs)]
+
+
+def checkpoint_ms(record):
+    if not record.get("committed") or not record.get("nodes"):
+        return None
+    slowest = max(node["save_us"] for node in record["nodes"])
+    return (slowest + (record.get("commit_us") or 0)) / 1000.0
+
+
+def main(argv):
+    if len(argv) != 3:
+        print("usage: plot_stats.py STATS.jsonl OUT.png", file=sys.stderr)
+        return 2
+    records = read_epochs(argv[1])
+    if not records:
+        print(f"{argv[1]}: no epoch lines", file=sys.stderr)
+        return 1
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    epochs = [r["epoch"] for r in records]
+    epoch_ms = [(r.get("epoch_us") or 0) / 1000.0 for r in records]
+    ckpt = [(r["epoch"], checkpoint_ms(r)) for r in records]
+    ckpt = [(e, ms) for e, ms in ckpt if ms is not None]
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.plot(epochs, epoch_ms, marker="o", label="epoch time")
+    if ckpt:
+        ax.plot([e for e, _ in ckpt], [ms for _, ms in ckpt], marker="s",
+                label="checkpoint time (slowest node's save + commit)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("milliseconds")
+    ax.set_title(f"epochrt: {argv[1]}")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(argv[2], format="png")
+    print(f"wrote {argv[2]}: {len(records)} epochs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

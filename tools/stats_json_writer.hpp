@@ -1,0 +1,84 @@
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <epochrt/actors/api/job_events.hpp>
+
+namespace epochrt::cli {
+
+/// `epochrt run --stats-json FILE`: what every epoch cost, appended to FILE
+/// as the job runs, one JSON object per line (JSON Lines), each written
+/// whole and flushed, so that FILE is valid line by line even while the job
+/// runs or after it was killed.
+///
+/// Lines (`"type"`):
+/// - `epoch`: `epoch`, `time_s` (when the line was complete, from the
+///   start of the run), `epoch_us` (the epoch's group, stop conditions and
+///   snapshots; for epoch 0 the init group), `snapshot_us` (what the loop
+///   waited for the snapshots), `commit_us` (the metadata's durable write),
+///   `committed` (false: the save failed, `error` says why), `nodes` (per
+///   node: `save_us`, `snapshot_us`, `write_us`, `sync_us`, `bytes`,
+///   `bytes_written`, `blobs`, `blobs_written`, `blobs_skipped`), and the
+///   running counts `failures` and `recoveries`. Without checkpoints only
+///   the epoch's own figures.
+/// - `load`: a node's load of checkpoint `epoch` on a resume: `node`,
+///   `load_us`, `bytes`, `blobs`.
+/// - `node_lost` (`error`, `failures`) and `recovered` (`recovery_us`,
+///   `recoveries`).
+///
+/// Thread-safe (job_events' contract): one mutex around each append.
+class stats_json_writer : public job_events {
+public:
+  /// Opens (creates or truncates) `path`; null with `problem` set when it
+  /// cannot be written.
+  static std::shared_ptr<stats_json_writer>
+  open(const std::string& path, bool checkpoints, std::string& problem);
+
+  ~stats_json_writer() override;
+
+  void on_event(const job_event& event) override;
+
+  /// Writes the epochs still waiting for a figure (a job that stopped or
+  /// failed before their commit) as they are.
+  void close();
+
+private:
+  struct node_figures {
+    checkpoint_stats stats;
+  };
+
+  struct epoch_record {
+    std::optional<int64_t> epoch_us;
+    std::optional<int64_t> snapshot_us;
+    std::optional<int64_t> commit_us;
+    std::optional<bool> committed;
+    std::string error;
+    std::vector<checkpoint_stats> nodes;
+  };
+
+  stats_json_writer(std::ofstream out, bool checkpoints);
+
+  // Writes the record of `epoch` once every figure it waits for is there.
+  void maybe_write(int64_t epoch, bool force);
+
+  void write_line(const std::string& line);
+
+  double seconds_now() const;
+
+  std::mutex mtx_;
+  std::ofstream out_;
+  bool checkpoints_;
+  job_event::clock::time_point origin_;
+  std::map<int64_t, epoch_record> pending_;
+  int64_t failures_ = 0;
+  int64_t recoveries_ = 0;
+};
+
+} // namespace epochrt::cli
