@@ -82,7 +82,7 @@ struct ckpt_write_metadata {
 };
 
 /// Hand the stats of the last save or load to the metadata handler under
-/// `action`. Replies `unit`.
+/// `action`. Replies `ckpt_result` with those stats, one entry per node.
 struct ckpt_report {
   std::string action;
 };

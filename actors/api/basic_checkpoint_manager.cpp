@@ -175,10 +175,13 @@ caf::error basic_checkpoint_manager::save(int64_t epoch) {
   return {};
 }
 
-caf::error
+caf::expected<std::vector<checkpoint_stats>>
 basic_checkpoint_manager::report_checkpoint_stats(const std::string& action) {
-  return as_error(detail::blocking_request<caf::unit_t>(
-    sys_, actor_, options_.timeout, ckpt_report{action}));
+  auto reported = detail::blocking_request<ckpt_result>(
+    sys_, actor_, options_.timeout, ckpt_report{action});
+  if (!reported)
+    return std::move(reported.error());
+  return std::move(reported->stats);
 }
 
 caf::error basic_checkpoint_manager::write_checkpoint_metadata(int64_t epoch) {

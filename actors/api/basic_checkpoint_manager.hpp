@@ -114,8 +114,14 @@ public:
     return last_stats_;
   }
 
-  /// Hands the stats of the last save or load to the metadata handler.
-  caf::error report_checkpoint_stats(const std::string& action);
+  /// Hands the stats of the last save or load — the manager's own or the
+  /// job runner's — to the metadata handler under `action`, and returns
+  /// them, one entry per node: durations (with the snapshot and sync parts
+  /// of a save), bytes, blobs written and reused. An error when the handler
+  /// cannot keep them. (Unlike Caffe2's, it returns the figures: test the
+  /// result with `if (!stats)`, not `if (auto err = ...)`.)
+  caf::expected<std::vector<checkpoint_stats>>
+  report_checkpoint_stats(const std::string& action);
 
   /// Records `epoch` as committed.
   caf::error write_checkpoint_metadata(int64_t epoch);

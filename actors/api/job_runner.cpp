@@ -253,9 +253,11 @@ caf::expected<bool> job_runner::load_blobs_from_checkpoints(
   auto result = manager_->load_blobs_locally(sess, job_.nodes_to_checkpoint(),
                                              blob_names, epoch);
   if (result && *result)
-    if (auto err = manager_->report_checkpoint_stats("checkpoint_partial_load"))
+    if (auto reported
+        = manager_->report_checkpoint_stats("checkpoint_partial_load");
+        !reported)
       detail::log().warn("could not report checkpoint stats: {}",
-                         error_text(err));
+                         error_text(reported.error()));
   return result;
 }
 
@@ -301,7 +303,8 @@ caf::error job_runner::save_checkpoints(int64_t epoch, session& sess) {
   }
   if (auto err = manager_->write_checkpoint_metadata(epoch))
     return err;
-  return manager_->report_checkpoint_stats("checkpoint_save");
+  auto reported = manager_->report_checkpoint_stats("checkpoint_save");
+  return reported ? caf::error{} : std::move(reported.error());
 }
 
 } // namespace epochrt

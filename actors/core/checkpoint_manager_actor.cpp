@@ -726,11 +726,13 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
       });
       return rp;
     },
-    [=](ckpt_report& msg) -> caf::result<caf::unit_t> {
+    [=](ckpt_report& msg) -> caf::result<ckpt_result> {
       if (auto err
           = self->state.metadata->report(msg.action, self->state.last_stats))
         return err;
-      return caf::unit;
+      ckpt_result reported;
+      reported.stats = self->state.last_stats;
+      return reported;
     },
     [=](ckpt_accessible& msg) -> caf::result<bool> {
       auto epoch = msg.epoch < 0 ? std::optional<int64_t>{}

@@ -607,6 +607,28 @@ BOOST_AUTO_TEST_CASE(a_single_node_checkpoint_manager_checkpoints_its_node) {
   BOOST_TEST(!std::filesystem::exists(other.path() / "trainer_1.4"));
 }
 
+BOOST_AUTO_TEST_CASE(report_checkpoint_stats_returns_the_figures_it_reports) {
+  multi_node_checkpoint_manager ckpt{sys, dir.str()};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline3.json"), &ckpt};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  // The job's last save, one entry per node, as the metadata keeps them.
+  auto stats = ckpt.report_checkpoint_stats("checkpoint_save");
+  BOOST_REQUIRE_MESSAGE(stats, why(stats));
+  BOOST_REQUIRE_EQUAL(stats->size(), 3u);
+  for (auto& node : *stats) {
+    BOOST_TEST(node.duration_us > 0, node.node);
+    BOOST_TEST(node.bytes > 0u, node.node);
+    BOOST_TEST(node.blobs > 0u, node.node);
+    BOOST_TEST(node.snapshot_us + node.sync_us <= node.duration_us, node.node);
+  }
+  auto metadata = file_metadata_handler{dir.str()}.load();
+  BOOST_REQUIRE(metadata);
+  BOOST_TEST(metadata->last_action == "checkpoint_save");
+  BOOST_TEST((metadata->last_stats == *stats));
+}
+
 BOOST_AUTO_TEST_CASE(partial_loads_work_across_nodes) {
   multi_node_checkpoint_manager ckpt{sys, dir.str()};
   {
