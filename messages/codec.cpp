@@ -294,6 +294,10 @@ void write(sc::RunTasks::Builder b, const run_tasks& x);
 caf::error read(sc::RunTasks::Reader r, run_tasks& x);
 void write(sc::TaskOutput::Builder b, const task_output& x);
 caf::error read(sc::TaskOutput::Reader r, task_output& x);
+void write(sc::OpTiming::Builder b, const op_timing& x);
+caf::error read(sc::OpTiming::Reader r, op_timing& x);
+void write(sc::TaskTiming::Builder b, const task_timing& x);
+caf::error read(sc::TaskTiming::Reader r, task_timing& x);
 void write(sc::TasksDone::Builder b, const tasks_done& x);
 caf::error read(sc::TasksDone::Reader r, tasks_done& x);
 void write(sc::FetchBlobs::Builder b, const fetch_blobs& x);
@@ -560,14 +564,49 @@ caf::error read(sc::TaskOutput::Reader r, task_output& x) {
   return read(r.getValue(), x.value);
 }
 
+void write(sc::OpTiming::Builder b, const op_timing& x) {
+  b.setIndex(x.index);
+  b.setType(text(x.type));
+  b.setOffsetUs(x.offset_us);
+  b.setDurationUs(x.duration_us);
+}
+
+caf::error read(sc::OpTiming::Reader r, op_timing& x) {
+  x.index = r.getIndex();
+  x.type = to_std(r.getType());
+  x.offset_us = r.getOffsetUs();
+  x.duration_us = r.getDurationUs();
+  return {};
+}
+
+void write(sc::TaskTiming::Builder b, const task_timing& x) {
+  b.setNode(text(x.node));
+  b.setTask(text(x.task));
+  b.setOffsetUs(x.offset_us);
+  b.setDurationUs(x.duration_us);
+  write_list(b.initSlowOps(static_cast<unsigned>(x.slow_ops.size())),
+             x.slow_ops);
+}
+
+caf::error read(sc::TaskTiming::Reader r, task_timing& x) {
+  x.node = to_std(r.getNode());
+  x.task = to_std(r.getTask());
+  x.offset_us = r.getOffsetUs();
+  x.duration_us = r.getDurationUs();
+  return read_list(r.getSlowOps(), x.slow_ops);
+}
+
 void write(sc::TasksDone::Builder b, const tasks_done& x) {
   b.setNode(text(x.node));
   write_list(b.initOutputs(static_cast<unsigned>(x.outputs.size())), x.outputs);
+  write_list(b.initTimings(static_cast<unsigned>(x.timings.size())), x.timings);
 }
 
 caf::error read(sc::TasksDone::Reader r, tasks_done& x) {
   x.node = to_std(r.getNode());
-  return read_list(r.getOutputs(), x.outputs);
+  if (auto err = read_list(r.getOutputs(), x.outputs))
+    return err;
+  return read_list(r.getTimings(), x.timings);
 }
 
 void write(sc::FetchBlobs::Builder b, const fetch_blobs& x) {

@@ -42,9 +42,39 @@ struct task_output {
   tensor value;
 };
 
+/// An op that ran for at least `slow_op_threshold_us`: the `index`-th op
+/// its task ran (counting every iteration), from `offset_us` after its
+/// task started, for `duration_us`.
+struct op_timing {
+  uint32_t index = 0;
+  std::string type;
+  int64_t offset_us = 0;
+  int64_t duration_us = 0;
+};
+
+/// What one task of a group cost on its node, measured there: it started
+/// `offset_us` after the node received the group, and ran `duration_us`.
+/// Offsets, not clock readings, so that nodes in other processes and on
+/// other hosts need no common clock.
+struct task_timing {
+  std::string node;
+  std::string task;
+  int64_t offset_us = 0;
+  int64_t duration_us = 0;
+  /// Its ops that ran at least `slow_op_threshold_us`, in order.
+  std::vector<op_timing> slow_ops;
+};
+
+/// Ops shorter than this are not reported one by one (a task of a million
+/// tiny ops must not make its reply a million entries long).
+constexpr int64_t slow_op_threshold_us = 1000;
+
 struct tasks_done {
   std::string node;
   std::vector<task_output> outputs;
+  /// One per task that ended, in task order (of the node's tasks; of a
+  /// whole group's, in node order).
+  std::vector<task_timing> timings;
 };
 
 /// Node: reply `blob_values` with the named blobs of its workspace; an error
@@ -139,8 +169,21 @@ typename Inspector::result_type inspect(Inspector& f, task_output& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, op_timing& x) {
+  return f(caf::meta::type_name("epochrt::op_timing"), x.index, x.type,
+           x.offset_us, x.duration_us);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_timing& x) {
+  return f(caf::meta::type_name("epochrt::task_timing"), x.node, x.task,
+           x.offset_us, x.duration_us, x.slow_ops);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, tasks_done& x) {
-  return f(caf::meta::type_name("epochrt::tasks_done"), x.node, x.outputs);
+  return f(caf::meta::type_name("epochrt::tasks_done"), x.node, x.outputs,
+           x.timings);
 }
 
 template <class Inspector>

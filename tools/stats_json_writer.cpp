@@ -119,6 +119,9 @@ void stats_json_writer::on_event(const job_event& ev) {
       return;
     case kind::epoch_started:
       return; // a line per epoch once it ran
+    case kind::task:
+    case kind::op:
+      return; // the timeline's (--trace), not the statistics'
     case kind::recovered:
       ++recoveries_;
       // The epochs of the failed attempt get no further figures.

@@ -178,6 +178,17 @@ void trace_writer::on_event(const job_event& ev) {
       return;
     case kind::epoch_started:
       return; // the epoch's span comes when it ends
+    case kind::task:
+      span(ev.node, ev.detail, "task", nlohmann::json{{"epoch", ev.epoch}});
+      return;
+    case kind::op: {
+      // "TASK: TYPE": the op's type names the span, nested in its task's.
+      auto colon = ev.detail.rfind(": ");
+      auto type
+        = colon == std::string::npos ? ev.detail : ev.detail.substr(colon + 2);
+      span(ev.node, type, "op", nlohmann::json{{"epoch", ev.epoch}});
+      return;
+    }
   }
 }
 

@@ -39,6 +39,13 @@ struct job_event {
     /// Epoch `epoch` starts (`start` == `end`): what a progress view shows
     /// while an epoch of hours runs.
     epoch_started,
+    /// A task (`detail`: its name) of a group that succeeded ran on node
+    /// `node` from `start` to `end`, as the node measured it: placed from
+    /// the group's start, so a remote node's clock does not matter.
+    task,
+    /// An op of such a task ran for `slow_op_threshold_us` or longer;
+    /// `detail` is "TASK: OP_TYPE".
+    op,
   };
 
   using clock = std::chrono::steady_clock;

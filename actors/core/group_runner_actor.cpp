@@ -19,6 +19,7 @@ namespace {
 struct pending_nodes {
   caf::response_promise promise;
   std::vector<std::vector<task_output>> outputs; // per node, in node order
+  std::vector<std::vector<task_timing>> timings; // per node, in node order
   size_t remaining = 0;
   bool finished = false;
   std::vector<bool> answered; // per node: its reply (or error) arrived
@@ -71,6 +72,7 @@ caf::behavior group_runner_behavior(caf::event_based_actor* self,
       auto state = std::make_shared<pending_nodes>();
       state->promise = self->make_response_promise();
       state->outputs.resize(order.size());
+      state->timings.resize(order.size());
       state->remaining = order.size();
       state->answered.resize(order.size());
       // The runner quits as soon as its reply is out, which drops the
@@ -112,12 +114,16 @@ caf::behavior group_runner_behavior(caf::event_based_actor* self,
               if (state->finished)
                 return;
               state->outputs[i] = std::move(done.outputs);
+              state->timings[i] = std::move(done.timings);
               if (--state->remaining == 0) {
                 state->finished = true;
                 tasks_done result;
                 for (auto& outs : state->outputs)
                   for (auto& out : outs)
                     result.outputs.emplace_back(std::move(out));
+                for (auto& times : state->timings)
+                  for (auto& t : times)
+                    result.timings.emplace_back(std::move(t));
                 state->promise.deliver(std::move(result));
                 demonitor_all();
                 self->quit();

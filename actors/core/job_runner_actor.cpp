@@ -53,6 +53,35 @@ void emit(runner_ptr self, job_event::kind what, int64_t epoch,
   notify(events, event);
 }
 
+// The tasks of a group that succeeded, and their slow ops, as their nodes
+// timed them, placed from the group's start.
+void emit_task_timings(runner_ptr self, int64_t epoch,
+                       job_event::clock::time_point group_start,
+                       const std::vector<task_timing>& timings) {
+  auto* events = self->state.cfg.events.get();
+  if (events == nullptr)
+    return;
+  using us = std::chrono::microseconds;
+  for (auto& t : timings) {
+    job_event event;
+    event.what = job_event::kind::task;
+    event.epoch = epoch;
+    event.node = t.node;
+    event.detail = t.task;
+    event.start = group_start + us{t.offset_us};
+    event.end = event.start + us{t.duration_us};
+    notify(events, event);
+    for (auto& op : t.slow_ops) {
+      job_event slow = event;
+      slow.what = job_event::kind::op;
+      slow.detail = t.task + ": " + op.type;
+      slow.start = event.start + us{op.offset_us};
+      slow.end = slow.start + us{op.duration_us};
+      notify(events, slow);
+    }
+  }
+}
+
 void fail(runner_ptr self, caf::error err) {
   self->state.promise.deliver(std::move(err));
   self->quit();
@@ -94,6 +123,7 @@ void run_group_now(runner_ptr self, const task_group_def& group,
     .then(
       [self, next, label, epoch, start](tasks_done& done) {
         emit(self, job_event::kind::group, epoch, start, true, label);
+        emit_task_timings(self, epoch, start, done.timings);
         next(done.outputs);
       },
       [self, label, epoch, start](caf::error& err) {

@@ -43,6 +43,7 @@ struct pending_group {
   caf::response_promise promise;
   std::string label;
   std::vector<std::vector<task_output>> outputs; // per task, in task order
+  std::vector<std::vector<task_timing>> timings; // per task, in task order
   size_t remaining = 0;
   std::shared_ptr<std::atomic<bool>> cancel;
   // When its tasks have run out of time; max() for never.
@@ -184,12 +185,14 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
   return {
     [=](run_tasks& msg) -> caf::result<tasks_done> {
       if (msg.tasks.empty())
-        return tasks_done{name, {}};
+        return tasks_done{name, {}, {}};
       auto gid = ++st->next_id;
       auto group = std::make_shared<pending_group>();
       group->promise = self->make_response_promise();
       group->label = msg.group;
       group->outputs.resize(msg.tasks.size());
+      group->timings.resize(msg.tasks.size());
+      auto received = clock_type::now();
       group->remaining = msg.tasks.size();
       group->cancel = std::make_shared<std::atomic<bool>>(false);
       st->groups.emplace(gid, group);
@@ -200,7 +203,7 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
         auto err = submit_task(*pool,
                                pooled_task{me, id, name, ws, ops, group->cancel,
                                            std::move(msg.tasks[i]), faults,
-                                           msg.epoch});
+                                           msg.epoch, received});
         if (err) {
           // The tasks already started stop at their next op; the rest never
           // start.
@@ -245,12 +248,16 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
         return;
       auto group = g->second;
       group->outputs[index] = std::move(done.outputs);
+      group->timings[index] = std::move(done.timings);
       if (--group->remaining == 0) {
         st->groups.erase(g);
-        tasks_done result{name, {}};
+        tasks_done result{name, {}, {}};
         for (auto& outs : group->outputs)
           for (auto& out : outs)
             result.outputs.emplace_back(std::move(out));
+        for (auto& times : group->timings)
+          for (auto& t : times)
+            result.timings.emplace_back(std::move(t));
         group->promise.deliver(std::move(result));
       }
     },

@@ -1,5 +1,6 @@
 #include <epochrt/actors/core/pooled_task.hpp>
 
+#include <chrono>
 #include <exception>
 #include <utility>
 
@@ -35,15 +36,84 @@ caf::error task_point(fault_injector* faults, fault_point point,
   return injected_error(point, site, action);
 }
 
-caf::expected<std::vector<task_output>> run_pooled(pooled_task& t) {
+using clock_type = std::chrono::steady_clock;
+
+int64_t micros(clock_type::duration d) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+}
+
+// Times a task's ops from the hook that runs before each: an op ends where
+// the next one (or the task) begins. Only the slow ones are kept.
+class op_clock {
+public:
+  op_clock(task_timing& timing, clock_type::time_point task_start)
+    : timing_(timing), task_start_(task_start) {
+    // nop
+  }
+
+  void next_op(const std::string& type, clock_type::time_point now) {
+    close(now);
+    current_type_ = &type;
+    current_start_ = now;
+  }
+
+  void close(clock_type::time_point now) {
+    if (current_type_ == nullptr)
+      return;
+    if (micros(now - current_start_) >= slow_op_threshold_us)
+      timing_.slow_ops.push_back(op_timing{index_, *current_type_,
+                                           micros(current_start_ - task_start_),
+                                           micros(now - current_start_)});
+    ++index_;
+    current_type_ = nullptr;
+  }
+
+private:
+  task_timing& timing_;
+  clock_type::time_point task_start_;
+  const std::string* current_type_ = nullptr;
+  clock_type::time_point current_start_;
+  uint32_t index_ = 0;
+};
+
+// Closes the timing of a task however its run ends.
+class task_clock {
+public:
+  task_clock(task_timing& timing, const pooled_task& t)
+    : timing_(timing), start_(clock_type::now()), ops_(timing, start_) {
+    timing_.node = t.node;
+    timing_.task = t.task.name;
+    timing_.offset_us = micros(start_ - t.received);
+  }
+
+  ~task_clock() {
+    auto end = clock_type::now();
+    ops_.close(end);
+    timing_.duration_us = micros(end - start_);
+  }
+
+  op_clock& ops() noexcept {
+    return ops_;
+  }
+
+private:
+  task_timing& timing_;
+  clock_type::time_point start_;
+  op_clock ops_;
+};
+
+caf::expected<std::vector<task_output>> run_pooled(pooled_task& t,
+                                                   task_timing& timing) {
+  task_clock clock{timing, t};
   try {
     auto* plan = t.faults.get();
-    before_op_hook before_op;
-    if (plan != nullptr)
-      before_op = [&](const op_def& op) {
-        return task_point(plan, fault_point::node_op, t.reply_to,
-                          fault_site{t.node, t.epoch, op.type}, t.cancel.get());
-      };
+    before_op_hook before_op = [&](const op_def& op) -> caf::error {
+      clock.ops().next_op(op.type, clock_type::now());
+      if (plan == nullptr)
+        return {};
+      return task_point(plan, fault_point::node_op, t.reply_to,
+                        fault_site{t.node, t.epoch, op.type}, t.cancel.get());
+    };
     fault_site site{t.node, t.epoch, t.task.name};
     if (auto failed = task_point(plan, fault_point::task_start, t.reply_to,
                                  site, t.cancel.get()))
@@ -85,11 +155,12 @@ public:
   }
 
   void run() {
-    auto outputs = run_pooled(task_);
+    task_timing timing;
+    auto outputs = run_pooled(task_, timing);
     if (!outputs)
       report(std::move(outputs.error()));
     else
-      report_done(std::move(*outputs));
+      report_done(std::move(*outputs), std::move(timing));
   }
 
   // The task was never queued: nothing is to be sent for it.
@@ -105,10 +176,12 @@ private:
                               "node " + task_.node + ": " + error_text(err)));
   }
 
-  void report_done(std::vector<task_output> outputs) {
+  void report_done(std::vector<task_output> outputs, task_timing timing) {
     reported_ = true;
+    tasks_done done{task_.node, std::move(outputs), {}};
+    done.timings.push_back(std::move(timing));
     caf::anon_send(task_.reply_to, task_ended_atom::value, task_.id,
-                   tasks_done{task_.node, std::move(outputs)});
+                   std::move(done));
   }
 
   pooled_task task_;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -43,11 +44,16 @@ struct pooled_task {
   /// with `epoch` in the site. Null: no plan.
   std::shared_ptr<fault_injector> faults;
   int64_t epoch = -1;
+  /// When the node received the task's group: its timing counts from here.
+  std::chrono::steady_clock::time_point received;
 };
 
 /// Queues `task` on `pool`: long ops never hold CAF's scheduler, and no
 /// thread is created for it. When the task ends, `reply_to` receives
-/// `(task_ended_atom, id, tasks_done{node, outputs})`, or the task's error as
+/// `(task_ended_atom, id, tasks_done{node, outputs, {timing}})` — the
+/// timing says when the task started after `received`, how long it ran,
+/// and which of its ops ran for `slow_op_threshold_us` or longer —, or the
+/// task's error as
 /// `actors_errc::task_failed` naming the node. It receives exactly one of
 /// these, whatever happens: a task that the pool drops unrun (the pool was
 /// stopped) ends with an error too.

@@ -97,9 +97,25 @@ struct TaskOutput {
   value @2 :Tensor;
 }
 
+struct OpTiming {
+  index @0 :UInt32;
+  type @1 :Text;
+  offsetUs @2 :Int64;
+  durationUs @3 :Int64;
+}
+
+struct TaskTiming {
+  node @0 :Text;
+  task @1 :Text;
+  offsetUs @2 :Int64;
+  durationUs @3 :Int64;
+  slowOps @4 :List(OpTiming);
+}
+
 struct TasksDone {
   node @0 :Text;
   outputs @1 :List(TaskOutput);
+  timings @2 :List(TaskTiming);
 }
 
 struct FetchBlobs {

@@ -312,6 +312,58 @@ BOOST_AUTO_TEST_CASE(the_trace_parses_and_has_a_lane_per_node_with_its_events) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(
+  tasks_are_spans_on_their_nodes_lanes_with_slow_ops_inside) {
+  // Every epoch task of pipeline3_paced sleeps 300 ms: a slow op.
+  temp_dir dir;
+  auto trace = dir.sub("trace.json");
+  auto r = cli({"run",
+                EPOCHRT_SOURCE_DIR "/examples/distributed/pipeline3_paced.json",
+                "--trace", trace});
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  auto doc = json::parse(read_file(trace), nullptr, false);
+  BOOST_TEST_REQUIRE(doc.is_array());
+  std::map<int, std::string> lanes;
+  for (auto& ev : doc)
+    if (ev["ph"] == "M" && ev["name"] == "thread_name")
+      lanes[ev["tid"].get<int>()] = ev["args"]["name"].get<std::string>();
+  struct span {
+    int64_t ts;
+    int64_t dur;
+  };
+  std::map<std::string, std::vector<span>> tasks;  // lane -> task spans
+  std::map<std::string, std::vector<span>> sleeps; // lane -> Sleep spans
+  for (auto& ev : doc) {
+    if (ev["ph"] != "X")
+      continue;
+    auto lane = lanes[ev["tid"].get<int>()];
+    span x{ev["ts"].get<int64_t>(), ev["dur"].get<int64_t>()};
+    if (ev["cat"] == "task")
+      tasks[lane].push_back(x);
+    else if (ev["cat"] == "op" && ev["name"] == "Sleep")
+      sleeps[lane].push_back(x);
+  }
+  for (auto node : {"trainer_0", "trainer_1", "trainer_2"}) {
+    BOOST_TEST_CONTEXT(node) {
+      // The init task and one per epoch; the 4 epochs' Sleeps.
+      BOOST_TEST(tasks[node].size() == 5u);
+      BOOST_TEST_REQUIRE(sleeps[node].size() == 4u);
+      for (auto& op : sleeps[node]) {
+        BOOST_TEST(op.dur >= 300000);
+        // Inside one of the node's task spans.
+        bool inside = false;
+        for (auto& task : tasks[node])
+          inside |= task.ts <= op.ts && op.ts + op.dur <= task.ts + task.dur;
+        BOOST_TEST(inside);
+      }
+    }
+  }
+  // Only slow ops are spans: the Adds and reads of pipeline3 are not.
+  for (auto& ev : doc)
+    if (ev["cat"] == "op")
+      BOOST_TEST(ev["dur"].get<int64_t>() >= 1000);
+}
+
 BOOST_AUTO_TEST_CASE(a_resumed_job_traces_every_nodes_load) {
   temp_dir dir;
   auto ckpt = dir.sub("ckpt");

@@ -95,7 +95,9 @@ inline task_output sample_task_output() {
 inline tasks_done sample_tasks_done() {
   return tasks_done{
     "trainer_0",
-    {sample_task_output(), task_output{"t", "s", sample_string_tensor()}}};
+    {sample_task_output(), task_output{"t", "s", sample_string_tensor()}},
+    {task_timing{"trainer_0", "t", 5, 1500, {op_timing{3, "Sleep", 1, 1400}}},
+     task_timing{"trainer_0", "u", 0, 7, {}}}};
 }
 
 inline fetch_blobs sample_fetch_blobs() {

@@ -168,10 +168,28 @@ void field_diff::visit(const std::string& path, const task_output& x,
   field(path, "value", x.value, y.value);
 }
 
+void field_diff::visit(const std::string& path, const op_timing& x,
+                       const op_timing& y) {
+  field(path, "index", x.index, y.index);
+  field(path, "type", x.type, y.type);
+  field(path, "offset_us", x.offset_us, y.offset_us);
+  field(path, "duration_us", x.duration_us, y.duration_us);
+}
+
+void field_diff::visit(const std::string& path, const task_timing& x,
+                       const task_timing& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "task", x.task, y.task);
+  field(path, "offset_us", x.offset_us, y.offset_us);
+  field(path, "duration_us", x.duration_us, y.duration_us);
+  field(path, "slow_ops", x.slow_ops, y.slow_ops);
+}
+
 void field_diff::visit(const std::string& path, const tasks_done& x,
                        const tasks_done& y) {
   field(path, "node", x.node, y.node);
   field(path, "outputs", x.outputs, y.outputs);
+  field(path, "timings", x.timings, y.timings);
 }
 
 void field_diff::visit(const std::string& path, const fetch_blobs& x,

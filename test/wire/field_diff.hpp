@@ -136,6 +136,9 @@ private:
              const cancel_tasks& y);
   void visit(const std::string& path, const task_output& x,
              const task_output& y);
+  void visit(const std::string& path, const op_timing& x, const op_timing& y);
+  void visit(const std::string& path, const task_timing& x,
+             const task_timing& y);
   void visit(const std::string& path, const tasks_done& x, const tasks_done& y);
   void visit(const std::string& path, const fetch_blobs& x,
              const fetch_blobs& y);

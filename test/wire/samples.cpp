@@ -1,5 +1,6 @@
 #include "test/wire/samples.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -198,8 +199,16 @@ task_output make_sample(type_tag<task_output>, const sample_handles&) {
 }
 
 tasks_done make_sample(type_tag<tasks_done>, const sample_handles&) {
-  return tasks_done{"trainer_0",
-                    {sample_output("loss"), sample_output("done")}};
+  return tasks_done{
+    "trainer_0",
+    {sample_output("loss"), sample_output("done")},
+    {task_timing{"trainer_0",
+                 "train",
+                 12,
+                 3456789,
+                 {op_timing{7, "LinearRegressionSGD", 100, 2000},
+                  op_timing{4294967295u, tricky_text, -1, INT64_MAX}}},
+     task_timing{tricky_text, "", 0, 0, {}}}};
 }
 
 fetch_blobs make_sample(type_tag<fetch_blobs>, const sample_handles&) {
