@@ -7,11 +7,12 @@ time per epoch, as a PNG.
 The checkpoint time of an epoch is its slowest node's save (snapshot, write,
 fsync) plus the commit; a save that failed is left out. Needs matplotlib
 (Debian: python3-matplotlib, installed by tools/install-deps.sh; when
-another python3 comes first on PATH, run Debian's: /usr/bin/python3); draws
-without a display (Agg).
+another python3 without it comes first on PATH, the script runs itself
+again under Debian's /usr/bin/python3); draws without a display (Agg).
 """
 
 import json
+import os
 import sys
 
 
@@ -49,7 +50,18 @@ def main(argv):
         print(f"{argv[1]}: no epoch lines", file=sys.stderr)
         return 1
 
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        # Another python3 first on PATH (pyenv, a venv) lacks Debian's
+        # python3-matplotlib: run this under Debian's python3 instead.
+        debian = "/usr/bin/python3"
+        if os.path.realpath(sys.executable) != os.path.realpath(debian) \
+                and os.access(debian, os.X_OK):
+            os.execv(debian, [debian] + argv)
+        print("plot_stats.py needs matplotlib (Debian: apt-get install "
+              "python3-matplotlib)", file=sys.stderr)
+        return 1
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

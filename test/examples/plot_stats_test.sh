@@ -4,12 +4,9 @@
 set -euo pipefail
 epochrt=$1
 source_dir=$2
-# Debian's python3 has python3-matplotlib; another python3 earlier on PATH
-# (pyenv, a venv) may not.
+# As the README runs it: whatever python3 comes first on PATH (the script
+# falls back to Debian's, which has python3-matplotlib).
 py=python3
-if ! "$py" -c 'import matplotlib' 2>/dev/null; then
-  py=/usr/bin/python3
-fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
