@@ -201,11 +201,6 @@ std::string rerun_hint(const run_options& opts) {
     + ": running the same command again resumes from it";
 }
 
-bool is_node_lost(const caf::error& err) {
-  return err.category() == actors_category
-    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
-}
-
 } // namespace
 
 int run_job(const run_options& opts) {

@@ -136,11 +136,6 @@ struct manager_state {
 
 using self_ptr = caf::event_based_actor*;
 
-bool is_node_lost(const caf::error& err) {
-  return err.category() == actors_category
-    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
-}
-
 caf::error failure_on(const std::string& node, const caf::error& err) {
   // A remote node's proxy already says which node was lost and how.
   if (is_node_lost(err))

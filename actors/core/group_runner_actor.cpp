@@ -30,8 +30,7 @@ caf::error node_failure(const std::string& node, const std::string& group,
     + std::to_string(epoch) + ")";
   // A lost remote node's proxy names the node and its address; the epoch
   // is known here only.
-  if (err.category() == actors_category
-      && err.code() == static_cast<uint8_t>(actors_errc::node_lost))
+  if (is_node_lost(err))
     return make_error(actors_errc::node_lost, where + ": " + error_text(err));
   if (err.category() == actors_category)
     return err;

@@ -38,11 +38,6 @@ void fail(runner_ptr self, caf::error err) {
   self->quit();
 }
 
-bool is_node_lost(const caf::error& err) {
-  return err.category() == actors_category
-    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
-}
-
 // A lost node's error says which node and address; `where` adds what the
 // job was doing (a checkpoint request knows no epoch), so that the line a
 // person reads names the phase and the epoch the job was at.
@@ -367,8 +362,7 @@ void after_failed_resume(runner_ptr self, int64_t epoch, caf::error& err) {
   // Only a checkpoint that is unusable is replaced by an older one: a node
   // that is lost or too slow may still be loading, and falling back under
   // it would mix two states.
-  auto node_trouble = err.category() == actors_category
-    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
+  auto node_trouble = is_node_lost(err);
   if (!self->state.fall_back || node_trouble) {
     fail(self,
          make_error(node_trouble ? actors_errc::node_lost
