@@ -28,7 +28,8 @@ struct checkpoint_policy {
 ///
 /// It answers the `ckpt_*` requests of messages/manager_protocol.hpp by
 /// fanning them out to the persistence actors of its nodes (bound by
-/// `ckpt_init`), waiting at most `policy.timeout` for each node, and gathering
+/// `ckpt_init`), waiting at most `policy.timeout` for the whole fan-out (one
+/// timer, detail::gather) and for every node's answer, and gathering
 /// the results and per-node stats. A save commits its epoch in `metadata` only
 /// after every node's save succeeded. It runs on a thread of its own because
 /// the metadata handler does blocking I/O; `metadata` is used by this actor

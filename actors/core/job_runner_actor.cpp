@@ -7,6 +7,7 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/core/group_runner_actor.hpp>
+#include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>
 #include <epochrt/messages/fault_injector.hpp>
@@ -330,29 +331,30 @@ void resume_from(runner_ptr self, int64_t epoch);
 // node's failed: a start from scratch begins with empty workspaces.
 void reset_then_start_from_scratch(runner_ptr self) {
   auto& cfg = self->state.cfg;
-  if (cfg.nodes.empty()) {
-    start_from_scratch(self);
-    return;
-  }
-  auto remaining = std::make_shared<size_t>(cfg.nodes.size());
-  auto failed = std::make_shared<bool>(false);
-  for (auto& [name, node] : cfg.nodes) {
-    self->request(node, cfg.group_timeout, reset_workspace{"restart"})
-      .then(
-        [self, remaining, failed] {
-          if (--*remaining == 0 && !*failed)
-            start_from_scratch(self);
-        },
-        [self, failed, name = name](caf::error& err) {
-          if (*failed)
-            return;
-          *failed = true;
-          fail(self,
-               make_error(actors_errc::node_lost,
-                          "node " + name
-                            + " could not be reset: " + error_text(err)));
-        });
-  }
+  std::vector<detail::gather_target<caf::actor>> targets;
+  targets.reserve(cfg.nodes.size());
+  for (auto& [name, node] : cfg.nodes)
+    targets.push_back({name, node});
+  detail::gather_options opts;
+  opts.site = {"reset before a start from scratch", -1};
+  opts.policy = detail::gather_policy::fail_fast;
+  opts.timeout = cfg.group_timeout;
+  detail::gather<caf::unit_t>(
+    self, targets, std::move(opts),
+    [](const auto&) {
+      return reset_workspace{"restart"};
+    },
+    [](const std::string& node, caf::error err) {
+      return make_error(actors_errc::node_lost,
+                        "node " + node
+                          + " could not be reset: " + error_text(err));
+    },
+    [self](caf::expected<std::vector<caf::unit_t>> reset) {
+      if (!reset)
+        fail(self, std::move(reset.error()));
+      else
+        start_from_scratch(self);
+    });
 }
 
 // The checkpoint of `epoch` could not be used. Without fall-back that ends
