@@ -5,6 +5,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/response_promise.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
@@ -32,9 +33,10 @@ caf::error node_failure(const detail::gather_site& site,
                     site.where(node) + ": " + error_text(err));
 }
 
-caf::behavior group_runner_behavior(caf::event_based_actor* self,
-                                    std::map<std::string, caf::actor> nodes,
-                                    std::chrono::milliseconds timeout) {
+group_runner_actor::behavior_type
+group_runner_behavior(group_runner_actor::pointer self,
+                      std::map<std::string, caf::actor> nodes,
+                      std::chrono::milliseconds timeout) {
   return {
     [=](run_tasks& msg) -> caf::result<tasks_done> {
       // Tasks by node, nodes in order of first use.
@@ -102,9 +104,9 @@ caf::behavior group_runner_behavior(caf::event_based_actor* self,
 
 } // namespace
 
-caf::actor spawn_group_runner(caf::actor_system& sys,
-                              std::map<std::string, caf::actor> nodes,
-                              std::chrono::milliseconds timeout) {
+group_runner_actor spawn_group_runner(caf::actor_system& sys,
+                                      std::map<std::string, caf::actor> nodes,
+                                      std::chrono::milliseconds timeout) {
   return sys.spawn(group_runner_behavior, std::move(nodes), timeout);
 }
 

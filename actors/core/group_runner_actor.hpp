@@ -7,6 +7,8 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include <epochrt/messages/actor_protocols.hpp>
+
 namespace epochrt {
 
 /// Spawns a one-shot actor that runs one task group across nodes.
@@ -23,8 +25,8 @@ namespace epochrt {
 /// The runner monitors the nodes it waits for, so a node actor that ends
 /// without replying fails the group at once; and it quits as soon as its
 /// reply is out, so it never outlives a failed group.
-caf::actor spawn_group_runner(caf::actor_system& sys,
-                              std::map<std::string, caf::actor> nodes,
-                              std::chrono::milliseconds timeout);
+group_runner_actor spawn_group_runner(caf::actor_system& sys,
+                                      std::map<std::string, caf::actor> nodes,
+                                      std::chrono::milliseconds timeout);
 
 } // namespace epochrt

@@ -3,6 +3,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/response_promise.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
@@ -31,7 +32,12 @@ struct runner_state {
   uint64_t next_delay = 0;
 };
 
-using runner_ptr = caf::stateful_actor<runner_state>*;
+// The runner's handle with the message it sends itself: others hold the
+// narrow job_runner_actor.
+using job_runner_internal
+  = job_runner_actor::extend<caf::reacts_to<delay_done_atom, uint64_t>>;
+
+using runner_ptr = job_runner_internal::stateful_pointer<runner_state>;
 using outputs_continuation = std::function<void(std::vector<task_output>&)>;
 
 void fail(runner_ptr self, caf::error err) {
@@ -437,8 +443,8 @@ void resume_from(runner_ptr self, int64_t epoch) {
     on_error);
 }
 
-caf::behavior runner_behavior(caf::stateful_actor<runner_state>* self,
-                              job_runner_config cfg) {
+job_runner_internal::behavior_type runner_behavior(runner_ptr self,
+                                                   job_runner_config cfg) {
   self->state.cfg = std::move(cfg);
   return {
     [self](delay_done_atom, uint64_t id) {
@@ -471,7 +477,8 @@ caf::behavior runner_behavior(caf::stateful_actor<runner_state>* self,
 
 } // namespace
 
-caf::actor spawn_job_runner(caf::actor_system& sys, job_runner_config cfg) {
+job_runner_actor spawn_job_runner(caf::actor_system& sys,
+                                  job_runner_config cfg) {
   return sys.spawn(runner_behavior, std::move(cfg));
 }
 

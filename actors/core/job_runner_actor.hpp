@@ -11,6 +11,7 @@
 #include <caf/fwd.hpp>
 
 #include <epochrt/actors/api/epoch_observer.hpp>
+#include <epochrt/messages/actor_protocols.hpp>
 #include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
@@ -43,6 +44,7 @@ struct job_runner_config {
 /// logged as a warning and the job goes on; a failed group fails the job, and
 /// so does a save or a last commit that a lost node cut short (`node_lost`,
 /// naming what the job was doing and its epoch), for the caller to recover.
-caf::actor spawn_job_runner(caf::actor_system& sys, job_runner_config cfg);
+job_runner_actor spawn_job_runner(caf::actor_system& sys,
+                                  job_runner_config cfg);
 
 } // namespace epochrt

@@ -12,11 +12,12 @@
 namespace epochrt::detail {
 
 /// Sends `request` to `dest` and blocks the calling thread until the reply
-/// or an error arrives, at most `timeout`. For the public blocking facades
-/// only: never call it from inside an actor.
-template <class Reply, class Request>
+/// or an error arrives, at most `timeout`. `dest` is an untyped or a typed
+/// handle; with a typed one, a request it does not take does not compile. For
+/// the public blocking facades only: never call it from inside an actor.
+template <class Reply, class Handle, class Request>
 caf::expected<Reply>
-blocking_request(caf::actor_system& sys, const caf::actor& dest,
+blocking_request(caf::actor_system& sys, const Handle& dest,
                  std::chrono::milliseconds timeout, Request&& request) {
   caf::scoped_actor self{sys};
   caf::expected<Reply> result{caf::error{}};

@@ -17,6 +17,7 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
+#include <caf/response_type.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
@@ -97,8 +98,8 @@ struct deterministic_fixture {
 
   // Sends `msg` to `dest` from an actor of its own; the outcome is filled in
   // when the reply comes.
-  template <class Reply, class Msg>
-  outcome<Reply> ask(caf::actor dest, Msg msg) {
+  template <class Reply, class Handle, class Msg>
+  outcome<Reply> ask(Handle dest, Msg msg) {
     auto out = std::make_shared<std::optional<caf::expected<Reply>>>();
     spawn([out, dest, msg](caf::event_based_actor* self) {
       auto handle = self->request(dest, caf::infinite, msg);
@@ -207,8 +208,7 @@ detail::gather_options options(detail::gather_policy policy,
 
 } // namespace
 
-// -- the error predicate
-// --------------------------------------------------------
+// -- the error predicate -----------------------------------------------------
 
 BOOST_AUTO_TEST_SUITE(error_predicate)
 
@@ -238,8 +238,50 @@ BOOST_AUTO_TEST_CASE(errors_of_the_actors_layer_render_with_their_code) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
-// -- the gather
-// ----------------------------------------------------------------
+// -- the typed protocols ------------------------------------------------------
+
+namespace {
+
+// Does `Handle` take a request of `Request`? A request it does not take is
+// a compile error at `request`; this asks the same question CAF does.
+template <class Handle, class Request>
+constexpr bool takes
+  = caf::response_type_unbox<caf::signatures_of_t<Handle>,
+                             caf::detail::type_list<Request>>::valid;
+
+// What `Handle` answers to `Request`: a reply handler for another type is a
+// compile error at `then`/`receive`.
+template <class Handle, class Request>
+using reply_to = caf::response_type_unbox_t<caf::signatures_of_t<Handle>,
+                                            caf::detail::type_list<Request>>;
+
+static_assert(takes<group_runner_actor, run_tasks>);
+static_assert(std::is_same_v<reply_to<group_runner_actor, run_tasks>,
+                             caf::detail::type_list<tasks_done>>);
+static_assert(!takes<group_runner_actor, fetch_blobs>);
+static_assert(!takes<group_runner_actor, run_job>);
+
+static_assert(takes<job_runner_actor, run_job>);
+static_assert(std::is_same_v<reply_to<job_runner_actor, run_job>,
+                             caf::detail::type_list<ckpt_epoch>>);
+static_assert(!takes<job_runner_actor, run_tasks>);
+
+// The handles others hold are narrow: what the job runner sends itself
+// (its fault-plan delays) is not part of what they can send it.
+static_assert(
+  std::is_same_v<decltype(spawn_job_runner(std::declval<caf::actor_system&>(),
+                                           std::declval<job_runner_config>())),
+                 job_runner_actor>);
+static_assert(
+  std::is_same_v<decltype(spawn_group_runner(
+                   std::declval<caf::actor_system&>(),
+                   std::declval<std::map<std::string, caf::actor>>(),
+                   milliseconds{})),
+                 group_runner_actor>);
+
+} // namespace
+
+// -- the gather --------------------------------------------------------------
 
 BOOST_FIXTURE_TEST_SUITE(gather, deterministic_fixture)
 
@@ -433,8 +475,7 @@ BOOST_AUTO_TEST_CASE(other_errors_go_through_the_sites_translation) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
-// -- the group runner
-// ------------------------------------------------------------
+// -- the group runner --------------------------------------------------------
 
 namespace {
 
@@ -572,8 +613,7 @@ BOOST_AUTO_TEST_CASE(a_lost_remote_node_is_named_with_group_and_epoch) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
-// -- the node (runs tasks on a worker pool: a real scheduler)
-// -------------------
+// -- the node (runs tasks on a worker pool: a real scheduler) ----------------
 
 namespace {
 
@@ -602,9 +642,9 @@ struct node_fixture {
     return spawn_node(*sys, "n", ws, ops, task_timeout, pool);
   }
 
-  template <class Reply, class Msg>
+  template <class Reply, class Handle, class Msg>
   caf::expected<Reply>
-  ask(caf::actor dest, Msg msg, milliseconds wait = milliseconds(10000)) {
+  ask(Handle dest, Msg msg, milliseconds wait = milliseconds(10000)) {
     caf::scoped_actor self{*sys};
     std::optional<caf::expected<Reply>> out;
     auto handle = self->request(dest, wait, std::move(msg));
@@ -725,7 +765,7 @@ BOOST_AUTO_TEST_CASE(a_node_stores_and_fetches_blobs) {
   caf::anon_send_exit(n, caf::exit_reason::user_shutdown);
 }
 
-// -- the persistence actor --------------------------------------------------
+// -- the persistence actor ---------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(persistence_reports_a_missing_checkpoint_as_absent) {
   test::temp_dir dir;
@@ -799,7 +839,7 @@ BOOST_AUTO_TEST_CASE(a_manager_names_node_request_and_epoch_of_a_timeout) {
   caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
 }
 
-// -- the job runner -----------------------------------------------------------
+// -- the job runner ----------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(a_job_runner_refuses_a_job_whose_loop_could_not_end) {
   job_runner_config cfg;
