@@ -27,4 +27,20 @@ using group_runner_actor
 using job_runner_actor
   = caf::typed_actor<caf::replies_to<run_job>::with<ckpt_epoch>>;
 
+/// The checkpoint manager (actors/core/checkpoint_manager_actor.hpp): the
+/// requests of manager_protocol.hpp, fanned out to the persistence actors
+/// of its nodes. A request answered with nothing is a `reacts_to`: its
+/// reply handler takes no argument.
+using checkpoint_manager_actor = caf::typed_actor<
+  caf::reacts_to<ckpt_set_params>,
+  caf::replies_to<ckpt_init>::with<ckpt_result>,
+  caf::reacts_to<ckpt_save_async>, caf::reacts_to<ckpt_flush>,
+  caf::replies_to<ckpt_save>::with<ckpt_result>,
+  caf::replies_to<ckpt_load>::with<ckpt_result>,
+  caf::replies_to<ckpt_read>::with<blob_values>,
+  caf::replies_to<ckpt_exists>::with<checkpoint_status>,
+  caf::replies_to<ckpt_resume_epoch>::with<ckpt_epoch>,
+  caf::reacts_to<ckpt_write_metadata>, caf::reacts_to<ckpt_report>,
+  caf::replies_to<ckpt_accessible>::with<bool>>;
+
 } // namespace epochrt

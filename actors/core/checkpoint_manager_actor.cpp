@@ -8,6 +8,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/response_promise.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
@@ -134,7 +135,7 @@ struct manager_state {
   std::map<int64_t, caf::error> lost_commits;
 };
 
-using self_ptr = caf::event_based_actor*;
+using self_ptr = checkpoint_manager_actor::stateful_pointer<manager_state>;
 
 // A node's error, other than a timeout or a node that is down (the gather
 // makes those node_lost): a remote node's proxy already says which node was
@@ -217,7 +218,7 @@ void reply_flush(caf::response_promise& rp, const manager_state& st,
 
 // One write begun by ckpt_save_async has ended; wakes ckpt_flush waiters
 // when none is left.
-void commit_done(caf::stateful_actor<manager_state>* self) {
+void commit_done(self_ptr self) {
   auto& st = self->state;
   if (st.pending_commits > 0 && --st.pending_commits == 0) {
     for (size_t i = 0; i < st.flush_waiters.size(); ++i)
@@ -241,8 +242,7 @@ bool is_full(const manager_state& st, int64_t epoch) {
 // uncommitted epochs, which the next pruning removes, never a committed
 // epoch without its databases. Failures cost a warning, never the commit.
 // Calls `done` at the end.
-void apply_retention(caf::stateful_actor<manager_state>* self, int64_t epoch,
-                     std::function<void()> done) {
+void apply_retention(self_ptr self, int64_t epoch, std::function<void()> done) {
   auto& st = self->state;
   if (st.keep_last == 0 || st.nodes.empty()) {
     done();
@@ -328,8 +328,7 @@ void apply_retention(caf::stateful_actor<manager_state>* self, int64_t epoch,
 
 // Commits an epoch whose every node finished writing; a failure is logged
 // (as Caffe2 did for a failed save), never committed.
-void commit_async(caf::stateful_actor<manager_state>* self, int64_t epoch,
-                  bool final,
+void commit_async(self_ptr self, int64_t epoch, bool final,
                   caf::expected<std::vector<checkpoint_stats>> stats) {
   auto& st = self->state;
   caf::error err;
@@ -388,10 +387,10 @@ caf::expected<std::vector<std::string>> prepare_save(manager_state& st,
   return dbs;
 }
 
-caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
-                               std::string db_prefix,
-                               std::shared_ptr<metadata_handler> metadata,
-                               checkpoint_policy policy) {
+checkpoint_manager_actor::behavior_type
+manager_behavior(self_ptr self, std::string db_prefix,
+                 std::shared_ptr<metadata_handler> metadata,
+                 checkpoint_policy policy) {
   auto& st = self->state;
   st.db_prefix = std::move(db_prefix);
   st.metadata = std::make_unique<guarded_metadata>(std::move(metadata));
@@ -399,7 +398,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
   st.full_every = policy.full_every;
   st.keep_last = policy.keep_last;
   return {
-    [=](ckpt_set_params& msg) -> caf::result<caf::unit_t> {
+    [=](ckpt_set_params& msg) -> caf::result<void> {
       auto& st = self->state;
       st.node_names = std::move(msg.node_names);
       if (!msg.path_prefix.empty())
@@ -446,7 +445,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
         });
       return rp;
     },
-    [=](ckpt_save_async& msg) -> caf::result<caf::unit_t> {
+    [=](ckpt_save_async& msg) -> caf::result<void> {
       auto started = clock_type::now();
       auto& st = self->state;
       auto dbs = prepare_save(st, msg.epoch);
@@ -494,7 +493,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
         });
       return rp;
     },
-    [=](ckpt_flush& msg) -> caf::result<caf::unit_t> {
+    [=](ckpt_flush& msg) -> caf::result<void> {
       auto& st = self->state;
       auto rp = self->make_response_promise();
       if (st.pending_commits == 0) {
@@ -652,7 +651,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
         return std::move(final.error());
       return ckpt_epoch{epoch, epoch >= 0 && *final == epoch};
     },
-    [=](ckpt_write_metadata& msg) -> caf::result<caf::unit_t> {
+    [=](ckpt_write_metadata& msg) -> caf::result<void> {
       if (auto err = self->state.metadata->write(msg.epoch))
         return err;
       auto rp = self->make_response_promise();
@@ -661,7 +660,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
       });
       return rp;
     },
-    [=](ckpt_report& msg) -> caf::result<caf::unit_t> {
+    [=](ckpt_report& msg) -> caf::result<void> {
       if (auto err
           = self->state.metadata->report(msg.action, self->state.last_stats))
         return err;
@@ -680,10 +679,10 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
 
 } // namespace
 
-caf::actor spawn_checkpoint_manager(caf::actor_system& sys,
-                                    std::string db_prefix,
-                                    std::shared_ptr<metadata_handler> metadata,
-                                    checkpoint_policy policy) {
+checkpoint_manager_actor
+spawn_checkpoint_manager(caf::actor_system& sys, std::string db_prefix,
+                         std::shared_ptr<metadata_handler> metadata,
+                         checkpoint_policy policy) {
   return detail::spawn_detached(sys, manager_behavior, std::move(db_prefix),
                                 std::move(metadata), policy);
 }

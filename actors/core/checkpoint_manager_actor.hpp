@@ -6,6 +6,8 @@
 
 #include <caf/fwd.hpp>
 
+#include <epochrt/messages/actor_protocols.hpp>
+
 namespace epochrt {
 
 class metadata_handler;
@@ -35,9 +37,9 @@ struct checkpoint_policy {
 /// the metadata handler does blocking I/O; `metadata` is used by this actor
 /// only, one call at a time. An invalid handle when its thread cannot be
 /// created (detail::spawn_detached): every request to it then fails.
-caf::actor spawn_checkpoint_manager(caf::actor_system& sys,
-                                    std::string db_prefix,
-                                    std::shared_ptr<metadata_handler> metadata,
-                                    checkpoint_policy policy);
+checkpoint_manager_actor
+spawn_checkpoint_manager(caf::actor_system& sys, std::string db_prefix,
+                         std::shared_ptr<metadata_handler> metadata,
+                         checkpoint_policy policy);
 
 } // namespace epochrt

@@ -25,7 +25,7 @@ struct job_runner_config {
   /// Node actors by name; every node the job's groups use.
   std::map<std::string, caf::actor> nodes;
   /// The checkpoint manager actor, or an invalid handle for no checkpoints.
-  caf::actor checkpoint_manager;
+  checkpoint_manager_actor checkpoint_manager;
   /// The nodes to checkpoint, bound to their persistence actors.
   std::vector<node_ref> checkpoint_nodes;
   std::chrono::milliseconds group_timeout{std::chrono::hours(24)};

@@ -266,6 +266,18 @@ static_assert(std::is_same_v<reply_to<job_runner_actor, run_job>,
                              caf::detail::type_list<ckpt_epoch>>);
 static_assert(!takes<job_runner_actor, run_tasks>);
 
+static_assert(takes<checkpoint_manager_actor, ckpt_load>);
+static_assert(std::is_same_v<reply_to<checkpoint_manager_actor, ckpt_load>,
+                             caf::detail::type_list<ckpt_result>>);
+static_assert(std::is_same_v<reply_to<checkpoint_manager_actor, ckpt_read>,
+                             caf::detail::type_list<blob_values>>);
+// Answered with nothing: a reply handler takes no argument.
+static_assert(std::is_same_v<reply_to<checkpoint_manager_actor, ckpt_flush>,
+                             caf::detail::type_list<void>>);
+// The persistence protocol goes to the persistence actors, not to it.
+static_assert(!takes<checkpoint_manager_actor, load_checkpoint>);
+static_assert(!takes<checkpoint_manager_actor, run_job>);
+
 // The handles others hold are narrow: what the job runner sends itself
 // (its fault-plan delays) is not part of what they can send it.
 static_assert(
@@ -278,6 +290,10 @@ static_assert(
                    std::declval<std::map<std::string, caf::actor>>(),
                    milliseconds{})),
                  group_runner_actor>);
+static_assert(std::is_same_v<decltype(spawn_checkpoint_manager(
+                               std::declval<caf::actor_system&>(), "", nullptr,
+                               checkpoint_policy{})),
+                             checkpoint_manager_actor>);
 
 } // namespace
 
