@@ -653,9 +653,11 @@ void measure_caf_remote(const epoch_options& opts, caf::actor_system& sys,
   for (auto& peer : peers) {
     auto handle = sys.middleman().remote_actor("127.0.0.1", peer.port());
     if (!handle)
-      throw std::runtime_error("connecting to the CAF peer on port "
-                               + std::to_string(peer.port()) + ": "
-                               + epochrt::describe_error(handle.error()));
+      throw std::runtime_error(
+        "connecting to the CAF peer on port " + std::to_string(peer.port())
+        + ": "
+        + epochrt::error_text(handle.error(),
+                              epochrt::error_form::code_and_context));
     remote.push_back(std::move(*handle));
   }
   fanout_baseline baseline{sys, std::move(remote)};
@@ -670,7 +672,8 @@ void measure_remote(const epoch_options& opts, const registry_ptr& ops,
                     const std::vector<node_daemon>& caf_peers, figures& out) {
   caf::actor_system_config cfg;
   if (auto err = epochrt::configure_network(cfg))
-    throw std::runtime_error(epochrt::describe_error(err));
+    throw std::runtime_error(
+      epochrt::error_text(err, epochrt::error_form::code_and_context));
   epochrt::configure_scheduler(cfg, 2);
   caf::actor_system sys{cfg};
   std::map<std::string, epochrt::node_address> where;
@@ -798,7 +801,9 @@ int serve_caf_peer() {
   pthread_sigmask(SIG_BLOCK, &stop, nullptr); // before any thread starts
   caf::actor_system_config cfg;
   if (auto err = epochrt::configure_network(cfg)) {
-    std::fprintf(stderr, "%s\n", epochrt::describe_error(err).c_str());
+    std::fprintf(
+      stderr, "%s\n",
+      epochrt::error_text(err, epochrt::error_form::code_and_context).c_str());
     return 1;
   }
   epochrt::configure_scheduler(cfg, 2);
@@ -806,8 +811,10 @@ int serve_caf_peer() {
   auto peer = sys.spawn<echo_peer>();
   auto port = sys.middleman().publish(peer, 0, "127.0.0.1");
   if (!port) {
-    std::fprintf(stderr, "publish: %s\n",
-                 epochrt::describe_error(port.error()).c_str());
+    std::fprintf(
+      stderr, "publish: %s\n",
+      epochrt::error_text(port.error(), epochrt::error_form::code_and_context)
+        .c_str());
     caf::anon_send_exit(peer, caf::exit_reason::user_shutdown);
     return 1;
   }

@@ -2,6 +2,8 @@
 
 #include <caf/make_message.hpp>
 
+#include <epochrt/messages/error_text.hpp>
+
 namespace epochrt {
 
 std::string to_string(runtime_errc x) {
@@ -31,13 +33,16 @@ caf::error make_error(runtime_errc code, std::string context) {
                     caf::make_message(std::move(context))};
 }
 
-std::string error_text(const caf::error& err) {
-  if (!err)
-    return {};
-  const auto& ctx = err.context();
-  if (ctx.size() == 1 && ctx.match_element<std::string>(0))
-    return ctx.get_as<std::string>(0);
-  return caf::to_string(err);
-}
+namespace {
+
+// Names the codes of this category for error_text's code_and_context form.
+// Here, beside make_error: a program that can make such an error links
+// this registration.
+[[maybe_unused]] const bool names_registered
+  = register_error_category(runtime_category, [](uint8_t code) {
+      return to_string(static_cast<runtime_errc>(code));
+    });
+
+} // namespace
 
 } // namespace epochrt

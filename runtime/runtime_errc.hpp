@@ -6,6 +6,8 @@
 #include <caf/atom.hpp>
 #include <caf/error.hpp>
 
+#include <epochrt/messages/error_text.hpp>
+
 namespace epochrt {
 
 /// Errors of the runtime: building, validating and running jobs.
@@ -36,10 +38,5 @@ std::string to_string(runtime_errc x);
 
 /// An error of `runtime_category` whose context is the one string `context`.
 caf::error make_error(runtime_errc code, std::string context = {});
-
-/// The human-readable text of an error: its context string when it is one
-/// (as every error made by `make_error` of epochrt is), otherwise CAF's
-/// rendering of the whole error.
-std::string error_text(const caf::error& err);
 
 } // namespace epochrt

@@ -4,7 +4,7 @@
 
 #include <caf/error.hpp>
 
-#include <epochrt/actors/api/configure.hpp>
+#include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/printable.hpp>
 
 namespace epochrt::cli {
@@ -29,7 +29,7 @@ void print_error(std::string_view text) {
 }
 
 std::string describe(const caf::error& err) {
-  return one_line(describe_error(err));
+  return one_line(error_text(err, error_form::code_and_context));
 }
 
 } // namespace epochrt::cli

@@ -36,7 +36,7 @@ std::string one_line(std::string_view text);
 /// Writes "epochrt: error: <text>" as one line to stderr.
 void print_error(std::string_view text);
 
-/// `describe_error(err)` (actors/api/configure.hpp) on one line.
+/// `error_text(err, error_form::code_and_context)` on one line.
 std::string describe(const caf::error& err);
 
 } // namespace epochrt::cli

@@ -97,9 +97,7 @@ int run_node(const node_options& opts) {
   auto server = node_server::start(sys, ops, std::move(options));
   if (!server) {
     print_error(describe(server.error()));
-    auto& err = server.error();
-    return err.category() == actors_category
-        && err.code() == static_cast<uint8_t>(actors_errc::invalid_argument)
+    return is_error(server.error(), actors_errc::invalid_argument)
       ? exit_bad_input
       : exit_failure;
   }

@@ -241,8 +241,7 @@ void print_stop(const std::string& job, int signo,
 }
 
 bool is_stopped(const caf::error& err) {
-  return err.category() == actors_category
-    && err.code() == static_cast<uint8_t>(actors_errc::stopped);
+  return is_error(err, actors_errc::stopped);
 }
 
 /// The job file's `epoch_limit`, for the progress line; none when it sets
@@ -309,11 +308,6 @@ struct observers {
     return fanout->empty() ? nullptr : fanout;
   }
 };
-
-bool is_node_lost(const caf::error& err) {
-  return err.category() == actors_category
-    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
-}
 
 } // namespace
 

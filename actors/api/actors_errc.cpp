@@ -2,6 +2,8 @@
 
 #include <caf/make_message.hpp>
 
+#include <epochrt/messages/error_text.hpp>
+
 namespace epochrt {
 
 std::string to_string(actors_errc x) {
@@ -36,5 +38,23 @@ caf::error make_error(actors_errc code, std::string context) {
   return caf::error{static_cast<uint8_t>(code), actors_category,
                     caf::make_message(std::move(context))};
 }
+
+bool is_error(const caf::error& err, actors_errc code) noexcept {
+  // CAF 0.17's category() of no error reads through a null pointer.
+  return err && err.category() == actors_category
+    && err.code() == static_cast<uint8_t>(code);
+}
+
+namespace {
+
+// Names the codes of this category for error_text's code_and_context form.
+// Here, beside make_error: a program that can make such an error links
+// this registration.
+[[maybe_unused]] const bool names_registered
+  = register_error_category(actors_category, [](uint8_t code) {
+      return to_string(static_cast<actors_errc>(code));
+    });
+
+} // namespace
 
 } // namespace epochrt

@@ -43,4 +43,13 @@ std::string to_string(actors_errc x);
 
 caf::error make_error(actors_errc code, std::string context = {});
 
+/// Is `err` the error `code` of the actors layer? False for no error.
+bool is_error(const caf::error& err, actors_errc code) noexcept;
+
+/// Was a node lost (`actors_errc::node_lost`): the error a job may recover
+/// from by restarting from its last committed epoch.
+inline bool is_node_lost(const caf::error& err) noexcept {
+  return is_error(err, actors_errc::node_lost);
+}
+
 } // namespace epochrt

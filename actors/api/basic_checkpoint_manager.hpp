@@ -11,6 +11,7 @@
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
+#include <epochrt/messages/actor_protocols.hpp>
 #include <epochrt/messages/checkpoint_records.hpp>
 
 namespace epochrt {
@@ -152,7 +153,7 @@ public:
   }
 
   /// The manager's actor, for a job runner to talk to directly.
-  const caf::actor& actor() const noexcept {
+  const checkpoint_manager_actor& actor() const noexcept {
     return actor_;
   }
 
@@ -177,7 +178,7 @@ private:
   std::string db_prefix_;
   std::string path_prefix_;
   checkpoint_options options_;
-  caf::actor actor_;
+  checkpoint_manager_actor actor_;
   std::vector<std::string> nodes_;
   std::map<std::string, std::vector<std::string>> blob_lists_;
   std::vector<checkpoint_stats> last_stats_;

@@ -5,10 +5,10 @@
 
 #include <caf/actor_system_config.hpp>
 #include <caf/error.hpp>
-#include <caf/sec.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/messages/codec_errc.hpp>
+#include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/fault_errc.hpp>
 #include <epochrt/messages/message_types.hpp>
 #include <epochrt/persistence/persistence_errc.hpp>
@@ -18,27 +18,12 @@ namespace epochrt {
 
 namespace {
 
-std::string context_text(const caf::message& ctx) {
-  if (ctx.match_elements<std::string>())
-    return ctx.get_as<std::string>(0);
-  return ctx.empty() ? std::string{} : caf::to_string(ctx);
-}
-
-template <class Enum>
-std::string render(uint8_t code, const caf::message& ctx) {
-  auto text = to_string(static_cast<Enum>(code));
-  auto detail = context_text(ctx);
-  if (!detail.empty()) {
-    text += ": ";
-    text += detail;
-  }
-  return text;
-}
-
-template <class Enum>
+// CAF's rendering of an error of our categories (caf::to_string with a
+// system) is error_text's: one renderer.
 caf::actor_system_config::error_renderer renderer() {
-  return [](uint8_t code, caf::atom_value, const caf::message& ctx) {
-    return render<Enum>(code, ctx);
+  return [](uint8_t code, caf::atom_value category, const caf::message& ctx) {
+    return error_text(caf::error{code, category, ctx},
+                      error_form::code_and_context);
   };
 }
 
@@ -53,35 +38,13 @@ void configure_scheduler(caf::actor_system_config& cfg, size_t threads) {
   cfg.set("work-stealing.moderate-poll-attempts", size_t{0});
 }
 
-std::string describe_error(const caf::error& err) {
-  if (!err)
-    return {};
-  std::string text;
-  auto cat = err.category();
-  if (cat == codec_category)
-    text = render<codec_errc>(err.code(), err.context());
-  else if (cat == fault_category)
-    text = render<fault_errc>(err.code(), err.context());
-  else if (cat == runtime_category)
-    text = render<runtime_errc>(err.code(), err.context());
-  else if (cat == persistence_category)
-    text = render<persistence_errc>(err.code(), err.context());
-  else if (cat == actors_category)
-    text = render<actors_errc>(err.code(), err.context());
-  else if (cat == caf::atom("system"))
-    text = render<caf::sec>(err.code(), err.context());
-  else
-    text = caf::to_string(err);
-  return text;
-}
-
 void configure(caf::actor_system_config& cfg) {
   add_message_types(cfg);
-  cfg.add_error_category(codec_category, renderer<codec_errc>());
-  cfg.add_error_category(fault_category, renderer<fault_errc>());
-  cfg.add_error_category(runtime_category, renderer<runtime_errc>());
-  cfg.add_error_category(persistence_category, renderer<persistence_errc>());
-  cfg.add_error_category(actors_category, renderer<actors_errc>());
+  cfg.add_error_category(codec_category, renderer());
+  cfg.add_error_category(fault_category, renderer());
+  cfg.add_error_category(runtime_category, renderer());
+  cfg.add_error_category(persistence_category, renderer());
+  cfg.add_error_category(actors_category, renderer());
 }
 
 } // namespace epochrt

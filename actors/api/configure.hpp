@@ -3,9 +3,10 @@
 #include <cstddef>
 #include <string>
 
+#include <epochrt/messages/error_text.hpp>
+
 namespace caf {
 class actor_system_config;
-class error;
 } // namespace caf
 
 namespace epochrt {
@@ -26,11 +27,5 @@ void configure(caf::actor_system_config& cfg);
 /// CAF's scheduler itself may skip it. Call before the actor_system is
 /// built from `cfg`.
 void configure_scheduler(caf::actor_system_config& cfg, size_t threads = 0);
-
-/// One line for a person: "<code>: <context>" for the errors of epochrt's
-/// layers and CAF's own (`sec`), CAF's rendering otherwise; empty for no
-/// error. The code names the kind of failure ("corrupt", "not_found"), the
-/// context the details. Needs no actor system.
-std::string describe_error(const caf::error& err);
 
 } // namespace epochrt

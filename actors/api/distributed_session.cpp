@@ -100,10 +100,8 @@ caf::error distributed_session::recover_lost_nodes() {
       }
       // A daemon that refuses us will not change its mind.
       auto& err = handle.error();
-      auto code = static_cast<actors_errc>(err.code());
-      if (err.category() == actors_category
-          && (code == actors_errc::auth_failed
-              || code == actors_errc::rejected))
+      if (is_error(err, actors_errc::auth_failed)
+          || is_error(err, actors_errc::rejected))
         return std::move(handle.error());
       if (std::chrono::steady_clock::now() + pause > deadline)
         return make_error(actors_errc::node_lost,

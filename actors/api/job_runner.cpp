@@ -160,8 +160,7 @@ caf::expected<int64_t> job_runner::train(session& sess) {
   auto epochs = run_once(sess, resume_from, false);
   for (int failures = 1; !epochs; ++failures) {
     auto& err = epochs.error();
-    auto lost = err.category() == actors_category
-      && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
+    auto lost = is_node_lost(err);
     auto lost_at = job_event::clock::now();
     if (lost)
       notify_recovery(options_.events.get(), job_event::kind::node_lost,

@@ -8,11 +8,12 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/response_promise.hpp>
-#include <caf/sec.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/job_events.hpp>
+#include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/spawn_detached.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
@@ -136,77 +137,46 @@ struct manager_state {
   std::shared_ptr<job_events> events; // checkpoint_policy::events
 };
 
-using self_ptr = caf::event_based_actor*;
+using self_ptr = checkpoint_manager_actor::stateful_pointer<manager_state>;
 
-bool is_node_lost(const caf::error& err) {
-  return err.category() == actors_category
-    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
-}
-
-caf::error failure_on(const std::string& node, const caf::error& err) {
-  // A remote node's proxy already says which node was lost and how.
+// A node's error, other than a timeout or a node that is down (the gather
+// makes those node_lost): a remote node's proxy already says which node was
+// lost and how; anything else is a failed checkpoint on that node.
+caf::error failure_on(const std::string& node, caf::error err) {
   if (is_node_lost(err))
     return err;
-  if (err == caf::sec::request_timeout)
-    return make_error(actors_errc::node_lost,
-                      "node " + node
-                        + " did not answer a checkpoint request "
-                          "in time");
-  if (err == caf::sec::request_receiver_down)
-    return make_error(actors_errc::node_lost,
-                      "the persistence actor of node " + node + " is down");
   return make_error(actors_errc::checkpoint_failed,
                     "node " + node + ": " + error_text(err));
 }
 
 // Sends make(node) to the persistence actor of every node at once and calls
-// done once every node has answered or timed out: with all replies, in node
-// order, or with a failure. done never runs while a node may still be
-// working on the request: a load that went on after the job was told it
-// failed would write an old state into a workspace the job has since reset
-// (or loaded an earlier epoch into). A lost node's failure wins over a bad
-// checkpoint's, since only the latter may be answered by falling back.
+// done once every node has answered, or the one timeout of the fan-out has
+// passed: with all replies, in node order, or with a failure. done never
+// runs while a node may still be working on the request: a load that went
+// on after the job was told it failed would write an old state into a
+// workspace the job has since reset (or loaded an earlier epoch into). A
+// lost node's failure wins over a bad checkpoint's, since only the latter
+// may be answered by falling back (detail::gather_policy::settle_all).
 template <class Reply, class MakeRequest>
 void fan_out(self_ptr self, const std::vector<node_ref>& nodes,
-             std::chrono::milliseconds timeout, MakeRequest make,
+             std::chrono::milliseconds timeout, detail::gather_site site,
+             MakeRequest make,
              std::function<void(caf::expected<std::vector<Reply>>)> done) {
-  struct gather {
-    std::vector<Reply> replies;
-    size_t remaining = 0;
-    caf::error failure;
-    std::function<void(caf::expected<std::vector<Reply>>)> done;
-    void settle_one() {
-      if (--remaining > 0)
-        return;
-      if (failure)
-        done(std::move(failure));
-      else
-        done(std::move(replies));
-    }
-  };
-  if (nodes.empty()) {
-    done(std::vector<Reply>{});
-    return;
-  }
-  auto state = std::make_shared<gather>();
-  state->replies.resize(nodes.size());
-  state->remaining = nodes.size();
-  state->done = std::move(done);
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    self->request(nodes[i].persistence, timeout, make(nodes[i]))
-      .then(
-        [state, i](Reply& reply) {
-          state->replies[i] = std::move(reply);
-          state->settle_one();
-        },
-        [state, node = nodes[i].name](caf::error& err) {
-          auto failure = failure_on(node, err);
-          if (!state->failure
-              || (is_node_lost(failure) && !is_node_lost(state->failure)))
-            state->failure = std::move(failure);
-          state->settle_one();
-        });
-  }
+  std::vector<detail::gather_target<caf::actor>> targets;
+  targets.reserve(nodes.size());
+  for (auto& node : nodes)
+    targets.push_back({node.name, node.persistence});
+  detail::gather_options opts;
+  opts.site = std::move(site);
+  opts.policy = detail::gather_policy::settle_all;
+  opts.timeout = timeout;
+  // make() is called once per node, in node order, before gather returns.
+  detail::gather<Reply>(
+    self, targets, std::move(opts),
+    [&nodes, &make, i = size_t{0}](const auto&) mutable {
+      return make(nodes[i++]);
+    },
+    failure_on, std::move(done));
 }
 
 caf::expected<std::string> db_of(const manager_state& st,
@@ -250,7 +220,7 @@ void reply_flush(caf::response_promise& rp, const manager_state& st,
 
 // One write begun by ckpt_save_async has ended; wakes ckpt_flush waiters
 // when none is left.
-void commit_done(caf::stateful_actor<manager_state>* self) {
+void commit_done(self_ptr self) {
   auto& st = self->state;
   if (st.pending_commits > 0 && --st.pending_commits == 0) {
     for (size_t i = 0; i < st.flush_waiters.size(); ++i)
@@ -274,8 +244,7 @@ bool is_full(const manager_state& st, int64_t epoch) {
 // uncommitted epochs, which the next pruning removes, never a committed
 // epoch without its databases. Failures cost a warning, never the commit.
 // Calls `done` at the end.
-void apply_retention(caf::stateful_actor<manager_state>* self, int64_t epoch,
-                     std::function<void()> done) {
+void apply_retention(self_ptr self, int64_t epoch, std::function<void()> done) {
   auto& st = self->state;
   if (st.keep_last == 0 || st.nodes.empty()) {
     done();
@@ -334,7 +303,7 @@ void apply_retention(caf::stateful_actor<manager_state>* self, int64_t epoch,
     detail::log().info("keeping epochs {} to {}: removing older checkpoints",
                        kept.front(), kept.back());
     fan_out<pruned_checkpoints>(
-      self, st.nodes, st.timeout, request(false),
+      self, st.nodes, st.timeout, {"checkpoint retention", -1}, request(false),
       [done](caf::expected<std::vector<pruned_checkpoints>> results) {
         if (!results) {
           detail::log().warn("old checkpoints were not all removed: {}",
@@ -354,7 +323,8 @@ void apply_retention(caf::stateful_actor<manager_state>* self, int64_t epoch,
         done();
       });
   };
-  fan_out<pruned_checkpoints>(self, st.nodes, st.timeout, request(true),
+  fan_out<pruned_checkpoints>(self, st.nodes, st.timeout,
+                              {"checkpoint retention check", -1}, request(true),
                               std::move(prune));
 }
 
@@ -391,8 +361,7 @@ void notify_commit(const manager_state& st, int64_t epoch,
 
 // Commits an epoch whose every node finished writing; a failure is logged
 // (as Caffe2 did for a failed save), never committed.
-void commit_async(caf::stateful_actor<manager_state>* self, int64_t epoch,
-                  bool final,
+void commit_async(self_ptr self, int64_t epoch, bool final,
                   caf::expected<std::vector<checkpoint_stats>> stats) {
   auto& st = self->state;
   caf::error err;
@@ -454,10 +423,10 @@ caf::expected<std::vector<std::string>> prepare_save(manager_state& st,
   return dbs;
 }
 
-caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
-                               std::string db_prefix,
-                               std::shared_ptr<metadata_handler> metadata,
-                               checkpoint_policy policy) {
+checkpoint_manager_actor::behavior_type
+manager_behavior(self_ptr self, std::string db_prefix,
+                 std::shared_ptr<metadata_handler> metadata,
+                 checkpoint_policy policy) {
   auto& st = self->state;
   st.db_prefix = std::move(db_prefix);
   st.metadata = std::make_unique<guarded_metadata>(std::move(metadata));
@@ -466,7 +435,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
   st.keep_last = policy.keep_last;
   st.events = std::move(policy.events);
   return {
-    [=](ckpt_set_params& msg) -> caf::result<caf::unit_t> {
+    [=](ckpt_set_params& msg) -> caf::result<void> {
       auto& st = self->state;
       st.node_names = std::move(msg.node_names);
       if (!msg.path_prefix.empty())
@@ -495,6 +464,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
       auto rp = self->make_response_promise<ckpt_result>();
       fan_out<blob_names>(
         self, st.nodes, st.timeout,
+        {"checkpoint init", msg.retrieve_from_epoch},
         [dbs, i = size_t{0}](const node_ref& node) mutable {
           return init_checkpoint{node.name, dbs[i++]};
         },
@@ -512,7 +482,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
         });
       return rp;
     },
-    [=](ckpt_save_async& msg) -> caf::result<caf::unit_t> {
+    [=](ckpt_save_async& msg) -> caf::result<void> {
       auto started = clock_type::now();
       auto& st = self->state;
       auto dbs = prepare_save(st, msg.epoch);
@@ -528,7 +498,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
       auto full = is_full(st, epoch) || final;
       ++st.pending_commits;
       fan_out<ckpt_epoch>(
-        self, st.nodes, st.timeout,
+        self, st.nodes, st.timeout, {"checkpoint snapshot", epoch},
         [dbs = *dbs, epoch, full, i = size_t{0}](const node_ref& node) mutable {
           return begin_save{node.name, epoch, dbs[i++], full};
         },
@@ -548,6 +518,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
           // outcomes first, so that they queue before any later request.
           fan_out<checkpoint_stats>(
             self, self->state.nodes, self->state.timeout,
+            {"checkpoint write", epoch},
             [epoch](const node_ref& node) {
               return end_save{node.name, epoch};
             },
@@ -559,7 +530,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
         });
       return rp;
     },
-    [=](ckpt_flush& msg) -> caf::result<caf::unit_t> {
+    [=](ckpt_flush& msg) -> caf::result<void> {
       auto& st = self->state;
       auto rp = self->make_response_promise();
       if (st.pending_commits == 0) {
@@ -579,7 +550,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
       auto epoch = msg.epoch;
       auto full = is_full(st, epoch);
       fan_out<checkpoint_stats>(
-        self, st.nodes, st.timeout,
+        self, st.nodes, st.timeout, {"checkpoint save", epoch},
         [dbs = *dbs, epoch, full, i = size_t{0}](const node_ref& node) mutable {
           return save_checkpoint{node.name, epoch, dbs[i++], {}, full};
         },
@@ -603,7 +574,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
         return std::move(dbs.error());
       auto rp = self->make_response_promise<ckpt_result>();
       fan_out<checkpoint_stats>(
-        self, st.nodes, st.timeout,
+        self, st.nodes, st.timeout, {"checkpoint load", msg.epoch},
         [dbs = *dbs, msg, i = size_t{0}](const node_ref& node) mutable {
           return load_checkpoint{node.name, msg.epoch, dbs[i++], msg.blob_names,
                                  msg.partial};
@@ -630,7 +601,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
         return std::move(dbs.error());
       auto rp = self->make_response_promise<blob_values>();
       fan_out<blob_values>(
-        self, st.nodes, st.timeout,
+        self, st.nodes, st.timeout, {"checkpoint read", msg.epoch},
         [dbs = *dbs, names = msg.blob_names,
          i = size_t{0}](const node_ref& node) mutable {
           return read_checkpoint{node.name, dbs[i++], names};
@@ -671,7 +642,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
         return std::move(dbs.error());
       auto rp = self->make_response_promise<checkpoint_status>();
       fan_out<checkpoint_status>(
-        self, st.nodes, st.timeout,
+        self, st.nodes, st.timeout, {"checkpoint check", msg.epoch},
         [dbs = *dbs, verify = msg.verify_data,
          i = size_t{0}](const node_ref&) mutable {
           return check_checkpoint{dbs[i++], verify};
@@ -717,7 +688,7 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
         return std::move(final.error());
       return ckpt_epoch{epoch, epoch >= 0 && *final == epoch};
     },
-    [=](ckpt_write_metadata& msg) -> caf::result<caf::unit_t> {
+    [=](ckpt_write_metadata& msg) -> caf::result<void> {
       if (auto err = self->state.metadata->write(msg.epoch))
         return err;
       auto rp = self->make_response_promise();
@@ -747,10 +718,10 @@ caf::behavior manager_behavior(caf::stateful_actor<manager_state>* self,
 
 } // namespace
 
-caf::actor spawn_checkpoint_manager(caf::actor_system& sys,
-                                    std::string db_prefix,
-                                    std::shared_ptr<metadata_handler> metadata,
-                                    checkpoint_policy policy) {
+checkpoint_manager_actor
+spawn_checkpoint_manager(caf::actor_system& sys, std::string db_prefix,
+                         std::shared_ptr<metadata_handler> metadata,
+                         checkpoint_policy policy) {
   return detail::spawn_detached(sys, manager_behavior, std::move(db_prefix),
                                 std::move(metadata), policy);
 }

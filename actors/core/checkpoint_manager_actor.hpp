@@ -6,6 +6,8 @@
 
 #include <caf/fwd.hpp>
 
+#include <epochrt/messages/actor_protocols.hpp>
+
 namespace epochrt {
 
 class job_events;
@@ -31,15 +33,16 @@ struct checkpoint_policy {
 ///
 /// It answers the `ckpt_*` requests of messages/manager_protocol.hpp by
 /// fanning them out to the persistence actors of its nodes (bound by
-/// `ckpt_init`), waiting at most `policy.timeout` for each node, and gathering
+/// `ckpt_init`), waiting at most `policy.timeout` for the whole fan-out (one
+/// timer, detail::gather) and for every node's answer, and gathering
 /// the results and per-node stats. A save commits its epoch in `metadata` only
 /// after every node's save succeeded. It runs on a thread of its own because
 /// the metadata handler does blocking I/O; `metadata` is used by this actor
 /// only, one call at a time. An invalid handle when its thread cannot be
 /// created (detail::spawn_detached): every request to it then fails.
-caf::actor spawn_checkpoint_manager(caf::actor_system& sys,
-                                    std::string db_prefix,
-                                    std::shared_ptr<metadata_handler> metadata,
-                                    checkpoint_policy policy);
+checkpoint_manager_actor
+spawn_checkpoint_manager(caf::actor_system& sys, std::string db_prefix,
+                         std::shared_ptr<metadata_handler> metadata,
+                         checkpoint_policy policy);
 
 } // namespace epochrt

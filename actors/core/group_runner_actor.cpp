@@ -5,10 +5,11 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/response_promise.hpp>
-#include <caf/sec.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 
@@ -16,44 +17,34 @@ namespace epochrt {
 
 namespace {
 
-struct pending_nodes {
-  caf::response_promise promise;
-  std::vector<std::vector<task_output>> outputs; // per node, in node order
-  std::vector<std::vector<task_timing>> timings; // per node, in node order
-  size_t remaining = 0;
-  bool finished = false;
-  std::vector<bool> answered; // per node: its reply (or error) arrived
-};
-
-caf::error node_failure(const std::string& node, const std::string& group,
-                        int64_t epoch, const caf::error& err) {
-  auto where = "node " + node + " (" + group + " group, epoch "
-    + std::to_string(epoch) + ")";
-  // A lost remote node's proxy names the node and its address; the epoch
-  // is known here only.
-  if (err.category() == actors_category
-      && err.code() == static_cast<uint8_t>(actors_errc::node_lost))
-    return make_error(actors_errc::node_lost, where + ": " + error_text(err));
+// A node's error other than a timeout or a node that is down (the gather
+// makes those node_lost, naming node, group and epoch). A lost remote
+// node's proxy names the node and its address; the group and epoch are
+// known here only. Other errors of the actors layer (a failed task) pass
+// as they are; anything else means the node cannot be relied on.
+caf::error node_failure(const detail::gather_site& site,
+                        const std::string& node, caf::error err) {
+  if (is_node_lost(err))
+    return make_error(actors_errc::node_lost,
+                      site.where(node) + ": " + error_text(err));
   if (err.category() == actors_category)
     return err;
-  if (err == caf::sec::request_timeout)
-    return make_error(actors_errc::node_lost,
-                      where + " did not answer in time");
-  if (err == caf::sec::request_receiver_down)
-    return make_error(actors_errc::node_lost, where + " is down");
-  return make_error(actors_errc::node_lost, where + ": " + error_text(err));
+  return make_error(actors_errc::node_lost,
+                    site.where(node) + ": " + error_text(err));
 }
 
-caf::behavior group_runner_behavior(caf::event_based_actor* self,
-                                    std::map<std::string, caf::actor> nodes,
-                                    std::chrono::milliseconds timeout) {
+group_runner_actor::behavior_type
+group_runner_behavior(group_runner_actor::pointer self,
+                      std::map<std::string, caf::actor> nodes,
+                      std::chrono::milliseconds timeout) {
   return {
     [=](run_tasks& msg) -> caf::result<tasks_done> {
       // Tasks by node, nodes in order of first use.
-      std::vector<std::string> order;
+      std::vector<detail::gather_target<caf::actor>> targets;
       std::map<std::string, std::vector<task_def>> by_node;
       for (auto& task : msg.tasks) {
-        if (nodes.count(task.node) == 0) {
+        auto node = nodes.find(task.node);
+        if (node == nodes.end()) {
           self->quit();
           return make_error(actors_errc::unknown_node,
                             "task '" + task.name + "' of the " + msg.group
@@ -62,89 +53,63 @@ caf::behavior group_runner_behavior(caf::event_based_actor* self,
         }
         auto& list = by_node[task.node];
         if (list.empty())
-          order.push_back(task.node);
+          targets.push_back({node->first, node->second});
         list.push_back(std::move(task));
       }
-      if (order.empty()) {
+      if (targets.empty()) {
         self->quit();
         return tasks_done{};
       }
-      auto state = std::make_shared<pending_nodes>();
-      state->promise = self->make_response_promise();
-      state->outputs.resize(order.size());
-      state->timings.resize(order.size());
-      state->remaining = order.size();
-      state->answered.resize(order.size());
-      // The runner quits as soon as its reply is out, which drops the
-      // replies still due: nothing keeps it alive after the group failed.
-      // A monitor stays attached to the node after the runner quits, and
-      // holds the runner's memory, until the node ends: one per group per
-      // node on a long job. Each is removed before the runner quits.
-      auto demonitor_all = [self, nodes, order] {
-        for (auto& node : order)
-          self->demonitor(nodes.at(node));
-      };
-      auto fail = [self, state, demonitor_all](caf::error err) {
-        if (state->finished)
-          return;
-        state->finished = true;
-        state->promise.deliver(std::move(err));
-        demonitor_all();
-        self->quit();
-      };
+      auto rp = self->make_response_promise<tasks_done>();
+      detail::gather_options opts;
+      opts.site = {msg.group + " group", msg.epoch};
+      // The first failure fails the group: the runner quits as soon as
+      // its reply is out, which drops the replies still due, and the nodes
+      // stop the group's other tasks (their timeout, or a cancel_tasks).
+      opts.policy = detail::gather_policy::fail_fast;
+      opts.timeout = timeout;
       // A node actor that ends without replying (it was stopped, or died)
       // fails the group at once instead of leaving it waiting until the
       // timeout.
-      self->set_down_handler([=, order = order, group = msg.group,
-                              epoch = msg.epoch](caf::down_msg& down) {
-        for (size_t i = 0; i < order.size(); ++i)
-          if (!state->answered[i]
-              && nodes.at(order[i]).address() == down.source)
-            fail(node_failure(order[i], group, epoch,
-                              caf::sec::request_receiver_down));
+      opts.monitor = true;
+      auto site = opts.site;
+      auto gathered = detail::gather<tasks_done>(
+        self, targets, std::move(opts),
+        [&msg, &by_node](const detail::gather_target<caf::actor>& target) {
+          return run_tasks{msg.group, msg.epoch,
+                           std::move(by_node[target.node])};
+        },
+        [site](const std::string& node, caf::error err) {
+          return node_failure(site, node, std::move(err));
+        },
+        [self, rp](caf::expected<std::vector<tasks_done>> done) mutable {
+          if (!done) {
+            rp.deliver(std::move(done.error()));
+          } else {
+            tasks_done result;
+            for (auto& part : *done)
+              for (auto& out : part.outputs)
+                result.outputs.emplace_back(std::move(out));
+            for (auto& part : *done)
+              for (auto& t : part.timings)
+                result.timings.emplace_back(std::move(t));
+            rp.deliver(std::move(result));
+          }
+          self->quit();
+        });
+      self->set_down_handler([gathered](caf::down_msg& down) {
+        gathered->node_down(down.source);
       });
-      for (size_t i = 0; i < order.size(); ++i) {
-        auto& node = order[i];
-        self->monitor(nodes.at(node));
-        run_tasks part{msg.group, msg.epoch, std::move(by_node[node])};
-        self->request(nodes.at(node), timeout, std::move(part))
-          .then(
-            [self, state, i, demonitor_all](tasks_done& done) {
-              state->answered[i] = true;
-              if (state->finished)
-                return;
-              state->outputs[i] = std::move(done.outputs);
-              state->timings[i] = std::move(done.timings);
-              if (--state->remaining == 0) {
-                state->finished = true;
-                tasks_done result;
-                for (auto& outs : state->outputs)
-                  for (auto& out : outs)
-                    result.outputs.emplace_back(std::move(out));
-                for (auto& times : state->timings)
-                  for (auto& t : times)
-                    result.timings.emplace_back(std::move(t));
-                state->promise.deliver(std::move(result));
-                demonitor_all();
-                self->quit();
-              }
-            },
-            [state, fail, i, node, group = msg.group,
-             epoch = msg.epoch](caf::error& err) {
-              state->answered[i] = true;
-              fail(node_failure(node, group, epoch, err));
-            });
-      }
-      return state->promise;
+      return rp;
     },
   };
 }
 
 } // namespace
 
-caf::actor spawn_group_runner(caf::actor_system& sys,
-                              std::map<std::string, caf::actor> nodes,
-                              std::chrono::milliseconds timeout) {
+group_runner_actor spawn_group_runner(caf::actor_system& sys,
+                                      std::map<std::string, caf::actor> nodes,
+                                      std::chrono::milliseconds timeout) {
   return sys.spawn(group_runner_behavior, std::move(nodes), timeout);
 }
 

@@ -3,10 +3,12 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/response_promise.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/core/group_runner_actor.hpp>
+#include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>
 #include <epochrt/messages/fault_injector.hpp>
@@ -32,7 +34,12 @@ struct runner_state {
   job_event::clock::time_point epoch_start;
 };
 
-using runner_ptr = caf::stateful_actor<runner_state>*;
+// The runner's handle with the message it sends itself: others hold the
+// narrow job_runner_actor.
+using job_runner_internal
+  = job_runner_actor::extend<caf::reacts_to<delay_done_atom, uint64_t>>;
+
+using runner_ptr = job_runner_internal::stateful_pointer<runner_state>;
 using outputs_continuation = std::function<void(std::vector<task_output>&)>;
 
 // Tells the job's observer, if any, that `what` happened from `start` to
@@ -85,11 +92,6 @@ void emit_task_timings(runner_ptr self, int64_t epoch,
 void fail(runner_ptr self, caf::error err) {
   self->state.promise.deliver(std::move(err));
   self->quit();
-}
-
-bool is_node_lost(const caf::error& err) {
-  return err.category() == actors_category
-    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
 }
 
 // A lost node's error says which node and address; `where` adds what the
@@ -420,29 +422,30 @@ void resume_from(runner_ptr self, int64_t epoch);
 // node's failed: a start from scratch begins with empty workspaces.
 void reset_then_start_from_scratch(runner_ptr self) {
   auto& cfg = self->state.cfg;
-  if (cfg.nodes.empty()) {
-    start_from_scratch(self);
-    return;
-  }
-  auto remaining = std::make_shared<size_t>(cfg.nodes.size());
-  auto failed = std::make_shared<bool>(false);
-  for (auto& [name, node] : cfg.nodes) {
-    self->request(node, cfg.group_timeout, reset_workspace{"restart"})
-      .then(
-        [self, remaining, failed] {
-          if (--*remaining == 0 && !*failed)
-            start_from_scratch(self);
-        },
-        [self, failed, name = name](caf::error& err) {
-          if (*failed)
-            return;
-          *failed = true;
-          fail(self,
-               make_error(actors_errc::node_lost,
-                          "node " + name
-                            + " could not be reset: " + error_text(err)));
-        });
-  }
+  std::vector<detail::gather_target<caf::actor>> targets;
+  targets.reserve(cfg.nodes.size());
+  for (auto& [name, node] : cfg.nodes)
+    targets.push_back({name, node});
+  detail::gather_options opts;
+  opts.site = {"reset before a start from scratch", -1};
+  opts.policy = detail::gather_policy::fail_fast;
+  opts.timeout = cfg.group_timeout;
+  detail::gather<caf::unit_t>(
+    self, targets, std::move(opts),
+    [](const auto&) {
+      return reset_workspace{"restart"};
+    },
+    [](const std::string& node, caf::error err) {
+      return make_error(actors_errc::node_lost,
+                        "node " + node
+                          + " could not be reset: " + error_text(err));
+    },
+    [self](caf::expected<std::vector<caf::unit_t>> reset) {
+      if (!reset)
+        fail(self, std::move(reset.error()));
+      else
+        start_from_scratch(self);
+    });
 }
 
 // The checkpoint of `epoch` could not be used. Without fall-back that ends
@@ -452,8 +455,7 @@ void after_failed_resume(runner_ptr self, int64_t epoch, caf::error& err) {
   // Only a checkpoint that is unusable is replaced by an older one: a node
   // that is lost or too slow may still be loading, and falling back under
   // it would mix two states.
-  auto node_trouble = err.category() == actors_category
-    && err.code() == static_cast<uint8_t>(actors_errc::node_lost);
+  auto node_trouble = is_node_lost(err);
   if (!self->state.fall_back || node_trouble) {
     fail(self,
          make_error(node_trouble ? actors_errc::node_lost
@@ -547,8 +549,8 @@ void resume_from(runner_ptr self, int64_t epoch) {
     on_error);
 }
 
-caf::behavior runner_behavior(caf::stateful_actor<runner_state>* self,
-                              job_runner_config cfg) {
+job_runner_internal::behavior_type runner_behavior(runner_ptr self,
+                                                   job_runner_config cfg) {
   self->state.cfg = std::move(cfg);
   return {
     [self](delay_done_atom, uint64_t id) {
@@ -581,7 +583,8 @@ caf::behavior runner_behavior(caf::stateful_actor<runner_state>* self,
 
 } // namespace
 
-caf::actor spawn_job_runner(caf::actor_system& sys, job_runner_config cfg) {
+job_runner_actor spawn_job_runner(caf::actor_system& sys,
+                                  job_runner_config cfg) {
   return sys.spawn(runner_behavior, std::move(cfg));
 }
 

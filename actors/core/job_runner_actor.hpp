@@ -13,6 +13,7 @@
 
 #include <epochrt/actors/api/epoch_observer.hpp>
 #include <epochrt/actors/api/job_events.hpp>
+#include <epochrt/messages/actor_protocols.hpp>
 #include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
@@ -26,7 +27,7 @@ struct job_runner_config {
   /// Node actors by name; every node the job's groups use.
   std::map<std::string, caf::actor> nodes;
   /// The checkpoint manager actor, or an invalid handle for no checkpoints.
-  caf::actor checkpoint_manager;
+  checkpoint_manager_actor checkpoint_manager;
   /// The nodes to checkpoint, bound to their persistence actors.
   std::vector<node_ref> checkpoint_nodes;
   std::chrono::milliseconds group_timeout{std::chrono::hours(24)};
@@ -57,6 +58,7 @@ struct job_runner_config {
 /// write has ended, as at the end of the job, and fails with `stopped`,
 /// naming the last epoch that ran. The epoch running when the flag is set
 /// runs to its end and is saved.
-caf::actor spawn_job_runner(caf::actor_system& sys, job_runner_config cfg);
+job_runner_actor spawn_job_runner(caf::actor_system& sys,
+                                  job_runner_config cfg);
 
 } // namespace epochrt

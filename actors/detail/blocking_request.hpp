@@ -26,10 +26,10 @@ using reply_promise = std::shared_ptr<std::promise<caf::expected<Reply>>>;
 /// timed request is an entry in the clock thread that holds its requester
 /// for the whole timeout, answered or not, which over a long job's epochs
 /// added up to about 1 KiB per call.
-template <class Reply, class Request>
+template <class Reply, class Handle, class Request>
 class blocking_asker : public caf::event_based_actor {
 public:
-  blocking_asker(caf::actor_config& cfg, caf::actor dest, Request request,
+  blocking_asker(caf::actor_config& cfg, Handle dest, Request request,
                  reply_promise<Reply> promise)
     : caf::event_based_actor(cfg), dest_(std::move(dest)),
       request_(std::move(request)), promise_(std::move(promise)) {
@@ -63,23 +63,24 @@ public:
   }
 
 private:
-  caf::actor dest_;
+  Handle dest_;
   Request request_;
   reply_promise<Reply> promise_;
 };
 
 /// Sends `request` to `dest` and blocks the calling thread until the reply
 /// or an error arrives, at most `timeout` (then `caf::sec::request_timeout`,
-/// and the request is abandoned). For the public blocking facades only:
-/// never call it from inside an actor.
-template <class Reply, class Request>
+/// and the request is abandoned). `dest` is an untyped or a typed handle;
+/// with a typed one, a request it does not take does not compile. For the
+/// public blocking facades only: never call it from inside an actor.
+template <class Reply, class Handle, class Request>
 caf::expected<Reply>
-blocking_request(caf::actor_system& sys, const caf::actor& dest,
+blocking_request(caf::actor_system& sys, const Handle& dest,
                  std::chrono::milliseconds timeout, Request&& request) {
   using request_type = std::decay_t<Request>;
   auto promise = std::make_shared<std::promise<caf::expected<Reply>>>();
   auto reply = promise->get_future();
-  auto asker = sys.spawn<blocking_asker<Reply, request_type>>(
+  auto asker = sys.spawn<blocking_asker<Reply, Handle, request_type>>(
     dest, request_type{std::forward<Request>(request)}, std::move(promise));
   if (reply.wait_for(timeout) != std::future_status::ready) {
     caf::anon_send_exit(asker, caf::exit_reason::user_shutdown);

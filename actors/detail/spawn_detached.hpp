@@ -20,8 +20,12 @@ namespace epochrt::detail {
 /// `~actor_system` would then wait for ever (in await_running_count_equal,
 /// then in await_detached_threads). This undoes both counts, so a process
 /// that could not start an actor still exits.
+/// The handle is the one `spawn` infers from `fun` (typed for a typed
+/// behavior).
 template <class F, class... Ts>
-caf::actor spawn_detached(caf::actor_system& sys, F fun, Ts&&... xs) {
+auto spawn_detached(caf::actor_system& sys, F fun, Ts&&... xs)
+  -> decltype(sys.spawn<caf::detached>(std::move(fun),
+                                       std::forward<Ts>(xs)...)) {
   try {
     return sys.spawn<caf::detached>(std::move(fun), std::forward<Ts>(xs)...);
   } catch (const std::system_error&) {

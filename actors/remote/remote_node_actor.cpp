@@ -111,7 +111,8 @@ void connection_lost(proxy_ptr self, const caf::error& reason) {
   else if (reason.category() == fault_category)
     st.lost_reason = error_text(reason); // Names the fault and its point.
   else
-    st.lost_reason = reason ? describe_error(reason) : "the daemon went away";
+    st.lost_reason = reason ? error_text(reason, error_form::code_and_context)
+                            : "the daemon went away";
   st.lost->store(true);
   detail::log().error("lost the connection to {}: {}", where(st),
                       st.lost_reason);
@@ -513,7 +514,7 @@ std::string why_unreachable(caf::actor_system& sys, const caf::error& err,
         "use TLS, or it refused this master's certificate)"
       : "it closed the connection during the handshake (is TLS on "
         "for one side only, or was its certificate refused?)";
-  return describe_error(err);
+  return error_text(err, error_form::code_and_context);
 }
 
 } // namespace
@@ -540,9 +541,7 @@ caf::expected<remote_node> connect_remote_node(caf::actor_system& sys,
                                  "plan)"));
   auto gatekeeper = connect_actor(sys, cfg.address.host, cfg.address.port,
                                   cfg.handshake_timeout, cfg.secret);
-  if (!gatekeeper && gatekeeper.error().category() == actors_category
-      && gatekeeper.error().code()
-        == static_cast<uint8_t>(actors_errc::auth_failed))
+  if (!gatekeeper && is_error(gatekeeper.error(), actors_errc::auth_failed))
     return make_error(actors_errc::auth_failed,
                       "node " + cfg.name + " at " + cfg.address.str() + ": "
                         + error_text(gatekeeper.error()));

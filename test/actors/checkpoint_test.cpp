@@ -89,8 +89,7 @@ void corrupt_database(const std::filesystem::path& db) {
 // part of `parts`.
 bool refused_naming(const caf::error& err,
                     const std::vector<std::string>& parts) {
-  if (err.category() != actors_category
-      || err.code() != static_cast<uint8_t>(actors_errc::invalid_argument))
+  if (!is_error(err, actors_errc::invalid_argument))
     return false;
   auto text = error_text(err);
   for (auto& part : parts)

@@ -90,8 +90,7 @@ std::string why(const caf::expected<T>& x) {
 }
 
 bool is(const caf::error& err, actors_errc code) {
-  return err.category() == actors_category
-    && err.code() == static_cast<uint8_t>(code);
+  return is_error(err, code);
 }
 
 std::shared_ptr<fault_injector> injector(const std::string& json) {

@@ -26,8 +26,7 @@ using epochrt::test::temp_dir;
 namespace {
 
 bool rejected(const caf::error& err) {
-  return err.category() == actors_category
-    && err.code() == static_cast<uint8_t>(actors_errc::rejected);
+  return is_error(err, actors_errc::rejected);
 }
 
 bool says(const caf::error& err, const std::string& part) {

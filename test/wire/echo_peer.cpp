@@ -128,7 +128,9 @@ int main(int argc, char** argv) {
   }
   caf::actor_system_config cfg;
   if (auto err = epochrt::configure_network(cfg)) {
-    std::cerr << "wire_echo_peer: " << epochrt::describe_error(err) << '\n';
+    std::cerr << "wire_echo_peer: "
+              << epochrt::error_text(err, epochrt::error_form::code_and_context)
+              << '\n';
     return 1;
   }
   cfg.set("scheduler.max-threads", 2);
