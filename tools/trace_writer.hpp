@@ -16,7 +16,8 @@ namespace epochrt::cli {
 /// chrome://tracing open. One process, "epochrt run"; one lane (thread) for
 /// the job runner (groups, epochs, snapshots, lost nodes, recoveries), one
 /// for the checkpoint manager (commits), one per node (its checkpoint
-/// writes, each with its snapshot and sync parts nested, and loads). Times are microseconds from the start of the run.
+/// writes, each with its snapshot and sync parts nested, and loads). Times are
+/// microseconds from the start of the run.
 ///
 /// Each event is appended and flushed as it happens; `close` ends the
 /// array. A process killed before that leaves the array open, which both
