@@ -53,4 +53,24 @@ caf::error epoch_limiter(job& j, int64_t num_epochs) {
   return caf::none;
 }
 
+std::optional<int64_t> epoch_limit(const job& j) {
+  std::optional<int64_t> limit;
+  for (auto& task : j.init_group().tasks) {
+    if (task.name.rfind("epoch_limiter/init", 0) != 0)
+      continue;
+    for (auto& step : task.steps)
+      for (auto& op : step.ops) {
+        auto count = op.args.find("init_count");
+        if (op.type != "CreateCounter" || count == op.args.end()
+            || count->second.type == dtype::string
+            || count->second.element_count() != 1)
+          continue;
+        auto n = static_cast<int64_t>(element_as_double(count->second, 0)) + 1;
+        if (!limit || n < *limit)
+          limit = n;
+      }
+  }
+  return limit;
+}
+
 } // namespace epochrt

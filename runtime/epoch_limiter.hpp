@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include <caf/error.hpp>
 
@@ -23,5 +24,11 @@ class job;
 /// when the job has no task (so no node to count on). The job is unchanged
 /// on failure.
 caf::error epoch_limiter(job& j, int64_t num_epochs);
+
+/// The number of epochs after which the limiters `epoch_limiter` added to
+/// `j` stop it (the smallest, when it has several); none when it has none.
+/// Read from the limiters' own tasks, so it holds for a job built in code
+/// as for one loaded from a file.
+std::optional<int64_t> epoch_limit(const job& j);
 
 } // namespace epochrt

@@ -50,21 +50,6 @@ bool worker_pool::submit(work fn) {
   return true;
 }
 
-bool worker_pool::submit_all(std::vector<work>& fns) {
-  std::unique_lock<std::mutex> guard{mtx_};
-  if (stopped_)
-    return false;
-  for (auto& fn : fns)
-    queue_.push_back(std::move(fn));
-  has_work_.store(true, std::memory_order_relaxed);
-  bool wake = idle_ > 0 && searching_ == 0 && !fns.empty();
-  guard.unlock();
-  fns.clear();
-  if (wake)
-    ready_.notify_one();
-  return true;
-}
-
 void worker_pool::stop() {
   std::deque<work> dropped;
   {

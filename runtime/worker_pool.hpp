@@ -59,10 +59,6 @@ public:
   /// without running.
   bool submit(work fn);
 
-  /// Queues every element of `fns`, in order, waking as many threads as
-  /// needed at once. Returns false after `stop()`: none is queued then.
-  bool submit_all(std::vector<work>& fns);
-
   /// Takes no more work, destroys the work still queued without running it,
   /// and waits for the work that is running to return. Idempotent.
   void stop();

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -12,8 +11,6 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
-
-#include <nlohmann/json.hpp>
 
 #include "tools/cli_output.hpp"
 #include "tools/fault_commands.hpp"
@@ -39,6 +36,8 @@
 #include <epochrt/messages/tensor.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
 #include <epochrt/runtime/builtin_ops.hpp>
+#include <epochrt/runtime/epoch_limiter.hpp>
+#include <epochrt/runtime/job.hpp>
 #include <epochrt/runtime/job_file.hpp>
 #include <epochrt/runtime/op_registry.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -200,19 +199,6 @@ bool parse_remote_nodes(const run_options& opts,
 }
 
 /// What to do after a node was lost: the epoch a rerun resumes from.
-std::string rerun_hint(const run_options& opts) {
-  if (!opts.checkpoint_dir)
-    return "; without --checkpoint-dir a rerun starts from scratch";
-  file_metadata_handler handler{*opts.checkpoint_dir};
-  auto metadata = handler.load();
-  if (!metadata || metadata->committed_epochs.empty())
-    return "; no epoch is committed yet: running the same command again "
-           "starts from scratch";
-  return "; the last committed epoch is "
-    + std::to_string(metadata->committed_epochs.back())
-    + ": running the same command again resumes from it";
-}
-
 /// The last committed epoch of --checkpoint-dir; none without one, or when
 /// nothing is committed (a rerun starts from scratch).
 std::optional<int64_t> last_committed(const run_options& opts) {
@@ -223,6 +209,18 @@ std::optional<int64_t> last_committed(const run_options& opts) {
   if (!metadata || metadata->committed_epochs.empty())
     return std::nullopt;
   return metadata->committed_epochs.back();
+}
+
+/// What to do after a node was lost: the epoch a rerun resumes from.
+std::string rerun_hint(const run_options& opts) {
+  if (!opts.checkpoint_dir)
+    return "; without --checkpoint-dir a rerun starts from scratch";
+  auto last = last_committed(opts);
+  if (!last)
+    return "; no epoch is committed yet: running the same command again "
+           "starts from scratch";
+  return "; the last committed epoch is " + std::to_string(*last)
+    + ": running the same command again resumes from it";
 }
 
 /// One stderr line after a graceful stop: why, and where a rerun resumes.
@@ -244,19 +242,6 @@ bool is_stopped(const caf::error& err) {
   return is_error(err, actors_errc::stopped);
 }
 
-/// The job file's `epoch_limit`, for the progress line; none when it sets
-/// none (the file was checked by load_job_file already).
-std::optional<int64_t> epoch_limit_of(const std::string& path) {
-  std::ifstream in{path};
-  std::string text{std::istreambuf_iterator<char>{in},
-                   std::istreambuf_iterator<char>{}};
-  auto root = nlohmann::json::parse(text, nullptr, false, true);
-  if (!root.is_object() || !root.contains("epoch_limit")
-      || !root["epoch_limit"].is_number_integer())
-    return std::nullopt;
-  return root["epoch_limit"].get<int64_t>();
-}
-
 /// The observers of --stats-json, --trace and the progress line; false
 /// (one error line printed) when a file cannot be written.
 struct observers {
@@ -266,7 +251,7 @@ struct observers {
   std::shared_ptr<trace_writer> trace;
   std::shared_ptr<progress_view> progress;
 
-  bool open(const run_options& opts, const std::string& job_name) {
+  bool open(const run_options& opts, const job& the_job) {
     std::string problem;
     if (opts.stats_json) {
       stats = stats_json_writer::open(*opts.stats_json,
@@ -286,8 +271,8 @@ struct observers {
       fanout->add(trace);
     }
     if (opts.progress) {
-      progress = std::make_shared<progress_view>(job_name,
-                                                 epoch_limit_of(opts.job_file));
+      progress
+        = std::make_shared<progress_view>(the_job.name(), epoch_limit(the_job));
       fanout->add(progress);
     }
     return true;
@@ -373,7 +358,7 @@ int run_job(const run_options& opts) {
     session_opts.secret = std::move(*secret);
   }
   observers watch;
-  if (!watch.open(opts, loaded->name()))
+  if (!watch.open(opts, *loaded))
     return exit_bad_input;
   if (opts.progress) // the live line replaces the info log lines
     set_log_level(log_level::warn);

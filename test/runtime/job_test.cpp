@@ -131,6 +131,18 @@ BOOST_AUTO_TEST_CASE(epoch_limiter_of_three_stops_after_three_epochs) {
   BOOST_TEST(sim.ws("trainer_0").has("epoch_limiter/counter"));
 }
 
+BOOST_AUTO_TEST_CASE(epoch_limit_reads_the_smallest_limiter_of_a_job) {
+  job plain{"j"};
+  plain.add_task(plain.init_group(), make_task("i", "n", {}));
+  BOOST_TEST(!epoch_limit(plain).has_value());
+  auto j = counting_job(7);
+  BOOST_TEST((epoch_limit(j) == std::optional<int64_t>{7}));
+  BOOST_REQUIRE(!epoch_limiter(j, 3));
+  BOOST_TEST((epoch_limit(j) == std::optional<int64_t>{3}));
+  BOOST_REQUIRE(!epoch_limiter(j, 5));
+  BOOST_TEST((epoch_limit(j) == std::optional<int64_t>{3}));
+}
+
 BOOST_AUTO_TEST_CASE(epoch_limiter_rejects_zero_epochs_and_empty_jobs) {
   job j{"j"};
   BOOST_TEST(is_code(epoch_limiter(j, 1), runtime_errc::invalid_job));

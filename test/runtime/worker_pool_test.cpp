@@ -105,20 +105,6 @@ BOOST_AUTO_TEST_CASE(every_submitted_work_runs_once) {
   BOOST_TEST(runs.load() == n);
 }
 
-BOOST_AUTO_TEST_CASE(submit_all_queues_every_element_and_empties_the_list) {
-  auto pool = make_pool(2);
-  std::atomic<int> runs{0};
-  std::vector<worker_pool::work> batch;
-  for (int i = 0; i < 10; ++i)
-    batch.emplace_back([&] {
-      runs.fetch_add(1);
-    });
-  BOOST_TEST(pool->submit_all(batch));
-  BOOST_TEST(batch.empty());
-  pool->stop(); // waits for what runs; what was queued before it may run
-  BOOST_TEST(runs.load() <= 10);
-}
-
 BOOST_AUTO_TEST_CASE(no_more_work_runs_at_once_than_the_pool_has_threads) {
   auto pool = make_pool(2);
   gate g;
@@ -200,10 +186,6 @@ BOOST_AUTO_TEST_CASE(work_submitted_after_stop_is_refused_and_destroyed) {
   }));
   flag.reset();
   BOOST_TEST(destroyed->load() == 1);
-  std::vector<worker_pool::work> batch{[&] {
-    ran = true;
-  }};
-  BOOST_TEST(!pool->submit_all(batch));
   BOOST_TEST(!ran);
 }
 
