@@ -1,5 +1,7 @@
 #include <epochrt/actors/core/job_runner_actor.hpp>
 
+#include <tuple>
+
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/response_promise.hpp>
@@ -10,6 +12,7 @@
 #include <epochrt/actors/core/group_runner_actor.hpp>
 #include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/actors/detail/log.hpp>
+#include <epochrt/actors/detail/place_within.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>
 #include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -61,29 +64,30 @@ void emit(runner_ptr self, job_event::kind what, int64_t epoch,
 }
 
 // The tasks of a group that succeeded, and their slow ops, as their nodes
-// timed them, placed from the group's start.
+// timed them, placed from the group's start and kept within the group (a
+// daemon's numbers are not trusted to be sane).
 void emit_task_timings(runner_ptr self, int64_t epoch,
                        job_event::clock::time_point group_start,
                        const std::vector<task_timing>& timings) {
   auto* events = self->state.cfg.events.get();
   if (events == nullptr)
     return;
-  using us = std::chrono::microseconds;
+  auto group_end = job_event::clock::now();
   for (auto& t : timings) {
     job_event event;
     event.what = job_event::kind::task;
     event.epoch = epoch;
     event.node = t.node;
     event.detail = t.task;
-    event.start = group_start + us{t.offset_us};
-    event.end = event.start + us{t.duration_us};
+    std::tie(event.start, event.end) = detail::place_within(
+      group_start, group_end, t.offset_us, t.duration_us);
     notify(events, event);
     for (auto& op : t.slow_ops) {
       job_event slow = event;
       slow.what = job_event::kind::op;
       slow.detail = t.task + ": " + op.type;
-      slow.start = event.start + us{op.offset_us};
-      slow.end = slow.start + us{op.duration_us};
+      std::tie(slow.start, slow.end) = detail::place_within(
+        event.start, event.end, op.offset_us, op.duration_us);
       notify(events, slow);
     }
   }

@@ -8,6 +8,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +32,7 @@
 #include <epochrt/actors/core/node_actor.hpp>
 #include <epochrt/actors/core/persistence_actor.hpp>
 #include <epochrt/actors/detail/gather.hpp>
+#include <epochrt/actors/detail/place_within.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
@@ -895,6 +897,39 @@ BOOST_AUTO_TEST_CASE(a_job_runner_reports_the_group_and_epoch_of_a_lost_node) {
                       "within 200 ms"),
              error_text(epochs.error()));
   caf::anon_send_exit(frozen, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// -- timings a node reports ---------------------------------------------------
+
+BOOST_AUTO_TEST_SUITE(task_timings)
+
+BOOST_AUTO_TEST_CASE(a_reported_span_is_placed_inside_its_group) {
+  using clock = std::chrono::steady_clock;
+  auto from = clock::time_point{} + std::chrono::seconds(100);
+  auto to = from + std::chrono::milliseconds(10); // 10,000 us
+  auto [start, end] = detail::place_within(from, to, 2000, 3000);
+  BOOST_TEST((start == from + std::chrono::microseconds(2000)));
+  BOOST_TEST((end == from + std::chrono::microseconds(5000)));
+}
+
+BOOST_AUTO_TEST_CASE(
+  a_node_that_lies_about_its_timings_stays_inside_the_group) {
+  using clock = std::chrono::steady_clock;
+  auto from = clock::time_point{} + std::chrono::seconds(100);
+  auto to = from + std::chrono::milliseconds(10);
+  constexpr auto huge = std::numeric_limits<int64_t>::max();
+  constexpr auto tiny = std::numeric_limits<int64_t>::min();
+  for (auto [offset, duration] : std::vector<std::pair<int64_t, int64_t>>{
+         {huge, huge}, {tiny, tiny}, {-5, 20000}, {9000, huge}, {0, tiny}}) {
+    auto [start, end] = detail::place_within(from, to, offset, duration);
+    BOOST_TEST((from <= start && start <= end && end <= to),
+               offset << ", " << duration);
+  }
+  // A group whose end comes before its start (a clock that went back).
+  auto [start, end] = detail::place_within(to, from, 5, 5);
+  BOOST_TEST((start == to && end == to));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
