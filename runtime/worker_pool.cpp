@@ -37,11 +37,34 @@ worker_pool::~worker_pool() {
   stop();
 }
 
+namespace {
+
+class function_job : public worker_pool::job {
+public:
+  explicit function_job(worker_pool::work fn) : fn_(std::move(fn)) {
+    // nop
+  }
+
+  void run() override {
+    fn_();
+  }
+
+private:
+  worker_pool::work fn_;
+};
+
+} // namespace
+
 bool worker_pool::submit(work fn) {
+  std::unique_ptr<job> j{new function_job(std::move(fn))};
+  return submit(std::move(j));
+}
+
+bool worker_pool::submit(std::unique_ptr<job>&& j) {
   std::unique_lock<std::mutex> guard{mtx_};
   if (stopped_)
     return false;
-  queue_.push_back(std::move(fn));
+  queue_.push_back(std::move(j));
   has_work_.store(true, std::memory_order_relaxed);
   bool wake = idle_ > 0 && searching_ == 0;
   guard.unlock();
@@ -51,7 +74,7 @@ bool worker_pool::submit(work fn) {
 }
 
 void worker_pool::stop() {
-  std::deque<work> dropped;
+  std::deque<std::unique_ptr<job>> dropped;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     stopped_ = true;
@@ -92,7 +115,7 @@ void worker_pool::run_worker() {
       --searching_;
       return; // stopped, and nothing left that was taken before the stop
     }
-    auto fn = std::move(queue_.front());
+    auto j = std::move(queue_.front());
     queue_.pop_front();
     has_work_.store(!queue_.empty(), std::memory_order_relaxed);
     --searching_;
@@ -102,12 +125,12 @@ void worker_pool::run_worker() {
     if (wake)
       ready_.notify_one();
     try {
-      fn();
+      j->run();
     } catch (...) {
       // The work reports its own errors; see the class comment.
     }
     // What the work holds goes before the next one is taken.
-    fn = nullptr;
+    j.reset();
     guard.lock();
     ++searching_;
   }

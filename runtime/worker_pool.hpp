@@ -38,6 +38,16 @@ class worker_pool {
 public:
   using work = std::function<void()>;
 
+  /// A piece of work that owns what it needs: `run()` once on a worker,
+  /// or destroyed unrun when the pool stops, in which case its destructor
+  /// owes whatever end its submitter expects. One allocation per piece,
+  /// where a `work` holding shared state costs two.
+  class job {
+  public:
+    virtual ~job() = default;
+    virtual void run() = 0;
+  };
+
   /// The default size: the machine's hardware threads, and at least 4, so
   /// that a few blocking tasks on a small machine do not queue the rest.
   static size_t default_threads();
@@ -59,6 +69,10 @@ public:
   /// without running.
   bool submit(work fn);
 
+  /// Queues `j`. Returns false after `stop()`, and leaves `j` with the
+  /// caller, unrun and not destroyed.
+  bool submit(std::unique_ptr<job>&& j);
+
   /// Takes no more work, destroys the work still queued without running it,
   /// and waits for the work that is running to return. Idempotent.
   void stop();
@@ -74,7 +88,7 @@ private:
 
   std::mutex mtx_;
   std::condition_variable ready_;
-  std::deque<work> queue_;
+  std::deque<std::unique_ptr<job>> queue_;
   bool stopped_ = false;
   // Threads asleep on `ready_`.
   size_t idle_ = 0;
