@@ -9,10 +9,10 @@
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
-#include <epochrt/actors/core/group_runner_actor.hpp>
 #include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/place_within.hpp>
+#include <epochrt/actors/detail/run_group.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>
 #include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -35,6 +35,9 @@ struct runner_state {
   uint64_t next_delay = 0;
   // When the running epoch started, for its job_event.
   job_event::clock::time_point epoch_start;
+  // The group running now, for the nodes' down messages; null between
+  // groups.
+  detail::group_gather group;
 };
 
 // The runner's handle with the message it sends itself: others hold the
@@ -120,22 +123,25 @@ void run_group_now(runner_ptr self, const task_group_def& group,
     return;
   }
   auto& cfg = self->state.cfg;
-  auto runner
-    = spawn_group_runner(self->system(), cfg.nodes, cfg.group_timeout);
   auto start = job_event::clock::now();
-  self
-    ->request(runner, with_margin(cfg.group_timeout),
-              run_tasks{label, epoch, group.tasks})
-    .then(
-      [self, next, label, epoch, start](tasks_done& done) {
-        emit(self, job_event::kind::group, epoch, start, true, label);
-        emit_task_timings(self, epoch, start, done.timings);
-        next(done.outputs);
-      },
-      [self, label, epoch, start](caf::error& err) {
+  // Run here rather than in a group runner actor of its own: an epoch then
+  // spawns no actor and holds no timed request of its own in CAF's clock.
+  auto running = detail::run_group(
+    self, cfg.nodes, cfg.group_timeout, run_tasks{label, epoch, group.tasks},
+    [self, next, label, epoch, start](caf::expected<tasks_done> done) {
+      self->state.group = nullptr;
+      if (!done) {
         emit(self, job_event::kind::group, epoch, start, false, label);
-        fail(self, std::move(err));
-      });
+        fail(self, std::move(done.error()));
+        return;
+      }
+      emit(self, job_event::kind::group, epoch, start, true, label);
+      emit_task_timings(self, epoch, start, done->timings);
+      next(done->outputs);
+    });
+  // Null when the group failed before anything was sent.
+  if (running)
+    self->state.group = std::move(running);
 }
 
 // Consults the fault plan at `point`, then goes on with `next` -- at once,
@@ -556,6 +562,11 @@ void resume_from(runner_ptr self, int64_t epoch) {
 job_runner_internal::behavior_type runner_behavior(runner_ptr self,
                                                    job_runner_config cfg) {
   self->state.cfg = std::move(cfg);
+  // The nodes are monitored only while a group runs on them.
+  self->set_down_handler([self](caf::down_msg& down) {
+    if (auto running = self->state.group)
+      running->node_down(down.source);
+  });
   return {
     [self](delay_done_atom, uint64_t id) {
       auto i = self->state.delayed.find(id);
