@@ -37,78 +37,58 @@ using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
 
 using clock_type = std::chrono::steady_clock;
 
-// What one run_tasks request is waiting for. Only the node actor's thread
-// touches it.
-struct pending_group {
-  caf::response_promise promise;
-  std::string label;
-  std::vector<std::vector<task_output>> outputs; // per task, in task order
-  std::vector<std::vector<task_timing>> timings; // per task, in task order
-  size_t remaining = 0;
-  std::shared_ptr<std::atomic<bool>> cancel;
-  // When its tasks have run out of time; max() for never.
-  clock_type::time_point deadline = clock_type::time_point::max();
-};
-
-// What the node actor tracks across requests. Every promise it holds is
-// delivered before the actor quits: a requester is never left waiting for a
-// reply that cannot come (CAF 0.17 drops an undelivered promise silently).
+// What the node actor tracks across requests. Every reply it owes is sent
+// before the actor quits: a requester is never left waiting for a reply
+// that cannot come (CAF 0.17 drops an undelivered promise silently).
 struct node_state {
   uint64_t next_id = 0;
-  // Groups whose reply is not delivered yet.
-  std::map<uint64_t, std::shared_ptr<pending_group>> groups;
-  // Tasks queued or running: their group's id and their index in it.
-  // A task whose group already failed stays here until it has ended.
-  std::map<uint64_t, std::pair<uint64_t, size_t>> tasks;
-  // cancel_tasks requests waiting for `tasks` to become empty.
+  // Groups not known to be settled, oldest first. Their tasks settle them
+  // from the pool; the node settles those that time out, and all of them
+  // when it stops.
+  std::vector<std::shared_ptr<task_group_run>> groups;
+  // The node's tasks queued or running, for cancel_tasks.
+  std::shared_ptr<node_task_count> tasks = std::make_shared<node_task_count>();
+  // cancel_tasks requests waiting for the node's tasks to end.
   std::vector<caf::response_promise> stop_waiters;
   // Requests served on the pool (fetch, put, reset).
   std::map<uint64_t, caf::response_promise> calls;
-  // Every cancel flag handed to a task that may still run.
-  std::vector<std::shared_ptr<std::atomic<bool>>> cancel_flags;
   // When the one timer of the node fires, if it is set. One timer for all
   // groups, armed for the earliest deadline: a timer per group would cost
   // every epoch a trip through CAF's clock thread, and keep the node's
   // timeout messages queued there long after their groups ended.
   std::optional<clock_type::time_point> timer;
 
+  // Drops the groups already settled: their replies are out, and the tasks
+  // of a failed one were asked to stop when it failed.
+  void prune() {
+    groups.erase(std::remove_if(groups.begin(), groups.end(),
+                                [](const auto& group) {
+                                  return group->settled();
+                                }),
+                 groups.end());
+  }
+
   void cancel_all() {
-    for (auto& flag : cancel_flags)
-      flag->store(true);
+    for (auto& group : groups)
+      group->cancel();
   }
 
-  void task_ended(uint64_t id) {
-    tasks.erase(id);
-    if (tasks.empty()) {
-      cancel_flags.clear();
-      for (auto& waiter : stop_waiters)
-        waiter.deliver(caf::unit);
-      stop_waiters.clear();
-    }
-  }
-
-  // Fails the group `gid` with `err` (when it is still pending) and asks its
-  // other tasks to stop at their next op.
-  void fail_group(uint64_t gid, caf::error err) {
-    auto i = groups.find(gid);
-    if (i == groups.end())
-      return;
-    auto group = std::move(i->second);
-    groups.erase(i);
-    group->cancel->store(true);
-    group->promise.deliver(std::move(err));
+  // The node's tasks have all ended: the cancel_tasks requests are done.
+  void tasks_idle() {
+    for (auto& waiter : stop_waiters)
+      waiter.deliver(caf::unit);
+    stop_waiters.clear();
   }
 
   // The actor stops: every pending request gets an error, every task is
-  // asked to stop. Tasks end on their own; what they send then is
-  // dropped.
+  // asked to stop. Tasks end on their own; their groups are settled by
+  // then, so they send nothing.
   void fail_everything(const std::string& name, const caf::error& reason) {
-    cancel_all();
     auto why = "node " + name + " stopped (" + error_text(reason) + ")";
-    for (auto& [gid, group] : groups)
-      group->promise.deliver(make_error(actors_errc::node_lost,
-                                        why + " while running tasks of the "
-                                          + group->label + " group"));
+    for (auto& group : groups)
+      group->settle(make_error(actors_errc::node_lost,
+                               why + " while running tasks of the "
+                                 + group->label() + " group"));
     groups.clear();
     for (auto& [id, rp] : calls)
       rp.deliver(make_error(actors_errc::node_lost, why));
@@ -186,40 +166,34 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
     [=](run_tasks& msg) -> caf::result<tasks_done> {
       if (msg.tasks.empty())
         return tasks_done{name, {}, {}};
-      auto gid = ++st->next_id;
-      auto group = std::make_shared<pending_group>();
-      group->promise = self->make_response_promise();
-      group->label = msg.group;
-      group->outputs.resize(msg.tasks.size());
-      group->timings.resize(msg.tasks.size());
-      auto received = clock_type::now();
-      group->remaining = msg.tasks.size();
-      group->cancel = std::make_shared<std::atomic<bool>>(false);
-      st->groups.emplace(gid, group);
-      st->cancel_flags.push_back(group->cancel);
+      st->prune();
+      auto group = std::make_shared<task_group_run>(
+        caf::actor_cast<caf::strong_actor_ptr>(self), name,
+        self->make_response_promise(), std::move(msg.group), msg.tasks.size(),
+        msg.epoch, clock_type::now());
+      st->groups.push_back(group);
       auto me = caf::actor_cast<caf::actor>(self);
       for (size_t i = 0; i < msg.tasks.size(); ++i) {
-        auto id = ++st->next_id;
         auto err = submit_task(*pool,
-                               pooled_task{me, id, name, ws, ops, group->cancel,
-                                           std::move(msg.tasks[i]), faults,
-                                           msg.epoch, received});
+                               pooled_task{group, i, me, st->tasks, ws, ops,
+                                           std::move(msg.tasks[i]), faults});
         if (err) {
-          // The tasks already started stop at their next op; the rest never
-          // start.
-          st->fail_group(gid, std::move(err));
+          // The tasks already started stop at their next op; the rest
+          // never start.
+          group->settle(std::move(err));
           break;
         }
-        st->tasks.emplace(id, std::make_pair(gid, i));
       }
       // A timeout of centuries means "never" (and would overflow the
       // clock's time points).
       constexpr auto never = std::chrono::hours(24 * 365 * 100);
-      if (st->groups.count(gid) > 0 && task_timeout < never) {
+      if (!group->settled() && task_timeout < never) {
         group->deadline = clock_type::now() + task_timeout;
         arm_timer(group->deadline);
       }
-      return group->promise;
+      // The group's tasks reply (task_group_run), or the node does when
+      // the group times out or the node stops.
+      return caf::delegated<tasks_done>{};
     },
     [=](node_fault_atom, uint8_t kind) {
       if (kind == static_cast<uint8_t>(fault_kind::kill_node)) {
@@ -233,64 +207,38 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
         // Frozen: nothing is answered any more, not even what is pending.
         // Messages stay in the mailbox; only an exit ends the actor.
         detail::log().warn("node {}: frozen by the fault plan", name);
+        // Its tasks would reply on their own: their groups are settled
+        // with no reply.
+        for (auto& group : st->groups)
+          group->abandon();
+        st->groups.clear();
         self->set_default_handler(caf::skip);
         self->become(caf::behavior{[](node_fault_atom, uint8_t) {}});
       }
     },
-    [=](task_ended_atom, uint64_t id, tasks_done& done) {
-      auto i = st->tasks.find(id);
-      if (i == st->tasks.end())
-        return;
-      auto [gid, index] = i->second;
-      st->task_ended(id);
-      auto g = st->groups.find(gid);
-      if (g == st->groups.end())
-        return;
-      auto group = g->second;
-      group->outputs[index] = std::move(done.outputs);
-      group->timings[index] = std::move(done.timings);
-      if (--group->remaining == 0) {
-        st->groups.erase(g);
-        tasks_done result{name, {}, {}};
-        for (auto& outs : group->outputs)
-          for (auto& out : outs)
-            result.outputs.emplace_back(std::move(out));
-        for (auto& times : group->timings)
-          for (auto& t : times)
-            result.timings.emplace_back(std::move(t));
-        group->promise.deliver(std::move(result));
-      }
-    },
-    [=](task_ended_atom, uint64_t id, caf::error& err) {
-      auto i = st->tasks.find(id);
-      if (i == st->tasks.end())
-        return;
-      auto gid = i->second.first;
-      st->task_ended(id);
-      st->fail_group(gid, std::move(err));
+    [=](tasks_idle_atom) {
+      if (!st->stop_waiters.empty() && st->tasks->idle_confirmed())
+        st->tasks_idle();
     },
     [=](deadline_atom) {
       st->timer.reset();
+      st->prune();
       auto now = clock_type::now();
-      std::vector<uint64_t> expired;
       auto next = clock_type::time_point::max();
-      for (auto& [gid, group] : st->groups) {
-        if (group->deadline <= now)
-          expired.push_back(gid);
-        else
+      for (auto& group : st->groups) {
+        if (group->deadline > now) {
           next = std::min(next, group->deadline);
+          continue;
+        }
+        // A task that timed out may still run; it is cancelled, and what
+        // it sends when it stops is dropped (the group is settled).
+        group->settle(
+          make_error(actors_errc::task_failed,
+                     "node " + name + ": the tasks of the " + group->label()
+                       + " group did not end within "
+                       + std::to_string(task_timeout.count()) + " ms"));
       }
-      for (auto gid : expired) {
-        // A task that timed out may still run; it is cancelled and reports
-        // when it stops, which nothing waits for.
-        auto label = st->groups.at(gid)->label;
-        st->fail_group(gid,
-                       make_error(actors_errc::task_failed,
-                                  "node " + name + ": the tasks of the " + label
-                                    + " group did not end within "
-                                    + std::to_string(task_timeout.count())
-                                    + " ms"));
-      }
+      st->prune();
       if (next != clock_type::time_point::max())
         arm_timer(next);
     },
@@ -312,7 +260,7 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
     },
     [=](cancel_tasks&) -> caf::result<caf::unit_t> {
       st->cancel_all();
-      if (st->tasks.empty())
+      if (st->tasks->wait_for_idle())
         return caf::unit;
       st->stop_waiters.push_back(self->make_response_promise());
       return st->stop_waiters.back();

@@ -4,36 +4,139 @@
 #include <exception>
 #include <utility>
 
+#include <caf/mailbox_element.hpp>
 #include <caf/send.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/messages/fault_injector.hpp>
-#include <epochrt/messages/protocol.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 #include <epochrt/runtime/task_runner.hpp>
 #include <epochrt/runtime/worker_pool.hpp>
 
 namespace epochrt {
 
+// -- node_task_count ----------------------------------------------------------
+
+void node_task_count::remove(const caf::actor& node) {
+  // Sequentially consistent with wait_for_idle: either the node sees the
+  // count at zero, or this sees the node waiting and tells it.
+  if (running_.fetch_sub(1) == 1 && waiting_.load())
+    caf::anon_send(node, tasks_idle_atom::value);
+}
+
+bool node_task_count::wait_for_idle() noexcept {
+  waiting_.store(true);
+  if (running_.load() != 0)
+    return false;
+  waiting_.store(false);
+  return true;
+}
+
+bool node_task_count::idle_confirmed() noexcept {
+  if (running_.load() != 0)
+    return false;
+  waiting_.store(false);
+  return true;
+}
+
+// -- task_group_run -----------------------------------------------------------
+
+task_group_run::task_group_run(caf::strong_actor_ptr node,
+                               std::string node_name,
+                               caf::response_promise promise, std::string label,
+                               size_t tasks, int64_t epoch,
+                               clock_type::time_point received)
+  : node_(std::move(node)), node_name_(std::move(node_name)),
+    promise_(std::move(promise)), label_(std::move(label)), epoch_(epoch),
+    received_(received), outputs_(tasks), timings_(tasks), remaining_(tasks) {
+  // nop
+}
+
+void task_group_run::task_succeeded(size_t index,
+                                    std::vector<task_output> outputs,
+                                    task_timing timing) {
+  outputs_[index] = std::move(outputs);
+  timings_[index] = std::move(timing);
+  // The acquire half makes every other task's slots visible to the last.
+  if (remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1 || !claim())
+    return;
+  tasks_done done{node_name_, {}, std::move(timings_)};
+  if (outputs_.size() == 1) {
+    done.outputs = std::move(outputs_.front());
+  } else {
+    size_t total = 0;
+    for (auto& outs : outputs_)
+      total += outs.size();
+    done.outputs.reserve(total);
+    for (auto& outs : outputs_)
+      for (auto& out : outs)
+        done.outputs.emplace_back(std::move(out));
+  }
+  reply(caf::make_message(std::move(done)));
+}
+
+bool task_group_run::settle(caf::error err) {
+  cancel();
+  if (!claim())
+    return false;
+  reply(caf::make_message(std::move(err)));
+  return true;
+}
+
+void task_group_run::abandon() noexcept {
+  claim();
+}
+
+void task_group_run::reply(caf::message msg) {
+  // What response_promise::deliver does, with no execution unit: this runs
+  // on a pool thread as often as in the node actor, and an enqueue without
+  // one is safe from any thread (it is how anon_send enqueues).
+  auto& stages = promise_.stages();
+  if (!stages.empty()) {
+    auto rest = stages;
+    auto next = std::move(rest.back());
+    rest.pop_back();
+    next->enqueue(caf::make_mailbox_element(promise_.source(), promise_.id(),
+                                            std::move(rest), std::move(msg)),
+                  nullptr);
+    return;
+  }
+  if (auto& source = promise_.source())
+    source->enqueue(caf::make_mailbox_element(
+                      node_, promise_.id().response_id(), {}, std::move(msg)),
+                    nullptr);
+}
+
 namespace {
+
+// -- running one task ---------------------------------------------------------
+
+// A task's end as the fault plan decided it at one of the task's points.
+struct point_outcome {
+  caf::error err;
+  // The plan killed or froze the node: the node settles the group.
+  bool node_fault = false;
+};
 
 // The fault plan at one of a task's points, on the task's thread: a delay
 // sleeps, an injected error fails the task, and a node that is killed or
-// frozen hears of it from here first.
-caf::error task_point(fault_injector* faults, fault_point point,
-                      const caf::actor& node_actor, const fault_site& site,
-                      const std::atomic<bool>* cancel) {
+// frozen hears of it from here.
+point_outcome task_point(fault_injector* faults, fault_point point,
+                         const caf::actor& node_actor, const fault_site& site,
+                         const std::atomic<bool>* cancel) {
   fault_action action;
   // A delay ends early, like the Sleep op, when the task is cancelled.
   auto err = strike_blocking(faults, point, site, action, cancel);
   if (err || !action)
-    return err;
+    return {std::move(err), false};
   if (action.kind == fault_kind::kill_node
-      || action.kind == fault_kind::freeze_node)
+      || action.kind == fault_kind::freeze_node) {
     caf::anon_send(node_actor, node_fault_atom::value,
                    static_cast<uint8_t>(action.kind));
-  return injected_error(point, site, action);
+    return {injected_error(point, site, action), true};
+  }
+  return {injected_error(point, site, action), false};
 }
 
 using clock_type = std::chrono::steady_clock;
@@ -81,9 +184,9 @@ class task_clock {
 public:
   task_clock(task_timing& timing, const pooled_task& t)
     : timing_(timing), start_(clock_type::now()), ops_(timing, start_) {
-    timing_.node = t.node;
+    timing_.node = t.group->node_name();
     timing_.task = t.task.name;
-    timing_.offset_us = micros(start_ - t.received);
+    timing_.offset_us = micros(start_ - t.group->received());
   }
 
   ~task_clock() {
@@ -102,31 +205,59 @@ private:
   op_clock ops_;
 };
 
-caf::expected<std::vector<task_output>> run_pooled(pooled_task& t,
-                                                   task_timing& timing) {
+// What the hook before each op needs, behind one pointer: a hook that
+// captures a single pointer fits in std::function without an allocation.
+struct op_hook_context {
+  task_clock* clock;
+  pooled_task* task;
+  bool node_fault = false;
+};
+
+caf::error before_each_op(op_hook_context& ctx, const op_def& op) {
+  ctx.clock->ops().next_op(op.type, clock_type::now());
+  auto& t = *ctx.task;
+  if (!t.faults)
+    return {};
+  auto outcome
+    = task_point(t.faults.get(), fault_point::node_op, t.node,
+                 fault_site{t.group->node_name(), t.group->epoch(), op.type},
+                 t.group->cancel_flag());
+  ctx.node_fault = ctx.node_fault || outcome.node_fault;
+  return std::move(outcome.err);
+}
+
+// Runs the task; `node_fault` tells whether the plan killed or froze the
+// node on the way.
+caf::expected<std::vector<task_output>>
+run_pooled(pooled_task& t, task_timing& timing, bool& node_fault) {
   task_clock clock{timing, t};
   try {
     auto* plan = t.faults.get();
-    before_op_hook before_op = [&](const op_def& op) -> caf::error {
-      clock.ops().next_op(op.type, clock_type::now());
-      if (plan == nullptr)
-        return {};
-      return task_point(plan, fault_point::node_op, t.reply_to,
-                        fault_site{t.node, t.epoch, op.type}, t.cancel.get());
+    auto* cancel = t.group->cancel_flag();
+    fault_site site{t.group->node_name(), t.group->epoch(), t.task.name};
+    auto start
+      = task_point(plan, fault_point::task_start, t.node, site, cancel);
+    if (start.err) {
+      node_fault = start.node_fault;
+      return std::move(start.err);
+    }
+    op_hook_context ctx{&clock, &t};
+    before_op_hook before_op = [c = &ctx](const op_def& op) {
+      return before_each_op(*c, op);
     };
-    fault_site site{t.node, t.epoch, t.task.name};
-    if (auto failed = task_point(plan, fault_point::task_start, t.reply_to,
-                                 site, t.cancel.get()))
-      return failed;
-    auto outputs = run_task(t.task, *t.ws, *t.ops, t.cancel.get(), before_op);
-    if (outputs)
-      if (auto failed = task_point(plan, fault_point::task_end, t.reply_to,
-                                   site, t.cancel.get()))
-        return failed;
+    auto outputs = run_task(t.task, *t.ws, *t.ops, cancel, before_op);
+    node_fault = ctx.node_fault;
+    if (outputs) {
+      auto end = task_point(plan, fault_point::task_end, t.node, site, cancel);
+      if (end.err) {
+        node_fault = end.node_fault;
+        return std::move(end.err);
+      }
+    }
     return outputs;
   } catch (const std::exception& ex) {
     // run_task catches what ops and checks throw; this is for what it
-    // throws itself (std::bad_alloc): the node must hear of the task.
+    // throws itself (std::bad_alloc): the group must hear of the task.
     return make_error(runtime_errc::op_failed,
                       "task '" + t.task.name + "': " + ex.what());
   } catch (...) {
@@ -135,55 +266,57 @@ caf::expected<std::vector<task_output>> run_pooled(pooled_task& t,
   }
 }
 
-// Owns a task from its submission to its end and sends the node actor the
-// one message that ends it: the outputs or the error once it ran, or an
-// error when it is destroyed unrun (the pool dropped it when it stopped).
-class task_holder {
+caf::error task_failure(const pooled_task& t, const caf::error& err) {
+  return make_error(actors_errc::task_failed,
+                    "node " + t.group->node_name() + ": " + error_text(err));
+}
+
+// Owns a task from its submission to its end, and reports that end to the
+// task's group exactly once: when it ran, or when it is destroyed unrun
+// (the pool dropped it when it stopped).
+class task_job : public worker_pool::job {
 public:
-  explicit task_holder(pooled_task t) : task_(std::move(t)) {
+  explicit task_job(pooled_task t) : task_(std::move(t)) {
     // nop
   }
 
-  task_holder(const task_holder&) = delete;
-  task_holder& operator=(const task_holder&) = delete;
-
-  ~task_holder() {
-    if (!reported_)
-      report(make_error(runtime_errc::op_failed,
-                        "task '" + task_.task.name
-                          + "' was dropped unrun: the worker pool stopped"));
+  ~task_job() override {
+    if (reported_)
+      return;
+    task_.group->settle(
+      task_failure(task_,
+                   make_error(runtime_errc::op_failed,
+                              "task '" + task_.task.name
+                                + "' was dropped unrun: the worker "
+                                  "pool stopped")));
+    task_.count->remove(task_.node);
   }
 
-  void run() {
-    task_timing timing;
-    auto outputs = run_pooled(task_, timing);
-    if (!outputs)
-      report(std::move(outputs.error()));
-    else
-      report_done(std::move(*outputs), std::move(timing));
-  }
-
-  // The task was never queued: nothing is to be sent for it.
-  void disarm() {
+  void run() override {
     reported_ = true;
+    task_timing timing;
+    auto node_fault = false;
+    auto outputs = run_pooled(task_, timing, node_fault);
+    if (outputs)
+      task_.group->task_succeeded(task_.index, std::move(*outputs),
+                                  std::move(timing));
+    else if (node_fault)
+      ; // The node actor settles the group: node_lost, or nothing if frozen.
+    else
+      task_.group->settle(task_failure(task_, outputs.error()));
+    task_.count->remove(task_.node);
+  }
+
+  // The job was refused: nothing is to be reported for it.
+  void disarm() noexcept {
+    reported_ = true;
+  }
+
+  const pooled_task& task() const noexcept {
+    return task_;
   }
 
 private:
-  void report(caf::error err) {
-    reported_ = true;
-    caf::anon_send(task_.reply_to, task_ended_atom::value, task_.id,
-                   make_error(actors_errc::task_failed,
-                              "node " + task_.node + ": " + error_text(err)));
-  }
-
-  void report_done(std::vector<task_output> outputs, task_timing timing) {
-    reported_ = true;
-    tasks_done done{task_.node, std::move(outputs), {}};
-    done.timings.push_back(std::move(timing));
-    caf::anon_send(task_.reply_to, task_ended_atom::value, task_.id,
-                   std::move(done));
-  }
-
   pooled_task task_;
   bool reported_ = false;
 };
@@ -191,19 +324,18 @@ private:
 } // namespace
 
 caf::error submit_task(worker_pool& pool, pooled_task task) {
-  auto node = task.node;
-  auto name = task.task.name;
-  auto holder = std::make_shared<task_holder>(std::move(task));
-  if (!pool.submit([holder] {
-        holder->run();
-      })) {
-    // Nothing may be sent for a task that was refused.
-    holder->disarm();
-    return make_error(actors_errc::task_failed,
-                      "node " + node + ": task '" + name
-                        + "' refused: the worker pool is stopped");
-  }
-  return {};
+  task.count->add();
+  std::unique_ptr<worker_pool::job> job{new task_job(std::move(task))};
+  if (pool.submit(std::move(job)))
+    return {};
+  // Refused: the job is still ours, and nothing may be sent for it.
+  auto& refused = static_cast<task_job&>(*job);
+  refused.disarm();
+  auto& t = refused.task();
+  t.count->remove(t.node);
+  return make_error(actors_errc::task_failed,
+                    "node " + t.group->node_name() + ": task '" + t.task.name
+                      + "' refused: the worker pool is stopped");
 }
 
 } // namespace epochrt

@@ -5,12 +5,15 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <caf/actor.hpp>
 #include <caf/atom.hpp>
 #include <caf/error.hpp>
+#include <caf/response_promise.hpp>
 
 #include <epochrt/messages/job_def.hpp>
+#include <epochrt/messages/protocol.hpp>
 
 namespace epochrt {
 
@@ -19,51 +22,162 @@ class op_registry;
 class worker_pool;
 class workspace;
 
-/// Tags what a pooled task sends its node actor when it has ended:
-/// `(task_ended_atom, id, tasks_done)` or `(task_ended_atom, id, error)`.
-/// Local only: it never crosses the wire.
-using task_ended_atom = caf::atom_constant<caf::atom("taskended")>;
-
 /// Tags what a pooled task sends its node actor when the fault plan kills
 /// or freezes the node at one of the task's points: `(node_fault_atom,
-/// uint8_t fault_kind)`, sent before the task's own end. Local only.
+/// uint8_t fault_kind)`. The task then ends without settling its group:
+/// the node does (node_lost when killed, nothing at all when frozen).
+/// Local only: it never crosses the wire.
 using node_fault_atom = caf::atom_constant<caf::atom("ert_nfault")>;
+
+/// Tags what the last task of a node to end sends its node actor while a
+/// cancel_tasks waits for the node's tasks to end: `(tasks_idle_atom)`.
+/// Local only.
+using tasks_idle_atom = caf::atom_constant<caf::atom("ert_tidle")>;
+
+/// The tasks of one node still queued or running, for cancel_tasks: their
+/// count, and whether the node actor waits for it to reach zero. Shared by
+/// a node actor and its tasks; thread-safe.
+class node_task_count {
+public:
+  /// A task was queued.
+  void add() noexcept {
+    running_.fetch_add(1);
+  }
+
+  /// A task ended (ran, or was dropped unrun). Tells `node` when it was
+  /// the last and the node waits.
+  void remove(const caf::actor& node);
+
+  /// The node waits for every task to end; true when none runs now, and
+  /// it need not wait (it then does not).
+  bool wait_for_idle() noexcept;
+
+  /// The node heard that no task runs; true when that still holds (it
+  /// stops waiting then).
+  bool idle_confirmed() noexcept;
+
+private:
+  std::atomic<size_t> running_{0};
+  std::atomic<bool> waiting_{false};
+};
+
+/// One run_tasks request as a node runs it: shared by the node actor and
+/// the group's tasks on the worker pool. Exactly one reply is sent to the
+/// requester, by whichever settles the group first: its last task to
+/// succeed (with every task's outputs and timing, in task order), its first
+/// task to fail, or the node actor (a timeout, a kill, a stop). A task
+/// sends the reply itself, from its pool thread: an epoch's answer does not
+/// wait for the node actor to be scheduled again.
+///
+/// Thread-safe: `settle` and `abandon` may race with the tasks' ends.
+class task_group_run {
+public:
+  using clock_type = std::chrono::steady_clock;
+
+  /// For the request that `promise` answers, made by the node actor
+  /// `node` (the sender of the reply), named `node_name`, of `tasks`
+  /// tasks, received at `received`.
+  task_group_run(caf::strong_actor_ptr node, std::string node_name,
+                 caf::response_promise promise, std::string label, size_t tasks,
+                 int64_t epoch, clock_type::time_point received);
+
+  /// Task `index` ended with `outputs`; the last to end replies.
+  void task_succeeded(size_t index, std::vector<task_output> outputs,
+                      task_timing timing);
+
+  /// Replies `err` and asks the group's other tasks to stop at their next
+  /// op, unless the group is already settled. Returns whether it replied.
+  bool settle(caf::error err);
+
+  /// Settles the group without any reply (a frozen node answers nothing).
+  void abandon() noexcept;
+
+  bool settled() const noexcept {
+    return settled_.load();
+  }
+
+  const std::string& node_name() const noexcept {
+    return node_name_;
+  }
+
+  const std::string& label() const noexcept {
+    return label_;
+  }
+
+  int64_t epoch() const noexcept {
+    return epoch_;
+  }
+
+  clock_type::time_point received() const noexcept {
+    return received_;
+  }
+
+  /// Polled by the group's tasks before every op.
+  const std::atomic<bool>* cancel_flag() const noexcept {
+    return &cancel_;
+  }
+
+  /// Asks the group's tasks to stop at their next op.
+  void cancel() noexcept {
+    cancel_.store(true);
+  }
+
+  /// When its tasks have run out of time; max() for never. Node actor only.
+  clock_type::time_point deadline = clock_type::time_point::max();
+
+private:
+  bool claim() noexcept {
+    return !settled_.exchange(true);
+  }
+
+  void reply(caf::message msg);
+
+  caf::strong_actor_ptr node_;
+  std::string node_name_;
+  caf::response_promise promise_;
+  std::string label_;
+  int64_t epoch_;
+  clock_type::time_point received_;
+  // Per task, in task order; each written by its task only, before that
+  // task counts itself out of `remaining_`.
+  std::vector<std::vector<task_output>> outputs_;
+  std::vector<task_timing> timings_;
+  std::atomic<size_t> remaining_;
+  std::atomic<bool> settled_{false};
+  std::atomic<bool> cancel_{false};
+};
 
 /// What one task of a node needs to run.
 struct pooled_task {
-  /// Where the end of the task is sent, under `id`.
-  caf::actor reply_to;
-  uint64_t id = 0;
-  std::string node;
+  std::shared_ptr<task_group_run> group;
+  /// The task's place in its group.
+  size_t index = 0;
+  /// The node actor, for a fault plan's kill or freeze and for `count`.
+  caf::actor node;
+  std::shared_ptr<node_task_count> count;
   std::shared_ptr<workspace> ws;
   std::shared_ptr<const op_registry> ops;
-  /// Polled before every op; once set, the task stops at its next op.
-  std::shared_ptr<std::atomic<bool>> cancel;
   task_def task;
   /// Consulted at task.start, before each op (node.op) and at task.end,
-  /// with `epoch` in the site. Null: no plan.
+  /// with the group's epoch in the site. Null: no plan.
   std::shared_ptr<fault_injector> faults;
-  int64_t epoch = -1;
-  /// When the node received the task's group: its timing counts from here.
-  std::chrono::steady_clock::time_point received;
 };
 
 /// Queues `task` on `pool`: long ops never hold CAF's scheduler, and no
-/// thread is created for it. When the task ends, `reply_to` receives
-/// `(task_ended_atom, id, tasks_done{node, outputs, {timing}})` — the
-/// timing says when the task started after `received`, how long it ran,
-/// and which of its ops ran for `slow_op_threshold_us` or longer —, or the
-/// task's error as
-/// `actors_errc::task_failed` naming the node. It receives exactly one of
-/// these, whatever happens: a task that the pool drops unrun (the pool was
-/// stopped) ends with an error too.
+/// thread is created for it. When the task ends it reports to its group
+/// (see task_group_run): its outputs and timing — when it started after
+/// its group was received, how long it ran, and which of its ops ran for
+/// `slow_op_threshold_us` or longer —, or its error as
+/// `actors_errc::task_failed` naming the node. A task that the pool drops
+/// unrun (the pool was stopped) fails its group too. Either way it counts
+/// itself out of `task.count`, which it was counted into here.
 ///
-/// With a fault plan, an injected error fails the task, and a kill_node or
-/// freeze_node is sent to `reply_to` as `node_fault_atom` before the task
-/// fails.
+/// With a fault plan, an injected error fails the task; a kill_node or
+/// freeze_node is sent to the node actor as `node_fault_atom`, and the
+/// task ends without settling its group.
 ///
 /// Returns `actors_errc::task_failed` naming the node and the task when the
-/// pool takes no more work; nothing is queued or sent then.
+/// pool takes no more work; nothing is queued, counted or sent then.
 caf::error submit_task(worker_pool& pool, pooled_task task);
 
 } // namespace epochrt
