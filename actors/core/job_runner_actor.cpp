@@ -128,7 +128,7 @@ void run_group_now(runner_ptr self, const task_group_def& group,
   // spawns no actor and holds no timed request of its own in CAF's clock.
   auto running = detail::run_group(
     self, cfg.nodes, cfg.group_timeout, run_tasks{label, epoch, group.tasks},
-    [self, next, label, epoch, start](caf::expected<tasks_done> done) {
+    false, [self, next, label, epoch, start](caf::expected<tasks_done> done) {
       self->state.group = nullptr;
       if (!done) {
         emit(self, job_event::kind::group, epoch, start, false, label);
@@ -371,8 +371,10 @@ void run_epoch(runner_ptr self, int64_t epoch) {
       self, self->state.cfg.job.epoch_group, "epoch", epoch,
       [self, epoch](std::vector<task_output>& outputs) {
         auto& cfg = self->state.cfg;
-        detail::log().info("finished epoch {}:{}", epoch,
-                           describe_outputs(cfg.job.epoch_group, outputs));
+        // The outputs are described only for a log that shows them.
+        if (detail::log().should_log(spdlog::level::info))
+          detail::log().info("finished epoch {}:{}", epoch,
+                             describe_outputs(cfg.job.epoch_group, outputs));
         if (auto err = call_observer(cfg, epoch, outputs)) {
           fail(self, std::move(err));
           return;
@@ -562,10 +564,24 @@ void resume_from(runner_ptr self, int64_t epoch) {
 job_runner_internal::behavior_type runner_behavior(runner_ptr self,
                                                    job_runner_config cfg) {
   self->state.cfg = std::move(cfg);
-  // The nodes are monitored only while a group runs on them.
+  // The nodes are monitored for the whole job, not per group: a node that
+  // ends fails the group running on it at once, and a later request to it
+  // fails at once too (CAF answers a request to a dead local actor).
+  for (auto& [name, node] : self->state.cfg.nodes)
+    self->monitor(node);
   self->set_down_handler([self](caf::down_msg& down) {
     if (auto running = self->state.group)
       running->node_down(down.source);
+  });
+  // A monitor stays attached to its node after the runner ends, and keeps
+  // the runner's memory with it: removed when the runner ends.
+  // (The state is gone by then: the functor holds the addresses.)
+  std::vector<caf::actor_addr> monitored;
+  for (auto& [name, node] : self->state.cfg.nodes)
+    monitored.push_back(node.address());
+  self->attach_functor([self, monitored](const caf::error&) {
+    for (auto& node : monitored)
+      self->demonitor(node);
   });
   return {
     [self](delay_done_atom, uint64_t id) {

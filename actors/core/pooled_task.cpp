@@ -49,21 +49,25 @@ task_group_run::task_group_run(caf::strong_actor_ptr node,
                                clock_type::time_point received)
   : node_(std::move(node)), node_name_(std::move(node_name)),
     promise_(std::move(promise)), label_(std::move(label)), epoch_(epoch),
-    received_(received), outputs_(tasks), timings_(tasks), remaining_(tasks) {
+    received_(received), outputs_(tasks > 1 ? tasks : 0), timings_(tasks),
+    remaining_(tasks) {
   // nop
 }
 
 void task_group_run::task_succeeded(size_t index,
                                     std::vector<task_output> outputs,
                                     task_timing timing) {
-  outputs_[index] = std::move(outputs);
+  if (outputs_.empty())
+    single_ = std::move(outputs);
+  else
+    outputs_[index] = std::move(outputs);
   timings_[index] = std::move(timing);
   // The acquire half makes every other task's slots visible to the last.
   if (remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1 || !claim())
     return;
   tasks_done done{node_name_, {}, std::move(timings_)};
-  if (outputs_.size() == 1) {
-    done.outputs = std::move(outputs_.front());
+  if (outputs_.empty()) {
+    done.outputs = std::move(single_);
   } else {
     size_t total = 0;
     for (auto& outs : outputs_)

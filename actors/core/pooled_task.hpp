@@ -139,7 +139,9 @@ private:
   int64_t epoch_;
   clock_type::time_point received_;
   // Per task, in task order; each written by its task only, before that
-  // task counts itself out of `remaining_`.
+  // task counts itself out of `remaining_`. The outputs of a group of one
+  // task (the common case) go to `single_`, which saves an allocation.
+  std::vector<task_output> single_;
   std::vector<std::vector<task_output>> outputs_;
   std::vector<task_timing> timings_;
   std::atomic<size_t> remaining_;

@@ -56,16 +56,20 @@ inline caf::error group_node_failure(const gather_site& site,
 /// `actors_errc::node_lost` naming node, group and epoch for a node that
 /// does not answer within `timeout` or goes down.
 ///
-/// The nodes are monitored while the group runs: the caller's down handler
-/// must pass every down message to `node_down` of the returned gather (null
-/// when `done` already ran). Must run in the actor `self`.
+/// With `monitor_nodes`, the nodes are monitored while the group runs;
+/// without, the caller must monitor them itself. Either way the caller's
+/// down handler must pass every down message of a node to `node_down` of
+/// the returned gather (null when `done` already ran). Must run in the
+/// actor `self`.
 template <class Self>
 group_gather run_group(Self* self, const node_map& nodes,
                        std::chrono::milliseconds timeout, run_tasks msg,
+                       bool monitor_nodes,
                        std::function<void(caf::expected<tasks_done>)> done) {
-  // Tasks by node, nodes in order of first use.
+  // Tasks by node, nodes in order of first use. A linear search: a group
+  // names few nodes, and a map would cost allocations on every epoch.
   std::vector<gather_target<caf::actor>> targets;
-  std::map<std::string, std::vector<task_def>> by_node;
+  std::vector<std::vector<task_def>> lists;
   for (auto& task : msg.tasks) {
     auto node = nodes.find(task.node);
     if (node == nodes.end()) {
@@ -74,10 +78,14 @@ group_gather run_group(Self* self, const node_map& nodes,
                         + " group names unknown node '" + task.node + "'"));
       return nullptr;
     }
-    auto& list = by_node[task.node];
-    if (list.empty())
+    size_t i = 0;
+    while (i < targets.size() && targets[i].node != node->first)
+      ++i;
+    if (i == targets.size()) {
       targets.push_back({node->first, node->second});
-    list.push_back(std::move(task));
+      lists.emplace_back();
+    }
+    lists[i].push_back(std::move(task));
   }
   if (targets.empty()) {
     done(tasks_done{});
@@ -89,13 +97,15 @@ group_gather run_group(Self* self, const node_map& nodes,
   opts.timeout = timeout;
   // A node actor that ends without replying (it was stopped, or died)
   // fails the group at once instead of leaving it waiting until the
-  // timeout.
-  opts.monitor = true;
+  // timeout. A caller that monitors the nodes for longer than a group
+  // (the job runner, for its job) saves a monitor per node per group.
+  opts.monitor = monitor_nodes;
   auto site = opts.site;
   auto gathered = gather<tasks_done>(
     self, targets, std::move(opts),
-    [&msg, &by_node](const gather_target<caf::actor>& target) {
-      return run_tasks{msg.group, msg.epoch, std::move(by_node[target.node])};
+    [&msg, &targets, &lists](const gather_target<caf::actor>& target) {
+      auto i = static_cast<size_t>(&target - targets.data());
+      return run_tasks{msg.group, msg.epoch, std::move(lists[i])};
     },
     [site](const std::string& node, caf::error err) {
       return group_node_failure(site, node, std::move(err));
