@@ -1,6 +1,12 @@
 #include <epochrt/actors/api/session.hpp>
 
+#include <future>
 #include <map>
+#include <memory>
+
+#include <caf/exit_reason.hpp>
+#include <caf/sec.hpp>
+#include <caf/send.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/core/group_runner_actor.hpp>
@@ -36,11 +42,22 @@ session::run(const task_group_def& group, const std::string& label,
       return std::move(handle.error());
     nodes.emplace(task.node, handle->node);
   }
+  auto outcome = std::make_shared<std::promise<caf::expected<tasks_done>>>();
+  auto ready = outcome->get_future();
+  // The runner hands the outcome over itself: no asker actor, no request.
   auto runner
-    = spawn_group_runner(system(), std::move(nodes), options_.group_timeout);
-  auto done = detail::blocking_request<tasks_done>(
-    system(), runner, detail::with_margin(options_.group_timeout),
-    run_tasks{label, epoch, group.tasks});
+    = start_group_run(system(), std::move(nodes), options_.group_timeout,
+                      run_tasks{label, epoch, group.tasks},
+                      [outcome](caf::expected<tasks_done> done) {
+                        outcome->set_value(std::move(done));
+                      });
+  // The runner's own timeout names the node that is late; this one only
+  // ends a wait for a runner that cannot end it.
+  if (!detail::wait_ready(ready, detail::with_margin(options_.group_timeout))) {
+    caf::anon_send_exit(runner, caf::exit_reason::user_shutdown);
+    return caf::make_error(caf::sec::request_timeout);
+  }
+  auto done = ready.get();
   if (!done)
     return std::move(done.error());
   return std::move(done->outputs);

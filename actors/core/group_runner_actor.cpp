@@ -1,5 +1,6 @@
 #include <epochrt/actors/core/group_runner_actor.hpp>
 
+#include <memory>
 #include <vector>
 
 #include <caf/actor_system.hpp>
@@ -26,7 +27,7 @@ group_runner_behavior(group_runner_actor::pointer self, detail::node_map nodes,
       // The runner quits as soon as its reply is out: that drops the
       // replies still due after a failure.
       auto gathered
-        = detail::run_group(self, nodes, timeout, std::move(msg),
+        = detail::run_group(self, nodes, timeout, std::move(msg), true,
                             [self, rp](caf::expected<tasks_done> done) mutable {
                               if (done)
                                 rp.deliver(std::move(*done));
@@ -43,7 +44,60 @@ group_runner_behavior(group_runner_actor::pointer self, detail::node_map nodes,
   };
 }
 
+// Calls its function once: with the outcome, or, when it is destroyed
+// first, with an error saying that the runner ended before the group.
+class outcome_once {
+public:
+  explicit outcome_once(group_outcome_fn done) : done_(std::move(done)) {
+    // nop
+  }
+
+  outcome_once(const outcome_once&) = delete;
+  outcome_once& operator=(const outcome_once&) = delete;
+
+  ~outcome_once() {
+    if (done_)
+      done_(make_error(actors_errc::node_lost,
+                       "the group runner stopped before the group ended"));
+  }
+
+  void operator()(caf::expected<tasks_done> outcome) {
+    auto done = std::move(done_);
+    done_ = nullptr;
+    if (done)
+      done(std::move(outcome));
+  }
+
+private:
+  group_outcome_fn done_;
+};
+
+void one_group_run(caf::event_based_actor* self, detail::node_map nodes,
+                   std::chrono::milliseconds timeout, run_tasks group,
+                   std::shared_ptr<outcome_once> done) {
+  auto gathered
+    = detail::run_group(self, nodes, timeout, std::move(group), true,
+                        [self, done](caf::expected<tasks_done> outcome) {
+                          (*done)(std::move(outcome));
+                          self->quit();
+                        });
+  if (gathered)
+    self->set_down_handler([gathered](caf::down_msg& down) {
+      gathered->node_down(down.source);
+    });
+  else
+    self->quit();
+}
+
 } // namespace
+
+caf::actor start_group_run(caf::actor_system& sys,
+                           std::map<std::string, caf::actor> nodes,
+                           std::chrono::milliseconds timeout, run_tasks group,
+                           group_outcome_fn done) {
+  return sys.spawn(one_group_run, std::move(nodes), timeout, std::move(group),
+                   std::make_shared<outcome_once>(std::move(done)));
+}
 
 group_runner_actor spawn_group_runner(caf::actor_system& sys,
                                       std::map<std::string, caf::actor> nodes,

@@ -1,13 +1,16 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 
 #include <caf/actor.hpp>
+#include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
 #include <epochrt/messages/actor_protocols.hpp>
+#include <epochrt/messages/protocol.hpp>
 
 namespace epochrt {
 
@@ -28,5 +31,19 @@ namespace epochrt {
 group_runner_actor spawn_group_runner(caf::actor_system& sys,
                                       std::map<std::string, caf::actor> nodes,
                                       std::chrono::milliseconds timeout);
+
+/// What a group run for a blocking caller ends with.
+using group_outcome_fn = std::function<void(caf::expected<tasks_done>)>;
+
+/// Runs `group` on `nodes` like a group runner sent it, for a blocking
+/// caller: the runner hands the outcome to `done` (once, from the runner's
+/// thread) instead of replying, and quits. One actor and no request
+/// between the caller and the runner. When the runner ends before the
+/// group does (it was sent an exit), `done` gets `actors_errc::node_lost`
+/// saying so. Returns the runner, for an exit when the caller gives up.
+caf::actor start_group_run(caf::actor_system& sys,
+                           std::map<std::string, caf::actor> nodes,
+                           std::chrono::milliseconds timeout, run_tasks group,
+                           group_outcome_fn done);
 
 } // namespace epochrt

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <memory>
@@ -16,6 +17,18 @@
 #include <caf/unit.hpp>
 
 namespace epochrt::detail {
+
+/// Waits until `ready` holds a value or `timeout` has passed; whether it
+/// does. A timeout of a century or more waits a century: the standard
+/// library adds the timeout to the clock's now in nanoseconds, which
+/// milliseconds::max() (a host's "never") would overflow into no wait.
+template <class T>
+bool wait_ready(std::future<T>& ready, std::chrono::milliseconds timeout) {
+  constexpr std::chrono::milliseconds century
+    = std::chrono::hours(24 * 365 * 100);
+  return ready.wait_for(std::min(timeout, century))
+    == std::future_status::ready;
+}
 
 /// What a blocking request's asker hands the waiting thread.
 template <class Reply>
@@ -82,7 +95,7 @@ blocking_request(caf::actor_system& sys, const Handle& dest,
   auto reply = promise->get_future();
   auto asker = sys.spawn<blocking_asker<Reply, Handle, request_type>>(
     dest, request_type{std::forward<Request>(request)}, std::move(promise));
-  if (reply.wait_for(timeout) != std::future_status::ready) {
+  if (!wait_ready(reply, timeout)) {
     caf::anon_send_exit(asker, caf::exit_reason::user_shutdown);
     return caf::make_error(caf::sec::request_timeout);
   }
