@@ -1,8 +1,11 @@
 // epoch_bench: what the runtime adds to every epoch, as opposed to the work
-// an epoch does. One "empty epoch" is session::run() of a task group with one
-// task per node and no ops: the group runner actor, one run_tasks request
-// per node, the node actor's task actor, the replies gathered, and the
-// blocking facade around it all, the path every epoch of a job takes.
+// an epoch does. One "empty epoch" is an epoch of a job whose epoch group
+// has one task per node and no ops (plus the epoch limiter's task that ends
+// the job): the path every epoch of a job takes -- the job runner actor,
+// one run_tasks request per node, the node actors, their tasks on the
+// worker pool, the replies gathered -- timed over a whole job_runner::train
+// and divided by its epochs. The blocking facade, session::run, which a
+// host program calls once per group, is measured too (run_us_*).
 //
 //   epoch_bench [--nodes N] [--scale-nodes LIST] [--ops N] [--rounds R]
 //               [--caf-rounds C] [--remote-rounds M] [--runs K]
@@ -11,7 +14,8 @@
 //
 // Every figure is the median over K runs of the mean per round of one run.
 // A timing ends after its rounds or after B ms, whichever comes first, so
-// that a busy machine does fewer rounds rather than take minutes.
+// that a busy machine does fewer rounds rather than take minutes (a job is
+// stopped gracefully, job_runner::request_stop, once B ms have passed).
 // Progress goes to stderr; stdout ends with the summary lines
 // `name=value unit`:
 //
@@ -25,11 +29,15 @@
 //                        for a reply from a dead remote node otherwise).
 //   caf_fanout_untimed_us the same without timeouts: a timeout costs a trip
 //                        through CAF's clock thread per request
-//   epoch_us_local       an empty epoch on a local_session: N node actors in
-//                        this process; R rounds
-//   epoch_us_remote      an empty epoch on a distributed_session whose N
-//                        nodes live on N `epochrt node` daemons on
-//                        127.0.0.1, started by the benchmark; M rounds
+//   epoch_us_local       an empty epoch of a job on a local_session: N node
+//                        actors in this process; a job of R epochs
+//   run_us_local         one session::run of the empty epoch's group from
+//                        the host thread: the same fan-out plus a blocking
+//                        round trip from a thread outside CAF; R calls
+//   epoch_us_remote      an empty epoch of a job on a distributed_session
+//                        whose N nodes live on N `epochrt node` daemons on
+//                        127.0.0.1, started by the benchmark; M epochs
+//   run_us_remote        one session::run over those daemons; M calls
 //   caf_remote_fanout_us the remote baseline: the same fan-out to N actors
 //                        published by N other processes on 127.0.0.1 with
 //                        CAF's own middleman (no epochrt in them), started by
@@ -39,16 +47,16 @@
 //   epoch_remote_vs_caf_remote epoch_us_remote / caf_remote_fanout_us
 //   epoch_remote_vs_local epoch_us_remote / epoch_us_local
 //   epoch_local_vs_caf_S for each S of --scale-nodes (default 16,64): the
-//                        same two figures with S in-process nodes, as a
-//                        ratio (caf_fanout_us_S and epoch_us_local_S too)
+//                        same with S in-process nodes, as a ratio
+//                        (caf_fanout_us_S, epoch_us_local_S and
+//                        run_us_local_S too)
 //   epoch_ops_us_16x100  an epoch of real ops: 16 in-process nodes, one task
 //                        each of 100 small ops (--ops), ConstantFill then
-//                        Adds over 16 floats
+//                        Adds over 16 floats, as session::run runs it
 //
 // Before them: the per-run figures (runN_*). Every run starts its actor
-// systems afresh (the daemons stay up). The epochs are timed from the
-// host thread, which is how a job runner's caller sees them; the baseline
-// is timed inside its actor, so it holds no blocking round trip: the gap
+// systems afresh (the daemons stay up). The baseline is timed inside its
+// actor, as a job's epochs are driven by the job runner actor: the gap
 // between the two is what the runtime costs on top of bare messaging.
 
 #include <algorithm>
@@ -81,13 +89,16 @@
 
 #include "bench/bench_util.hpp"
 #include "bench/daemon_process.hpp"
+#include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/distributed_session.hpp>
+#include <epochrt/actors/api/job_runner.hpp>
 #include <epochrt/actors/api/local_session.hpp>
 #include <epochrt/actors/api/logging.hpp>
 #include <epochrt/actors/api/network.hpp>
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/runtime/builtin_ops.hpp>
+#include <epochrt/runtime/epoch_limiter.hpp>
 #include <epochrt/runtime/job.hpp>
 #include <epochrt/runtime/op_registry.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -520,6 +531,49 @@ rounds_timing per_epoch_us(epochrt::session& sess,
   return rounds_timing{seconds_since(start) * 1e6 / done, done};
 }
 
+/// Microseconds per epoch of a job whose epoch group is `group`, run for
+/// `epochs` epochs or for those that fit in `budget_ms` (then stopped
+/// gracefully), after a short job that warms the nodes up.
+rounds_timing per_job_epoch_us(epochrt::session& sess,
+                               const epochrt::task_group_def& group, int epochs,
+                               int budget_ms, const char* where) {
+  auto train = [&](int limit, int budget) {
+    epochrt::job j{"epoch_bench"};
+    for (auto& task : group.tasks)
+      j.add_task(j.epoch_group(), task);
+    if (auto err = epochrt::epoch_limiter(j, limit))
+      throw std::runtime_error(std::string{where}
+                               + " job: " + epochrt::error_text(err));
+    int64_t done = 0;
+    epochrt::job_runner* stoppable = nullptr;
+    auto start = clock_type::now();
+    auto deadline = deadline_after(start, budget);
+    epochrt::job_runner_options options;
+    // Counts the epochs, and stops the job once its budget is spent: the
+    // observer runs on the job runner's thread, and request_stop only sets
+    // a flag.
+    options.on_epoch = [&](int64_t, const std::vector<epochrt::task_output>&) {
+      ++done;
+      if (clock_type::now() >= deadline)
+        stoppable->request_stop();
+    };
+    epochrt::job_runner runner{
+      std::move(j), nullptr, {}, nullptr, std::move(options)};
+    stoppable = &runner;
+    auto last = runner.train(sess);
+    auto elapsed = seconds_since(start);
+    if (!last
+        && !epochrt::is_error(last.error(), epochrt::actors_errc::stopped))
+      throw std::runtime_error(std::string{where} + " job failed: "
+                               + epochrt::error_text(last.error()));
+    if (done == 0)
+      throw std::runtime_error(std::string{where} + " job ran no epoch");
+    return rounds_timing{elapsed * 1e6 / done, done};
+  };
+  train(std::min(epochs, 20), 0); // warm-up
+  return train(epochs, budget_ms);
+}
+
 // Time limits that end a wedged run in seconds rather than hours.
 epochrt::session_options bench_timeouts() {
   epochrt::session_options opts;
@@ -535,11 +589,14 @@ struct figures {
   std::vector<double> caf_fanout_us;
   std::vector<double> caf_fanout_untimed_us;
   std::vector<double> epoch_us_local;
+  std::vector<double> run_us_local;
   std::vector<double> epoch_us_remote;
+  std::vector<double> run_us_remote;
   std::vector<double> caf_remote_fanout_us;
   /// Per count of --scale-nodes: the CAF fan-out and the local epoch.
   std::map<int, std::vector<double>> scale_caf_us;
   std::map<int, std::vector<double>> scale_local_us;
+  std::map<int, std::vector<double>> scale_run_us;
   std::vector<double> ops_epoch_us;
   /// The empty epoch, once the first session has been asked.
   std::optional<epochrt::task_group_def> group;
@@ -600,9 +657,13 @@ void measure_in_process(const epoch_options& opts, const registry_ptr& ops,
   if (opts.local) {
     epochrt::local_session local{sys, ops, bench_timeouts()};
     auto& group = epoch_group(opts, local, out);
-    auto t = per_epoch_us(local, group, opts.rounds, opts.budget_ms, "local");
+    auto t
+      = per_job_epoch_us(local, group, opts.rounds, opts.budget_ms, "local");
     out.epoch_us_local.push_back(t.us);
-    progress("  local epoch    %9.2f us, %" PRId64 " rounds", t.us, t.rounds);
+    progress("  local epoch    %9.2f us, %" PRId64 " epochs", t.us, t.rounds);
+    auto r = per_epoch_us(local, group, opts.rounds, opts.budget_ms, "local");
+    out.run_us_local.push_back(r.us);
+    progress("  local run      %9.2f us, %" PRId64 " calls", r.us, r.rounds);
   }
 }
 
@@ -625,10 +686,14 @@ void measure_scale(const epoch_options& opts, const registry_ptr& ops,
   }
   epochrt::local_session local{sys, ops, bench_timeouts()};
   auto group = empty_epoch(nodes, with_op);
-  auto t = per_epoch_us(local, group, opts.rounds, opts.budget_ms, "local");
+  auto t = per_job_epoch_us(local, group, opts.rounds, opts.budget_ms, "local");
   out.scale_local_us[nodes].push_back(t.us);
-  progress("  local epoch %3d %9.2f us, %" PRId64 " rounds", nodes, t.us,
+  progress("  local epoch %3d %9.2f us, %" PRId64 " epochs", nodes, t.us,
            t.rounds);
+  auto r = per_epoch_us(local, group, opts.rounds, opts.budget_ms, "local");
+  out.scale_run_us[nodes].push_back(r.us);
+  progress("  local run   %3d %9.2f us, %" PRId64 " calls", nodes, r.us,
+           r.rounds);
 }
 
 // The epoch of real ops over 16 in-process nodes.
@@ -688,10 +753,14 @@ void measure_remote(const epoch_options& opts, const registry_ptr& ops,
     throw std::runtime_error("connecting to the daemons: "
                              + epochrt::error_text(err));
   auto& group = epoch_group(opts, remote, out);
-  auto t
-    = per_epoch_us(remote, group, opts.remote_rounds, opts.budget_ms, "remote");
+  auto t = per_job_epoch_us(remote, group, opts.remote_rounds, opts.budget_ms,
+                            "remote");
   out.epoch_us_remote.push_back(t.us);
-  progress("  remote epoch   %9.2f us, %" PRId64 " rounds", t.us, t.rounds);
+  progress("  remote epoch   %9.2f us, %" PRId64 " epochs", t.us, t.rounds);
+  auto r
+    = per_epoch_us(remote, group, opts.remote_rounds, opts.budget_ms, "remote");
+  out.run_us_remote.push_back(r.us);
+  progress("  remote run     %9.2f us, %" PRId64 " calls", r.us, r.rounds);
   measure_caf_remote(opts, sys, caf_peers, out);
 }
 
@@ -724,7 +793,9 @@ void measure(const epoch_options& opts, const std::vector<node_daemon>& daemons,
 void report(const epoch_options& opts, const figures& f) {
   print_per_run("caf_fanout_us", f.caf_fanout_us, "us");
   print_per_run("epoch_us_local", f.epoch_us_local, "us");
+  print_per_run("run_us_local", f.run_us_local, "us");
   print_per_run("epoch_us_remote", f.epoch_us_remote, "us");
+  print_per_run("run_us_remote", f.run_us_remote, "us");
   std::printf("nodes=%d nodes\n", opts.nodes);
   std::printf("runs=%d runs\n", opts.runs);
   if (opts.caf)
@@ -744,10 +815,14 @@ void report(const epoch_options& opts, const figures& f) {
                2);
     print_line("caf_fanout_us", caf_us, "us", 2);
   }
-  if (opts.local)
+  if (opts.local) {
     print_line("epoch_us_local", local_us, "us", 1);
-  if (opts.remote)
+    print_line("run_us_local", median(f.run_us_local), "us", 1);
+  }
+  if (opts.remote) {
     print_line("epoch_us_remote", remote_us, "us", 1);
+    print_line("run_us_remote", median(f.run_us_remote), "us", 1);
+  }
   if (opts.caf && opts.local)
     print_line("epoch_local_vs_caf", local_us / caf_us, "x", 1);
   if (opts.caf && opts.remote)
@@ -765,6 +840,7 @@ void report(const epoch_options& opts, const figures& f) {
     auto local_n = median(f.scale_local_us.at(nodes));
     print_line("caf_fanout_us_" + n, caf_n, "us", 2);
     print_line("epoch_us_local_" + n, local_n, "us", 1);
+    print_line("run_us_local_" + n, median(f.scale_run_us.at(nodes)), "us", 1);
     print_line("epoch_local_vs_caf_" + n, local_n / caf_n, "x", 1);
   }
   if (!f.ops_epoch_us.empty())
