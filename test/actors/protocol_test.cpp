@@ -16,6 +16,7 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/after.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/response_type.hpp>
@@ -31,8 +32,10 @@
 #include <epochrt/actors/core/job_runner_actor.hpp>
 #include <epochrt/actors/core/node_actor.hpp>
 #include <epochrt/actors/core/persistence_actor.hpp>
+#include <epochrt/actors/core/pooled_task.hpp>
 #include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/actors/detail/place_within.hpp>
+#include <epochrt/messages/fault_point.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
@@ -777,6 +780,96 @@ BOOST_AUTO_TEST_CASE(
   auto after = ask<blob_values>(n, fetch_blobs{{"after"}});
   BOOST_TEST(!after);
   caf::anon_send_exit(n, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_CASE(
+  a_failing_task_answers_its_group_without_waiting_for_the_rest) {
+  auto n = node();
+  task_def failing = task_on("failing", "n");
+  failing.steps.push_back(step_def{"bad", {op("NoSuchOp", {}, {})}, 1, {}});
+  auto started = std::chrono::steady_clock::now();
+  auto done = ask<tasks_done>(
+    n, run_tasks{"epoch", 1, {sleep_then_fill("slow", 5000, "x", 1), failing}});
+  auto took = std::chrono::steady_clock::now() - started;
+  BOOST_REQUIRE(!done);
+  BOOST_TEST(is_error(done.error(), actors_errc::task_failed),
+             error_text(done.error()));
+  BOOST_TEST((took < std::chrono::seconds(3)));
+  // The slow task was asked to stop with the group: it ends well before
+  // its 5 s sleep.
+  auto idle = ask<caf::unit_t>(n, cancel_tasks{}, milliseconds(3000));
+  BOOST_TEST(static_cast<bool>(idle), why(idle));
+  caf::anon_send_exit(n, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_CASE(a_group_past_its_deadline_gets_one_reply_only) {
+  auto n = node(milliseconds(100));
+  caf::scoped_actor self{*sys};
+  self->send(n, run_tasks{"epoch", 1, {sleep_then_fill("slow", 300, "x", 1)}});
+  std::optional<caf::error> first;
+  self->receive(
+    [&](tasks_done&) {
+      first = caf::error{};
+    },
+    [&](caf::error& err) {
+      first = std::move(err);
+    },
+    caf::after(std::chrono::seconds(5)) >> [&] {});
+  BOOST_REQUIRE(first.has_value());
+  BOOST_TEST(static_cast<bool>(*first));
+  // The task ends after the deadline's reply: it must not answer again.
+  auto idle = ask<caf::unit_t>(n, cancel_tasks{});
+  BOOST_REQUIRE_MESSAGE(idle, why(idle));
+  auto second = false;
+  self->receive(
+    [&](tasks_done&) {
+      second = true;
+    },
+    [&](caf::error&) {
+      second = true;
+    },
+    caf::after(milliseconds(300)) >> [&] {});
+  BOOST_TEST(!second);
+  caf::anon_send_exit(n, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_CASE(a_frozen_node_answers_no_group_even_when_its_tasks_end) {
+  auto n = node();
+  caf::scoped_actor self{*sys};
+  self->send(n, run_tasks{"epoch", 1, {sleep_then_fill("t", 200, "x", 1)}});
+  // Queued behind the group: the group is the node's when it freezes.
+  self->send(n, node_fault_atom::value,
+             static_cast<uint8_t>(fault_kind::freeze_node));
+  auto answered = false;
+  self->receive(
+    [&](tasks_done&) {
+      answered = true;
+    },
+    [&](caf::error&) {
+      answered = true;
+    },
+    caf::after(milliseconds(1000)) >> [&] {});
+  BOOST_TEST(!answered);
+  caf::anon_send_exit(n, caf::exit_reason::kill);
+}
+
+BOOST_AUTO_TEST_CASE(a_node_killed_while_its_tasks_run_answers_them_as_lost) {
+  auto n = node();
+  caf::scoped_actor self{*sys};
+  self->send(n, run_tasks{"epoch", 1, {sleep_then_fill("t", 2000, "x", 1)}});
+  self->send(n, node_fault_atom::value,
+             static_cast<uint8_t>(fault_kind::kill_node));
+  std::optional<caf::error> reply;
+  self->receive(
+    [&](tasks_done&) {
+      reply = caf::error{};
+    },
+    [&](caf::error& err) {
+      reply = std::move(err);
+    },
+    caf::after(std::chrono::seconds(5)) >> [&] {});
+  BOOST_REQUIRE(reply.has_value());
+  BOOST_TEST(is_node_lost(*reply), error_text(*reply));
 }
 
 BOOST_AUTO_TEST_CASE(a_node_stores_and_fetches_blobs) {

@@ -189,6 +189,61 @@ BOOST_AUTO_TEST_CASE(work_submitted_after_stop_is_refused_and_destroyed) {
   BOOST_TEST(!ran);
 }
 
+namespace {
+
+// Counts its runs and its destruction.
+class counting_job : public worker_pool::job {
+public:
+  counting_job(std::atomic<int>& runs, std::atomic<int>& destroyed)
+    : runs_(runs), destroyed_(destroyed) {
+    // nop
+  }
+
+  ~counting_job() override {
+    ++destroyed_;
+  }
+
+  void run() override {
+    ++runs_;
+  }
+
+private:
+  std::atomic<int>& runs_;
+  std::atomic<int>& destroyed_;
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_job_runs_once_and_is_destroyed_on_its_worker) {
+  auto pool = make_pool(1);
+  std::atomic<int> runs{0};
+  std::atomic<int> destroyed{0};
+  std::unique_ptr<worker_pool::job> job{new counting_job(runs, destroyed)};
+  BOOST_TEST(pool->submit(std::move(job)));
+  BOOST_TEST(!job);
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (runs.load() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  pool->stop(); // joins the worker, which destroyed the job after its run
+  BOOST_TEST(runs.load() == 1);
+  BOOST_TEST(destroyed.load() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_job_refused_after_stop_stays_with_its_submitter) {
+  auto pool = make_pool(1);
+  pool->stop();
+  std::atomic<int> runs{0};
+  std::atomic<int> destroyed{0};
+  std::unique_ptr<worker_pool::job> job{new counting_job(runs, destroyed)};
+  BOOST_TEST(!pool->submit(std::move(job)));
+  // Still the caller's: it may still report what the refusal means.
+  BOOST_TEST(static_cast<bool>(job));
+  BOOST_TEST(destroyed.load() == 0);
+  job.reset();
+  BOOST_TEST(destroyed.load() == 1);
+  BOOST_TEST(runs.load() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(work_that_throws_does_not_take_its_thread) {
   auto pool = make_pool(1);
   pool->submit([] {
