@@ -226,6 +226,10 @@ struct gather_options {
   /// Monitor every target; the caller's down handler must then pass every
   /// down message to `node_down` of the returned state.
   bool monitor = false;
+  /// The caller monitors the targets itself, for longer than this gather
+  /// (the job runner, for its whole job), and passes their down messages
+  /// to `node_down`: the gather only remembers their addresses.
+  bool caller_monitors = false;
 };
 
 /// Sends `make(target)` to every target at once and runs `done` once with
@@ -255,12 +259,14 @@ gather(Self* self, const std::vector<gather_target<Handle>>& targets,
     st->finish_empty();
     return st;
   }
-  if (opts.monitor) {
+  if (opts.monitor || opts.caller_monitors) {
     st->addresses_.reserve(targets.size());
-    for (auto& target : targets) {
+    for (auto& target : targets)
       st->addresses_.push_back(target.handle.address());
+  }
+  if (opts.monitor) {
+    for (auto& target : targets)
       self->monitor(target.handle);
-    }
     st->demonitor_ = [self, addresses = st->addresses_] {
       for (auto& address : addresses)
         self->demonitor(address);

@@ -100,6 +100,7 @@ group_gather run_group(Self* self, const node_map& nodes,
   // timeout. A caller that monitors the nodes for longer than a group
   // (the job runner, for its job) saves a monitor per node per group.
   opts.monitor = monitor_nodes;
+  opts.caller_monitors = !monitor_nodes;
   auto site = opts.site;
   auto gathered = gather<tasks_done>(
     self, targets, std::move(opts),

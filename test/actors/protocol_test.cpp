@@ -538,6 +538,17 @@ caf::behavior task_holding(caf::event_based_actor* self, held_promises held) {
   };
 }
 
+// Takes a group and ends at once, leaving it unanswered (as a node actor
+// that fails for a reason of its own would). `what` only names it.
+caf::behavior task_dropping(caf::event_based_actor* self, std::string what) {
+  return {
+    [self, what](run_tasks&) -> caf::result<tasks_done> {
+      self->quit(caf::exit_reason::user_shutdown);
+      return caf::delegated<tasks_done>{};
+    },
+  };
+}
+
 caf::behavior task_failing_with(caf::event_based_actor*, caf::error err) {
   return {
     [err](run_tasks&) -> caf::result<tasks_done> {
@@ -969,6 +980,28 @@ BOOST_AUTO_TEST_CASE(a_job_runner_refuses_a_job_whose_loop_could_not_end) {
   auto epochs = ask<ckpt_epoch>(runner, run_job{});
   BOOST_REQUIRE(!epochs);
   BOOST_TEST(is_error(epochs.error(), actors_errc::invalid_argument));
+}
+
+BOOST_AUTO_TEST_CASE(a_job_runner_fails_a_group_at_once_when_its_node_ends) {
+  auto dropping = sys->spawn(task_dropping, "dropping");
+  job_runner_config cfg;
+  cfg.job.name = "j";
+  cfg.job.init_group.tasks.push_back(task_on("init", "dropping"));
+  cfg.job.epoch_group.tasks.push_back(task_on("step", "dropping"));
+  cfg.job.stop_conditions.push_back(stop_condition{"dropping", "stop"});
+  cfg.nodes = {{"dropping", dropping}};
+  // Far beyond the test's own wait: only the node's end may fail the group.
+  cfg.group_timeout = std::chrono::hours(1);
+  auto runner = spawn_job_runner(*sys, cfg);
+  auto epochs = ask<ckpt_epoch>(runner, run_job{}, milliseconds(5000));
+  BOOST_REQUIRE(!epochs);
+  BOOST_TEST(is_node_lost(epochs.error()), error_text(epochs.error()));
+  BOOST_TEST(contains(error_text(epochs.error()),
+                      "node dropping (init group, epoch 0) is down"),
+             error_text(epochs.error()));
+  // Should it still wait (the defect this guards against), the runner must
+  // not hold the actor system open.
+  caf::anon_send_exit(runner, caf::exit_reason::kill);
 }
 
 BOOST_AUTO_TEST_CASE(a_job_runner_reports_the_group_and_epoch_of_a_lost_node) {
