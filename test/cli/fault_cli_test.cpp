@@ -353,7 +353,8 @@ BOOST_AUTO_TEST_CASE(sweep_in_a_work_dir_used_before_judges_only_its_own_runs) {
                                  "reference: trainer_0:total=145 "
                                  "epochs=4 ("),
                         r.out);
-    BOOST_CHECK(contains(last_line(r.out), "8 runs, 8 recovered"));
+    BOOST_CHECK_MESSAGE(contains(last_line(r.out), "8 runs, 8 recovered"),
+                        r.out);
   }
 }
 
