@@ -730,6 +730,22 @@ task_def sleep_then_fill(const std::string& name, int64_t ms,
   return task;
 }
 
+// The next group reply `self` gets within `wait`, sent to it as the answer
+// to a plain send: an empty error for a tasks_done, the error, or nothing.
+std::optional<caf::error> next_group_reply(caf::scoped_actor& self,
+                                           milliseconds wait) {
+  std::optional<caf::error> reply;
+  self->receive(
+    [&](tasks_done&) {
+      reply = caf::error{};
+    },
+    [&](caf::error& err) {
+      reply = std::move(err);
+    },
+    caf::after(wait) >> [] {});
+  return reply;
+}
+
 } // namespace
 
 BOOST_FIXTURE_TEST_SUITE(node, node_fixture)
@@ -817,30 +833,14 @@ BOOST_AUTO_TEST_CASE(a_group_past_its_deadline_gets_one_reply_only) {
   auto n = node(milliseconds(100));
   caf::scoped_actor self{*sys};
   self->send(n, run_tasks{"epoch", 1, {sleep_then_fill("slow", 300, "x", 1)}});
-  std::optional<caf::error> first;
-  self->receive(
-    [&](tasks_done&) {
-      first = caf::error{};
-    },
-    [&](caf::error& err) {
-      first = std::move(err);
-    },
-    caf::after(std::chrono::seconds(5)) >> [&] {});
+  auto first = next_group_reply(self, milliseconds(5000));
   BOOST_REQUIRE(first.has_value());
   BOOST_TEST(static_cast<bool>(*first));
   // The task ends after the deadline's reply: it must not answer again.
   auto idle = ask<caf::unit_t>(n, cancel_tasks{});
   BOOST_REQUIRE_MESSAGE(idle, why(idle));
-  auto second = false;
-  self->receive(
-    [&](tasks_done&) {
-      second = true;
-    },
-    [&](caf::error&) {
-      second = true;
-    },
-    caf::after(milliseconds(300)) >> [&] {});
-  BOOST_TEST(!second);
+  auto second = next_group_reply(self, milliseconds(300));
+  BOOST_TEST(!second.has_value());
   caf::anon_send_exit(n, caf::exit_reason::user_shutdown);
 }
 
@@ -851,16 +851,8 @@ BOOST_AUTO_TEST_CASE(a_frozen_node_answers_no_group_even_when_its_tasks_end) {
   // Queued behind the group: the group is the node's when it freezes.
   self->send(n, node_fault_atom::value,
              static_cast<uint8_t>(fault_kind::freeze_node));
-  auto answered = false;
-  self->receive(
-    [&](tasks_done&) {
-      answered = true;
-    },
-    [&](caf::error&) {
-      answered = true;
-    },
-    caf::after(milliseconds(1000)) >> [&] {});
-  BOOST_TEST(!answered);
+  auto answered = next_group_reply(self, milliseconds(1000));
+  BOOST_TEST(!answered.has_value());
   caf::anon_send_exit(n, caf::exit_reason::kill);
 }
 
@@ -870,15 +862,7 @@ BOOST_AUTO_TEST_CASE(a_node_killed_while_its_tasks_run_answers_them_as_lost) {
   self->send(n, run_tasks{"epoch", 1, {sleep_then_fill("t", 2000, "x", 1)}});
   self->send(n, node_fault_atom::value,
              static_cast<uint8_t>(fault_kind::kill_node));
-  std::optional<caf::error> reply;
-  self->receive(
-    [&](tasks_done&) {
-      reply = caf::error{};
-    },
-    [&](caf::error& err) {
-      reply = std::move(err);
-    },
-    caf::after(std::chrono::seconds(5)) >> [&] {});
+  auto reply = next_group_reply(self, milliseconds(5000));
   BOOST_REQUIRE(reply.has_value());
   BOOST_TEST(is_node_lost(*reply), error_text(*reply));
 }
