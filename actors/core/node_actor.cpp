@@ -47,7 +47,7 @@ struct node_state {
   // when it stops.
   std::vector<std::shared_ptr<task_group_run>> groups;
   // The node's tasks queued or running, for cancel_tasks.
-  std::shared_ptr<node_task_count> tasks = std::make_shared<node_task_count>();
+  std::shared_ptr<node_tasks> tasks = std::make_shared<node_tasks>();
   // cancel_tasks requests waiting for the node's tasks to end.
   std::vector<caf::response_promise> stop_waiters;
   // Requests served on the pool (fetch, put, reset).
@@ -84,7 +84,9 @@ struct node_state {
   // asked to stop. Tasks end on their own; their groups are settled by
   // then, so they send nothing.
   void fail_everything(const std::string& name, const caf::error& reason) {
-    auto why = "node " + name + " stopped (" + error_text(reason) + ")";
+    auto why = "node " + name + " stopped";
+    if (reason)
+      why += " (" + error_text(reason) + ")";
     for (auto& group : groups)
       group->settle(make_error(actors_errc::node_lost,
                                why + " while running tasks of the "
@@ -106,10 +108,14 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
                             std::shared_ptr<fault_injector> faults,
                             std::shared_ptr<worker_pool> pool) {
   auto st = std::make_shared<node_state>();
-  // However the actor ends, its tasks are asked to stop at their
-  // next op instead of changing the workspace behind everyone's back.
-  self->attach_functor([st](const caf::error&) {
+  // However the actor ends (an exit handler never sees
+  // exit_reason::kill), its tasks are asked to stop at their next op instead
+  // of changing the workspace behind everyone's back, and every request it
+  // still holds is answered. That also lets go of its groups, which hold
+  // the actor itself until they are settled.
+  self->attach_functor([st, name](const caf::error& reason) {
     st->cancel_all();
+    st->fail_everything(name, reason);
   });
   self->set_exit_handler([self, st, name](caf::exit_msg& msg) {
     if (!msg.reason)
@@ -201,17 +207,18 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
                                  "node " + name
                                    + " was killed by the fault "
                                      "plan");
+        // The node's tasks answer nothing from here on (the task that met
+        // the fault marked them already; a kill sent otherwise did not).
+        st->tasks->set_faulted();
         st->fail_everything(name, reason);
         self->quit(std::move(reason));
       } else if (kind == static_cast<uint8_t>(fault_kind::freeze_node)) {
-        // Frozen: nothing is answered any more, not even what is pending.
-        // Messages stay in the mailbox; only an exit ends the actor.
+        // Frozen: nothing is answered any more, not even what is pending,
+        // until an exit (which answers node_lost). Messages stay in the
+        // mailbox; only an exit ends the actor. Its tasks answer nothing
+        // either: its groups stay pending with it.
+        st->tasks->set_faulted();
         detail::log().warn("node {}: frozen by the fault plan", name);
-        // Its tasks would reply on their own: their groups are settled
-        // with no reply.
-        for (auto& group : st->groups)
-          group->abandon();
-        st->groups.clear();
         self->set_default_handler(caf::skip);
         self->become(caf::behavior{[](node_fault_atom, uint8_t) {}});
       }

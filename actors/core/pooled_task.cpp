@@ -16,16 +16,16 @@
 
 namespace epochrt {
 
-// -- node_task_count ----------------------------------------------------------
+// -- node_tasks ---------------------------------------------------------------
 
-void node_task_count::remove(const caf::actor& node) {
+void node_tasks::remove(const caf::actor& node) {
   // Sequentially consistent with wait_for_idle: either the node sees the
   // count at zero, or this sees the node waiting and tells it.
   if (running_.fetch_sub(1) == 1 && waiting_.load())
     caf::anon_send(node, tasks_idle_atom::value);
 }
 
-bool node_task_count::wait_for_idle() noexcept {
+bool node_tasks::wait_for_idle() noexcept {
   waiting_.store(true);
   if (running_.load() != 0)
     return false;
@@ -33,7 +33,7 @@ bool node_task_count::wait_for_idle() noexcept {
   return true;
 }
 
-bool node_task_count::idle_confirmed() noexcept {
+bool node_tasks::idle_confirmed() noexcept {
   if (running_.load() != 0)
     return false;
   waiting_.store(false);
@@ -65,19 +65,28 @@ void task_group_run::task_succeeded(size_t index,
   // The acquire half makes every other task's slots visible to the last.
   if (remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1 || !claim())
     return;
-  tasks_done done{node_name_, {}, std::move(timings_)};
-  if (outputs_.empty()) {
-    done.outputs = std::move(single_);
-  } else {
-    size_t total = 0;
-    for (auto& outs : outputs_)
-      total += outs.size();
-    done.outputs.reserve(total);
-    for (auto& outs : outputs_)
-      for (auto& out : outs)
-        done.outputs.emplace_back(std::move(out));
+  caf::message msg;
+  try {
+    tasks_done done{node_name_, {}, std::move(timings_)};
+    if (outputs_.empty()) {
+      done.outputs = std::move(single_);
+    } else {
+      size_t total = 0;
+      for (auto& outs : outputs_)
+        total += outs.size();
+      done.outputs.reserve(total);
+      for (auto& outs : outputs_)
+        for (auto& out : outs)
+          done.outputs.emplace_back(std::move(out));
+    }
+    msg = caf::make_message(std::move(done));
+  } catch (const std::exception& ex) {
+    // Claimed: nobody else answers the group now.
+    msg = caf::make_message(make_error(
+      actors_errc::task_failed,
+      "node " + node_name_ + ": its outputs could not be sent: " + ex.what()));
   }
-  reply(caf::make_message(std::move(done)));
+  reply(std::move(msg));
 }
 
 bool task_group_run::settle(caf::error err) {
@@ -88,27 +97,28 @@ bool task_group_run::settle(caf::error err) {
   return true;
 }
 
-void task_group_run::abandon() noexcept {
-  claim();
-}
-
 void task_group_run::reply(caf::message msg) {
+  // Only the claimer gets here: the promise and the node are its to take,
+  // and the group lets go of both (see the class comment).
+  auto promise = std::move(promise_);
+  auto node = std::move(node_);
   // What response_promise::deliver does, with no execution unit: this runs
   // on a pool thread as often as in the node actor, and an enqueue without
   // one is safe from any thread (it is how anon_send enqueues).
-  auto& stages = promise_.stages();
+  auto& stages = promise.stages();
   if (!stages.empty()) {
     auto rest = stages;
     auto next = std::move(rest.back());
     rest.pop_back();
-    next->enqueue(caf::make_mailbox_element(promise_.source(), promise_.id(),
+    next->enqueue(caf::make_mailbox_element(promise.source(), promise.id(),
                                             std::move(rest), std::move(msg)),
                   nullptr);
     return;
   }
-  if (auto& source = promise_.source())
-    source->enqueue(caf::make_mailbox_element(
-                      node_, promise_.id().response_id(), {}, std::move(msg)),
+  if (auto& source = promise.source())
+    source->enqueue(caf::make_mailbox_element(std::move(node),
+                                              promise.id().response_id(), {},
+                                              std::move(msg)),
                     nullptr);
 }
 
@@ -127,7 +137,8 @@ struct point_outcome {
 // sleeps, an injected error fails the task, and a node that is killed or
 // frozen hears of it from here.
 point_outcome task_point(fault_injector* faults, fault_point point,
-                         const caf::actor& node_actor, const fault_site& site,
+                         const caf::actor& node_actor, node_tasks& tasks,
+                         const fault_site& site,
                          const std::atomic<bool>* cancel) {
   fault_action action;
   // A delay ends early, like the Sleep op, when the task is cancelled.
@@ -136,6 +147,8 @@ point_outcome task_point(fault_injector* faults, fault_point point,
     return {std::move(err), false};
   if (action.kind == fault_kind::kill_node
       || action.kind == fault_kind::freeze_node) {
+    // First: from here on no task of the node answers a group.
+    tasks.set_faulted();
     caf::anon_send(node_actor, node_fault_atom::value,
                    static_cast<uint8_t>(action.kind));
     return {injected_error(point, site, action), true};
@@ -223,7 +236,7 @@ caf::error before_each_op(op_hook_context& ctx, const op_def& op) {
   if (!t.faults)
     return {};
   auto outcome
-    = task_point(t.faults.get(), fault_point::node_op, t.node,
+    = task_point(t.faults.get(), fault_point::node_op, t.node, *t.tasks,
                  fault_site{t.group->node_name(), t.group->epoch(), op.type},
                  t.group->cancel_flag());
   ctx.node_fault = ctx.node_fault || outcome.node_fault;
@@ -239,8 +252,8 @@ run_pooled(pooled_task& t, task_timing& timing, bool& node_fault) {
     auto* plan = t.faults.get();
     auto* cancel = t.group->cancel_flag();
     fault_site site{t.group->node_name(), t.group->epoch(), t.task.name};
-    auto start
-      = task_point(plan, fault_point::task_start, t.node, site, cancel);
+    auto start = task_point(plan, fault_point::task_start, t.node, *t.tasks,
+                            site, cancel);
     if (start.err) {
       node_fault = start.node_fault;
       return std::move(start.err);
@@ -252,7 +265,8 @@ run_pooled(pooled_task& t, task_timing& timing, bool& node_fault) {
     auto outputs = run_task(t.task, *t.ws, *t.ops, cancel, before_op);
     node_fault = ctx.node_fault;
     if (outputs) {
-      auto end = task_point(plan, fault_point::task_end, t.node, site, cancel);
+      auto end = task_point(plan, fault_point::task_end, t.node, *t.tasks, site,
+                            cancel);
       if (end.err) {
         node_fault = end.node_fault;
         return std::move(end.err);
@@ -277,7 +291,8 @@ caf::error task_failure(const pooled_task& t, const caf::error& err) {
 
 // Owns a task from its submission to its end, and reports that end to the
 // task's group exactly once: when it ran, or when it is destroyed unrun
-// (the pool dropped it when it stopped).
+// (the pool dropped it when it stopped). Whatever happens, the task counts
+// itself out of its node's tasks.
 class task_job : public worker_pool::job {
 public:
   explicit task_job(pooled_task t) : task_(std::move(t)) {
@@ -285,35 +300,51 @@ public:
   }
 
   ~task_job() override {
-    if (reported_)
-      return;
-    task_.group->settle(
-      task_failure(task_,
-                   make_error(runtime_errc::op_failed,
-                              "task '" + task_.task.name
-                                + "' was dropped unrun: the worker "
-                                  "pool stopped")));
-    task_.count->remove(task_.node);
+    if (!reported_) {
+      // Nothing may escape a destructor; a report that cannot be built
+      // leaves the group to its node's deadline.
+      try {
+        fail(make_error(runtime_errc::op_failed,
+                        "task '" + task_.task.name
+                          + "' was dropped unrun: the worker pool stopped"));
+      } catch (...) {
+        // nop
+      }
+    }
+    if (counted_)
+      task_.tasks->remove(task_.node);
   }
 
   void run() override {
-    reported_ = true;
-    task_timing timing;
-    auto node_fault = false;
-    auto outputs = run_pooled(task_, timing, node_fault);
-    if (outputs)
-      task_.group->task_succeeded(task_.index, std::move(*outputs),
-                                  std::move(timing));
-    else if (node_fault)
-      ; // The node actor settles the group: node_lost, or nothing if frozen.
-    else
-      task_.group->settle(task_failure(task_, outputs.error()));
-    task_.count->remove(task_.node);
+    try {
+      task_timing timing;
+      auto node_fault = false;
+      auto outputs = run_pooled(task_, timing, node_fault);
+      reported_ = true;
+      if (node_fault || task_.tasks->faulted())
+        return; // The node answers the group.
+      if (outputs)
+        task_.group->task_succeeded(task_.index, std::move(*outputs),
+                                    std::move(timing));
+      else
+        task_.group->settle(task_failure(task_, outputs.error()));
+    } catch (const std::exception& ex) {
+      // Out of memory on the way: the group still hears of the task.
+      reported_ = true;
+      try {
+        fail(
+          make_error(runtime_errc::op_failed,
+                     std::string{"task ended by an exception: "} + ex.what()));
+      } catch (...) {
+        // nop
+      }
+    }
   }
 
-  // The job was refused: nothing is to be reported for it.
+  // The job was refused: nothing is to be reported or counted for it.
   void disarm() noexcept {
     reported_ = true;
+    counted_ = false;
   }
 
   const pooled_task& task() const noexcept {
@@ -321,14 +352,20 @@ public:
   }
 
 private:
+  void fail(caf::error err) {
+    if (!task_.tasks->faulted())
+      task_.group->settle(task_failure(task_, err));
+  }
+
   pooled_task task_;
   bool reported_ = false;
+  bool counted_ = true;
 };
 
 } // namespace
 
 caf::error submit_task(worker_pool& pool, pooled_task task) {
-  task.count->add();
+  task.tasks->add();
   std::unique_ptr<worker_pool::job> job{new task_job(std::move(task))};
   if (pool.submit(std::move(job)))
     return {};
@@ -336,7 +373,7 @@ caf::error submit_task(worker_pool& pool, pooled_task task) {
   auto& refused = static_cast<task_job&>(*job);
   refused.disarm();
   auto& t = refused.task();
-  t.count->remove(t.node);
+  t.tasks->remove(t.node);
   return make_error(actors_errc::task_failed,
                     "node " + t.group->node_name() + ": task '" + t.task.name
                       + "' refused: the worker pool is stopped");

@@ -34,10 +34,13 @@ using node_fault_atom = caf::atom_constant<caf::atom("ert_nfault")>;
 /// Local only.
 using tasks_idle_atom = caf::atom_constant<caf::atom("ert_tidle")>;
 
-/// The tasks of one node still queued or running, for cancel_tasks: their
-/// count, and whether the node actor waits for it to reach zero. Shared by
-/// a node actor and its tasks; thread-safe.
-class node_task_count {
+/// What a node actor and its tasks on the pool share: how many of the
+/// tasks are queued or running, whether the node waits for that count to
+/// reach zero (cancel_tasks), and whether a fault plan killed or froze the
+/// node. Once it did, the tasks answer no group any more: the node answers
+/// them (node_lost when killed; nothing while frozen, node_lost once it
+/// exits). Thread-safe.
+class node_tasks {
 public:
   /// A task was queued.
   void add() noexcept {
@@ -56,9 +59,22 @@ public:
   /// stops waiting then).
   bool idle_confirmed() noexcept;
 
+  /// A fault plan killed or froze the node: set by the task that met the
+  /// fault before the node hears of it, and by the node when it does.
+  void set_faulted() noexcept {
+    faulted_.store(true);
+  }
+
+  /// Whether the tasks must leave their groups to the node. A task that
+  /// read false answers as if it had ended before the fault.
+  bool faulted() const noexcept {
+    return faulted_.load();
+  }
+
 private:
   std::atomic<size_t> running_{0};
   std::atomic<bool> waiting_{false};
+  std::atomic<bool> faulted_{false};
 };
 
 /// One run_tasks request as a node runs it: shared by the node actor and
@@ -69,7 +85,10 @@ private:
 /// sends the reply itself, from its pool thread: an epoch's answer does not
 /// wait for the node actor to be scheduled again.
 ///
-/// Thread-safe: `settle` and `abandon` may race with the tasks' ends.
+/// Thread-safe: `settle` may race with the tasks' ends. Once settled, the
+/// group holds no reference to the node or the requester any more: the
+/// node keeps its groups, and a group that held its node would keep the
+/// node alive.
 class task_group_run {
 public:
   using clock_type = std::chrono::steady_clock;
@@ -81,16 +100,15 @@ public:
                  caf::response_promise promise, std::string label, size_t tasks,
                  int64_t epoch, clock_type::time_point received);
 
-  /// Task `index` ended with `outputs`; the last to end replies.
+  /// Task `index` ended with `outputs`; the last to end replies. Should
+  /// that reply fail to be built (no memory), the group is answered with
+  /// the error instead.
   void task_succeeded(size_t index, std::vector<task_output> outputs,
                       task_timing timing);
 
   /// Replies `err` and asks the group's other tasks to stop at their next
   /// op, unless the group is already settled. Returns whether it replied.
   bool settle(caf::error err);
-
-  /// Settles the group without any reply (a frozen node answers nothing).
-  void abandon() noexcept;
 
   bool settled() const noexcept {
     return settled_.load();
@@ -154,9 +172,9 @@ struct pooled_task {
   std::shared_ptr<task_group_run> group;
   /// The task's place in its group.
   size_t index = 0;
-  /// The node actor, for a fault plan's kill or freeze and for `count`.
+  /// The node actor, for a fault plan's kill or freeze and for `tasks`.
   caf::actor node;
-  std::shared_ptr<node_task_count> count;
+  std::shared_ptr<node_tasks> tasks;
   std::shared_ptr<workspace> ws;
   std::shared_ptr<const op_registry> ops;
   task_def task;
@@ -172,11 +190,12 @@ struct pooled_task {
 /// `slow_op_threshold_us` or longer —, or its error as
 /// `actors_errc::task_failed` naming the node. A task that the pool drops
 /// unrun (the pool was stopped) fails its group too. Either way it counts
-/// itself out of `task.count`, which it was counted into here.
+/// itself out of `task.tasks`, which it was counted into here.
 ///
 /// With a fault plan, an injected error fails the task; a kill_node or
-/// freeze_node is sent to the node actor as `node_fault_atom`, and the
-/// task ends without settling its group.
+/// freeze_node marks the node's tasks faulted, is sent to the node actor
+/// as `node_fault_atom`, and the task ends without settling its group. No
+/// task of a faulted node settles a group.
 ///
 /// Returns `actors_errc::task_failed` naming the node and the task when the
 /// pool takes no more work; nothing is queued, counted or sent then.

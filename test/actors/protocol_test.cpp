@@ -35,6 +35,8 @@
 #include <epochrt/actors/core/pooled_task.hpp>
 #include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/actors/detail/place_within.hpp>
+#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/messages/fault_plan.hpp>
 #include <epochrt/messages/fault_point.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
@@ -865,6 +867,29 @@ BOOST_AUTO_TEST_CASE(a_node_killed_while_its_tasks_run_answers_them_as_lost) {
   auto reply = next_group_reply(self, milliseconds(5000));
   BOOST_REQUIRE(reply.has_value());
   BOOST_TEST(is_node_lost(*reply), error_text(*reply));
+}
+
+BOOST_AUTO_TEST_CASE(
+  a_task_ending_after_its_node_was_killed_leaves_the_answer_to_it) {
+  // One worker: the killed task, then the failing one right after it, on
+  // the same thread, before the node actor hears of the kill.
+  auto one = worker_pool::make({1});
+  BOOST_REQUIRE(one);
+  std::shared_ptr<worker_pool> single = std::move(*one);
+  auto plan = parse_fault_plan(R"({"faults": [{"point": "task.start",
+    "fault": "kill_node", "node": "n", "detail": "killed"}]})",
+                               "plan");
+  BOOST_REQUIRE_MESSAGE(plan, why(plan));
+  auto n = spawn_node(*sys, "n", ws, ops, milliseconds(10000), single,
+                      std::make_shared<fault_injector>(std::move(*plan)));
+  task_def failing = task_on("failing", "n");
+  failing.steps.push_back(step_def{"bad", {op("NoSuchOp", {}, {})}, 1, {}});
+  auto done = ask<tasks_done>(
+    n, run_tasks{"epoch", 1, {task_on("killed", "n"), failing}});
+  BOOST_REQUIRE(!done);
+  BOOST_TEST(is_node_lost(done.error()), error_text(done.error()));
+  BOOST_TEST(contains(error_text(done.error()), "killed by the fault plan"),
+             error_text(done.error()));
 }
 
 BOOST_AUTO_TEST_CASE(a_node_stores_and_fetches_blobs) {
