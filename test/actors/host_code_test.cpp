@@ -10,13 +10,10 @@
 #include <stdexcept>
 #include <thread>
 
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <caf/actor_registry.hpp>
 
 #include "test/actors/test_support.hpp"
+#include "test/support/thread_starved_child.hpp"
 
 using namespace epochrt;
 using namespace epochrt::test;
@@ -177,32 +174,21 @@ BOOST_AUTO_TEST_CASE(no_more_tasks_run_at_once_than_the_pool_has_workers) {
 }
 
 BOOST_AUTO_TEST_CASE(a_session_without_threads_for_its_pool_says_so_on_use) {
-  // In a child whose user may start no thread (root is exempt, so the
-  // child becomes nobody first): the session cannot start its pool.
-  auto pid = fork();
-  BOOST_REQUIRE(pid >= 0);
-  if (pid == 0) {
-    if (geteuid() == 0 && setuid(65534) != 0)
-      _exit(5);
-    rlimit lim{1, 1};
-    if (setrlimit(RLIMIT_NPROC, &lim) != 0)
-      _exit(6);
+  // The session cannot start its pool where no thread may be started.
+  auto code = test::exit_code_without_threads([this] {
     auto opts = options();
     opts.worker_threads = 3;
     local_session sess{sys, ops, opts};
     auto node = sess.node("a");
     if (node || !sess.start_error())
-      _exit(3);
+      return 3;
     auto text = error_text(node.error());
-    _exit(text.find("cannot start the worker pool: thread 1 of 3")
-              != std::string::npos
-            ? 0
-            : 4);
-  }
-  int status = 0;
-  BOOST_REQUIRE(waitpid(pid, &status, 0) == pid);
-  BOOST_REQUIRE(WIFEXITED(status));
-  BOOST_TEST(WEXITSTATUS(status) == 0);
+    return text.find("cannot start the worker pool: thread 1 of 3")
+        != std::string::npos
+      ? 0
+      : 4;
+  });
+  BOOST_TEST(code == 0);
 }
 
 BOOST_AUTO_TEST_CASE(a_throwing_op_check_fails_the_group_naming_the_op) {

@@ -9,10 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+#include "test/support/thread_starved_child.hpp"
 #include "test_util.hpp"
 
 using namespace epochrt;
@@ -257,28 +254,16 @@ BOOST_AUTO_TEST_CASE(work_that_throws_does_not_take_its_thread) {
 }
 
 BOOST_AUTO_TEST_CASE(threads_that_cannot_be_created_are_a_clear_error) {
-  // In a child whose user may run no more threads than it has (as root,
-  // the child first becomes nobody: root is exempt from the limit).
-  auto pid = fork();
-  BOOST_TEST_REQUIRE(pid >= 0);
-  if (pid == 0) {
-    if (geteuid() == 0 && setuid(65534) != 0)
-      _exit(5);
-    rlimit lim{1, 1};
-    if (setrlimit(RLIMIT_NPROC, &lim) != 0)
-      _exit(6);
+  auto code = test::exit_code_without_threads([] {
     auto pool = worker_pool::make({4});
     if (pool)
-      _exit(3);
+      return 3;
     auto text = error_text(pool.error());
     bool clear = text.find("cannot start the worker pool") != std::string::npos
       && text.find("of 4") != std::string::npos;
-    _exit(clear ? 0 : 4);
-  }
-  int status = 0;
-  BOOST_TEST_REQUIRE(waitpid(pid, &status, 0) == pid);
-  BOOST_TEST_REQUIRE(WIFEXITED(status));
-  BOOST_TEST(WEXITSTATUS(status) == 0);
+    return clear ? 0 : 4;
+  });
+  BOOST_TEST(code == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
