@@ -64,6 +64,18 @@ void add_tls_flags(CLI::App& app, tls_flags& tls, const std::string& peers) {
     ->type_name("FILE");
 }
 
+// --worker-threads of `run` and `node`: the pool the tasks of `whose` run on.
+void add_worker_threads_flag(CLI::App& app, size_t& threads,
+                             const std::string& whose) {
+  app
+    .add_option("--worker-threads", threads,
+                "Threads that run the tasks of " + whose
+                  + "; at most N tasks run at once (default: the hardware "
+                    "threads, at least 4)")
+    ->type_name("N")
+    ->check(strict_unsigned(1, 4096));
+}
+
 /// Every option of every subcommand, filled in by CLI11.
 struct arguments {
   int verbose = 0;
@@ -204,13 +216,8 @@ int run_main(int argc, char** argv) {
     ->add_option("--fault-trace", args.run.fault_trace,
                  "Append every injection point this process reaches to FILE")
     ->type_name("FILE");
-  run
-    ->add_option("--worker-threads", args.run.worker_threads,
-                 "Threads that run the tasks of the nodes in this process; "
-                 "at most N tasks run at once (default: the hardware "
-                 "threads, at least 4)")
-    ->type_name("N")
-    ->check(strict_unsigned(1, 4096));
+  add_worker_threads_flag(*run, args.run.worker_threads,
+                          "the nodes in this process");
   run
     ->add_option("--stats-json", args.run.stats_json,
                  "Append what every epoch cost (per node: snapshot, write, "
@@ -266,13 +273,8 @@ int run_main(int argc, char** argv) {
     ->add_option("--fault-trace", args.node.fault_trace,
                  "Append every injection point this daemon reaches to FILE")
     ->type_name("FILE");
-  node
-    ->add_option("--worker-threads", args.node.worker_threads,
-                 "Threads that run the tasks of the daemon's nodes; at most "
-                 "N tasks run at once (default: the hardware threads, at "
-                 "least 4)")
-    ->type_name("N")
-    ->check(strict_unsigned(1, 4096));
+  add_worker_threads_flag(*node, args.node.worker_threads,
+                          "the daemon's nodes");
 
   auto faults = app.add_subcommand("faults", "Fault injection");
   faults->require_subcommand(1);
