@@ -126,34 +126,25 @@ namespace {
 
 // -- running one task ---------------------------------------------------------
 
-// A task's end as the fault plan decided it at one of the task's points.
-struct point_outcome {
-  caf::error err;
-  // The plan killed or froze the node: the node settles the group.
-  bool node_fault = false;
-};
-
 // The fault plan at one of a task's points, on the task's thread: a delay
 // sleeps, an injected error fails the task, and a node that is killed or
-// frozen hears of it from here.
-point_outcome task_point(fault_injector* faults, fault_point point,
-                         const caf::actor& node_actor, node_tasks& tasks,
-                         const fault_site& site,
-                         const std::atomic<bool>* cancel) {
+// frozen is marked faulted, then hears of it from here.
+caf::error task_point(fault_injector* faults, fault_point point,
+                      const caf::actor& node_actor, node_tasks& tasks,
+                      const fault_site& site, const std::atomic<bool>* cancel) {
   fault_action action;
   // A delay ends early, like the Sleep op, when the task is cancelled.
   auto err = strike_blocking(faults, point, site, action, cancel);
   if (err || !action)
-    return {std::move(err), false};
+    return err;
   if (action.kind == fault_kind::kill_node
       || action.kind == fault_kind::freeze_node) {
     // First: from here on no task of the node answers a group.
     tasks.set_faulted();
     caf::anon_send(node_actor, node_fault_atom::value,
                    static_cast<uint8_t>(action.kind));
-    return {injected_error(point, site, action), true};
   }
-  return {injected_error(point, site, action), false};
+  return injected_error(point, site, action);
 }
 
 using clock_type = std::chrono::steady_clock;
@@ -227,51 +218,37 @@ private:
 struct op_hook_context {
   task_clock* clock;
   pooled_task* task;
-  bool node_fault = false;
 };
 
-caf::error before_each_op(op_hook_context& ctx, const op_def& op) {
+caf::error before_each_op(const op_hook_context& ctx, const op_def& op) {
   ctx.clock->ops().next_op(op.type, clock_type::now());
   auto& t = *ctx.task;
   if (!t.faults)
     return {};
-  auto outcome
-    = task_point(t.faults.get(), fault_point::node_op, t.node, *t.tasks,
-                 fault_site{t.group->node_name(), t.group->epoch(), op.type},
-                 t.group->cancel_flag());
-  ctx.node_fault = ctx.node_fault || outcome.node_fault;
-  return std::move(outcome.err);
+  return task_point(t.faults.get(), fault_point::node_op, t.node, *t.tasks,
+                    fault_site{t.group->node_name(), t.group->epoch(), op.type},
+                    t.group->cancel_flag());
 }
 
-// Runs the task; `node_fault` tells whether the plan killed or froze the
-// node on the way.
-caf::expected<std::vector<task_output>>
-run_pooled(pooled_task& t, task_timing& timing, bool& node_fault) {
+caf::expected<std::vector<task_output>> run_pooled(pooled_task& t,
+                                                   task_timing& timing) {
   task_clock clock{timing, t};
   try {
     auto* plan = t.faults.get();
     auto* cancel = t.group->cancel_flag();
     fault_site site{t.group->node_name(), t.group->epoch(), t.task.name};
-    auto start = task_point(plan, fault_point::task_start, t.node, *t.tasks,
-                            site, cancel);
-    if (start.err) {
-      node_fault = start.node_fault;
-      return std::move(start.err);
-    }
+    if (auto err = task_point(plan, fault_point::task_start, t.node, *t.tasks,
+                              site, cancel))
+      return err;
     op_hook_context ctx{&clock, &t};
     before_op_hook before_op = [c = &ctx](const op_def& op) {
       return before_each_op(*c, op);
     };
     auto outputs = run_task(t.task, *t.ws, *t.ops, cancel, before_op);
-    node_fault = ctx.node_fault;
-    if (outputs) {
-      auto end = task_point(plan, fault_point::task_end, t.node, *t.tasks, site,
-                            cancel);
-      if (end.err) {
-        node_fault = end.node_fault;
-        return std::move(end.err);
-      }
-    }
+    if (outputs)
+      if (auto err = task_point(plan, fault_point::task_end, t.node, *t.tasks,
+                                site, cancel))
+        return err;
     return outputs;
   } catch (const std::exception& ex) {
     // run_task catches what ops and checks throw; this is for what it
@@ -318,16 +295,15 @@ public:
   void run() override {
     try {
       task_timing timing;
-      auto node_fault = false;
-      auto outputs = run_pooled(task_, timing, node_fault);
+      auto outputs = run_pooled(task_, timing);
       reported_ = true;
-      if (node_fault || task_.tasks->faulted())
-        return; // The node answers the group.
-      if (outputs)
+      // After a kill or freeze, met by this task or another, the node
+      // answers the group.
+      if (!outputs)
+        fail(outputs.error());
+      else if (!task_.tasks->faulted())
         task_.group->task_succeeded(task_.index, std::move(*outputs),
                                     std::move(timing));
-      else
-        task_.group->settle(task_failure(task_, outputs.error()));
     } catch (const std::exception& ex) {
       // Out of memory on the way: the group still hears of the task.
       reported_ = true;
@@ -352,7 +328,8 @@ public:
   }
 
 private:
-  void fail(caf::error err) {
+  // Fails the group with `err`, unless the node was killed or frozen.
+  void fail(const caf::error& err) {
     if (!task_.tasks->faulted())
       task_.group->settle(task_failure(task_, err));
   }
