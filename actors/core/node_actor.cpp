@@ -80,9 +80,9 @@ struct node_state {
     stop_waiters.clear();
   }
 
-  // The actor stops: every pending request gets an error, every task is
-  // asked to stop. Tasks end on their own; their groups are settled by
-  // then, so they send nothing.
+  // The actor stops: every pending request gets an error, and the tasks
+  // of every group are asked to stop (settle cancels them). Tasks end on
+  // their own; their groups are settled by then, so they send nothing.
   void fail_everything(const std::string& name, const caf::error& reason) {
     auto why = "node " + name + " stopped";
     if (reason)
@@ -114,7 +114,6 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
   // still holds is answered. That also lets go of its groups, which hold
   // the actor itself until they are settled.
   self->attach_functor([st, name](const caf::error& reason) {
-    st->cancel_all();
     st->fail_everything(name, reason);
   });
   self->set_exit_handler([self, st, name](caf::exit_msg& msg) {

@@ -232,7 +232,8 @@ struct gather_options {
   bool caller_monitors = false;
 };
 
-/// Sends `make(target)` to every target at once and runs `done` once with
+/// Sends `make(target)` to every target at once (`make` is called once per
+/// target, in target order, before `gather` returns) and runs `done` once with
 /// every reply, in target order, or with the failure (see `gather_policy`).
 /// A timeout, or a target that is down, becomes `actors_errc::node_lost`
 /// naming the node, the site and its epoch; every other error of a target

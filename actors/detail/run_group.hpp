@@ -104,9 +104,9 @@ group_gather run_group(Self* self, const node_map& nodes,
   auto site = opts.site;
   auto gathered = gather<tasks_done>(
     self, targets, std::move(opts),
-    [&msg, &targets, &lists](const gather_target<caf::actor>& target) {
-      auto i = static_cast<size_t>(&target - targets.data());
-      return run_tasks{msg.group, msg.epoch, std::move(lists[i])};
+    // Called in target order: the i-th call is for lists[i].
+    [&msg, &lists, next = size_t{0}](const gather_target<caf::actor>&) mutable {
+      return run_tasks{msg.group, msg.epoch, std::move(lists[next++])};
     },
     [site](const std::string& node, caf::error err) {
       return group_node_failure(site, node, std::move(err));
