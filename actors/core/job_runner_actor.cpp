@@ -108,12 +108,6 @@ caf::error lost_while(const std::string& where, const caf::error& err) {
   return make_error(actors_errc::node_lost, where + ": " + error_text(err));
 }
 
-// The group runner applies the group timeout to each node; its own request
-// gets a margin on top so that a node's timeout is what gets reported.
-std::chrono::milliseconds with_margin(std::chrono::milliseconds timeout) {
-  return detail::with_margin(timeout);
-}
-
 void run_group_now(runner_ptr self, const task_group_def& group,
                    const char* label, int64_t epoch,
                    outputs_continuation next) {
@@ -244,7 +238,8 @@ void save(runner_ptr self, int64_t epoch, bool final, continuation next) {
   detail::log().info("saving checkpoints for epoch {}", epoch);
   auto start = job_event::clock::now();
   self
-    ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+    ->request(cfg.checkpoint_manager,
+              detail::with_margin(cfg.checkpoint_timeout),
               ckpt_save_async{epoch, final})
     .then(
       [self, epoch, next, start] {
@@ -281,8 +276,8 @@ void after_flush(runner_ptr self, int64_t epoch, continuation next) {
     return;
   }
   self
-    ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
-              ckpt_flush{epoch})
+    ->request(cfg.checkpoint_manager,
+              detail::with_margin(cfg.checkpoint_timeout), ckpt_flush{epoch})
     .then(next, [self, epoch](caf::error& err) {
       if (is_node_lost(err))
         err = lost_while(
@@ -393,7 +388,8 @@ void init_manager(runner_ptr self, int64_t retrieve_from, continuation next,
                   std::function<void(caf::error&)> on_error) {
   auto& cfg = self->state.cfg;
   self
-    ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+    ->request(cfg.checkpoint_manager,
+              detail::with_margin(cfg.checkpoint_timeout),
               ckpt_init{cfg.checkpoint_nodes, retrieve_from, {}})
     .then(
       [next](ckpt_result&) {
@@ -480,7 +476,8 @@ void after_failed_resume(runner_ptr self, int64_t epoch, caf::error& err) {
                      epoch, error_text(err));
   auto& cfg = self->state.cfg;
   self
-    ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+    ->request(cfg.checkpoint_manager,
+              detail::with_margin(cfg.checkpoint_timeout),
               ckpt_resume_epoch{-1, epoch})
     .then(
       [self](ckpt_epoch& earlier) {
@@ -502,7 +499,8 @@ void after_failed_resume(runner_ptr self, int64_t epoch, caf::error& err) {
 void continue_after(runner_ptr self, int64_t epoch) {
   auto& cfg = self->state.cfg;
   self
-    ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+    ->request(cfg.checkpoint_manager,
+              detail::with_margin(cfg.checkpoint_timeout),
               ckpt_resume_epoch{epoch, -1})
     .then(
       [self, epoch](ckpt_epoch& resumed) {
@@ -548,7 +546,8 @@ void resume_from(runner_ptr self, int64_t epoch) {
       auto& cfg = self->state.cfg;
       auto start = job_event::clock::now();
       self
-        ->request(cfg.checkpoint_manager, with_margin(cfg.checkpoint_timeout),
+        ->request(cfg.checkpoint_manager,
+                  detail::with_margin(cfg.checkpoint_timeout),
                   ckpt_load{epoch, {}, {}, false})
         .then(
           [self, epoch, start](ckpt_result& loaded) {
