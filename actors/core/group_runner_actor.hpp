@@ -28,6 +28,11 @@ namespace epochrt {
 /// The runner monitors the nodes it waits for, so a node actor that ends
 /// without replying fails the group at once; and it quits as soon as its
 /// reply is out, so it never outlives a failed group.
+///
+/// For an actor that has a group run by request. epochrt's own callers do
+/// not: the job runner runs its groups inside itself (detail::run_group,
+/// the same code), and session::run uses `start_group_run`, which needs no
+/// actor to wait for the reply.
 group_runner_actor spawn_group_runner(caf::actor_system& sys,
                                       std::map<std::string, caf::actor> nodes,
                                       std::chrono::milliseconds timeout);
