@@ -214,6 +214,33 @@ bool parse_node_list(std::string_view list, std::vector<int>& out) {
   return false;
 }
 
+// An option that takes one integer within bounds.
+struct count_option {
+  const char* name;
+  const char* what;
+  long min;
+  long max;
+  int* target;
+};
+
+// The integer option `arg` names, if it names one.
+std::optional<count_option> find_count_option(const std::string& arg,
+                                              epoch_options& out) {
+  const count_option options[] = {
+    {"--nodes", "a count", 1, 64, &out.nodes},
+    {"--ops", "a count", 0, 10000, &out.ops},
+    {"--rounds", "a count", 1, 10'000'000, &out.rounds},
+    {"--caf-rounds", "a count", 1, 100'000'000, &out.caf_rounds},
+    {"--remote-rounds", "a count", 1, 10'000'000, &out.remote_rounds},
+    {"--budget-ms", "a number of milliseconds", 0, 3'600'000, &out.budget_ms},
+    {"--runs", "a count", 1, 1000, &out.runs},
+  };
+  for (auto& option : options)
+    if (arg == option.name)
+      return option;
+  return std::nullopt;
+}
+
 bool parse_options(int argc, char** argv, epoch_options& out, int& exit_code) {
   exit_code = 2;
   for (int i = 1; i < argc; ++i) {
@@ -234,9 +261,10 @@ bool parse_options(int argc, char** argv, epoch_options& out, int& exit_code) {
       usage(argv[0]);
       exit_code = 0;
       return false;
-    } else if (arg == "--nodes") {
-      if (!parse_int(value(), 1, 64, out.nodes)) {
-        std::fprintf(stderr, "--nodes needs a count from 1 to 64\n");
+    } else if (auto count = find_count_option(arg, out)) {
+      if (!parse_int(value(), count->min, count->max, *count->target)) {
+        std::fprintf(stderr, "%s needs %s from %ld to %ld\n", arg.c_str(),
+                     count->what, count->min, count->max);
         return false;
       }
     } else if (arg == "--scale-nodes") {
@@ -244,40 +272,6 @@ bool parse_options(int argc, char** argv, epoch_options& out, int& exit_code) {
         std::fprintf(stderr,
                      "--scale-nodes takes 'none' or a comma-separated "
                      "list of counts from 1 to 256\n");
-        return false;
-      }
-    } else if (arg == "--ops") {
-      if (!parse_int(value(), 0, 10000, out.ops)) {
-        std::fprintf(stderr, "--ops needs a count from 0 to 10000\n");
-        return false;
-      }
-    } else if (arg == "--rounds") {
-      if (!parse_int(value(), 1, 10'000'000, out.rounds)) {
-        std::fprintf(stderr, "--rounds needs a count from 1 to 10000000\n");
-        return false;
-      }
-    } else if (arg == "--caf-rounds") {
-      if (!parse_int(value(), 1, 100'000'000, out.caf_rounds)) {
-        std::fprintf(stderr,
-                     "--caf-rounds needs a count from 1 to 100000000\n");
-        return false;
-      }
-    } else if (arg == "--remote-rounds") {
-      if (!parse_int(value(), 1, 10'000'000, out.remote_rounds)) {
-        std::fprintf(stderr,
-                     "--remote-rounds needs a count from 1 to 10000000\n");
-        return false;
-      }
-    } else if (arg == "--budget-ms") {
-      if (!parse_int(value(), 0, 3'600'000, out.budget_ms)) {
-        std::fprintf(stderr,
-                     "--budget-ms needs a number of milliseconds from "
-                     "0 to 3600000\n");
-        return false;
-      }
-    } else if (arg == "--runs") {
-      if (!parse_int(value(), 1, 1000, out.runs)) {
-        std::fprintf(stderr, "--runs needs a count from 1 to 1000\n");
         return false;
       }
     } else if (arg == "--only") {
