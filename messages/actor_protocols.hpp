@@ -4,16 +4,18 @@
 #include <caf/typed_actor.hpp>
 
 #include <epochrt/messages/manager_protocol.hpp>
+#include <epochrt/messages/node_protocols.hpp>
 #include <epochrt/messages/protocol.hpp>
 
 // The typed interfaces of epochrt's actors: what each one answers, and with
-// what. A request an actor does not take, or a reply handler for another
-// type than it answers, does not compile. The message types are the
-// protocol's (protocol.hpp, manager_protocol.hpp), registered with CAF
-// under fixed names (message_types.hpp). Messages an actor sends itself
-// (timers, the end of work it handed to another thread) are not here: each
-// actor's .cpp extends its handle with them (`extend<...>`), so that the
-// handle others hold stays narrow.
+// what (the node's and the persistence actor's are in node_protocols.hpp). A
+// request an actor does not take, or a reply handler for another type than it
+// answers, does not compile. The message types are the protocol's
+// (protocol.hpp, manager_protocol.hpp), registered with CAF under fixed names
+// (message_types.hpp). Messages an actor sends itself (timers, the end of work
+// it handed to another thread) are not here: each actor's .cpp extends its
+// handle with them (`extend<...>`), so that the handle others hold stays
+// narrow.
 
 namespace epochrt {
 

@@ -4,10 +4,11 @@
 #include <string>
 #include <vector>
 
-#include <caf/actor.hpp>
 #include <caf/meta/type_name.hpp>
 
 #include <epochrt/messages/checkpoint_records.hpp>
+#include <epochrt/messages/node_protocols.hpp>
+#include <epochrt/messages/protocol.hpp>
 
 // Requests to the job runner actor and to the checkpoint manager actor, which
 // fans them out to the persistence actors of the nodes it manages and gathers
@@ -19,7 +20,7 @@ namespace epochrt {
 /// actor that reads and writes its checkpoints.
 struct node_ref {
   std::string name;
-  caf::actor persistence;
+  persistence_actor persistence;
 };
 
 /// Set the nodes and where their checkpoints go (Caffe2's set_params).
@@ -70,12 +71,6 @@ struct ckpt_resume_epoch {
   int64_t before_epoch = -1;
 };
 
-struct ckpt_epoch {
-  int64_t epoch = -1;
-  /// True when the job stopped after `epoch` (see metadata_handler).
-  bool final = false;
-};
-
 /// Record `epoch` as committed. Replies `unit`.
 struct ckpt_write_metadata {
   int64_t epoch = 0;
@@ -105,43 +100,6 @@ struct run_job {
   bool reset_workspaces = false;
 };
 
-/// Persistence: snapshot the workspace for the checkpoint `db` of `epoch`,
-/// reply `ckpt_epoch` as soon as the snapshot is taken, then write it. The
-/// write's outcome is collected with `end_save`. Lets the epoch loop go on
-/// while the checkpoint is written: the snapshot is copy-on-write.
-/// Incremental unless `full`, as `save_checkpoint`.
-struct begin_save {
-  std::string node;
-  int64_t epoch = 0;
-  std::string db;
-  bool full = false;
-};
-
-/// Persistence: the outcome of the write started by `begin_save` of
-/// `epoch`; answered once that write is done. Replies `checkpoint_stats`.
-struct end_save {
-  std::string node;
-  int64_t epoch = 0;
-};
-
-/// Persistence: retention. Removes the node's checkpoint databases older
-/// than every database in `kept` (the node's databases of the epochs still
-/// committed, newest included) that no kept checkpoint refers to
-/// (persistence/checkpoint_retention.hpp). With `check_only`, only checks
-/// that every kept database can be read, and removes nothing. Replies
-/// `pruned_checkpoints`.
-struct prune_checkpoints {
-  std::string node;
-  std::vector<std::string> kept;
-  bool check_only = false;
-};
-
-/// What `prune_checkpoints` removed, and the bytes it freed.
-struct pruned_checkpoints {
-  std::vector<std::string> removed;
-  uint64_t bytes = 0;
-};
-
 /// Checkpoint manager: like `ckpt_save` with commit, but replies `unit` as
 /// soon as every node took its snapshot; the commit follows when every
 /// write is done (a failed write is logged, never committed).
@@ -157,12 +115,6 @@ struct ckpt_save_async {
 /// the job cannot end without its last checkpoint while it can recover.
 struct ckpt_flush {
   int64_t last_epoch = -1;
-};
-
-/// Node (from the job runner): drop every blob of the workspace, before a
-/// job that could not resume starts from scratch. Replies `unit`.
-struct reset_workspace {
-  std::string reason;
 };
 
 /// Read `blob_names` from every node's checkpoint of `epoch` and reply
@@ -221,11 +173,6 @@ typename Inspector::result_type inspect(Inspector& f, ckpt_resume_epoch& x) {
 }
 
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_epoch& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_epoch"), x.epoch, x.final);
-}
-
-template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ckpt_write_metadata& x) {
   return f(caf::meta::type_name("epochrt::ckpt_write_metadata"), x.epoch);
 }
@@ -247,29 +194,6 @@ typename Inspector::result_type inspect(Inspector& f, run_job& x) {
 }
 
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, begin_save& x) {
-  return f(caf::meta::type_name("epochrt::begin_save"), x.node, x.epoch, x.db,
-           x.full);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, prune_checkpoints& x) {
-  return f(caf::meta::type_name("epochrt::prune_checkpoints"), x.node, x.kept,
-           x.check_only);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, pruned_checkpoints& x) {
-  return f(caf::meta::type_name("epochrt::pruned_checkpoints"), x.removed,
-           x.bytes);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, end_save& x) {
-  return f(caf::meta::type_name("epochrt::end_save"), x.node, x.epoch);
-}
-
-template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ckpt_save_async& x) {
   return f(caf::meta::type_name("epochrt::ckpt_save_async"), x.epoch, x.final);
 }
@@ -277,11 +201,6 @@ typename Inspector::result_type inspect(Inspector& f, ckpt_save_async& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ckpt_flush& x) {
   return f(caf::meta::type_name("epochrt::ckpt_flush"), x.last_epoch);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, reset_workspace& x) {
-  return f(caf::meta::type_name("epochrt::reset_workspace"), x.reason);
 }
 
 template <class Inspector>

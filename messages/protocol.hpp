@@ -10,9 +10,10 @@
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/tensor.hpp>
 
-// The actor protocol. Every request an actor of epochrt sends is one of these
-// values; its reply is the named response type or a `caf::error`. The type of
-// the request selects the handler, so no atoms are needed.
+// The protocol of a node: what its node actor and its persistence actor take
+// (their typed handles are in node_protocols.hpp). Every request is one of
+// these values; its reply is the named response type or a `caf::error`. The
+// type of the request selects the handler, so no atoms are needed.
 
 namespace epochrt {
 
@@ -146,6 +147,68 @@ struct checkpoint_status {
   std::string problem;
 };
 
+/// An epoch: the one a snapshot was taken of (`begin_save`), or, from the
+/// job runner and checkpoint manager, the last epoch run or the epoch to
+/// resume from; -1 for none.
+struct ckpt_epoch {
+  int64_t epoch = -1;
+  /// True when the job stopped after `epoch` (see metadata_handler).
+  bool final = false;
+};
+
+/// Node (from the job runner): drop every blob of the workspace, before a
+/// job that could not resume starts from scratch. Replies `unit`.
+struct reset_workspace {
+  std::string reason;
+};
+
+/// Persistence: snapshot the workspace for the checkpoint `db` of `epoch`,
+/// reply `ckpt_epoch` as soon as the snapshot is taken, then write it. The
+/// write's outcome is collected with `end_save`. Lets the epoch loop go on
+/// while the checkpoint is written: the snapshot is copy-on-write.
+/// Incremental unless `full`, as `save_checkpoint`.
+struct begin_save {
+  std::string node;
+  int64_t epoch = 0;
+  std::string db;
+  bool full = false;
+};
+
+/// Persistence: the outcome of the write started by `begin_save` of
+/// `epoch`; answered once that write is done. Replies `checkpoint_stats`.
+struct end_save {
+  std::string node;
+  int64_t epoch = 0;
+};
+
+/// Persistence: retention. Removes the node's checkpoint databases older
+/// than every database in `kept` (the node's databases of the epochs still
+/// committed, newest included) that no kept checkpoint refers to
+/// (persistence/checkpoint_retention.hpp). With `check_only`, only checks
+/// that every kept database can be read, and removes nothing. Replies
+/// `pruned_checkpoints`.
+struct prune_checkpoints {
+  std::string node;
+  std::vector<std::string> kept;
+  bool check_only = false;
+};
+
+/// What `prune_checkpoints` removed, and the bytes it freed.
+struct pruned_checkpoints {
+  std::vector<std::string> removed;
+  uint64_t bytes = 0;
+};
+
+/// Persistence: read `blob_names` from the checkpoint `db` of node `node`
+/// and reply `blob_values` with their values, leaving the node's workspace
+/// alone. Blobs the checkpoint lacks are left out. For bringing blobs of a
+/// node's checkpoint to another process.
+struct read_checkpoint {
+  std::string node;
+  std::string db;
+  std::vector<std::string> blob_names;
+};
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, blob_value& x) {
   return f(caf::meta::type_name("epochrt::blob_value"), x.name, x.value);
@@ -233,6 +296,45 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, checkpoint_status& x) {
   return f(caf::meta::type_name("epochrt::checkpoint_status"), x.exists,
            x.complete, x.intact, x.problem);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_epoch& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_epoch"), x.epoch, x.final);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, reset_workspace& x) {
+  return f(caf::meta::type_name("epochrt::reset_workspace"), x.reason);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, begin_save& x) {
+  return f(caf::meta::type_name("epochrt::begin_save"), x.node, x.epoch, x.db,
+           x.full);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, end_save& x) {
+  return f(caf::meta::type_name("epochrt::end_save"), x.node, x.epoch);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, prune_checkpoints& x) {
+  return f(caf::meta::type_name("epochrt::prune_checkpoints"), x.node, x.kept,
+           x.check_only);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pruned_checkpoints& x) {
+  return f(caf::meta::type_name("epochrt::pruned_checkpoints"), x.removed,
+           x.bytes);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, read_checkpoint& x) {
+  return f(caf::meta::type_name("epochrt::read_checkpoint"), x.node, x.db,
+           x.blob_names);
 }
 
 } // namespace epochrt

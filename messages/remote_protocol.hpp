@@ -7,8 +7,6 @@
 #include <caf/actor.hpp>
 #include <caf/meta/type_name.hpp>
 
-#include <epochrt/messages/protocol.hpp>
-
 // How a master attaches a node to a node daemon (`epochrt node`), before any
 // job message is obeyed. The daemon publishes one actor, its gatekeeper,
 // which answers only these two requests:
@@ -62,16 +60,6 @@ struct remote_attached {
   uint64_t max_tensor_bytes = 0;
 };
 
-/// Persistence: read `blob_names` from the checkpoint `db` of node `node`
-/// and reply `blob_values` with their values, leaving the node's workspace
-/// alone. Blobs the checkpoint lacks are left out. For bringing blobs of a
-/// node's checkpoint to another process.
-struct read_checkpoint {
-  std::string node;
-  std::string db;
-  std::vector<std::string> blob_names;
-};
-
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, remote_hello& x) {
   return f(caf::meta::type_name("epochrt::remote_hello"), x.version, x.node,
@@ -94,12 +82,6 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, remote_attached& x) {
   return f(caf::meta::type_name("epochrt::remote_attached"), x.gate,
            x.max_tensor_bytes);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, read_checkpoint& x) {
-  return f(caf::meta::type_name("epochrt::read_checkpoint"), x.node, x.db,
-           x.blob_names);
 }
 
 } // namespace epochrt

@@ -49,8 +49,8 @@ struct attachment {
   caf::node_id master;
   caf::actor_addr master_actor;
   caf::actor gate;
-  caf::actor node;
-  caf::actor persistence;
+  node_actor node;
+  persistence_actor persistence;
 };
 
 struct gatekeeper_state {
@@ -204,7 +204,7 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
   }
   node_gate_config gate_cfg;
   gate_cfg.node = msg.node;
-  gate_cfg.node_actor = x.node;
+  gate_cfg.node_host = x.node;
   gate_cfg.persistence = x.persistence;
   gate_cfg.master = x.master;
   gate_cfg.ops = st.ops;

@@ -33,7 +33,7 @@ session::run(const task_group_def& group, const std::string& label,
              int64_t epoch) {
   if (group.tasks.empty())
     return std::vector<task_output>{};
-  std::map<std::string, caf::actor> nodes;
+  std::map<std::string, node_actor> nodes;
   for (auto& task : group.tasks) {
     if (nodes.count(task.node) > 0)
       continue;

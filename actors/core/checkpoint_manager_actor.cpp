@@ -162,7 +162,7 @@ void fan_out(self_ptr self, const std::vector<node_ref>& nodes,
              std::chrono::milliseconds timeout, detail::gather_site site,
              MakeRequest make,
              std::function<void(caf::expected<std::vector<Reply>>)> done) {
-  std::vector<detail::gather_target<caf::actor>> targets;
+  std::vector<detail::gather_target<persistence_actor>> targets;
   targets.reserve(nodes.size());
   for (auto& node : nodes)
     targets.push_back({node.name, node.persistence});

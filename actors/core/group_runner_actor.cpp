@@ -92,7 +92,7 @@ void one_group_run(caf::event_based_actor* self, detail::node_map nodes,
 } // namespace
 
 caf::actor start_group_run(caf::actor_system& sys,
-                           std::map<std::string, caf::actor> nodes,
+                           std::map<std::string, node_actor> nodes,
                            std::chrono::milliseconds timeout, run_tasks group,
                            group_outcome_fn done) {
   return sys.spawn(one_group_run, std::move(nodes), timeout, std::move(group),
@@ -100,7 +100,7 @@ caf::actor start_group_run(caf::actor_system& sys,
 }
 
 group_runner_actor spawn_group_runner(caf::actor_system& sys,
-                                      std::map<std::string, caf::actor> nodes,
+                                      std::map<std::string, node_actor> nodes,
                                       std::chrono::milliseconds timeout) {
   return sys.spawn(group_runner_behavior, std::move(nodes), timeout);
 }

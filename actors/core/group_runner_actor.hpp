@@ -34,7 +34,7 @@ namespace epochrt {
 /// the same code), and session::run uses `start_group_run`, which needs no
 /// actor to wait for the reply.
 group_runner_actor spawn_group_runner(caf::actor_system& sys,
-                                      std::map<std::string, caf::actor> nodes,
+                                      std::map<std::string, node_actor> nodes,
                                       std::chrono::milliseconds timeout);
 
 /// What a group run for a blocking caller ends with.
@@ -47,7 +47,7 @@ using group_outcome_fn = std::function<void(caf::expected<tasks_done>)>;
 /// group does (it was sent an exit), `done` gets `actors_errc::node_lost`
 /// saying so. Returns the runner, for an exit when the caller gives up.
 caf::actor start_group_run(caf::actor_system& sys,
-                           std::map<std::string, caf::actor> nodes,
+                           std::map<std::string, node_actor> nodes,
                            std::chrono::milliseconds timeout, run_tasks group,
                            group_outcome_fn done);
 

@@ -430,7 +430,7 @@ void resume_from(runner_ptr self, int64_t epoch);
 // node's failed: a start from scratch begins with empty workspaces.
 void reset_then_start_from_scratch(runner_ptr self) {
   auto& cfg = self->state.cfg;
-  std::vector<detail::gather_target<caf::actor>> targets;
+  std::vector<detail::gather_target<node_actor>> targets;
   targets.reserve(cfg.nodes.size());
   for (auto& [name, node] : cfg.nodes)
     targets.push_back({name, node});

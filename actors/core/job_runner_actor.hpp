@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
 #include <epochrt/actors/api/epoch_observer.hpp>
@@ -25,7 +24,7 @@ namespace epochrt {
 struct job_runner_config {
   job_def job;
   /// Node actors by name; every node the job's groups use.
-  std::map<std::string, caf::actor> nodes;
+  std::map<std::string, node_actor> nodes;
   /// The checkpoint manager actor, or an invalid handle for no checkpoints.
   checkpoint_manager_actor checkpoint_manager;
   /// The nodes to checkpoint, bound to their persistence actors.

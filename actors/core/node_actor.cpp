@@ -8,10 +8,10 @@
 
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
-#include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/response_promise.hpp>
 #include <caf/send.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
@@ -35,6 +35,14 @@ using ws_done_atom = caf::atom_constant<caf::atom("wsdone")>;
 // The earliest deadline of the groups has come: the node's one timer.
 using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
 
+// The node's interface, and what it sends itself or hears from its tasks
+// and the work it put on the pool. Others hold the narrow `node_actor`.
+using node_self_actor = node_actor::extend_with<node_task_events>::extend<
+  caf::reacts_to<ws_done_atom, uint64_t, blob_values>,
+  caf::reacts_to<ws_done_atom, uint64_t, bool>,
+  caf::reacts_to<ws_done_atom, uint64_t, caf::error>,
+  caf::reacts_to<deadline_atom>>;
+
 using clock_type = std::chrono::steady_clock;
 
 // What the node actor tracks across requests. Every reply it owes is sent
@@ -57,6 +65,9 @@ struct node_state {
   // every epoch a trip through CAF's clock thread, and keep the node's
   // timeout messages queued there long after their groups ended.
   std::optional<clock_type::time_point> timer;
+  // Frozen by the fault plan: every message but an exit waits in the
+  // mailbox, for good.
+  bool frozen = false;
 
   // Drops the groups already settled: their replies are out, and the tasks
   // of a failed one were asked to stop when it failed.
@@ -101,12 +112,13 @@ struct node_state {
   }
 };
 
-caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
-                            std::shared_ptr<workspace> ws,
-                            std::shared_ptr<const op_registry> ops,
-                            std::chrono::milliseconds task_timeout,
-                            std::shared_ptr<fault_injector> faults,
-                            std::shared_ptr<worker_pool> pool) {
+node_self_actor::behavior_type
+node_behavior(node_self_actor::pointer self, std::string name,
+              std::shared_ptr<workspace> ws,
+              std::shared_ptr<const op_registry> ops,
+              std::chrono::milliseconds task_timeout,
+              std::shared_ptr<fault_injector> faults,
+              std::shared_ptr<worker_pool> pool) {
   auto st = std::make_shared<node_state>();
   // However the actor ends (an exit handler never sees
   // exit_reason::kill), its tasks are asked to stop at their next op instead
@@ -128,7 +140,7 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
   auto off_scheduler = [self, st, pool](const std::string& what, auto work) {
     auto id = ++st->next_id;
     auto rp = self->make_response_promise();
-    auto me = caf::actor_cast<caf::actor>(self);
+    auto me = caf::actor_cast<node_self_actor>(self);
     auto queued = pool->submit([me, id, work = std::move(work)]() mutable {
       auto result = work();
       if constexpr (std::is_same_v<decltype(result), caf::error>) {
@@ -169,6 +181,8 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
   };
   return {
     [=](run_tasks& msg) -> caf::result<tasks_done> {
+      if (st->frozen)
+        return caf::skip;
       if (msg.tasks.empty())
         return tasks_done{name, {}, {}};
       st->prune();
@@ -177,7 +191,7 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
         self->make_response_promise(), std::move(msg.group), msg.tasks.size(),
         msg.epoch, clock_type::now());
       st->groups.push_back(group);
-      auto me = caf::actor_cast<caf::actor>(self);
+      auto me = caf::actor_cast<node_task_events>(self);
       for (size_t i = 0; i < msg.tasks.size(); ++i) {
         auto err = submit_task(*pool,
                                pooled_task{group, i, me, st->tasks, ws, ops,
@@ -201,6 +215,8 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
       return caf::delegated<tasks_done>{};
     },
     [=](node_fault_atom, uint8_t kind) {
+      if (st->frozen)
+        return;
       if (kind == static_cast<uint8_t>(fault_kind::kill_node)) {
         auto reason = make_error(actors_errc::node_lost,
                                  "node " + name
@@ -214,19 +230,23 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
       } else if (kind == static_cast<uint8_t>(fault_kind::freeze_node)) {
         // Frozen: nothing is answered any more, not even what is pending,
         // until an exit (which answers node_lost). Messages stay in the
-        // mailbox; only an exit ends the actor. Its tasks answer nothing
-        // either: its groups stay pending with it.
+        // mailbox (every handler skips them); only an exit ends the actor.
+        // Its tasks answer nothing either: its groups stay pending with it.
         st->tasks->set_faulted();
+        st->frozen = true;
         detail::log().warn("node {}: frozen by the fault plan", name);
-        self->set_default_handler(caf::skip);
-        self->become(caf::behavior{[](node_fault_atom, uint8_t) {}});
       }
     },
-    [=](tasks_idle_atom) {
+    [=](tasks_idle_atom) -> caf::result<void> {
+      if (st->frozen)
+        return caf::skip;
       if (!st->stop_waiters.empty() && st->tasks->idle_confirmed())
         st->tasks_idle();
+      return caf::unit;
     },
-    [=](deadline_atom) {
+    [=](deadline_atom) -> caf::result<void> {
+      if (st->frozen)
+        return caf::skip;
       st->timer.reset();
       st->prune();
       auto now = clock_type::now();
@@ -247,8 +267,11 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
       st->prune();
       if (next != clock_type::time_point::max())
         arm_timer(next);
+      return caf::unit;
     },
     [=](fetch_blobs& msg) -> caf::result<blob_values> {
+      if (st->frozen)
+        return caf::skip;
       return off_scheduler(
         "fetching blobs of node " + name,
         [ws, name,
@@ -264,21 +287,27 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
           return result;
         });
     },
-    [=](cancel_tasks&) -> caf::result<caf::unit_t> {
+    [=](cancel_tasks&) -> caf::result<void> {
+      if (st->frozen)
+        return caf::skip;
       st->cancel_all();
       if (st->tasks->wait_for_idle())
         return caf::unit;
       st->stop_waiters.push_back(self->make_response_promise());
       return st->stop_waiters.back();
     },
-    [=](reset_workspace&) -> caf::result<caf::unit_t> {
+    [=](reset_workspace&) -> caf::result<void> {
+      if (st->frozen)
+        return caf::skip;
       return off_scheduler("resetting the workspace of node " + name,
                            [ws]() -> caf::error {
                              ws->replace_all({});
                              return {};
                            });
     },
-    [=](put_blobs& msg) -> caf::result<caf::unit_t> {
+    [=](put_blobs& msg) -> caf::result<void> {
+      if (st->frozen)
+        return caf::skip;
       return off_scheduler(
         "storing blobs on node " + name,
         [ws, blobs = std::move(msg.blobs)]() mutable -> caf::error {
@@ -287,21 +316,30 @@ caf::behavior node_behavior(caf::event_based_actor* self, std::string name,
           return {};
         });
     },
-    [=](ws_done_atom, uint64_t id, blob_values& values) {
+    [=](ws_done_atom, uint64_t id, blob_values& values) -> caf::result<void> {
+      if (st->frozen)
+        return caf::skip;
       deliver_call(id, std::move(values));
+      return caf::unit;
     },
-    [=](ws_done_atom, uint64_t id, bool) {
+    [=](ws_done_atom, uint64_t id, bool) -> caf::result<void> {
+      if (st->frozen)
+        return caf::skip;
       deliver_call(id, caf::unit);
+      return caf::unit;
     },
-    [=](ws_done_atom, uint64_t id, caf::error& err) {
+    [=](ws_done_atom, uint64_t id, caf::error& err) -> caf::result<void> {
+      if (st->frozen)
+        return caf::skip;
       deliver_call(id, std::move(err));
+      return caf::unit;
     },
   };
 }
 
 } // namespace
 
-caf::actor spawn_node(caf::actor_system& sys, std::string name,
+node_actor spawn_node(caf::actor_system& sys, std::string name,
                       std::shared_ptr<workspace> ws,
                       std::shared_ptr<const op_registry> ops,
                       std::chrono::milliseconds task_timeout,

@@ -6,6 +6,8 @@
 
 #include <caf/fwd.hpp>
 
+#include <epochrt/messages/node_protocols.hpp>
+
 namespace epochrt {
 
 class fault_injector;
@@ -29,9 +31,12 @@ class workspace;
 /// served in order only when the caller waits for each reply (as every
 /// epochrt caller does).
 ///
+/// Frozen by a fault plan, it answers nothing any more: every message but
+/// an exit waits in its mailbox.
+///
 /// Told to exit, it first answers every request it still holds with
 /// `actors_errc::node_lost`, so that no requester waits for ever.
-caf::actor spawn_node(caf::actor_system& sys, std::string name,
+node_actor spawn_node(caf::actor_system& sys, std::string name,
                       std::shared_ptr<workspace> ws,
                       std::shared_ptr<const op_registry> ops,
                       std::chrono::milliseconds task_timeout,

@@ -6,16 +6,14 @@
 #include <set>
 
 #include <caf/actor_system.hpp>
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/spawn_detached.hpp>
 #include <epochrt/messages/fault_injector.hpp>
-#include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
-#include <epochrt/messages/remote_protocol.hpp>
 #include <epochrt/persistence/checkpoint_reader.hpp>
 #include <epochrt/persistence/checkpoint_retention.hpp>
 #include <epochrt/persistence/checkpoint_writer.hpp>
@@ -317,8 +315,8 @@ checkpoint_status check(const std::string& node, const check_checkpoint& msg,
   return status;
 }
 
-caf::behavior
-persistence_behavior(caf::event_based_actor* self, std::string node,
+persistence_actor::behavior_type
+persistence_behavior(persistence_actor::pointer self, std::string node,
                      std::shared_ptr<workspace> ws, std::string root,
                      std::shared_ptr<fault_injector> faults) {
   // The handlers below hold `faults` (captured by value); the writers and
@@ -451,10 +449,10 @@ persistence_behavior(caf::event_based_actor* self, std::string node,
 
 } // namespace
 
-caf::actor spawn_persistence(caf::actor_system& sys, std::string node,
-                             std::shared_ptr<workspace> ws,
-                             std::string checkpoint_root,
-                             std::shared_ptr<fault_injector> faults) {
+persistence_actor spawn_persistence(caf::actor_system& sys, std::string node,
+                                    std::shared_ptr<workspace> ws,
+                                    std::string checkpoint_root,
+                                    std::shared_ptr<fault_injector> faults) {
   return detail::spawn_detached(sys, persistence_behavior, std::move(node),
                                 std::move(ws), std::move(checkpoint_root),
                                 std::move(faults));

@@ -5,6 +5,8 @@
 
 #include <caf/fwd.hpp>
 
+#include <epochrt/messages/node_protocols.hpp>
+
 namespace epochrt {
 
 class fault_injector;
@@ -32,9 +34,10 @@ class workspace;
 ///
 /// Returns an invalid handle when the actor's thread cannot be created
 /// (detail::spawn_detached); nothing is left running then.
-caf::actor spawn_persistence(caf::actor_system& sys, std::string node,
-                             std::shared_ptr<workspace> ws,
-                             std::string checkpoint_root = {},
-                             std::shared_ptr<fault_injector> faults = nullptr);
+persistence_actor spawn_persistence(caf::actor_system& sys, std::string node,
+                                    std::shared_ptr<workspace> ws,
+                                    std::string checkpoint_root = {},
+                                    std::shared_ptr<fault_injector> faults
+                                    = nullptr);
 
 } // namespace epochrt

@@ -18,7 +18,7 @@ namespace epochrt {
 
 // -- node_tasks ---------------------------------------------------------------
 
-void node_tasks::remove(const caf::actor& node) {
+void node_tasks::remove(const node_task_events& node) {
   // Sequentially consistent with wait_for_idle: either the node sees the
   // count at zero, or this sees the node waiting and tells it.
   if (running_.fetch_sub(1) == 1 && waiting_.load())
@@ -130,7 +130,7 @@ namespace {
 // sleeps, an injected error fails the task, and a node that is killed or
 // frozen is marked faulted, then hears of it from here.
 caf::error task_point(fault_injector* faults, fault_point point,
-                      const caf::actor& node_actor, node_tasks& tasks,
+                      const node_task_events& node, node_tasks& tasks,
                       const fault_site& site, const std::atomic<bool>* cancel) {
   fault_action action;
   // A delay ends early, like the Sleep op, when the task is cancelled.
@@ -141,7 +141,7 @@ caf::error task_point(fault_injector* faults, fault_point point,
       || action.kind == fault_kind::freeze_node) {
     // First: from here on no task of the node answers a group.
     tasks.set_faulted();
-    caf::anon_send(node_actor, node_fault_atom::value,
+    caf::anon_send(node, node_fault_atom::value,
                    static_cast<uint8_t>(action.kind));
   }
   return injected_error(point, site, action);

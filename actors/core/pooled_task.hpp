@@ -7,10 +7,11 @@
 #include <string>
 #include <vector>
 
-#include <caf/actor.hpp>
 #include <caf/atom.hpp>
 #include <caf/error.hpp>
+#include <caf/replies_to.hpp>
 #include <caf/response_promise.hpp>
+#include <caf/typed_actor.hpp>
 
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/protocol.hpp>
@@ -34,6 +35,12 @@ using node_fault_atom = caf::atom_constant<caf::atom("ert_nfault")>;
 /// Local only.
 using tasks_idle_atom = caf::atom_constant<caf::atom("ert_tidle")>;
 
+/// What a node's tasks tell their node actor: the part of the node's
+/// interface that only its tasks use.
+using node_task_events
+  = caf::typed_actor<caf::reacts_to<node_fault_atom, uint8_t>,
+                     caf::reacts_to<tasks_idle_atom>>;
+
 /// What a node actor and its tasks on the pool share: how many of the
 /// tasks are queued or running, whether the node waits for that count to
 /// reach zero (cancel_tasks), and whether a fault plan killed or froze the
@@ -49,7 +56,7 @@ public:
 
   /// A task ended (ran, or was dropped unrun). Tells `node` when it was
   /// the last and the node waits.
-  void remove(const caf::actor& node);
+  void remove(const node_task_events& node);
 
   /// The node waits for every task to end; true when none runs now, and
   /// it need not wait (it then does not).
@@ -173,7 +180,7 @@ struct pooled_task {
   /// The task's place in its group.
   size_t index = 0;
   /// The node actor, for a fault plan's kill or freeze and for `tasks`.
-  caf::actor node;
+  node_task_events node;
   std::shared_ptr<node_tasks> tasks;
   std::shared_ptr<workspace> ws;
   std::shared_ptr<const op_registry> ops;

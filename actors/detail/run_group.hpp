@@ -13,19 +13,19 @@
 #include <utility>
 #include <vector>
 
-#include <caf/actor.hpp>
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/messages/error_text.hpp>
+#include <epochrt/messages/node_protocols.hpp>
 #include <epochrt/messages/protocol.hpp>
 
 namespace epochrt::detail {
 
 /// The nodes of a job by name.
-using node_map = std::map<std::string, caf::actor>;
+using node_map = std::map<std::string, node_actor>;
 
 /// A group's gather in flight; null when the group settled at once.
 using group_gather = std::shared_ptr<gather_state<tasks_done>>;
@@ -68,7 +68,7 @@ group_gather run_group(Self* self, const node_map& nodes,
                        std::function<void(caf::expected<tasks_done>)> done) {
   // Tasks by node, nodes in order of first use. A linear search: a group
   // names few nodes, and a map would cost allocations on every epoch.
-  std::vector<gather_target<caf::actor>> targets;
+  std::vector<gather_target<node_actor>> targets;
   std::vector<std::vector<task_def>> lists;
   for (auto& task : msg.tasks) {
     auto node = nodes.find(task.node);
@@ -105,7 +105,7 @@ group_gather run_group(Self* self, const node_map& nodes,
   auto gathered = gather<tasks_done>(
     self, targets, std::move(opts),
     // Called in target order: the i-th call is for lists[i].
-    [&msg, &lists, next = size_t{0}](const gather_target<caf::actor>&) mutable {
+    [&msg, &lists, next = size_t{0}](const gather_target<node_actor>&) mutable {
       return run_tasks{msg.group, msg.epoch, std::move(lists[next++])};
     },
     [site](const std::string& node, caf::error err) {

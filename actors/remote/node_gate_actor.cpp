@@ -229,7 +229,7 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
       };
   // Hands `msg` to `dest` with `rp` to answer: the reply goes straight to
   // the master, unless daemon.send may strike it.
-  auto relay = [self, g, depart](const caf::actor& dest, auto&& msg,
+  auto relay = [self, g, depart](const auto& dest, auto&& msg,
                                  caf::response_promise rp,
                                  std::string_view type, auto tag) {
     using reply_type = typename decltype(tag)::type;
@@ -274,9 +274,9 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
                         + " obeys only the master it is attached to");
   };
   // As `pass`, for a request admitted already.
-  auto pass_admitted = [self, refused_sender, relay](
-                         const caf::actor& dest, auto&& msg, caf::error problem,
-                         std::string_view type, auto tag) {
+  auto pass_admitted = [self, refused_sender,
+                        relay](const auto& dest, auto&& msg, caf::error problem,
+                               std::string_view type, auto tag) {
     // Before the promise: making it moves the sender out of the message.
     if (!problem)
       problem = refused_sender();
@@ -289,13 +289,13 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
   };
   // Admits, checks, then hands the request on; the reply goes back to the
   // master (through `relay`).
-  auto pass = [admit, pass_admitted](const caf::actor& dest, auto&& msg,
-                                     caf::error problem, std::string_view type,
-                                     auto tag) {
-    if (admit(type, detail::epoch_of(msg)))
-      pass_admitted(dest, std::forward<decltype(msg)>(msg), std::move(problem),
-                    type, tag);
-  };
+  auto pass
+    = [admit, pass_admitted](const auto& dest, auto&& msg, caf::error problem,
+                             std::string_view type, auto tag) {
+        if (admit(type, detail::epoch_of(msg)))
+          pass_admitted(dest, std::forward<decltype(msg)>(msg),
+                        std::move(problem), type, tag);
+      };
   auto wrong_node = [shared](const std::string& node) -> caf::error {
     if (node == shared->node)
       return {};
@@ -319,7 +319,7 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
     checks->clear();
     // The node is gone with its gate, whoever stopped it (the daemon, the
     // master's kill_node, a lost message).
-    self->send_exit(c->node_actor, msg.reason);
+    self->send_exit(c->node_host, msg.reason);
     self->send_exit(c->persistence, msg.reason);
     self->quit(std::move(msg.reason));
   });
@@ -373,11 +373,11 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
         pending.promise.deliver(std::move(check.problem));
         return;
       }
-      relay(c->node_actor, std::move(check.tasks), std::move(pending.promise),
+      relay(c->node_host, std::move(check.tasks), std::move(pending.promise),
             "run_tasks", reply_of<tasks_done>{});
     },
     [=](fetch_blobs& msg) {
-      pass(c->node_actor, std::move(msg), check_fetch(msg), "fetch_blobs",
+      pass(c->node_host, std::move(msg), check_fetch(msg), "fetch_blobs",
            reply_of<blob_values>{});
     },
     [=](put_blobs& msg) {
@@ -385,7 +385,7 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
       if (problem)
         detail::log().warn("node {}: refused blobs: {}", c->node,
                            error_text(problem));
-      pass(c->node_actor, std::move(msg), std::move(problem), "put_blobs",
+      pass(c->node_host, std::move(msg), std::move(problem), "put_blobs",
            reply_of<void>{});
     },
     [=](cancel_tasks& msg) {
@@ -401,11 +401,11 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
             "node " + c->node + ": cancelled before its tasks started"));
         checks->clear();
       }
-      pass_admitted(c->node_actor, std::move(msg), std::move(refused),
+      pass_admitted(c->node_host, std::move(msg), std::move(refused),
                     "cancel_tasks", reply_of<void>{});
     },
     [=](reset_workspace& msg) {
-      pass(c->node_actor, std::move(msg), caf::error{}, "reset_workspace",
+      pass(c->node_host, std::move(msg), caf::error{}, "reset_workspace",
            reply_of<void>{});
     },
     [=](save_checkpoint& msg) {

@@ -8,6 +8,7 @@
 #include <caf/node_id.hpp>
 
 #include <epochrt/actors/remote/request_validation.hpp>
+#include <epochrt/messages/node_protocols.hpp>
 
 namespace epochrt {
 
@@ -19,8 +20,8 @@ class worker_pool;
 struct node_gate_config {
   /// The node's name, its node actor and its persistence actor.
   std::string node;
-  caf::actor node_actor;
-  caf::actor persistence;
+  node_actor node_host;
+  persistence_actor persistence;
   /// The only process whose requests are obeyed: the attached master.
   caf::node_id master;
   std::shared_ptr<const op_registry> ops;

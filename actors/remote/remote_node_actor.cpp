@@ -15,6 +15,7 @@
 #include <caf/sec.hpp>
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
@@ -25,7 +26,7 @@
 #include <epochrt/actors/remote/proof.hpp>
 #include <epochrt/messages/fault_errc.hpp>
 #include <epochrt/messages/fault_injector.hpp>
-#include <epochrt/messages/manager_protocol.hpp>
+#include <epochrt/messages/node_protocols.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/messages/remote_protocol.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -67,7 +68,14 @@ struct proxy_state {
   std::map<uint64_t, std::function<void()>> deferred;
 };
 
-using proxy_ptr = caf::stateful_actor<proxy_state>*;
+// What the proxy takes: a node's and a persistence actor's requests, and
+// what it sends itself (the handshake, from connect_remote_node; the
+// timers of a fault plan's actions).
+using proxy_actor
+  = node_and_persistence_actor::extend<caf::reacts_to<handshake_atom>,
+                                       caf::reacts_to<deferred_atom, uint64_t>>;
+
+using proxy_ptr = proxy_actor::stateful_pointer<proxy_state>;
 
 std::string where(const proxy_state& st) {
   return "node " + st.cfg.name + " at " + st.cfg.address.str();
@@ -246,28 +254,31 @@ void arrived(proxy_ptr self, uint64_t id, fault_site site,
     deliver();
 }
 
+// Forwards `msg` to the gate; the returned promise is the requester's,
+// answered by `finish` or `connection_lost`. `Reply` is the request's reply
+// type, void for none.
 template <class Reply, class Msg>
-void forward(proxy_ptr self, std::string_view type, Msg&& msg,
-             std::chrono::milliseconds timeout) {
+caf::response_promise forward(proxy_ptr self, std::string_view type, Msg&& msg,
+                              std::chrono::milliseconds timeout) {
   auto& st = self->state;
   auto rp = self->make_response_promise();
   if (*st.lost || !st.gate) {
     rp.deliver(st.gate ? lost_error(st)
                        : make_error(actors_errc::not_initialized,
                                     where(st) + " is not attached yet"));
-    return;
+    return rp;
   }
   auto id = st.next_id++;
-  st.pending->emplace(id, std::move(rp));
+  st.pending->emplace(id, rp);
   fault_site site{st.cfg.name, detail::epoch_of(msg), type};
   if (st.faults != nullptr && cut_off(*st.link)) {
     lose(self, id, timeout,
          std::string{type} + " was sent while " + lost_to_link(st));
-    return;
+    return rp;
   }
   auto action = strike(st.faults, fault_point::remote_send, site);
   if (strike_message(self, fault_point::remote_send, site, action, id, timeout))
-    return;
+    return rp;
   auto send = [self, id, timeout, site,
                twice = action.kind == fault_kind::duplicate,
                msg = std::forward<Msg>(msg)]() mutable {
@@ -328,6 +339,7 @@ void forward(proxy_ptr self, std::string_view type, Msg&& msg,
     defer(self, std::chrono::milliseconds{action.ms}, std::move(send));
   else
     send();
+  return rp;
 }
 
 caf::error check_challenge(const proxy_state& st, const remote_challenge& ch,
@@ -372,8 +384,11 @@ void handshake(proxy_ptr self, caf::response_promise rp) {
         if (auto err = check_challenge(st, ch, nonce)) {
           // Tell the daemon why, so that its log shows the failure too;
           // no proof of ours goes to a daemon we do not trust.
-          self->send(st.gatekeeper,
-                     remote_attach{st.cfg.name, ch.nonce, {}, error_text(err)});
+          // (A typed actor may send() only to typed ones; the gatekeeper is
+          // not, and it needs to know who declines.)
+          caf::send_as(
+            caf::actor_cast<caf::actor>(self), st.gatekeeper,
+            remote_attach{st.cfg.name, ch.nonce, {}, error_text(err)});
           fail(std::move(err));
           return;
         }
@@ -400,9 +415,9 @@ void handshake(proxy_ptr self, caf::response_promise rp) {
       });
 }
 
-caf::behavior proxy(proxy_ptr self, remote_node_config cfg,
-                    caf::actor gatekeeper,
-                    std::shared_ptr<std::atomic<bool>> lost) {
+proxy_actor::behavior_type proxy(proxy_ptr self, remote_node_config cfg,
+                                 caf::actor gatekeeper,
+                                 std::shared_ptr<std::atomic<bool>> lost) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.gatekeeper = std::move(gatekeeper);
@@ -435,8 +450,10 @@ caf::behavior proxy(proxy_ptr self, remote_node_config cfg,
   });
   auto t = st.cfg.timeouts;
   return {
-    [self](handshake_atom) {
-      handshake(self, self->make_response_promise());
+    [self](handshake_atom) -> caf::result<void> {
+      auto rp = self->make_response_promise();
+      handshake(self, rp);
+      return rp;
     },
     [self](deferred_atom, uint64_t key) {
       auto& deferred = self->state.deferred;
@@ -447,53 +464,57 @@ caf::behavior proxy(proxy_ptr self, remote_node_config cfg,
       deferred.erase(i);
       fn();
     },
-    [self, t](run_tasks& msg) {
-      forward<tasks_done>(self, "run_tasks", std::move(msg), t.group_timeout);
+    [self, t](run_tasks& msg) -> caf::result<tasks_done> {
+      return forward<tasks_done>(self, "run_tasks", std::move(msg),
+                                 t.group_timeout);
     },
-    [self, t](fetch_blobs& msg) {
-      forward<blob_values>(self, "fetch_blobs", std::move(msg),
+    [self, t](fetch_blobs& msg) -> caf::result<blob_values> {
+      return forward<blob_values>(self, "fetch_blobs", std::move(msg),
+                                  t.request_timeout);
+    },
+    [self, t](put_blobs& msg) -> caf::result<void> {
+      return forward<void>(self, "put_blobs", std::move(msg),
                            t.request_timeout);
     },
-    [self, t](put_blobs& msg) {
-      forward<void>(self, "put_blobs", std::move(msg), t.request_timeout);
+    [self, t](cancel_tasks& msg) -> caf::result<void> {
+      return forward<void>(self, "cancel_tasks", std::move(msg),
+                           t.request_timeout);
     },
-    [self, t](cancel_tasks& msg) {
-      forward<void>(self, "cancel_tasks", std::move(msg), t.request_timeout);
+    [self, t](reset_workspace& msg) -> caf::result<void> {
+      return forward<void>(self, "reset_workspace", std::move(msg),
+                           t.request_timeout);
     },
-    [self, t](reset_workspace& msg) {
-      forward<void>(self, "reset_workspace", std::move(msg), t.request_timeout);
+    [self, t](save_checkpoint& msg) -> caf::result<checkpoint_stats> {
+      return forward<checkpoint_stats>(self, "save_checkpoint", std::move(msg),
+                                       t.checkpoint_timeout);
     },
-    [self, t](save_checkpoint& msg) {
-      forward<checkpoint_stats>(self, "save_checkpoint", std::move(msg),
-                                t.checkpoint_timeout);
+    [self, t](load_checkpoint& msg) -> caf::result<checkpoint_stats> {
+      return forward<checkpoint_stats>(self, "load_checkpoint", std::move(msg),
+                                       t.checkpoint_timeout);
     },
-    [self, t](load_checkpoint& msg) {
-      forward<checkpoint_stats>(self, "load_checkpoint", std::move(msg),
-                                t.checkpoint_timeout);
-    },
-    [self, t](init_checkpoint& msg) {
-      forward<blob_names>(self, "init_checkpoint", std::move(msg),
-                          t.checkpoint_timeout);
-    },
-    [self, t](check_checkpoint& msg) {
-      forward<checkpoint_status>(self, "check_checkpoint", std::move(msg),
+    [self, t](init_checkpoint& msg) -> caf::result<blob_names> {
+      return forward<blob_names>(self, "init_checkpoint", std::move(msg),
                                  t.checkpoint_timeout);
     },
-    [self, t](begin_save& msg) {
-      forward<ckpt_epoch>(self, "begin_save", std::move(msg),
-                          t.checkpoint_timeout);
+    [self, t](check_checkpoint& msg) -> caf::result<checkpoint_status> {
+      return forward<checkpoint_status>(self, "check_checkpoint",
+                                        std::move(msg), t.checkpoint_timeout);
     },
-    [self, t](end_save& msg) {
-      forward<checkpoint_stats>(self, "end_save", std::move(msg),
-                                t.checkpoint_timeout);
+    [self, t](begin_save& msg) -> caf::result<ckpt_epoch> {
+      return forward<ckpt_epoch>(self, "begin_save", std::move(msg),
+                                 t.checkpoint_timeout);
     },
-    [self, t](read_checkpoint& msg) {
-      forward<blob_values>(self, "read_checkpoint", std::move(msg),
-                           t.checkpoint_timeout);
+    [self, t](end_save& msg) -> caf::result<checkpoint_stats> {
+      return forward<checkpoint_stats>(self, "end_save", std::move(msg),
+                                       t.checkpoint_timeout);
     },
-    [self, t](prune_checkpoints& msg) {
-      forward<pruned_checkpoints>(self, "prune_checkpoints", std::move(msg),
+    [self, t](read_checkpoint& msg) -> caf::result<blob_values> {
+      return forward<blob_values>(self, "read_checkpoint", std::move(msg),
                                   t.checkpoint_timeout);
+    },
+    [self, t](prune_checkpoints& msg) -> caf::result<pruned_checkpoints> {
+      return forward<pruned_checkpoints>(self, "prune_checkpoints",
+                                         std::move(msg), t.checkpoint_timeout);
     },
   };
 }

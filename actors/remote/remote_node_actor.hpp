@@ -6,12 +6,12 @@
 #include <optional>
 #include <string>
 
-#include <caf/actor.hpp>
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
 #include <epochrt/actors/api/node_address.hpp>
 #include <epochrt/actors/api/session.hpp>
+#include <epochrt/messages/node_protocols.hpp>
 
 namespace epochrt {
 
@@ -50,7 +50,7 @@ struct remote_node {
   /// answers actors_errc::node_lost — naming the node and its address — for
   /// every request in flight and every later one once the connection is
   /// lost (peer gone, killed, or silent past the heartbeat timeout).
-  caf::actor proxy;
+  node_and_persistence_actor proxy;
   /// Set once the connection is lost; the proxy then only refuses.
   std::shared_ptr<const std::atomic<bool>> lost;
 };

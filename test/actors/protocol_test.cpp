@@ -8,15 +8,18 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <future>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/after.hpp>
+#include <caf/detail/type_list.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/response_type.hpp>
@@ -64,6 +67,14 @@ std::string why(const caf::expected<T>& x) {
 
 template <class T>
 using outcome = std::shared_ptr<std::optional<caf::expected<T>>>;
+
+// The stand-ins for nodes and persistence actors below are untyped and take
+// only what their test sends them. The actor under test holds one as the
+// typed handle it expects; a request the stand-in lacks fails at run time.
+template <class Handle>
+Handle stand_in(caf::actor actor) {
+  return caf::actor_cast<Handle>(std::move(actor));
+}
 
 // An actor system on CAF's test coordinator: nothing runs until `run()`,
 // and time passes only by `advance()`.
@@ -266,6 +277,13 @@ template <class Handle, class Request>
 using reply_to = caf::response_type_unbox_t<caf::signatures_of_t<Handle>,
                                             caf::detail::type_list<Request>>;
 
+// May a `From` handle be held where a `To` is expected (CAF's conversion
+// fails to compile otherwise, so it cannot be asked directly)?
+template <class To, class From>
+constexpr bool converts_to
+  = caf::detail::tl_subset_of<caf::signatures_of_t<To>,
+                              caf::signatures_of_t<From>>::value;
+
 static_assert(takes<group_runner_actor, run_tasks>);
 static_assert(std::is_same_v<reply_to<group_runner_actor, run_tasks>,
                              caf::detail::type_list<tasks_done>>);
@@ -289,6 +307,31 @@ static_assert(std::is_same_v<reply_to<checkpoint_manager_actor, ckpt_flush>,
 static_assert(!takes<checkpoint_manager_actor, load_checkpoint>);
 static_assert(!takes<checkpoint_manager_actor, run_job>);
 
+static_assert(takes<node_actor, run_tasks>);
+static_assert(std::is_same_v<reply_to<node_actor, run_tasks>,
+                             caf::detail::type_list<tasks_done>>);
+static_assert(std::is_same_v<reply_to<node_actor, fetch_blobs>,
+                             caf::detail::type_list<blob_values>>);
+static_assert(std::is_same_v<reply_to<node_actor, cancel_tasks>,
+                             caf::detail::type_list<void>>);
+// Checkpoints are the persistence actor's; faults reach a node from its
+// own tasks, never from whoever holds its handle.
+static_assert(!takes<node_actor, save_checkpoint>);
+static_assert(!takes<node_actor, run_job>);
+static_assert(!converts_to<node_task_events, node_actor>);
+
+static_assert(takes<persistence_actor, begin_save>);
+static_assert(std::is_same_v<reply_to<persistence_actor, begin_save>,
+                             caf::detail::type_list<ckpt_epoch>>);
+static_assert(std::is_same_v<reply_to<persistence_actor, read_checkpoint>,
+                             caf::detail::type_list<blob_values>>);
+static_assert(!takes<persistence_actor, run_tasks>);
+static_assert(!takes<persistence_actor, ckpt_save>);
+
+// A node on a daemon is one proxy that stands for both.
+static_assert(converts_to<node_actor, node_and_persistence_actor>);
+static_assert(converts_to<persistence_actor, node_and_persistence_actor>);
+
 // The handles others hold are narrow: what the job runner sends itself
 // (its fault-plan delays) is not part of what they can send it.
 static_assert(
@@ -298,9 +341,17 @@ static_assert(
 static_assert(
   std::is_same_v<decltype(spawn_group_runner(
                    std::declval<caf::actor_system&>(),
-                   std::declval<std::map<std::string, caf::actor>>(),
+                   std::declval<std::map<std::string, node_actor>>(),
                    milliseconds{})),
                  group_runner_actor>);
+static_assert(std::is_same_v<
+              decltype(spawn_node(std::declval<caf::actor_system&>(), "",
+                                  nullptr, nullptr, milliseconds{}, nullptr)),
+              node_actor>);
+static_assert(
+  std::is_same_v<decltype(spawn_persistence(std::declval<caf::actor_system&>(),
+                                            "", nullptr)),
+                 persistence_actor>);
 static_assert(std::is_same_v<decltype(spawn_checkpoint_manager(
                                std::declval<caf::actor_system&>(), "", nullptr,
                                checkpoint_policy{})),
@@ -571,8 +622,9 @@ task_def task_on(const std::string& name, const std::string& node) {
 BOOST_FIXTURE_TEST_SUITE(group_runner, deterministic_fixture)
 
 BOOST_AUTO_TEST_CASE(a_group_runner_merges_outputs_in_node_order) {
-  std::map<std::string, caf::actor> nodes{{"a", spawn(task_echo, "a", 1)},
-                                          {"b", spawn(task_echo, "b", 2)}};
+  std::map<std::string, node_actor> nodes{
+    {"a", stand_in<node_actor>(spawn(task_echo, "a", 1))},
+    {"b", stand_in<node_actor>(spawn(task_echo, "b", 2))}};
   auto runner = spawn_group_runner(*sys, nodes, milliseconds(1000));
   auto done = ask<tasks_done>(
     runner,
@@ -591,7 +643,8 @@ BOOST_AUTO_TEST_CASE(a_group_runner_merges_outputs_in_node_order) {
 
 BOOST_AUTO_TEST_CASE(a_task_on_an_unknown_node_fails_before_anything_runs) {
   auto held = std::make_shared<std::vector<caf::response_promise>>();
-  std::map<std::string, caf::actor> nodes{{"a", spawn(task_holding, held)}};
+  std::map<std::string, node_actor> nodes{
+    {"a", stand_in<node_actor>(spawn(task_holding, held))}};
   auto runner = spawn_group_runner(*sys, nodes, milliseconds(1000));
   auto done = ask<tasks_done>(
     runner, run_tasks{"init", 0, {task_on("t0", "a"), task_on("t1", "x")}});
@@ -604,9 +657,10 @@ BOOST_AUTO_TEST_CASE(a_task_on_an_unknown_node_fails_before_anything_runs) {
 
 BOOST_AUTO_TEST_CASE(a_group_runner_fails_fast_on_a_nodes_error) {
   auto held = std::make_shared<std::vector<caf::response_promise>>();
-  std::map<std::string, caf::actor> nodes{
-    {"busy", spawn(task_holding, held)},
-    {"bad", spawn(task_failing, std::string{"task t1 failed"})}};
+  std::map<std::string, node_actor> nodes{
+    {"busy", stand_in<node_actor>(spawn(task_holding, held))},
+    {"bad",
+     stand_in<node_actor>(spawn(task_failing, std::string{"task t1 failed"}))}};
   auto runner = spawn_group_runner(*sys, nodes, milliseconds(60000));
   auto done = ask<tasks_done>(
     runner,
@@ -621,8 +675,9 @@ BOOST_AUTO_TEST_CASE(a_group_runner_fails_fast_on_a_nodes_error) {
 
 BOOST_AUTO_TEST_CASE(a_silent_node_fails_the_group_as_lost_at_the_timeout) {
   auto held = std::make_shared<std::vector<caf::response_promise>>();
-  std::map<std::string, caf::actor> nodes{
-    {"ok", spawn(task_echo, "ok", 1)}, {"frozen", spawn(task_holding, held)}};
+  std::map<std::string, node_actor> nodes{
+    {"ok", stand_in<node_actor>(spawn(task_echo, "ok", 1))},
+    {"frozen", stand_in<node_actor>(spawn(task_holding, held))}};
   auto runner = spawn_group_runner(*sys, nodes, milliseconds(300));
   auto done = ask<tasks_done>(
     runner,
@@ -639,10 +694,10 @@ BOOST_AUTO_TEST_CASE(a_silent_node_fails_the_group_as_lost_at_the_timeout) {
 }
 
 BOOST_AUTO_TEST_CASE(a_lost_remote_node_is_named_with_group_and_epoch) {
-  std::map<std::string, caf::actor> nodes;
-  nodes["far"] = spawn(
+  std::map<std::string, node_actor> nodes;
+  nodes["far"] = stand_in<node_actor>(spawn(
     task_failing_with,
-    make_error(actors_errc::node_lost, "node far at 127.0.0.1:1 is gone"));
+    make_error(actors_errc::node_lost, "node far at 127.0.0.1:1 is gone")));
   auto runner = spawn_group_runner(*sys, nodes, milliseconds(1000));
   auto done
     = ask<tasks_done>(runner, run_tasks{"epoch", 9, {task_on("t", "far")}});
@@ -682,7 +737,7 @@ struct node_fixture {
     pool.reset();
   }
 
-  caf::actor node(milliseconds task_timeout = milliseconds(10000)) {
+  node_actor node(milliseconds task_timeout = milliseconds(10000)) {
     return spawn_node(*sys, "n", ws, ops, task_timeout, pool);
   }
 
@@ -850,19 +905,47 @@ BOOST_AUTO_TEST_CASE(a_frozen_node_answers_no_group_even_when_its_tasks_end) {
   auto n = node();
   caf::scoped_actor self{*sys};
   self->send(n, run_tasks{"epoch", 1, {sleep_then_fill("t", 200, "x", 1)}});
-  // Queued behind the group: the group is the node's when it freezes.
-  self->send(n, node_fault_atom::value,
+  // Queued behind the group: the group is the node's when it freezes. (What
+  // a task that meets the fault tells its node.)
+  self->send(caf::actor_cast<node_task_events>(n), node_fault_atom::value,
              static_cast<uint8_t>(fault_kind::freeze_node));
   auto answered = next_group_reply(self, milliseconds(1000));
   BOOST_TEST(!answered.has_value());
   caf::anon_send_exit(n, caf::exit_reason::kill);
 }
 
+BOOST_AUTO_TEST_CASE(a_frozen_node_holds_every_request_until_it_exits) {
+  auto n = node();
+  BOOST_REQUIRE(
+    ask<caf::unit_t>(n, put_blobs{{blob_value{"w", make_scalar<double>(1)}}}));
+  caf::scoped_actor self{*sys};
+  self->send(caf::actor_cast<node_task_events>(n), node_fault_atom::value,
+             static_cast<uint8_t>(fault_kind::freeze_node));
+  // A fetch takes microseconds; frozen, the node does not answer it.
+  auto held = ask<blob_values>(n, fetch_blobs{{"w"}}, milliseconds(300));
+  BOOST_REQUIRE(!held);
+  BOOST_TEST((held.error() == caf::sec::request_timeout), why(held));
+  // Its end answers what it still holds: the requester is not left waiting
+  // (it would be told only by its own timeout).
+  auto pending = std::async(std::launch::async, [&] {
+    return ask<blob_values>(n, fetch_blobs{{"w"}}, milliseconds(20000));
+  });
+  std::this_thread::sleep_for(milliseconds(200)); // the fetch is queued
+  auto stopped = std::chrono::steady_clock::now();
+  caf::anon_send_exit(n, caf::exit_reason::user_shutdown);
+  auto answer = pending.get();
+  BOOST_REQUIRE(!answer);
+  BOOST_TEST((answer.error() != caf::sec::request_timeout), why(answer));
+  BOOST_TEST(
+    (std::chrono::steady_clock::now() - stopped < std::chrono::seconds(10)));
+}
+
 BOOST_AUTO_TEST_CASE(a_node_killed_while_its_tasks_run_answers_them_as_lost) {
   auto n = node();
   caf::scoped_actor self{*sys};
   self->send(n, run_tasks{"epoch", 1, {sleep_then_fill("t", 2000, "x", 1)}});
-  self->send(n, node_fault_atom::value,
+  // What a task that meets the fault tells its node.
+  self->send(caf::actor_cast<node_task_events>(n), node_fault_atom::value,
              static_cast<uint8_t>(fault_kind::kill_node));
   auto reply = next_group_reply(self, milliseconds(5000));
   BOOST_REQUIRE(reply.has_value());
@@ -966,8 +1049,9 @@ BOOST_AUTO_TEST_CASE(a_manager_names_node_request_and_epoch_of_a_timeout) {
   BOOST_REQUIRE(manager);
   auto params = ask<caf::unit_t>(manager, ckpt_set_params{{"slow"}, {}});
   BOOST_REQUIRE_MESSAGE(params, why(params));
-  auto init
-    = ask<ckpt_result>(manager, ckpt_init{{node_ref{"slow", p}}, -1, {}});
+  auto init = ask<ckpt_result>(
+    manager,
+    ckpt_init{{node_ref{"slow", stand_in<persistence_actor>(p)}}, -1, {}});
   BOOST_REQUIRE_MESSAGE(init, why(init));
   auto loaded = ask<ckpt_result>(manager, ckpt_load{3, {}, {}, false});
   BOOST_REQUIRE(!loaded);
@@ -998,7 +1082,7 @@ BOOST_AUTO_TEST_CASE(a_job_runner_fails_a_group_at_once_when_its_node_ends) {
   cfg.job.init_group.tasks.push_back(task_on("init", "dropping"));
   cfg.job.epoch_group.tasks.push_back(task_on("step", "dropping"));
   cfg.job.stop_conditions.push_back(stop_condition{"dropping", "stop"});
-  cfg.nodes = {{"dropping", dropping}};
+  cfg.nodes = {{"dropping", stand_in<node_actor>(dropping)}};
   // Far beyond the test's own wait: only the node's end may fail the group.
   cfg.group_timeout = std::chrono::hours(1);
   auto runner = spawn_job_runner(*sys, cfg);
@@ -1021,7 +1105,7 @@ BOOST_AUTO_TEST_CASE(a_job_runner_reports_the_group_and_epoch_of_a_lost_node) {
   cfg.job.init_group.tasks.push_back(task_on("init", "frozen"));
   cfg.job.epoch_group.tasks.push_back(task_on("step", "frozen"));
   cfg.job.stop_conditions.push_back(stop_condition{"frozen", "stop"});
-  cfg.nodes = {{"frozen", frozen}};
+  cfg.nodes = {{"frozen", stand_in<node_actor>(frozen)}};
   cfg.group_timeout = milliseconds(200);
   auto runner = spawn_job_runner(*sys, cfg);
   auto epochs = ask<ckpt_epoch>(runner, run_job{});

@@ -80,10 +80,12 @@ public:
     auto handle = inner_.node(name);
     if (!handle || name != "trainer_0")
       return handle;
+    // The interposer is untyped: it forwards every request as it came.
     if (!interposer_)
-      interposer_
-        = system().spawn(cut_last_commit, handle->persistence, epoch_, cuts);
-    handle->persistence = interposer_;
+      interposer_ = system().spawn(
+        cut_last_commit, caf::actor_cast<caf::actor>(handle->persistence),
+        epoch_, cuts);
+    handle->persistence = caf::actor_cast<persistence_actor>(interposer_);
     return handle;
   }
 

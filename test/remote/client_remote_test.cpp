@@ -44,14 +44,14 @@ struct client_fixture {
   daemon_process daemon{dir.str(), "d", {"--max-tensor-bytes", "1024"}};
   config cfg;
   caf::actor_system sys{cfg};
-  std::vector<caf::actor> proxies;
+  std::vector<node_and_persistence_actor> proxies;
 
   ~client_fixture() {
     for (auto& proxy : proxies)
       caf::anon_send_exit(proxy, caf::exit_reason::user_shutdown);
   }
 
-  caf::expected<caf::actor> attach(const std::string& node) {
+  caf::expected<node_and_persistence_actor> attach(const std::string& node) {
     remote_node_config rc;
     rc.name = node;
     rc.address
@@ -68,12 +68,13 @@ struct client_fixture {
   }
 
   template <class Reply, class Request>
-  caf::expected<Reply> ask(const caf::actor& node, Request msg) {
+  caf::expected<Reply>
+  ask(const node_and_persistence_actor& node, Request msg) {
     return detail::blocking_request<Reply>(sys, node, 15s, std::move(msg));
   }
 
   // The daemon still answers: a put and a fetch round trip on `node`.
-  bool still_serving(const caf::actor& node) {
+  bool still_serving(const node_and_persistence_actor& node) {
     put_blobs put;
     put.blobs.push_back(blob_value{"ok", make_scalar<int64_t>(7)});
     if (!ask<caf::unit_t>(node, put))

@@ -253,7 +253,9 @@ void field_diff::visit(const std::string& path, const checkpoint_status& x,
 void field_diff::visit(const std::string& path, const node_ref& x,
                        const node_ref& y) {
   field(path, "name", x.name, y.name);
-  field(path, "persistence", x.persistence, y.persistence);
+  // Typed or not, a handle is the same when its actor is.
+  field(path, "persistence", caf::actor_cast<caf::actor>(x.persistence),
+        caf::actor_cast<caf::actor>(y.persistence));
 }
 
 void field_diff::visit(const std::string& path, const ckpt_set_params& x,

@@ -252,7 +252,8 @@ checkpoint_status make_sample(type_tag<checkpoint_status>,
 }
 
 node_ref make_sample(type_tag<node_ref>, const sample_handles& handles) {
-  return node_ref{"trainer_1", handles.local};
+  return node_ref{"trainer_1",
+                  caf::actor_cast<persistence_actor>(handles.local)};
 }
 
 ckpt_set_params make_sample(type_tag<ckpt_set_params>, const sample_handles&) {
@@ -260,10 +261,11 @@ ckpt_set_params make_sample(type_tag<ckpt_set_params>, const sample_handles&) {
 }
 
 ckpt_init make_sample(type_tag<ckpt_init>, const sample_handles& handles) {
-  return ckpt_init{{node_ref{"trainer_0", handles.local},
-                    node_ref{"trainer_1", handles.remote}},
-                   1ll << 38,
-                   "/x/"};
+  return ckpt_init{
+    {node_ref{"trainer_0", caf::actor_cast<persistence_actor>(handles.local)},
+     node_ref{"trainer_1", caf::actor_cast<persistence_actor>(handles.remote)}},
+    1ll << 38,
+    "/x/"};
 }
 
 ckpt_save make_sample(type_tag<ckpt_save>, const sample_handles&) {
