@@ -39,6 +39,13 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<load_checkpoint>("epochrt::load_checkpoint")
     .add_message_type<check_checkpoint>("epochrt::check_checkpoint")
     .add_message_type<checkpoint_status>("epochrt::checkpoint_status")
+    .add_message_type<ckpt_epoch>("epochrt::ckpt_epoch")
+    .add_message_type<reset_workspace>("epochrt::reset_workspace")
+    .add_message_type<begin_save>("epochrt::begin_save")
+    .add_message_type<end_save>("epochrt::end_save")
+    .add_message_type<read_checkpoint>("epochrt::read_checkpoint")
+    .add_message_type<prune_checkpoints>("epochrt::prune_checkpoints")
+    .add_message_type<pruned_checkpoints>("epochrt::pruned_checkpoints")
     // The job runner and checkpoint manager protocol.
     .add_message_type<node_ref>("epochrt::node_ref")
     .add_message_type<ckpt_set_params>("epochrt::ckpt_set_params")
@@ -47,27 +54,19 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<ckpt_load>("epochrt::ckpt_load")
     .add_message_type<ckpt_exists>("epochrt::ckpt_exists")
     .add_message_type<ckpt_resume_epoch>("epochrt::ckpt_resume_epoch")
-    .add_message_type<ckpt_epoch>("epochrt::ckpt_epoch")
     .add_message_type<ckpt_write_metadata>("epochrt::ckpt_write_metadata")
     .add_message_type<ckpt_report>("epochrt::ckpt_report")
     .add_message_type<ckpt_accessible>("epochrt::ckpt_accessible")
     .add_message_type<run_job>("epochrt::run_job")
-    .add_message_type<reset_workspace>("epochrt::reset_workspace")
-    .add_message_type<begin_save>("epochrt::begin_save")
-    .add_message_type<end_save>("epochrt::end_save")
     .add_message_type<ckpt_save_async>("epochrt::ckpt_save_async")
     .add_message_type<ckpt_flush>("epochrt::ckpt_flush")
     .add_message_type<ckpt_result>("epochrt::ckpt_result")
     .add_message_type<ckpt_read>("epochrt::ckpt_read")
-    // Attaching a node to a daemon, and reading a remote checkpoint.
+    // Attaching a node to a daemon.
     .add_message_type<remote_hello>("epochrt::remote_hello")
     .add_message_type<remote_challenge>("epochrt::remote_challenge")
     .add_message_type<remote_attach>("epochrt::remote_attach")
-    .add_message_type<remote_attached>("epochrt::remote_attached")
-    .add_message_type<read_checkpoint>("epochrt::read_checkpoint")
-    // Retention.
-    .add_message_type<prune_checkpoints>("epochrt::prune_checkpoints")
-    .add_message_type<pruned_checkpoints>("epochrt::pruned_checkpoints");
+    .add_message_type<remote_attached>("epochrt::remote_attached");
 }
 
 } // namespace epochrt

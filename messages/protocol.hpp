@@ -11,8 +11,9 @@
 #include <epochrt/messages/tensor.hpp>
 
 // The protocol of a node: what its node actor and its persistence actor take
-// (their typed handles are in node_protocols.hpp). Every request is one of
-// these values; its reply is the named response type or a `caf::error`. The
+// (their typed handles are in node_protocols.hpp), and `ckpt_epoch`, which
+// the job runner and checkpoint manager answer with too. Every request is one
+// of these values; its reply is the named response type or a `caf::error`. The
 // type of the request selects the handler, so no atoms are needed.
 
 namespace epochrt {

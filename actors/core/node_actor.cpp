@@ -230,7 +230,8 @@ node_behavior(node_self_actor::pointer self, std::string name,
       } else if (kind == static_cast<uint8_t>(fault_kind::freeze_node)) {
         // Frozen: nothing is answered any more, not even what is pending,
         // until an exit (which answers node_lost). Messages stay in the
-        // mailbox (every handler skips them); only an exit ends the actor.
+        // mailbox (every other handler skips them); only an exit ends the
+        // actor.
         // Its tasks answer nothing either: its groups stay pending with it.
         st->tasks->set_faulted();
         st->frozen = true;

@@ -31,11 +31,14 @@ class workspace;
 /// served in order only when the caller waits for each reply (as every
 /// epochrt caller does).
 ///
-/// Frozen by a fault plan, it answers nothing any more: every message but
-/// an exit waits in its mailbox.
+/// Frozen by a fault plan, it answers nothing any more: every request waits
+/// in its mailbox, and only an exit (not a normal one) ends it.
 ///
 /// Told to exit, it first answers every request it still holds with
-/// `actors_errc::node_lost`, so that no requester waits for ever.
+/// `actors_errc::node_lost`, so that no requester waits for ever; a request
+/// still in its mailbox (a frozen node's) is answered by CAF with
+/// `caf::sec::request_receiver_down`, which every epochrt caller reads as
+/// a lost node.
 node_actor spawn_node(caf::actor_system& sys, std::string name,
                       std::shared_ptr<workspace> ws,
                       std::shared_ptr<const op_registry> ops,
