@@ -9,6 +9,11 @@ namespace epochrt {
 
 namespace {
 
+// What epoch_limiter names its tasks and its counter's argument, and
+// epoch_limit reads back.
+constexpr const char* init_task = "epoch_limiter/init";
+constexpr const char* init_count = "init_count";
+
 bool has_task(const task_group_def& group, const std::string& name) {
   for (auto& task : group.tasks)
     if (task.name == name)
@@ -36,15 +41,15 @@ caf::error epoch_limiter(job& j, int64_t num_epochs) {
   }
   // A unique suffix when the job already has a limiter.
   std::string suffix;
-  for (int n = 2; has_task(j.init_group(), "epoch_limiter/init" + suffix); ++n)
+  for (int n = 2; has_task(j.init_group(), init_task + suffix); ++n)
     suffix = "_" + std::to_string(n);
   auto counter = "epoch_limiter/counter" + suffix;
   auto finished = "epoch_limiter/finished" + suffix;
-  j.add_task(j.init_group(),
-             make_task("epoch_limiter/init" + suffix, node,
-                       {make_op("CreateCounter", {}, {counter},
-                                {{"init_count",
-                                  make_scalar<int64_t>(num_epochs - 1)}})}));
+  j.add_task(
+    j.init_group(),
+    make_task(init_task + suffix, node,
+              {make_op("CreateCounter", {}, {counter},
+                       {{init_count, make_scalar<int64_t>(num_epochs - 1)}})}));
   j.add_task(j.epoch_group(),
              make_task("epoch_limiter/countdown" + suffix, node,
                        {make_op("CountDown", {counter}, {finished})},
@@ -56,11 +61,11 @@ caf::error epoch_limiter(job& j, int64_t num_epochs) {
 std::optional<int64_t> epoch_limit(const job& j) {
   std::optional<int64_t> limit;
   for (auto& task : j.init_group().tasks) {
-    if (task.name.rfind("epoch_limiter/init", 0) != 0)
+    if (task.name.rfind(init_task, 0) != 0)
       continue;
     for (auto& step : task.steps)
       for (auto& op : step.ops) {
-        auto count = op.args.find("init_count");
+        auto count = op.args.find(init_count);
         if (op.type != "CreateCounter" || count == op.args.end()
             || count->second.type == dtype::string
             || count->second.element_count() != 1)

@@ -18,27 +18,37 @@ namespace epochrt {
 
 namespace {
 
+// Runs `group` in `self`, hands the outcome to `done`, and quits: that drops
+// the replies still due after a failure.
+template <class Self>
+void run_then_quit(Self* self, const detail::node_map& nodes,
+                   std::chrono::milliseconds timeout, run_tasks group,
+                   group_outcome_fn done) {
+  auto gathered = detail::run_group(
+    self, nodes, timeout, std::move(group), true,
+    [self, done = std::move(done)](caf::expected<tasks_done> outcome) {
+      done(std::move(outcome));
+      self->quit();
+    });
+  if (gathered)
+    self->set_down_handler([gathered](caf::down_msg& down) {
+      gathered->node_down(down.source);
+    });
+}
+
 group_runner_actor::behavior_type
 group_runner_behavior(group_runner_actor::pointer self, detail::node_map nodes,
                       std::chrono::milliseconds timeout) {
   return {
     [=](run_tasks& msg) -> caf::result<tasks_done> {
       auto rp = self->make_response_promise<tasks_done>();
-      // The runner quits as soon as its reply is out: that drops the
-      // replies still due after a failure.
-      auto gathered
-        = detail::run_group(self, nodes, timeout, std::move(msg), true,
-                            [self, rp](caf::expected<tasks_done> done) mutable {
-                              if (done)
-                                rp.deliver(std::move(*done));
-                              else
-                                rp.deliver(std::move(done.error()));
-                              self->quit();
-                            });
-      if (gathered)
-        self->set_down_handler([gathered](caf::down_msg& down) {
-          gathered->node_down(down.source);
-        });
+      run_then_quit(self, nodes, timeout, std::move(msg),
+                    [rp](caf::expected<tasks_done> done) mutable {
+                      if (done)
+                        rp.deliver(std::move(*done));
+                      else
+                        rp.deliver(std::move(done.error()));
+                    });
       return rp;
     },
   };
@@ -75,18 +85,10 @@ private:
 void one_group_run(caf::event_based_actor* self, detail::node_map nodes,
                    std::chrono::milliseconds timeout, run_tasks group,
                    std::shared_ptr<outcome_once> done) {
-  auto gathered
-    = detail::run_group(self, nodes, timeout, std::move(group), true,
-                        [self, done](caf::expected<tasks_done> outcome) {
-                          (*done)(std::move(outcome));
-                          self->quit();
-                        });
-  if (gathered)
-    self->set_down_handler([gathered](caf::down_msg& down) {
-      gathered->node_down(down.source);
-    });
-  else
-    self->quit();
+  run_then_quit(self, nodes, timeout, std::move(group),
+                [done](caf::expected<tasks_done> outcome) {
+                  (*done)(std::move(outcome));
+                });
 }
 
 } // namespace
