@@ -18,7 +18,6 @@
 #include <epochrt/actors/core/pooled_task.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/messages/fault_injector.hpp>
-#include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 #include <epochrt/runtime/worker_pool.hpp>
@@ -65,9 +64,6 @@ struct node_state {
   // every epoch a trip through CAF's clock thread, and keep the node's
   // timeout messages queued there long after their groups ended.
   std::optional<clock_type::time_point> timer;
-  // Frozen by the fault plan: every message but an exit waits in the
-  // mailbox, for good.
-  bool frozen = false;
 
   // Drops the groups already settled: their replies are out, and the tasks
   // of a failed one were asked to stop when it failed.
@@ -120,19 +116,13 @@ node_behavior(node_self_actor::pointer self, std::string name,
               std::shared_ptr<fault_injector> faults,
               std::shared_ptr<worker_pool> pool) {
   auto st = std::make_shared<node_state>();
-  // However the actor ends (an exit handler never sees
-  // exit_reason::kill), its tasks are asked to stop at their next op instead
-  // of changing the workspace behind everyone's back, and every request it
-  // still holds is answered. That also lets go of its groups, which hold
-  // the actor itself until they are settled.
+  // However the actor ends (CAF's default exit handler quits on an exit
+  // that is not normal; exit_reason::kill skips any handler), its tasks are
+  // asked to stop at their next op instead of changing the workspace behind
+  // everyone's back, and every request it still holds is answered. That also
+  // lets go of its groups, which hold the actor itself until they are settled.
   self->attach_functor([st, name](const caf::error& reason) {
     st->fail_everything(name, reason);
-  });
-  self->set_exit_handler([self, st, name](caf::exit_msg& msg) {
-    if (!msg.reason)
-      return; // CAF's default: a normal exit of a linked actor is ignored
-    st->fail_everything(name, msg.reason);
-    self->quit(std::move(msg.reason));
   });
   // Runs `work` (returning caf::expected<T>, or caf::error for a unit
   // reply) on the worker pool: the workspace's lock is held by tasks for a
@@ -181,8 +171,6 @@ node_behavior(node_self_actor::pointer self, std::string name,
   };
   return {
     [=](run_tasks& msg) -> caf::result<tasks_done> {
-      if (st->frozen)
-        return caf::skip;
       if (msg.tasks.empty())
         return tasks_done{name, {}, {}};
       st->prune();
@@ -215,8 +203,6 @@ node_behavior(node_self_actor::pointer self, std::string name,
       return caf::delegated<tasks_done>{};
     },
     [=](node_fault_atom, uint8_t kind) {
-      if (st->frozen)
-        return;
       if (kind == static_cast<uint8_t>(fault_kind::kill_node)) {
         auto reason = make_error(actors_errc::node_lost,
                                  "node " + name
@@ -225,40 +211,37 @@ node_behavior(node_self_actor::pointer self, std::string name,
         // The node's tasks answer nothing from here on (the task that met
         // the fault marked them already; a kill sent otherwise did not).
         st->tasks->set_faulted();
-        st->fail_everything(name, reason);
         self->quit(std::move(reason));
       } else if (kind == static_cast<uint8_t>(fault_kind::freeze_node)) {
         // Frozen: nothing is answered any more, not even what is pending,
         // until an exit (which answers node_lost). Messages stay in the
-        // mailbox (every other handler skips them); only an exit ends the
-        // actor.
-        // Its tasks answer nothing either: its groups stay pending with it.
+        // mailbox; only an exit ends the actor. Its tasks answer nothing
+        // either: its groups stay pending with it.
         st->tasks->set_faulted();
-        st->frozen = true;
         detail::log().warn("node {}: frozen by the fault plan", name);
+        self->set_default_handler(caf::skip);
+        self->become(node_self_actor::behavior_type{
+          node_self_actor::behavior_type::unsafe_init{},
+          caf::behavior{[](node_fault_atom, uint8_t) {}}});
       }
     },
-    [=](tasks_idle_atom) -> caf::result<void> {
-      if (st->frozen)
-        return caf::skip;
+    [=](tasks_idle_atom) {
       if (!st->stop_waiters.empty() && st->tasks->idle_confirmed())
         st->tasks_idle();
-      return caf::unit;
     },
-    [=](deadline_atom) -> caf::result<void> {
-      if (st->frozen)
-        return caf::skip;
+    [=](deadline_atom) {
       st->timer.reset();
-      st->prune();
       auto now = clock_type::now();
       auto next = clock_type::time_point::max();
       for (auto& group : st->groups) {
+        if (group->settled())
+          continue;
         if (group->deadline > now) {
           next = std::min(next, group->deadline);
           continue;
         }
-        // A task that timed out may still run; it is cancelled, and what
-        // it sends when it stops is dropped (the group is settled).
+        // A task that timed out may still run; it is cancelled, and it
+        // answers nothing when it stops (the group is settled).
         group->settle(
           make_error(actors_errc::task_failed,
                      "node " + name + ": the tasks of the " + group->label()
@@ -268,11 +251,8 @@ node_behavior(node_self_actor::pointer self, std::string name,
       st->prune();
       if (next != clock_type::time_point::max())
         arm_timer(next);
-      return caf::unit;
     },
     [=](fetch_blobs& msg) -> caf::result<blob_values> {
-      if (st->frozen)
-        return caf::skip;
       return off_scheduler(
         "fetching blobs of node " + name,
         [ws, name,
@@ -289,8 +269,6 @@ node_behavior(node_self_actor::pointer self, std::string name,
         });
     },
     [=](cancel_tasks&) -> caf::result<void> {
-      if (st->frozen)
-        return caf::skip;
       st->cancel_all();
       if (st->tasks->wait_for_idle())
         return caf::unit;
@@ -298,8 +276,6 @@ node_behavior(node_self_actor::pointer self, std::string name,
       return st->stop_waiters.back();
     },
     [=](reset_workspace&) -> caf::result<void> {
-      if (st->frozen)
-        return caf::skip;
       return off_scheduler("resetting the workspace of node " + name,
                            [ws]() -> caf::error {
                              ws->replace_all({});
@@ -307,8 +283,6 @@ node_behavior(node_self_actor::pointer self, std::string name,
                            });
     },
     [=](put_blobs& msg) -> caf::result<void> {
-      if (st->frozen)
-        return caf::skip;
       return off_scheduler(
         "storing blobs on node " + name,
         [ws, blobs = std::move(msg.blobs)]() mutable -> caf::error {
@@ -317,23 +291,14 @@ node_behavior(node_self_actor::pointer self, std::string name,
           return {};
         });
     },
-    [=](ws_done_atom, uint64_t id, blob_values& values) -> caf::result<void> {
-      if (st->frozen)
-        return caf::skip;
+    [=](ws_done_atom, uint64_t id, blob_values& values) {
       deliver_call(id, std::move(values));
-      return caf::unit;
     },
-    [=](ws_done_atom, uint64_t id, bool) -> caf::result<void> {
-      if (st->frozen)
-        return caf::skip;
+    [=](ws_done_atom, uint64_t id, bool) {
       deliver_call(id, caf::unit);
-      return caf::unit;
     },
-    [=](ws_done_atom, uint64_t id, caf::error& err) -> caf::result<void> {
-      if (st->frozen)
-        return caf::skip;
+    [=](ws_done_atom, uint64_t id, caf::error& err) {
       deliver_call(id, std::move(err));
-      return caf::unit;
     },
   };
 }
