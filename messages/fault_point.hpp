@@ -79,7 +79,7 @@ enum class fault_point : uint8_t {
   job_epoch_start,
   job_epoch_end,
   job_stop_check,
-  // Node and task actors.
+  // Node actors and their tasks.
   node_op,
   node_snapshot,
   task_start,

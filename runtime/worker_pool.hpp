@@ -40,8 +40,9 @@ public:
 
   /// A piece of work that owns what it needs: `run()` once on a worker,
   /// or destroyed unrun when the pool stops, in which case its destructor
-  /// owes whatever end its submitter expects. One allocation per piece,
-  /// where a `work` holding shared state costs two.
+  /// owes whatever end its submitter expects. For work on a hot path: one
+  /// allocation per piece, where a `work` costs one more (it is wrapped in
+  /// a job) and its state often another.
   class job {
   public:
     virtual ~job() = default;
@@ -65,8 +66,8 @@ public:
   worker_pool(const worker_pool&) = delete;
   worker_pool& operator=(const worker_pool&) = delete;
 
-  /// Queues `fn`. Returns false after `stop()`: `fn` is then destroyed
-  /// without running.
+  /// Queues `fn`, wrapped in a job. Returns false after `stop()`: `fn` is
+  /// then destroyed without running.
   bool submit(work fn);
 
   /// Queues `j`. Returns false after `stop()`, and leaves `j` with the

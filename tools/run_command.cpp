@@ -4,7 +4,6 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <thread>
@@ -198,7 +197,6 @@ bool parse_remote_nodes(const run_options& opts,
   return true;
 }
 
-/// What to do after a node was lost: the epoch a rerun resumes from.
 /// The last committed epoch of --checkpoint-dir; none without one, or when
 /// nothing is committed (a rerun starts from scratch).
 std::optional<int64_t> last_committed(const run_options& opts) {

@@ -61,8 +61,8 @@ struct node_server_options {
 constexpr uint64_t message_overhead_bytes = uint64_t{1} << 20;
 
 /// A node daemon: hosts the nodes one master attaches — each with its
-/// workspace, task actors and persistence actor writing under the checkpoint
-/// root — and obeys that master only, after the handshake of
+/// workspace, its tasks on the daemon's worker pool and its persistence actor
+/// writing under the checkpoint root — and obeys that master only, after the handshake of
 /// messages/remote_protocol.hpp. Without TLS, every connection passes the
 /// admission handshake first (`admission_options`), which bounds what an
 /// unauthenticated peer can make the daemon hold. When the master goes away

@@ -16,8 +16,13 @@ int exit_code_without_threads(const std::function<int()>& body) {
     rlimit lim{1, 1};
     if (setrlimit(RLIMIT_NPROC, &lim) != 0)
       _exit(6);
-    // _exit: nothing of the parent's (its test framework) runs here.
-    _exit(body());
+    // _exit, and no exception out of `body`: nothing of the parent's (its
+    // test framework) runs here.
+    try {
+      _exit(body());
+    } catch (...) {
+      _exit(7);
+    }
   }
   int status = 0;
   if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))

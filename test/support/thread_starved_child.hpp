@@ -8,7 +8,8 @@ namespace epochrt::test {
 /// RLIMIT_NPROC is 1 (as root, the child first becomes nobody, since root
 /// is exempt from the limit). Returns the child's exit code: `body`'s
 /// result, 5 when it could not become nobody, 6 when it could not set the
-/// limit; -1 when fork failed or the child did not exit normally.
+/// limit, 7 when `body` threw; -1 when fork failed or the child did not
+/// exit normally.
 ///
 /// Call it before the test has threads the child would need: only the
 /// forking thread exists in the child.
