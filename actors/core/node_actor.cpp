@@ -116,13 +116,23 @@ node_behavior(node_self_actor::pointer self, std::string name,
               std::shared_ptr<fault_injector> faults,
               std::shared_ptr<worker_pool> pool) {
   auto st = std::make_shared<node_state>();
-  // However the actor ends (CAF's default exit handler quits on an exit
-  // that is not normal; exit_reason::kill skips any handler), its tasks are
-  // asked to stop at their next op instead of changing the workspace behind
-  // everyone's back, and every request it still holds is answered. That also
-  // lets go of its groups, which hold the actor itself until they are settled.
+  // However the actor ends (exit_reason::kill skips every handler), its
+  // tasks are asked to stop at their next op instead of changing the
+  // workspace behind everyone's back, and every request it still holds is
+  // answered. That also lets go of its groups, which hold the actor itself
+  // until they are settled.
   self->attach_functor([st, name](const caf::error& reason) {
     st->fail_everything(name, reason);
+  });
+  // Where it can, the node answers before it quits: CAF sends the down
+  // messages of its monitors before the functor above runs, and a requester
+  // that monitors the node (the job runner) would otherwise learn only that
+  // it is down, not why.
+  self->set_exit_handler([self, st, name](caf::exit_msg& msg) {
+    if (!msg.reason)
+      return; // CAF's default: a normal exit of a linked actor is ignored
+    st->fail_everything(name, msg.reason);
+    self->quit(std::move(msg.reason));
   });
   // Runs `work` (returning caf::expected<T>, or caf::error for a unit
   // reply) on the worker pool: the workspace's lock is held by tasks for a
@@ -211,6 +221,7 @@ node_behavior(node_self_actor::pointer self, std::string name,
         // The node's tasks answer nothing from here on (the task that met
         // the fault marked them already; a kill sent otherwise did not).
         st->tasks->set_faulted();
+        st->fail_everything(name, reason); // before the down messages
         self->quit(std::move(reason));
       } else if (kind == static_cast<uint8_t>(fault_kind::freeze_node)) {
         // Frozen: nothing is answered any more, not even what is pending,
