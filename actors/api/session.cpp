@@ -4,10 +4,6 @@
 #include <map>
 #include <memory>
 
-#include <caf/exit_reason.hpp>
-#include <caf/sec.hpp>
-#include <caf/send.hpp>
-
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/core/group_runner_actor.hpp>
 #include <epochrt/actors/detail/blocking_request.hpp>
@@ -53,11 +49,8 @@ session::run(const task_group_def& group, const std::string& label,
                       });
   // The runner's own timeout names the node that is late; this one only
   // ends a wait for a runner that cannot end it.
-  if (!detail::wait_ready(ready, detail::with_margin(options_.group_timeout))) {
-    caf::anon_send_exit(runner, caf::exit_reason::user_shutdown);
-    return caf::make_error(caf::sec::request_timeout);
-  }
-  auto done = ready.get();
+  auto done = detail::await_or_stop(
+    ready, runner, detail::with_margin(options_.group_timeout));
   if (!done)
     return std::move(done.error());
   return std::move(done->outputs);

@@ -17,6 +17,7 @@
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/core/pooled_task.hpp>
 #include <epochrt/actors/detail/log.hpp>
+#include <epochrt/actors/detail/timeouts.hpp>
 #include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -201,10 +202,7 @@ node_behavior(node_self_actor::pointer self, std::string name,
           break;
         }
       }
-      // A timeout of centuries means "never" (and would overflow the
-      // clock's time points).
-      constexpr auto never = std::chrono::hours(24 * 365 * 100);
-      if (!group->settled() && task_timeout < never) {
+      if (!group->settled() && task_timeout < detail::never) {
         group->deadline = clock_type::now() + task_timeout;
         arm_timer(group->deadline);
       }

@@ -16,18 +16,31 @@
 #include <caf/send.hpp>
 #include <caf/unit.hpp>
 
+#include <epochrt/actors/detail/timeouts.hpp>
+
 namespace epochrt::detail {
 
 /// Waits until `ready` holds a value or `timeout` has passed; whether it
-/// does. A timeout of a century or more waits a century: the standard
+/// does. A timeout of `never` or more waits that long: the standard
 /// library adds the timeout to the clock's now in nanoseconds, which
 /// milliseconds::max() (a host's "never") would overflow into no wait.
 template <class T>
 bool wait_ready(std::future<T>& ready, std::chrono::milliseconds timeout) {
-  constexpr std::chrono::milliseconds century
-    = std::chrono::hours(24 * 365 * 100);
-  return ready.wait_for(std::min(timeout, century))
-    == std::future_status::ready;
+  return ready.wait_for(std::min(timeout, never)) == std::future_status::ready;
+}
+
+/// The value `worker` sets in `ready`, waited for up to `timeout`; past it,
+/// `worker` is stopped and the result is `caf::sec::request_timeout`. For
+/// a host thread, never an actor.
+template <class T>
+caf::expected<T> await_or_stop(std::future<caf::expected<T>>& ready,
+                               const caf::actor& worker,
+                               std::chrono::milliseconds timeout) {
+  if (!wait_ready(ready, timeout)) {
+    caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+    return caf::make_error(caf::sec::request_timeout);
+  }
+  return ready.get();
 }
 
 /// What a blocking request's asker hands the waiting thread.
@@ -95,11 +108,7 @@ blocking_request(caf::actor_system& sys, const Handle& dest,
   auto reply = promise->get_future();
   auto asker = sys.spawn<blocking_asker<Reply, Handle, request_type>>(
     dest, request_type{std::forward<Request>(request)}, std::move(promise));
-  if (!wait_ready(reply, timeout)) {
-    caf::anon_send_exit(asker, caf::exit_reason::user_shutdown);
-    return caf::make_error(caf::sec::request_timeout);
-  }
-  return reply.get();
+  return await_or_stop(reply, asker, timeout);
 }
 
 } // namespace epochrt::detail

@@ -32,6 +32,7 @@
 #include <caf/unit.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/detail/timeouts.hpp>
 
 namespace epochrt::detail {
 
@@ -115,7 +116,8 @@ public:
   /// with `node_lost` at once, instead of waiting for the timeout (a local
   /// actor that ends while it holds a request never answers it). Returns
   /// whether `source` was a target still waited for. Call it from the
-  /// caller's down handler when the gather was asked to monitor.
+  /// caller's down handler when the gather monitors its targets, or the
+  /// caller does (`gather_options::monitor`, `caller_monitors`).
   template <class Address>
   bool node_down(const Address& source) {
     auto matched = false;
@@ -276,7 +278,6 @@ gather(Self* self, const std::vector<gather_target<Handle>>& targets,
   // The one timer: a request timeout on an id of the gather's own, whose
   // response handler is the gather's expiry. Settling first cancels the
   // clock's entry and consumes the handler with a reply of no error.
-  constexpr auto never = std::chrono::hours(24 * 365 * 100);
   if (opts.timeout < never) {
     auto rid = self->new_request_id(caf::message_priority::normal);
     auto response_id = rid.response_id();
