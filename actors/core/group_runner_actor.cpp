@@ -1,7 +1,6 @@
 #include <epochrt/actors/core/group_runner_actor.hpp>
 
 #include <memory>
-#include <vector>
 
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
@@ -9,10 +8,8 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
-#include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/detail/run_group.hpp>
 #include <epochrt/messages/protocol.hpp>
-#include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt {
 

@@ -27,10 +27,7 @@ void node_tasks::remove(const node_task_events& node) {
 
 bool node_tasks::wait_for_idle() noexcept {
   waiting_.store(true);
-  if (running_.load() != 0)
-    return false;
-  waiting_.store(false);
-  return true;
+  return idle_confirmed();
 }
 
 bool node_tasks::idle_confirmed() noexcept {
@@ -288,8 +285,7 @@ public:
         // nop
       }
     }
-    if (counted_)
-      task_.tasks->remove(task_.node);
+    task_.tasks->remove(task_.node);
   }
 
   void run() override {
@@ -317,10 +313,9 @@ public:
     }
   }
 
-  // The job was refused: nothing is to be reported or counted for it.
+  // The job was refused: nothing is to be reported for it.
   void disarm() noexcept {
     reported_ = true;
-    counted_ = false;
   }
 
   const pooled_task& task() const noexcept {
@@ -336,7 +331,6 @@ private:
 
   pooled_task task_;
   bool reported_ = false;
-  bool counted_ = true;
 };
 
 } // namespace
@@ -346,11 +340,11 @@ caf::error submit_task(worker_pool& pool, pooled_task task) {
   std::unique_ptr<worker_pool::job> job{new task_job(std::move(task))};
   if (pool.submit(std::move(job)))
     return {};
-  // Refused: the job is still ours, and nothing may be sent for it.
+  // Refused: the job is still ours, and nothing may be sent for it; it
+  // counts itself out as it is destroyed.
   auto& refused = static_cast<task_job&>(*job);
   refused.disarm();
   auto& t = refused.task();
-  t.tasks->remove(t.node);
   return make_error(actors_errc::task_failed,
                     "node " + t.group->node_name() + ": task '" + t.task.name
                       + "' refused: the worker pool is stopped");

@@ -37,10 +37,7 @@ using group_gather = std::shared_ptr<gather_state<tasks_done>>;
 /// as they are; anything else means the node cannot be relied on.
 inline caf::error group_node_failure(const gather_site& site,
                                      const std::string& node, caf::error err) {
-  if (is_node_lost(err))
-    return make_error(actors_errc::node_lost,
-                      site.where(node) + ": " + error_text(err));
-  if (err.category() == actors_category)
+  if (err.category() == actors_category && !is_node_lost(err))
     return err;
   return make_error(actors_errc::node_lost,
                     site.where(node) + ": " + error_text(err));

@@ -1020,6 +1020,8 @@ BOOST_AUTO_TEST_CASE(
   BOOST_TEST(is_node_lost(done.error()), error_text(done.error()));
   BOOST_TEST(contains(error_text(done.error()), "killed by the fault plan"),
              error_text(done.error()));
+  // Joined here, not by whichever thread lets go of it last.
+  single->stop();
 }
 
 BOOST_AUTO_TEST_CASE(a_node_stores_and_fetches_blobs) {

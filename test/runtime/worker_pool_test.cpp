@@ -188,15 +188,17 @@ BOOST_AUTO_TEST_CASE(work_submitted_after_stop_is_refused_and_destroyed) {
 
 namespace {
 
-// Counts its runs and its destruction.
+// Counts its runs and its destruction, and records the destroying thread.
 class counting_job : public worker_pool::job {
 public:
-  counting_job(std::atomic<int>& runs, std::atomic<int>& destroyed)
-    : runs_(runs), destroyed_(destroyed) {
+  counting_job(std::atomic<int>& runs, std::atomic<int>& destroyed,
+               std::thread::id& destroyed_on)
+    : runs_(runs), destroyed_(destroyed), destroyed_on_(destroyed_on) {
     // nop
   }
 
   ~counting_job() override {
+    destroyed_on_ = std::this_thread::get_id();
     ++destroyed_;
   }
 
@@ -207,6 +209,7 @@ public:
 private:
   std::atomic<int>& runs_;
   std::atomic<int>& destroyed_;
+  std::thread::id& destroyed_on_;
 };
 
 } // namespace
@@ -215,7 +218,9 @@ BOOST_AUTO_TEST_CASE(a_job_runs_once_and_is_destroyed_on_its_worker) {
   auto pool = make_pool(1);
   std::atomic<int> runs{0};
   std::atomic<int> destroyed{0};
-  std::unique_ptr<worker_pool::job> job{new counting_job(runs, destroyed)};
+  std::thread::id destroyed_on;
+  std::unique_ptr<worker_pool::job> job{
+    new counting_job(runs, destroyed, destroyed_on)};
   BOOST_TEST(pool->submit(std::move(job)));
   BOOST_TEST(!job);
   auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -224,6 +229,7 @@ BOOST_AUTO_TEST_CASE(a_job_runs_once_and_is_destroyed_on_its_worker) {
   pool->stop(); // joins the worker, which destroyed the job after its run
   BOOST_TEST(runs.load() == 1);
   BOOST_TEST(destroyed.load() == 1);
+  BOOST_TEST((destroyed_on != std::this_thread::get_id()));
 }
 
 BOOST_AUTO_TEST_CASE(a_job_refused_after_stop_stays_with_its_submitter) {
@@ -231,7 +237,9 @@ BOOST_AUTO_TEST_CASE(a_job_refused_after_stop_stays_with_its_submitter) {
   pool->stop();
   std::atomic<int> runs{0};
   std::atomic<int> destroyed{0};
-  std::unique_ptr<worker_pool::job> job{new counting_job(runs, destroyed)};
+  std::thread::id destroyed_on;
+  std::unique_ptr<worker_pool::job> job{
+    new counting_job(runs, destroyed, destroyed_on)};
   BOOST_TEST(!pool->submit(std::move(job)));
   // Still the caller's: it may still report what the refusal means.
   BOOST_TEST(static_cast<bool>(job));
