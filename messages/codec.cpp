@@ -273,6 +273,71 @@ caf::error from_schema(sc::WorkspaceType x, workspace_type& out) {
                  + std::to_string(static_cast<uint16_t>(x)));
 }
 
+sc::CollectiveKind to_schema(collective_kind x) noexcept {
+  switch (x) {
+    case collective_kind::all_reduce:
+      return sc::CollectiveKind::ALL_REDUCE;
+    case collective_kind::broadcast:
+      return sc::CollectiveKind::BROADCAST;
+    case collective_kind::all_gather:
+      return sc::CollectiveKind::ALL_GATHER;
+    case collective_kind::barrier:
+      return sc::CollectiveKind::BARRIER;
+  }
+  return static_cast<sc::CollectiveKind>(static_cast<uint16_t>(x));
+}
+
+caf::error from_schema(sc::CollectiveKind x, collective_kind& out) {
+  switch (x) {
+    case sc::CollectiveKind::ALL_REDUCE:
+      out = collective_kind::all_reduce;
+      return {};
+    case sc::CollectiveKind::BROADCAST:
+      out = collective_kind::broadcast;
+      return {};
+    case sc::CollectiveKind::ALL_GATHER:
+      out = collective_kind::all_gather;
+      return {};
+    case sc::CollectiveKind::BARRIER:
+      out = collective_kind::barrier;
+      return {};
+  }
+  return invalid("unknown collective kind "
+                 + std::to_string(static_cast<uint16_t>(x)));
+}
+
+sc::ReduceOp to_schema(reduce_op x) noexcept {
+  switch (x) {
+    case reduce_op::sum:
+      return sc::ReduceOp::SUM;
+    case reduce_op::mean:
+      return sc::ReduceOp::MEAN;
+    case reduce_op::min:
+      return sc::ReduceOp::MIN;
+    case reduce_op::max:
+      return sc::ReduceOp::MAX;
+  }
+  return static_cast<sc::ReduceOp>(static_cast<uint16_t>(x));
+}
+
+caf::error from_schema(sc::ReduceOp x, reduce_op& out) {
+  switch (x) {
+    case sc::ReduceOp::SUM:
+      out = reduce_op::sum;
+      return {};
+    case sc::ReduceOp::MEAN:
+      out = reduce_op::mean;
+      return {};
+    case sc::ReduceOp::MIN:
+      out = reduce_op::min;
+      return {};
+    case sc::ReduceOp::MAX:
+      out = reduce_op::max;
+      return {};
+  }
+  return invalid("unknown reduction " + std::to_string(static_cast<uint16_t>(x)));
+}
+
 // Every reader and writer, declared up front for the list templates.
 void write(sc::Tensor::Builder b, const tensor& x);
 caf::error read(sc::Tensor::Reader r, tensor& x);
@@ -286,6 +351,16 @@ void write(sc::TaskGroupDef::Builder b, const task_group_def& x);
 caf::error read(sc::TaskGroupDef::Reader r, task_group_def& x);
 void write(sc::StopCondition::Builder b, const stop_condition& x);
 caf::error read(sc::StopCondition::Reader r, stop_condition& x);
+void write(sc::ChannelDef::Builder b, const channel_def& x);
+caf::error read(sc::ChannelDef::Reader r, channel_def& x);
+void write(sc::TaskRef::Builder b, const task_ref& x);
+caf::error read(sc::TaskRef::Reader r, task_ref& x);
+void write(sc::ChannelPlan::Builder b, const channel_plan& x);
+caf::error read(sc::ChannelPlan::Reader r, channel_plan& x);
+void write(sc::CollectivePlan::Builder b, const collective_plan& x);
+caf::error read(sc::CollectivePlan::Reader r, collective_plan& x);
+void write(sc::ChannelState::Builder b, const channel_state& x);
+caf::error read(sc::ChannelState::Reader r, channel_state& x);
 void write(sc::JobDef::Builder b, const job_def& x);
 caf::error read(sc::JobDef::Reader r, job_def& x);
 void write(sc::BlobValue::Builder b, const blob_value& x);
@@ -493,6 +568,21 @@ caf::error read(sc::StopCondition::Reader r, stop_condition& x) {
   return {};
 }
 
+void write(sc::ChannelDef::Builder b, const channel_def& x) {
+  b.setName(text(x.name));
+  b.setNode(text(x.node));
+  b.setCapacity(x.capacity);
+  write_texts(b.initBlobs(static_cast<unsigned>(x.blobs.size())), x.blobs);
+}
+
+caf::error read(sc::ChannelDef::Reader r, channel_def& x) {
+  x.name = to_std(r.getName());
+  x.node = to_std(r.getNode());
+  x.capacity = r.getCapacity();
+  read_texts(r.getBlobs(), x.blobs);
+  return {};
+}
+
 void write(sc::JobDef::Builder b, const job_def& x) {
   b.setName(text(x.name));
   write(b.initInitGroup(), x.init_group);
@@ -505,6 +595,8 @@ void write(sc::JobDef::Builder b, const job_def& x) {
   write_texts(b.initNodesToCheckpoint(
                 static_cast<unsigned>(x.nodes_to_checkpoint.size())),
               x.nodes_to_checkpoint);
+  write_list(b.initChannels(static_cast<unsigned>(x.channels.size())),
+             x.channels);
 }
 
 caf::error read(sc::JobDef::Reader r, job_def& x) {
@@ -520,7 +612,7 @@ caf::error read(sc::JobDef::Reader r, job_def& x) {
   if (auto err = read_list(r.getStopConditions(), x.stop_conditions))
     return err;
   read_texts(r.getNodesToCheckpoint(), x.nodes_to_checkpoint);
-  return {};
+  return read_list(r.getChannels(), x.channels);
 }
 
 // -- actor protocol
@@ -540,16 +632,109 @@ caf::error read(sc::BlobValue::Reader r, blob_value& x) {
   return read(r.getValue(), x.value);
 }
 
+void write(sc::TaskRef::Builder b, const task_ref& x) {
+  b.setNode(text(x.node));
+  b.setTask(text(x.task));
+}
+
+caf::error read(sc::TaskRef::Reader r, task_ref& x) {
+  x.node = to_std(r.getNode());
+  x.task = to_std(r.getTask());
+  return {};
+}
+
+void write(sc::ChannelPlan::Builder b, const channel_plan& x) {
+  write(b.initChannel(), x.channel);
+  write_list(b.initPutters(static_cast<unsigned>(x.putters.size())),
+             x.putters);
+  write_list(b.initTakers(static_cast<unsigned>(x.takers.size())), x.takers);
+}
+
+caf::error read(sc::ChannelPlan::Reader r, channel_plan& x) {
+  if (auto err = read(r.getChannel(), x.channel))
+    return err;
+  if (auto err = read_list(r.getPutters(), x.putters))
+    return err;
+  return read_list(r.getTakers(), x.takers);
+}
+
+void write(sc::CollectivePlan::Builder b, const collective_plan& x) {
+  b.setName(text(x.name));
+  b.setKind(to_schema(x.kind));
+  b.setOp(to_schema(x.op));
+  b.setRoot(text(x.root));
+  write_list(b.initParticipants(static_cast<unsigned>(x.participants.size())),
+             x.participants);
+}
+
+caf::error read(sc::CollectivePlan::Reader r, collective_plan& x) {
+  x.name = to_std(r.getName());
+  if (auto err = from_schema(r.getKind(), x.kind))
+    return err;
+  if (auto err = from_schema(r.getOp(), x.op))
+    return err;
+  x.root = to_std(r.getRoot());
+  return read_list(r.getParticipants(), x.participants);
+}
+
 void write(sc::RunTasks::Builder b, const run_tasks& x) {
   b.setGroup(text(x.group));
   b.setEpoch(x.epoch);
   write_list(b.initTasks(static_cast<unsigned>(x.tasks.size())), x.tasks);
+  b.setRun(x.run);
+  auto plan = b.initPlan();
+  write_list(plan.initChannels(static_cast<unsigned>(x.plan.channels.size())),
+             x.plan.channels);
+  write_list(
+    plan.initCollectives(static_cast<unsigned>(x.plan.collectives.size())),
+    x.plan.collectives);
 }
 
 caf::error read(sc::RunTasks::Reader r, run_tasks& x) {
   x.group = to_std(r.getGroup());
   x.epoch = r.getEpoch();
-  return read_list(r.getTasks(), x.tasks);
+  if (auto err = read_list(r.getTasks(), x.tasks))
+    return err;
+  x.run = r.getRun();
+  auto plan = r.getPlan();
+  if (auto err = read_list(plan.getChannels(), x.plan.channels))
+    return err;
+  return read_list(plan.getCollectives(), x.plan.collectives);
+}
+
+void write(sc::ExchangeEnd::Builder b, const exchange_end& x) {
+  b.setRun(x.run);
+  b.setAbort(x.abort);
+}
+
+caf::error read(sc::ExchangeEnd::Reader r, exchange_end& x) {
+  x.run = r.getRun();
+  x.abort = r.getAbort();
+  return {};
+}
+
+void write(sc::ChannelState::Builder b, const channel_state& x) {
+  b.setChannel(text(x.channel));
+  b.setNode(text(x.node));
+  b.setItems(x.items);
+  b.setClosed(x.closed);
+}
+
+caf::error read(sc::ChannelState::Reader r, channel_state& x) {
+  x.channel = to_std(r.getChannel());
+  x.node = to_std(r.getNode());
+  x.items = r.getItems();
+  x.closed = r.getClosed();
+  return {};
+}
+
+void write(sc::ExchangeReport::Builder b, const exchange_report& x) {
+  write_list(b.initChannels(static_cast<unsigned>(x.channels.size())),
+             x.channels);
+}
+
+caf::error read(sc::ExchangeReport::Reader r, exchange_report& x) {
+  return read_list(r.getChannels(), x.channels);
 }
 
 void write(sc::TaskOutput::Builder b, const task_output& x) {
@@ -903,6 +1088,9 @@ EPOCHRT_SCHEMA_OF(stop_condition, StopCondition)
 EPOCHRT_SCHEMA_OF(job_def, JobDef)
 EPOCHRT_SCHEMA_OF(blob_value, BlobValue)
 EPOCHRT_SCHEMA_OF(run_tasks, RunTasks)
+EPOCHRT_SCHEMA_OF(channel_def, ChannelDef)
+EPOCHRT_SCHEMA_OF(exchange_end, ExchangeEnd)
+EPOCHRT_SCHEMA_OF(exchange_report, ExchangeReport)
 EPOCHRT_SCHEMA_OF(task_output, TaskOutput)
 EPOCHRT_SCHEMA_OF(tasks_done, TasksDone)
 EPOCHRT_SCHEMA_OF(fetch_blobs, FetchBlobs)
@@ -1049,6 +1237,9 @@ EPOCHRT_INSTANTIATE_CODEC(stop_condition)
 EPOCHRT_INSTANTIATE_CODEC(job_def)
 EPOCHRT_INSTANTIATE_CODEC(blob_value)
 EPOCHRT_INSTANTIATE_CODEC(run_tasks)
+EPOCHRT_INSTANTIATE_CODEC(channel_def)
+EPOCHRT_INSTANTIATE_CODEC(exchange_end)
+EPOCHRT_INSTANTIATE_CODEC(exchange_report)
 EPOCHRT_INSTANTIATE_CODEC(task_output)
 EPOCHRT_INSTANTIATE_CODEC(tasks_done)
 EPOCHRT_INSTANTIATE_CODEC(fetch_blobs)

@@ -11,7 +11,9 @@ namespace epochrt {
 // Proto structs in schema/epochrt.capnp (flat array encoding, unpacked).
 //
 // `encode<T>` and `decode<T>` exist for: tensor, op_def, step_def, task_def,
-// task_group_def, stop_condition, job_def, blob_value, run_tasks,
+// task_group_def, stop_condition, channel_def, job_def, blob_value,
+// run_tasks (but not the actor handles of its plan's peers, which only
+// CAF's serialization carries), exchange_end, exchange_report,
 // task_output, tasks_done, fetch_blobs, blob_values, put_blobs,
 // init_checkpoint, blob_names, save_checkpoint, load_checkpoint,
 // check_checkpoint, checkpoint_status, blob_entry, manifest, blob_chunk,

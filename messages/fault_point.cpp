@@ -121,6 +121,23 @@ const std::vector<fault_point_info>& fault_points() {
     {p::daemon_send, "daemon.send",
      "daemon: before a reply is sent to its master (detail: the message)",
      messaging},
+    {p::channel_put, "channel.put",
+     "before a task's item leaves for its channel (detail: the channel)",
+     messaging},
+    {p::channel_take, "channel.take",
+     "before a task's take leaves for its channel (detail: the channel)",
+     messaging},
+    {p::channel_close, "channel.close",
+     "before a task's close leaves for its channel (detail: the channel)",
+     messaging},
+    {p::collective_send, "collective.send",
+     "before a task's blobs leave for a collective call (detail: the "
+     "collective)",
+     messaging},
+    {p::collective_receive, "collective.receive",
+     "when a collective call's results reach a task (detail: the "
+     "collective)",
+     messaging},
   };
   return points;
 }

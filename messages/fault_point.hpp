@@ -91,10 +91,17 @@ enum class fault_point : uint8_t {
   remote_heartbeat,
   daemon_receive,
   daemon_send,
+  // Channels and collectives: a task's operations (actors/core/
+  // exchange_port).
+  channel_put,
+  channel_take,
+  channel_close,
+  collective_send,
+  collective_receive,
 };
 
 constexpr size_t fault_point_count
-  = static_cast<size_t>(fault_point::daemon_send) + 1;
+  = static_cast<size_t>(fault_point::collective_receive) + 1;
 
 /// One injection point: its name in plans, what it is, and the fault kinds
 /// it accepts.

@@ -21,6 +21,11 @@ bool operator==(const task_group_def& x, const task_group_def& y) noexcept {
   return x.tasks == y.tasks;
 }
 
+bool operator==(const channel_def& x, const channel_def& y) noexcept {
+  return x.name == y.name && x.node == y.node && x.capacity == y.capacity
+    && x.blobs == y.blobs;
+}
+
 bool operator==(const stop_condition& x, const stop_condition& y) noexcept {
   return x.node == y.node && x.blob == y.blob;
 }
@@ -29,7 +34,8 @@ bool operator==(const job_def& x, const job_def& y) noexcept {
   return x.name == y.name && x.init_group == y.init_group
     && x.epoch_group == y.epoch_group && x.download_group == y.download_group
     && x.exit_group == y.exit_group && x.stop_conditions == y.stop_conditions
-    && x.nodes_to_checkpoint == y.nodes_to_checkpoint;
+    && x.nodes_to_checkpoint == y.nodes_to_checkpoint
+    && x.channels == y.channels;
 }
 
 } // namespace epochrt

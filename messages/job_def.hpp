@@ -57,6 +57,21 @@ struct task_group_def {
   std::vector<task_def> tasks;
 };
 
+/// A channel: a bounded FIFO queue of blob tuples (Caffe2's BlobsQueue),
+/// hosted by `node`, that the tasks of a group on any nodes put items into
+/// (EnqueueBlobs) and take items from (DequeueBlobs, SafeDequeueBlobs), and
+/// close (CloseBlobsQueue). An item is one tensor per name in `blobs`, in
+/// that order. A channel lives for one run of a group that uses it: it
+/// starts empty and open, and must be closed and empty when the group ends.
+struct channel_def {
+  std::string name;
+  std::string node;
+  /// Items it holds at most; a put waits while it is full. At least 1.
+  int64_t capacity = 1;
+  /// The names of one item's blobs (what ops and errors call them).
+  std::vector<std::string> blobs;
+};
+
 /// The job stops after an epoch in which this output of a task on `node`
 /// is true (non-zero).
 struct stop_condition {
@@ -67,6 +82,7 @@ struct stop_condition {
 /// Caffe2's Job: init runs once from scratch, epoch loops until a stop
 /// condition holds, download runs once after the loop, exit runs last.
 /// An empty `nodes_to_checkpoint` means the nodes of the init group.
+/// `channels` are the channels its groups' tasks may use (by name).
 struct job_def {
   std::string name;
   task_group_def init_group;
@@ -75,12 +91,14 @@ struct job_def {
   task_group_def exit_group;
   std::vector<stop_condition> stop_conditions;
   std::vector<std::string> nodes_to_checkpoint;
+  std::vector<channel_def> channels;
 };
 
 bool operator==(const op_def& x, const op_def& y) noexcept;
 bool operator==(const step_def& x, const step_def& y) noexcept;
 bool operator==(const task_def& x, const task_def& y) noexcept;
 bool operator==(const task_group_def& x, const task_group_def& y) noexcept;
+bool operator==(const channel_def& x, const channel_def& y) noexcept;
 bool operator==(const stop_condition& x, const stop_condition& y) noexcept;
 bool operator==(const job_def& x, const job_def& y) noexcept;
 
@@ -108,6 +126,12 @@ typename Inspector::result_type inspect(Inspector& f, task_group_def& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, channel_def& x) {
+  return f(caf::meta::type_name("epochrt::channel_def"), x.name, x.node,
+           x.capacity, x.blobs);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, stop_condition& x) {
   return f(caf::meta::type_name("epochrt::stop_condition"), x.node, x.blob);
 }
@@ -116,7 +140,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_def& x) {
   return f(caf::meta::type_name("epochrt::job_def"), x.name, x.init_group,
            x.epoch_group, x.download_group, x.exit_group, x.stop_conditions,
-           x.nodes_to_checkpoint);
+           x.nodes_to_checkpoint, x.channels);
 }
 
 } // namespace epochrt

@@ -3,6 +3,7 @@
 #include <caf/actor_system_config.hpp>
 
 #include <epochrt/messages/checkpoint_records.hpp>
+#include <epochrt/messages/exchange_protocol.hpp>
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
@@ -18,6 +19,7 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<step_def>("epochrt::step_def")
     .add_message_type<task_def>("epochrt::task_def")
     .add_message_type<task_group_def>("epochrt::task_group_def")
+    .add_message_type<channel_def>("epochrt::channel_def")
     .add_message_type<stop_condition>("epochrt::stop_condition")
     .add_message_type<job_def>("epochrt::job_def")
     .add_message_type<blob_entry>("epochrt::blob_entry")
@@ -46,6 +48,26 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<read_checkpoint>("epochrt::read_checkpoint")
     .add_message_type<prune_checkpoints>("epochrt::prune_checkpoints")
     .add_message_type<pruned_checkpoints>("epochrt::pruned_checkpoints")
+    // Channels and collectives: the plan of a group run, the end of a run,
+    // and what exchanges send each other.
+    .add_message_type<task_ref>("epochrt::task_ref")
+    .add_message_type<channel_plan>("epochrt::channel_plan")
+    .add_message_type<collective_plan>("epochrt::collective_plan")
+    .add_message_type<exchange_peer>("epochrt::exchange_peer")
+    .add_message_type<exchange_plan>("epochrt::exchange_plan")
+    .add_message_type<exchange_end>("epochrt::exchange_end")
+    .add_message_type<channel_state>("epochrt::channel_state")
+    .add_message_type<exchange_report>("epochrt::exchange_report")
+    .add_message_type<exchange_put>("epochrt::exchange_put")
+    .add_message_type<exchange_take>("epochrt::exchange_take")
+    .add_message_type<exchange_close>("epochrt::exchange_close")
+    .add_message_type<exchange_reply>("epochrt::exchange_reply")
+    .add_message_type<collective_contribution>(
+      "epochrt::collective_contribution")
+    .add_message_type<exchange_part>("epochrt::exchange_part")
+    .add_message_type<exchange_result>("epochrt::exchange_result")
+    .add_message_type<exchange_task_end>("epochrt::exchange_task_end")
+    .add_message_type<exchange_node_lost>("epochrt::exchange_node_lost")
     // The job runner and checkpoint manager protocol.
     .add_message_type<node_ref>("epochrt::node_ref")
     .add_message_type<ckpt_set_params>("epochrt::ckpt_set_params")

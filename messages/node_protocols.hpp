@@ -22,6 +22,7 @@ namespace epochrt {
 /// The node actor (actors/core/node_actor.hpp).
 using node_actor
   = caf::typed_actor<caf::replies_to<run_tasks>::with<tasks_done>,
+                     caf::replies_to<exchange_end>::with<exchange_report>,
                      caf::replies_to<fetch_blobs>::with<blob_values>,
                      caf::reacts_to<put_blobs>, caf::reacts_to<cancel_tasks>,
                      caf::reacts_to<reset_workspace>>;

@@ -2,11 +2,13 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <caf/meta/type_name.hpp>
 
 #include <epochrt/messages/checkpoint_records.hpp>
+#include <epochrt/messages/exchange_protocol.hpp>
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/tensor.hpp>
 
@@ -26,10 +28,28 @@ struct blob_value {
 
 /// Node: run these tasks of `group` (all addressed to this node)
 /// concurrently on the node's workspace. Replies `tasks_done`.
+///
+/// A group whose tasks use channels or collectives comes with its `plan`
+/// (the same for every node of the group, and sent also to a channel's
+/// node that runs no task of it) and an id for this run of the group,
+/// `run`, unique among the runs of the sender: the group's channels and
+/// collectives live for that run. The sender ends the run on every node
+/// with `exchange_end` once the group is over.
 struct run_tasks {
+  run_tasks() = default;
+
+  run_tasks(std::string group, int64_t epoch, std::vector<task_def> tasks,
+            uint64_t run = 0, exchange_plan plan = {})
+    : group(std::move(group)), epoch(epoch), tasks(std::move(tasks)),
+      run(run), plan(std::move(plan)) {
+    // nop
+  }
+
   std::string group;
   int64_t epoch = 0;
   std::vector<task_def> tasks;
+  uint64_t run = 0;
+  exchange_plan plan;
 };
 
 /// Node: stop every task still running (at its next op) and reply `unit`
@@ -218,7 +238,7 @@ typename Inspector::result_type inspect(Inspector& f, blob_value& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_tasks& x) {
   return f(caf::meta::type_name("epochrt::run_tasks"), x.group, x.epoch,
-           x.tasks);
+           x.tasks, x.run, x.plan);
 }
 
 template <class Inspector>

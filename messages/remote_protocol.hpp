@@ -54,10 +54,13 @@ struct remote_attach {
 };
 
 /// Daemon: the actor that hosts the node for this master — job, workspace
-/// and checkpoint requests all go to it — and the daemon's limits.
+/// and checkpoint requests all go to it —, the daemon's limits, and the
+/// endpoint of its exchange, where the tasks of other nodes reach the
+/// channels and collectives of the daemon's nodes (exchange_protocol.hpp).
 struct remote_attached {
   caf::actor gate;
   uint64_t max_tensor_bytes = 0;
+  caf::actor exchange;
 };
 
 template <class Inspector>
@@ -81,7 +84,7 @@ typename Inspector::result_type inspect(Inspector& f, remote_attach& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, remote_attached& x) {
   return f(caf::meta::type_name("epochrt::remote_attached"), x.gate,
-           x.max_tensor_bytes);
+           x.max_tensor_bytes, x.exchange);
 }
 
 } // namespace epochrt

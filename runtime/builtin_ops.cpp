@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include <epochrt/runtime/exchange_ops.hpp>
 #include <epochrt/runtime/op_context.hpp>
 #include <epochrt/runtime/op_registry.hpp>
 
@@ -432,7 +433,19 @@ caf::error generate_linear_data(op_context& ctx) {
   return caf::none;
 }
 
-caf::error linear_regression_sgd(op_context& ctx) {
+// The mean squared error of a linear model on a batch and the sums its
+// gradient is made of (error times feature, error), accumulated in double
+// in row order.
+struct linear_gradient {
+  std::vector<double> w;
+  double b = 0;
+  double loss = 0;
+  size_t rows = 0;
+};
+
+// Checks the inputs w (f32 [features]), b (f32, one element), X (f32 [k,
+// features]) and y (f32 [k]) and computes the gradient of the MSE at w, b.
+caf::expected<linear_gradient> mse_gradient(op_context& ctx) {
   for (size_t i = 0; i < 4; ++i)
     if (auto err = require_dtype(ctx, i, ctx.input(i), dtype::f32))
       return err;
@@ -457,39 +470,101 @@ caf::error linear_regression_sgd(op_context& ctx) {
     return ctx.fail(runtime_errc::shape_mismatch,
                     "y must have shape [" + std::to_string(k) + "], got "
                       + shape_text(y.shape));
-  auto lr = ctx.number_arg("lr", 0.01);
   auto n = static_cast<size_t>(features);
-  auto rows = static_cast<size_t>(k);
+  linear_gradient result;
+  result.rows = static_cast<size_t>(k);
+  result.w.assign(n, 0.0);
   auto* ws = w.values<float>();
   auto bias = static_cast<double>(b.values<float>()[0]);
   auto* xs = x.values<float>();
   auto* ys = y.values<float>();
-  std::vector<double> grad_w(n, 0.0);
-  double grad_b = 0;
-  double loss = 0;
-  for (size_t r = 0; r < rows; ++r) {
+  for (size_t r = 0; r < result.rows; ++r) {
     double pred = bias;
     for (size_t f = 0; f < n; ++f)
       pred += static_cast<double>(ws[f]) * xs[r * n + f];
     double err = pred - ys[r];
-    loss += err * err;
+    result.loss += err * err;
     for (size_t f = 0; f < n; ++f)
-      grad_w[f] += err * xs[r * n + f];
-    grad_b += err;
+      result.w[f] += err * xs[r * n + f];
+    result.b += err;
   }
-  tensor new_w = w;
-  tensor new_b = b;
-  if (rows > 0) {
-    loss /= static_cast<double>(rows);
-    double scale = 2.0 / static_cast<double>(rows);
+  if (result.rows > 0)
+    result.loss /= static_cast<double>(result.rows);
+  return result;
+}
+
+// The gradient's scale: d/dw of the mean of squares is 2/k times the sums.
+double gradient_scale(const linear_gradient& grad) {
+  return grad.rows > 0 ? 2.0 / static_cast<double>(grad.rows) : 0.0;
+}
+
+caf::error linear_regression_sgd(op_context& ctx) {
+  auto grad = mse_gradient(ctx);
+  if (!grad)
+    return std::move(grad.error());
+  auto lr = ctx.number_arg("lr", 0.01);
+  tensor new_w = ctx.input(0);
+  tensor new_b = ctx.input(1);
+  if (grad->rows > 0) {
+    auto scale = gradient_scale(*grad);
     auto* out = new_w.values<float>();
-    for (size_t f = 0; f < n; ++f)
-      out[f] = static_cast<float>(ws[f] - lr * scale * grad_w[f]);
-    new_b.values<float>()[0] = static_cast<float>(bias - lr * scale * grad_b);
+    for (size_t f = 0; f < grad->w.size(); ++f)
+      out[f] = static_cast<float>(out[f] - lr * scale * grad->w[f]);
+    auto bias = static_cast<double>(new_b.values<float>()[0]);
+    new_b.values<float>()[0] = static_cast<float>(bias - lr * scale * grad->b);
   }
   ctx.set_output(0, std::move(new_w));
   ctx.set_output(1, std::move(new_b));
-  ctx.set_output(2, make_scalar<float>(static_cast<float>(loss)));
+  ctx.set_output(2, make_scalar<float>(static_cast<float>(grad->loss)));
+  return caf::none;
+}
+
+caf::error linear_regression_gradient(op_context& ctx) {
+  auto grad = mse_gradient(ctx);
+  if (!grad)
+    return std::move(grad.error());
+  auto scale = gradient_scale(*grad);
+  std::vector<float> w(grad->w.size());
+  for (size_t f = 0; f < w.size(); ++f)
+    w[f] = static_cast<float>(scale * grad->w[f]);
+  ctx.set_output(0, make_tensor<float>({static_cast<int64_t>(w.size())}, w));
+  ctx.set_output(1, make_tensor<float>(ctx.input(1).shape,
+                                       {static_cast<float>(scale * grad->b)}));
+  ctx.set_output(2, make_scalar<float>(static_cast<float>(grad->loss)));
+  return caf::none;
+}
+
+// param -= lr * grad, elementwise, in f32 or f64.
+caf::error sgd_update(op_context& ctx) {
+  auto& param = ctx.input(0);
+  auto& grad = ctx.input(1);
+  if (param.type != dtype::f32 && param.type != dtype::f64)
+    return ctx.fail(runtime_errc::type_mismatch,
+                    std::string{"param must be f32 or f64, got "}
+                      + to_string(param.type));
+  if (grad.type != param.type)
+    return ctx.fail(runtime_errc::type_mismatch,
+                    std::string{"grad is "} + to_string(grad.type)
+                      + ", param " + to_string(param.type));
+  if (grad.shape != param.shape)
+    return ctx.fail(runtime_errc::shape_mismatch,
+                    "grad has shape " + shape_text(grad.shape) + ", param "
+                      + shape_text(param.shape));
+  auto lr = ctx.number_arg("lr", 0.01);
+  tensor result = param;
+  auto n = result.element_count();
+  if (result.type == dtype::f32) {
+    auto* out = result.values<float>();
+    auto* g = grad.values<float>();
+    for (size_t i = 0; i < n; ++i)
+      out[i] = static_cast<float>(out[i] - lr * g[i]);
+  } else {
+    auto* out = result.values<double>();
+    auto* g = grad.values<double>();
+    for (size_t i = 0; i < n; ++i)
+      out[i] = out[i] - lr * g[i];
+  }
+  ctx.set_output(0, std::move(result));
   return caf::none;
 }
 
@@ -756,6 +831,32 @@ caf::error add_builtin_ops(op_registry& ops) {
             linear_regression_sgd,
             {}});
   must_add(registry,
+           {"LinearRegressionGradient",
+            "Inputs: w (f32 [features]), b (f32, one element), X (f32 [k, "
+            "features]), y (f32 [k]). Outputs: grad_w (f32 [features]) and "
+            "grad_b (b's shape), the gradient of the mean squared error on "
+            "the batch at w, b, and loss (f32 scalar, that error). With k = "
+            "0 the gradient and the loss are 0. For data-parallel training: "
+            "average the gradients with Allreduce, then SGDUpdate.",
+            4,
+            4,
+            3,
+            3,
+            {},
+            linear_regression_gradient,
+            {}});
+  must_add(registry,
+           {"SGDUpdate",
+            "Inputs: param, grad (f32 or f64, one dtype and shape). Output: "
+            "param - lr * grad.",
+            2,
+            2,
+            1,
+            1,
+            {arg("lr", arg_kind::number, false, "learning rate, default 0.01")},
+            sgd_update,
+            {}});
+  must_add(registry,
            {"CopyDirectory",
             "Copies the file or directory tree `source` to `destination` on "
             "the node's file system, replacing it (staged beside it, then "
@@ -778,6 +879,8 @@ caf::error add_builtin_ops(op_registry& ops) {
             {arg("ms", arg_kind::integer, true, "milliseconds to wait")},
             sleep_op,
             {}});
+  if (auto err = add_exchange_ops(ops); err && !registry.first)
+    registry.first = std::move(err);
   return std::move(registry.first);
 }
 

@@ -23,10 +23,16 @@ class op_registry;
 /// - GenerateLinearData: -> X, y; rows*, features*, seed, noise, weights,
 ///   bias: deterministic synthetic regression data
 /// - LinearRegressionSGD: w, b, X, y -> w, b, loss; lr: one SGD step of MSE
+/// - LinearRegressionGradient: w, b, X, y -> grad_w, grad_b, loss: the
+///   gradient of the MSE, for data-parallel training
+/// - SGDUpdate: param, grad -> param; lr: param - lr * grad
 /// - CopyDirectory: no blobs; source*, destination*: copies a file tree on
 ///   the node, replacing the destination
 /// - Sleep: no blobs; ms*: waits `ms` milliseconds, ending early (failing)
 ///   once its task is cancelled
+/// - the channel and collective ops of exchange_ops.hpp (EnqueueBlobs,
+///   DequeueBlobs, SafeDequeueBlobs, CloseBlobsQueue, Allreduce, Broadcast,
+///   Allgather, Barrier)
 ///
 /// Each schema's `doc` has the details; docs/jobs-in-cpp.md and
 /// docs/job-file.md list every argument's kind and default. CopyDirectory

@@ -5,6 +5,7 @@
 #include <set>
 
 #include <epochrt/messages/names.hpp>
+#include <epochrt/runtime/exchange_plan.hpp>
 #include <epochrt/runtime/op_registry.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 
@@ -166,6 +167,10 @@ void job::add_stop_condition(std::string node, std::string blob) {
     stop_condition{std::move(node), std::move(blob)});
 }
 
+void job::add_channel(channel_def channel) {
+  def_.channels.push_back(std::move(channel));
+}
+
 void job::set_nodes_to_checkpoint(std::vector<std::string> nodes) {
   def_.nodes_to_checkpoint = std::move(nodes);
 }
@@ -181,6 +186,8 @@ std::vector<std::string> job::nodes() const {
   for (auto& ref : groups_of(def_))
     for (auto& task : ref.group->tasks)
       append_unique(result, task.node);
+  for (auto& channel : def_.channels)
+    append_unique(result, channel.node);
   return result;
 }
 
@@ -207,6 +214,15 @@ caf::error job::validate(const op_registry& registry, path_style style) const {
                          + std::to_string(pos->second) + " of the " + ref.name
                          + " group)");
     }
+  }
+  if (auto err = check_channels(def_.channels))
+    return err;
+  for (auto& ref : groups_of(def_)) {
+    auto path = style == path_style::file ? std::string{ref.name}
+                                          : std::string{ref.def_field}
+                                              + ".tasks";
+    if (auto plan = make_exchange_plan(*ref.group, def_.channels, path); !plan)
+      return std::move(plan.error());
   }
   auto all_nodes = nodes();
   auto used = [&](const std::string& node) {

@@ -81,6 +81,16 @@ public:
     return def_.stop_conditions;
   }
 
+  /// Declares a channel that the tasks of any group may use by name
+  /// (EnqueueBlobs, DequeueBlobs, SafeDequeueBlobs, CloseBlobsQueue). Each
+  /// run of a group that uses it gets it empty and open, and must leave it
+  /// closed and empty.
+  void add_channel(channel_def channel);
+
+  const std::vector<channel_def>& channels() const noexcept {
+    return def_.channels;
+  }
+
   /// Checkpoint exactly these nodes; an empty list restores the default.
   void set_nodes_to_checkpoint(std::vector<std::string> nodes);
 
@@ -89,7 +99,8 @@ public:
   std::vector<std::string> nodes_to_checkpoint() const;
 
   /// Every node that runs a task of any group, in first-use order (init,
-  /// epoch, download, exit).
+  /// epoch, download, exit), then every node that hosts a channel and runs
+  /// no task.
   std::vector<std::string> nodes() const;
 
   const job_def& def() const noexcept {
@@ -103,7 +114,9 @@ public:
   /// num_iter >= 0, and 0 only with a stop_blob; every stop condition on a
   /// node of the job and naming an output of an epoch task on that node; a
   /// non-empty epoch group has at least one stop condition (otherwise it
-  /// never ends); nodes_to_checkpoint are nodes of the job.
+  /// never ends); nodes_to_checkpoint are nodes of the job; channels
+  /// declared as `check_channels` says, and every group's channels and
+  /// collectives used as `make_exchange_plan` says.
   caf::error validate(const op_registry& registry,
                       path_style style = path_style::def) const;
 

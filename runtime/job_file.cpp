@@ -233,18 +233,47 @@ void parse_group(const json& root, const char* field, task_group_def& group,
     group.tasks.push_back(parse_task((*x)[i], index_path(field, i), registry));
 }
 
+// CHANNEL = {"name": "batches", "node": "reader", "capacity": 4,
+//            "blobs": ["x", "y"]}
+std::vector<channel_def> parse_channels(const json& root) {
+  std::vector<channel_def> result;
+  auto* x = member(root, "channels");
+  if (x == nullptr)
+    return result;
+  if (!x->is_array())
+    wrong_type("channels", "an array of channels", *x);
+  for (size_t i = 0; i < x->size(); ++i) {
+    auto path = index_path("channels", i);
+    auto& obj = expect_object((*x)[i], path);
+    check_fields(obj, path, {"name", "node", "capacity", "blobs"});
+    channel_def ch;
+    ch.name = as_string(required(obj, path, "name"), field_path(path, "name"));
+    ch.node = as_string(required(obj, path, "node"), field_path(path, "node"));
+    check_node(ch.node, field_path(path, "node"));
+    if (auto* capacity = member(obj, "capacity"))
+      ch.capacity = as_int(*capacity, field_path(path, "capacity"));
+    if (member(obj, "blobs") == nullptr)
+      required(obj, path, "blobs");
+    ch.blobs = string_list(obj, path, "blobs");
+    check_blobs(ch.blobs, field_path(path, "blobs"));
+    result.push_back(std::move(ch));
+  }
+  return result;
+}
+
 job parse_root(const json& root, const op_registry& registry) {
   if (!root.is_object())
     fail({}, "expected an object at the top level, got " + found(root));
   check_fields(root, {},
                {"name", "init", "epoch", "download", "exit", "stop_conditions",
-                "nodes_to_checkpoint", "epoch_limit"});
+                "nodes_to_checkpoint", "epoch_limit", "channels"});
   job_def def;
   def.name = as_string(required(root, {}, "name"), "name");
   if (!valid_blob_name(def.name))
     fail("name",
          "invalid job name '" + def.name
            + "' (1 to 256 printable characters, no spaces)");
+  def.channels = parse_channels(root);
   parse_group(root, "init", def.init_group, registry);
   parse_group(root, "epoch", def.epoch_group, registry);
   parse_group(root, "download", def.download_group, registry);

@@ -21,8 +21,10 @@ int64_t element_as_int(const tensor& x, size_t i) noexcept {
 
 op_context::op_context(workspace::access& ws, scratch_map* scratch,
                        const op_def& def, const std::string& node,
-                       const std::atomic<bool>* cancel)
-  : ws_(ws), scratch_(scratch), def_(def), node_(node), cancel_(cancel) {
+                       const std::atomic<bool>* cancel, task_port* port,
+                       call_state* calls)
+  : ws_(ws), scratch_(scratch), def_(def), node_(node), cancel_(cancel),
+    port_(port), calls_(calls) {
   // nop
 }
 
@@ -78,6 +80,46 @@ void op_context::set_output(size_t i, tensor value) {
     }
   }
   ws_.put(name, std::move(value));
+}
+
+tensor_ptr op_context::share_input(size_t i) const {
+  assert(i < def_.inputs.size());
+  auto& name = def_.inputs[i];
+  if (scratch_ != nullptr) {
+    auto j = scratch_->find(name);
+    if (j != scratch_->end())
+      return std::make_shared<tensor>(j->second);
+  }
+  auto result = ws_.share(name);
+  assert(result != nullptr); // the runner checks inputs before the op runs
+  return result;
+}
+
+void op_context::set_output_shared(size_t i, tensor_ptr value) {
+  assert(i < def_.outputs.size());
+  auto& name = def_.outputs[i];
+  if (scratch_ != nullptr) {
+    auto j = scratch_->find(name);
+    if (j != scratch_->end()) {
+      j->second = *value;
+      return;
+    }
+    if (!ws_.has(name)) {
+      scratch_->emplace(name, *value);
+      return;
+    }
+  }
+  ws_.put_shared(name, std::move(value));
+}
+
+caf::error op_context::wait_for(std::shared_ptr<exchange_wait> wait) {
+  assert(wait != nullptr);
+  if (calls_ == nullptr)
+    return fail(runtime_errc::op_failed,
+                "this op waits for other tasks, which its runner cannot do");
+  assert(calls_->resumed == nullptr);
+  calls_->requested = std::move(wait);
+  return caf::none;
 }
 
 const tensor* op_context::arg(const std::string& name) const {

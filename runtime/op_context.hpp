@@ -12,6 +12,7 @@
 
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/tensor.hpp>
+#include <epochrt/runtime/exchange.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 #include <epochrt/runtime/workspace.hpp>
 
@@ -35,17 +36,40 @@ namespace epochrt {
 /// PRIVATE tasks: reads look in the task's scratch blobs first, then in the
 /// workspace; a write goes to scratch unless the workspace already has the
 /// blob (and scratch does not).
+///
+/// Waiting: an op that must wait for something outside its task (a
+/// channel, a collective) starts the operation on its task's `port()`,
+/// and returns `wait_for(wait)`. Its task then gives up its thread and the
+/// workspace lock until the wait completes, and the op is called again,
+/// with a new context whose `resumed()` is that wait: it finishes there
+/// (writes its outputs from the outcome). Nothing else of the task runs
+/// meanwhile; other tasks of the node do.
 class op_context {
 public:
   /// Task-local blobs of a PRIVATE task.
   using scratch_map = std::map<std::string, tensor, std::less<>>;
 
+  /// What an op call tells its task's runner beyond its error, and what
+  /// the runner tells the op's next call: owned by the runner.
+  struct call_state {
+    /// What the call waits for: set by `wait_for`.
+    std::shared_ptr<exchange_wait> requested;
+    /// Set by the runner for the call after the wait completed.
+    std::shared_ptr<exchange_wait> resumed;
+    /// Set by `end_step`.
+    bool end_step = false;
+  };
+
   /// Precondition: every input of `def` exists (the runner checks it).
   /// `scratch` is null for a GLOBAL task.
   /// `cancel`, when given, is the task's cancel flag (see `cancelled`).
+  /// `port` is the task's exchange (null: channel and collective ops fail),
+  /// `calls` where a call's wait and step end go (null: no op may wait or
+  /// end its step).
   op_context(workspace::access& ws, scratch_map* scratch, const op_def& def,
              const std::string& node,
-             const std::atomic<bool>* cancel = nullptr);
+             const std::atomic<bool>* cancel = nullptr,
+             task_port* port = nullptr, call_state* calls = nullptr);
 
   op_context(const op_context&) = delete;
   op_context& operator=(const op_context&) = delete;
@@ -80,6 +104,40 @@ public:
 
   /// Replaces output blob `i` with `value`.
   void set_output(size_t i, tensor value);
+
+  /// Input `i` as a shared, immutable value, without a copy when it lives
+  /// in the workspace (a PRIVATE task's scratch blob is copied).
+  tensor_ptr share_input(size_t i) const;
+
+  /// Replaces output blob `i` with `value`, shared with whoever else holds
+  /// it (copied into a PRIVATE task's scratch).
+  void set_output_shared(size_t i, tensor_ptr value);
+
+  /// The task's exchange, or null when it runs without one.
+  task_port* port() const noexcept {
+    return port_;
+  }
+
+  /// Suspends the op until `wait` completes (see the class comment);
+  /// returns no error. Precondition: the op was not resumed from a wait,
+  /// and `wait` is not null. Without a wait slot (a runner that cannot
+  /// suspend), an error.
+  caf::error wait_for(std::shared_ptr<exchange_wait> wait);
+
+  /// The completed wait that this call of the op resumes after, or null on
+  /// the op's first call.
+  exchange_wait* resumed() const noexcept {
+    return calls_ != nullptr ? calls_->resumed.get() : nullptr;
+  }
+
+  /// Ends the op's step once the op returns without an error: the ops
+  /// after it in the step do not run, and the step does not iterate again
+  /// (SafeDequeueBlobs at the end of its channel). No effect without a
+  /// call state.
+  void end_step() noexcept {
+    if (calls_ != nullptr)
+      calls_->end_step = true;
+  }
 
   /// Typed arguments; `fallback` when the call does not give the argument.
   /// The registry checked their kinds before the op runs.
@@ -122,6 +180,8 @@ private:
   const op_def& def_;
   const std::string& node_;
   const std::atomic<bool>* cancel_;
+  task_port* port_;
+  call_state* calls_;
 };
 
 /// Element `i` of an integer, bool or floating tensor as int64 (integers

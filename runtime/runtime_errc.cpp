@@ -24,6 +24,10 @@ std::string to_string(runtime_errc x) {
       return "unreadable_file";
     case runtime_errc::op_failed:
       return "op_failed";
+    case runtime_errc::peer_lost:
+      return "peer_lost";
+    case runtime_errc::exchange_failed:
+      return "exchange_failed";
   }
   return "unknown";
 }

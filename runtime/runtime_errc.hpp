@@ -29,6 +29,15 @@ enum class runtime_errc : uint8_t {
   unreadable_file,
   /// An op failed for another reason (threw, was cancelled, ...).
   op_failed,
+  /// A channel or collective op waited for a node that was lost (killed,
+  /// gone, frozen past the connection timeout). The actors layer reports
+  /// the task's group as a lost node, so that a job with failures left
+  /// recovers.
+  peer_lost,
+  /// A channel or collective op that the job uses wrongly: a put into a
+  /// closed channel, a take no task will ever answer, blobs that do not
+  /// match the other participants' or the channel's.
+  exchange_failed,
 };
 
 /// The category of `runtime_errc` in a `caf::error`.

@@ -205,4 +205,28 @@ void workspace::access::put(const std::string& name, tensor value) {
   i->second.version = version;
 }
 
+workspace::blob_ptr
+workspace::access::share(std::string_view name) const {
+  assert(guard_.owns_lock());
+  auto i = ws_->blobs_.find(name);
+  if (i == ws_->blobs_.end())
+    return nullptr;
+  return i->second.value;
+}
+
+void workspace::access::put_shared(const std::string& name, blob_ptr value) {
+  assert(guard_.owns_lock());
+  assert(value != nullptr);
+  // Every tensor is created mutable (make_shared<tensor>) and written only
+  // by a sole owner, so dropping the const here never writes under a
+  // reader: mutable_blob and put clone a tensor that others hold.
+  auto ptr = std::const_pointer_cast<tensor>(std::move(value));
+  auto version = ws_->next_version();
+  auto i = ws_->blobs_.find(name);
+  if (i == ws_->blobs_.end())
+    ws_->blobs_.emplace(name, slot{std::move(ptr), version});
+  else
+    i->second = slot{std::move(ptr), version};
+}
+
 } // namespace epochrt

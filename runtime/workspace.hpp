@@ -127,6 +127,17 @@ public:
     /// Stores `value` as `name` without cloning the previous value.
     void put(const std::string& name, tensor value);
 
+    /// The blob `name` as a shared, immutable value, or null when absent:
+    /// for passing it to another task or node without a copy. It never
+    /// changes for whoever holds it: this workspace clones a tensor that
+    /// others hold before writing it.
+    blob_ptr share(std::string_view name) const;
+
+    /// Stores `value` as `name`, shared with whoever else holds it: the
+    /// workspace writes it in place only once it is the sole owner, and
+    /// clones it first otherwise.
+    void put_shared(const std::string& name, blob_ptr value);
+
   private:
     std::unique_lock<std::mutex> guard_;
     workspace* ws_;

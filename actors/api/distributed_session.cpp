@@ -56,9 +56,10 @@ distributed_session::connect(const std::string& name) {
   if (!connected)
     return std::move(connected.error());
   auto proxy = connected->proxy;
+  auto exchange = connected->exchange;
   connected_.insert_or_assign(
     name, std::make_unique<remote_node>(std::move(*connected)));
-  return node_handle{name, proxy, proxy};
+  return node_handle{name, proxy, proxy, exchange};
 }
 
 caf::expected<node_handle> distributed_session::node(const std::string& name) {
@@ -69,7 +70,8 @@ caf::expected<node_handle> distributed_session::node(const std::string& name) {
                       "invalid node name '" + name + "': " + problem);
   std::lock_guard<std::mutex> guard{mtx_};
   if (auto i = connected_.find(name); i != connected_.end())
-    return node_handle{name, i->second->proxy, i->second->proxy};
+    return node_handle{name, i->second->proxy, i->second->proxy,
+                       i->second->exchange};
   return connect(name);
 }
 

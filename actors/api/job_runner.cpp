@@ -19,6 +19,7 @@ namespace {
 // A group the job runner runs from the calling thread (upload, download,
 // exit), between the fault plan's job.group points.
 caf::error run_group(session& sess, const task_group_def& group,
+                     const std::vector<channel_def>& channels,
                      const char* label, int64_t epoch) {
   auto* faults = sess.options().faults.get();
   fault_site site{{}, epoch, label};
@@ -26,7 +27,7 @@ caf::error run_group(session& sess, const task_group_def& group,
   if (auto err
       = strike_blocking(faults, fault_point::job_group_start, site, action))
     return err;
-  if (auto done = sess.run(group, label, epoch); !done)
+  if (auto done = sess.run(group, label, epoch, channels); !done)
     return std::move(done.error());
   return strike_blocking(faults, fault_point::job_group_end, site, action);
 }
@@ -91,7 +92,9 @@ job_runner::run_epochs(session& sess, std::optional<int64_t> resume_from,
     if (!handle)
       return std::move(handle.error());
     cfg.nodes.emplace(name, handle->node);
+    cfg.exchange.directory.emplace(name, handle->exchange);
   }
+  cfg.exchange.end_timeout = sess.options().request_timeout;
   run_job start;
   if (manager_ != nullptr) {
     auto to_checkpoint = job_.nodes_to_checkpoint();
@@ -228,16 +231,18 @@ caf::expected<int64_t> job_runner::run_once(session& sess,
     auto group = upload_->build(epoch, *manager_);
     if (!group)
       return std::move(group.error());
-    if (auto err = run_group(sess, *group, "upload", epoch))
+    if (auto err = run_group(sess, *group, {}, "upload", epoch))
       return err;
     detail::log().info("finished uploading the checkpoints");
   }
   detail::log().info("starting the download group");
-  if (auto err = run_group(sess, job_.def().download_group, "download", epoch))
+  if (auto err = run_group(sess, job_.def().download_group,
+                           job_.def().channels, "download", epoch))
     return err;
   detail::log().info("finished the download group");
   detail::log().info("starting the exit group");
-  if (auto err = run_group(sess, job_.def().exit_group, "exit", epoch))
+  if (auto err = run_group(sess, job_.def().exit_group, job_.def().channels,
+                           "exit", epoch))
     return err;
   detail::log().info("finished the exit group");
   return epoch;

@@ -5,6 +5,7 @@
 #include <caf/send.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/core/exchange_hub.hpp>
 #include <epochrt/actors/core/node_actor.hpp>
 #include <epochrt/actors/core/persistence_actor.hpp>
 #include <epochrt/messages/fault_injector.hpp>
@@ -23,6 +24,9 @@ local_session::local_session(caf::actor_system& sys,
     pool_ = std::move(*pool);
   else
     start_error_ = std::move(pool.error());
+  exchange_hub_options hub_options;
+  hub_options.silence_limit = options.connection_timeout;
+  hub_ = exchange_hub::make(sys, pool_, hub_options);
 }
 
 local_session::~local_session() {
@@ -35,9 +39,10 @@ local_session::~local_session() {
     caf::anon_send_exit(node.handle.persistence,
                         caf::exit_reason::user_shutdown);
   }
-  // Queued tasks are dropped (each reports its end to a node actor that is
-  // going); running ones end at their next op once their node has seen its
-  // exit.
+  // Waiting tasks are woken (and fail); queued tasks are dropped (each
+  // reports its end to a node actor that is going); running ones end at
+  // their next op once their node has seen its exit.
+  hub_->shutdown();
   if (pool_)
     pool_->stop();
 }
@@ -69,7 +74,8 @@ local_session::get_or_create(const std::string& name) {
                             "persistence actor (out of memory or threads)");
     created.handle.node
       = spawn_node(sys_, name, created.ws, ops_, options().group_timeout, pool_,
-                   options().faults);
+                   options().faults, hub_);
+    created.handle.exchange = hub_->endpoint();
     i = nodes_.emplace(name, std::move(created)).first;
   }
   return &i->second;

@@ -9,6 +9,7 @@
 
 namespace epochrt {
 
+class exchange_hub;
 class op_registry;
 class worker_pool;
 class workspace;
@@ -56,6 +57,8 @@ private:
   // Shared with the node actors, which may outlive the session by a few
   // messages: a stopped pool refuses their work instead of vanishing.
   std::shared_ptr<worker_pool> pool_;
+  // The channels and collectives of the session's nodes.
+  std::shared_ptr<exchange_hub> hub_;
   caf::error start_error_;
   std::mutex mtx_;
   std::map<std::string, local_node> nodes_;

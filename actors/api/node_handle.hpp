@@ -2,18 +2,23 @@
 
 #include <string>
 
+#include <caf/actor.hpp>
+
 #include <epochrt/messages/node_protocols.hpp>
 
 namespace epochrt {
 
 /// How a session reaches one node: the node actor that hosts its workspace
-/// and runs its tasks, and the persistence actor that writes its
-/// checkpoints where the node runs. For a node on a daemon both are the
-/// same proxy (remote_node_actor.hpp).
+/// and runs its tasks, the persistence actor that writes its checkpoints
+/// where the node runs, and the endpoint of the exchange of the process
+/// that hosts it, where other nodes' tasks reach its channels and
+/// collectives. For a node on a daemon the first two are the same proxy
+/// (remote_node_actor.hpp).
 struct node_handle {
   std::string name;
   node_actor node;
   persistence_actor persistence;
+  caf::actor exchange;
 };
 
 } // namespace epochrt

@@ -4,6 +4,7 @@
 #include <map>
 
 #include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/io/middleman.hpp>
@@ -13,6 +14,7 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/network.hpp>
 #include <epochrt/actors/api/node_address.hpp>
+#include <epochrt/actors/core/exchange_hub.hpp>
 #include <epochrt/actors/core/node_actor.hpp>
 #include <epochrt/actors/core/persistence_actor.hpp>
 #include <epochrt/actors/detail/log.hpp>
@@ -58,6 +60,7 @@ struct gatekeeper_state {
   std::string root;
   std::shared_ptr<const op_registry> ops;
   std::shared_ptr<worker_pool> pool;
+  std::shared_ptr<exchange_hub> hub;
   std::map<std::vector<char>, challenge> challenges;
   // Shared with the exit functor, which drops every node on shutdown.
   std::shared_ptr<std::map<std::string, attachment>> attached;
@@ -190,7 +193,8 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
   x.master_actor = sender->address();
   auto ws = std::make_shared<workspace>();
   x.node = spawn_node(self->system(), msg.node, ws, st.ops,
-                      st.options.task_timeout, st.pool, st.options.faults);
+                      st.options.task_timeout, st.pool, st.options.faults,
+                      st.hub);
   x.persistence = spawn_persistence(self->system(), msg.node, ws, st.root,
                                     st.options.faults);
   if (!x.persistence) {
@@ -217,7 +221,8 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
   auto gate = x.gate;
   attached.emplace(msg.node, std::move(x));
   detail::log().info("node {} attached for master {}", msg.node, peer);
-  return remote_attached{gate, st.options.max_tensor_bytes};
+  return remote_attached{gate, st.options.max_tensor_bytes,
+                         st.hub->endpoint()};
 }
 
 void on_master_down(gatekeeper_ptr self, const caf::down_msg& dm) {
@@ -237,12 +242,14 @@ void on_master_down(gatekeeper_ptr self, const caf::down_msg& dm) {
 caf::behavior gatekeeper(gatekeeper_ptr self, node_server_options options,
                          std::string root,
                          std::shared_ptr<const op_registry> ops,
-                         std::shared_ptr<worker_pool> pool) {
+                         std::shared_ptr<worker_pool> pool,
+                         std::shared_ptr<exchange_hub> hub) {
   auto& st = self->state;
   st.options = std::move(options);
   st.root = std::move(root);
   st.ops = std::move(ops);
   st.pool = std::move(pool);
+  st.hub = std::move(hub);
   st.attached = std::make_shared<std::map<std::string, attachment>>();
   self->attach_functor([self, attached = st.attached](const caf::error&) {
     for (auto& [name, x] : *attached) {
@@ -285,9 +292,11 @@ caf::expected<std::string> make_root(const std::string& dir) {
 node_server::node_server(caf::actor_system& sys, caf::actor gatekeeper,
                          uint16_t port, std::string root,
                          std::shared_ptr<fault_injector> faults,
-                         std::shared_ptr<worker_pool> pool)
+                         std::shared_ptr<worker_pool> pool,
+                         std::shared_ptr<exchange_hub> hub)
   : sys_(sys), gatekeeper_(std::move(gatekeeper)), port_(port),
-    root_(std::move(root)), faults_(std::move(faults)), pool_(std::move(pool)) {
+    root_(std::move(root)), faults_(std::move(faults)), pool_(std::move(pool)),
+    hub_(std::move(hub)) {
   // nop
 }
 
@@ -322,10 +331,19 @@ node_server::start(caf::actor_system& sys,
     = options.max_tensor_bytes + message_overhead_bytes;
   admission.faults = options.faults;
   auto faults = options.faults;
-  auto keeper
-    = sys.spawn(gatekeeper, std::move(options), *root, std::move(ops), pool);
+  exchange_hub_options hub_options;
+  hub_options.max_tensor_bytes = options.max_tensor_bytes;
+  auto silence = caf::get_or(sys.config(), "middleman.connection-timeout",
+                             caf::timespan{std::chrono::seconds(5)});
+  if (silence.count() > 0)
+    hub_options.silence_limit
+      = std::chrono::duration_cast<std::chrono::milliseconds>(silence);
+  auto hub = exchange_hub::make(sys, pool, hub_options);
+  auto keeper = sys.spawn(gatekeeper, std::move(options), *root,
+                          std::move(ops), pool, hub);
   auto bound = publish_actor(keeper, host, port, admission);
   if (!bound) {
+    hub->shutdown();
     caf::anon_send_exit(keeper, caf::exit_reason::user_shutdown);
     return make_error(actors_errc::unreachable,
                       "cannot listen on " + node_address{host, port}.str()
@@ -333,7 +351,7 @@ node_server::start(caf::actor_system& sys,
   }
   return std::unique_ptr<node_server>{
     new node_server(sys, std::move(keeper), *bound, std::move(*root),
-                    std::move(faults), std::move(pool))};
+                    std::move(faults), std::move(pool), std::move(hub))};
 }
 
 node_server::~node_server() {
@@ -349,6 +367,8 @@ void node_server::stop() {
   sys_.middleman().unpublish(gatekeeper_, port_);
   caf::anon_send_exit(gatekeeper_, caf::exit_reason::user_shutdown);
   gatekeeper_ = nullptr;
+  // Waiting tasks are woken (and fail) before the pool drops its queue.
+  hub_->shutdown();
   // Queued work is dropped; running tasks end at their next op once their
   // node, dropped with the gatekeeper, has seen its exit.
   pool_->stop();

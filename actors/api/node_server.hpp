@@ -12,6 +12,7 @@
 
 namespace epochrt {
 
+class exchange_hub;
 class fault_injector;
 
 class op_registry;
@@ -104,7 +105,8 @@ public:
 private:
   node_server(caf::actor_system& sys, caf::actor gatekeeper, uint16_t port,
               std::string root, std::shared_ptr<fault_injector> faults,
-              std::shared_ptr<worker_pool> pool);
+              std::shared_ptr<worker_pool> pool,
+              std::shared_ptr<exchange_hub> hub);
 
   caf::actor_system& sys_;
   caf::actor gatekeeper_;
@@ -112,6 +114,7 @@ private:
   std::string root_;
   std::shared_ptr<fault_injector> faults_;
   std::shared_ptr<worker_pool> pool_;
+  std::shared_ptr<exchange_hub> hub_;
 };
 
 } // namespace epochrt

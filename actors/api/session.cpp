@@ -7,7 +7,9 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/core/group_runner_actor.hpp>
 #include <epochrt/actors/detail/blocking_request.hpp>
+#include <epochrt/actors/detail/exchange_setup.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>
+#include <epochrt/runtime/exchange_plan.hpp>
 
 namespace epochrt {
 
@@ -26,27 +28,43 @@ caf::error session::recover_lost_nodes() {
 
 caf::expected<std::vector<task_output>>
 session::run(const task_group_def& group, const std::string& label,
-             int64_t epoch) {
+             int64_t epoch, const std::vector<channel_def>& channels) {
   if (group.tasks.empty())
     return std::vector<task_output>{};
+  if (auto err = check_channels(channels))
+    return err;
+  auto plan = make_exchange_plan(group, channels);
+  if (!plan)
+    return std::move(plan.error());
   std::map<std::string, node_actor> nodes;
-  for (auto& task : group.tasks) {
-    if (nodes.count(task.node) > 0)
-      continue;
-    auto handle = node(task.node);
+  detail::exchange_setup setup;
+  setup.end_timeout = options_.request_timeout;
+  auto add = [&](const std::string& name) -> caf::error {
+    if (nodes.count(name) > 0)
+      return {};
+    auto handle = node(name);
     if (!handle)
       return std::move(handle.error());
-    nodes.emplace(task.node, handle->node);
-  }
+    nodes.emplace(name, handle->node);
+    setup.directory.emplace(name, handle->exchange);
+    return {};
+  };
+  for (auto& task : group.tasks)
+    if (auto err = add(task.node))
+      return err;
+  for (auto& ch : plan->channels)
+    if (auto err = add(ch.channel.node))
+      return err;
   auto outcome = std::make_shared<std::promise<caf::expected<tasks_done>>>();
   auto ready = outcome->get_future();
   // The runner hands the outcome over itself: no asker actor, no request.
-  auto runner
-    = start_group_run(system(), std::move(nodes), options_.group_timeout,
-                      run_tasks{label, epoch, group.tasks},
-                      [outcome](caf::expected<tasks_done> done) {
-                        outcome->set_value(std::move(done));
-                      });
+  auto runner = start_group_run(
+    system(), std::move(nodes), options_.group_timeout,
+    run_tasks{label, epoch, group.tasks, 0, std::move(*plan)},
+    [outcome](caf::expected<tasks_done> done) {
+      outcome->set_value(std::move(done));
+    },
+    std::move(setup));
   // The runner's own timeout names the node that is late; this one only
   // ends a wait for a runner that cannot end it.
   auto done = detail::await_or_stop(

@@ -27,6 +27,11 @@ struct session_options {
   /// and the job runner on it, consult at their injection points
   /// (docs/fault-plans.md). Null: no faults, and no cost.
   std::shared_ptr<fault_injector> faults;
+  /// How long an in-process node may stay frozen, or a message of a
+  /// channel or collective be lost, before what waits for it fails as a
+  /// lost node (for nodes on daemons, the middleman's connection timeout
+  /// does this). Default: 5 s.
+  std::chrono::milliseconds connection_timeout{5000};
   /// Threads of the worker pool that runs the tasks of the session's
   /// in-process nodes, and their fetches, puts and resets; all of them are
   /// created with the session, none later. At most this many tasks run at
@@ -69,9 +74,12 @@ public:
   /// of a node concurrently — and blocks until all are done. Returns the
   /// outputs of all tasks, or the first failure. `label` and `epoch` say
   /// where the job was, in errors (e.g. "download group, epoch 4").
+  /// `channels` declares the channels the group's tasks may use (a job's
+  /// `channels`); this run gets them empty and open, and fails unless it
+  /// leaves every one it used closed and empty.
   caf::expected<std::vector<task_output>>
   run(const task_group_def& group, const std::string& label = "group",
-      int64_t epoch = 0);
+      int64_t epoch = 0, const std::vector<channel_def>& channels = {});
 
   /// A copy of blob `blob` of node `node`.
   caf::expected<tensor> fetch(const std::string& node, const std::string& blob);

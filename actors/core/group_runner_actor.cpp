@@ -20,13 +20,15 @@ namespace {
 template <class Self>
 void run_then_quit(Self* self, const detail::node_map& nodes,
                    std::chrono::milliseconds timeout, run_tasks group,
-                   group_outcome_fn done) {
+                   group_outcome_fn done,
+                   std::shared_ptr<const detail::exchange_setup> exchange) {
   auto gathered = detail::run_group(
     self, nodes, timeout, std::move(group), true,
-    [self, done = std::move(done)](caf::expected<tasks_done> outcome) {
+    [self, done = std::move(done), exchange](caf::expected<tasks_done> outcome) {
       done(std::move(outcome));
       self->quit();
-    });
+    },
+    exchange.get());
   if (gathered)
     self->set_down_handler([gathered](caf::down_msg& down) {
       gathered->node_down(down.source);
@@ -45,7 +47,8 @@ group_runner_behavior(group_runner_actor::pointer self, detail::node_map nodes,
                         rp.deliver(std::move(*done));
                       else
                         rp.deliver(std::move(done.error()));
-                    });
+                    },
+                    nullptr);
       return rp;
     },
   };
@@ -81,11 +84,14 @@ private:
 
 void one_group_run(caf::event_based_actor* self, detail::node_map nodes,
                    std::chrono::milliseconds timeout, run_tasks group,
-                   std::shared_ptr<outcome_once> done) {
-  run_then_quit(self, nodes, timeout, std::move(group),
-                [done](caf::expected<tasks_done> outcome) {
-                  (*done)(std::move(outcome));
-                });
+                   std::shared_ptr<outcome_once> done,
+                   std::shared_ptr<const detail::exchange_setup> exchange) {
+  run_then_quit(
+    self, nodes, timeout, std::move(group),
+    [done](caf::expected<tasks_done> outcome) {
+      (*done)(std::move(outcome));
+    },
+    std::move(exchange));
 }
 
 } // namespace
@@ -93,9 +99,12 @@ void one_group_run(caf::event_based_actor* self, detail::node_map nodes,
 caf::actor start_group_run(caf::actor_system& sys,
                            std::map<std::string, node_actor> nodes,
                            std::chrono::milliseconds timeout, run_tasks group,
-                           group_outcome_fn done) {
+                           group_outcome_fn done,
+                           detail::exchange_setup exchange) {
   return sys.spawn(one_group_run, std::move(nodes), timeout, std::move(group),
-                   std::make_shared<outcome_once>(std::move(done)));
+                   std::make_shared<outcome_once>(std::move(done)),
+                   std::make_shared<const detail::exchange_setup>(
+                     std::move(exchange)));
 }
 
 group_runner_actor spawn_group_runner(caf::actor_system& sys,

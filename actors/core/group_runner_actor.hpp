@@ -9,6 +9,7 @@
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
+#include <epochrt/actors/detail/exchange_setup.hpp>
 #include <epochrt/messages/actor_protocols.hpp>
 #include <epochrt/messages/protocol.hpp>
 
@@ -46,9 +47,12 @@ using group_outcome_fn = std::function<void(caf::expected<tasks_done>)>;
 /// between the caller and the runner. When the runner ends before the
 /// group does (it was sent an exit), `done` gets `actors_errc::node_lost`
 /// saying so. Returns the runner, for an exit when the caller gives up.
+/// A group with channels or collectives (`group.plan`) runs with
+/// `exchange` (detail::run_group).
 caf::actor start_group_run(caf::actor_system& sys,
                            std::map<std::string, node_actor> nodes,
                            std::chrono::milliseconds timeout, run_tasks group,
-                           group_outcome_fn done);
+                           group_outcome_fn done,
+                           detail::exchange_setup exchange = {});
 
 } // namespace epochrt

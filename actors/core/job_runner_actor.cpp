@@ -15,6 +15,7 @@
 #include <epochrt/actors/detail/run_group.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>
 #include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/runtime/exchange_plan.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt {
@@ -38,6 +39,9 @@ struct runner_state {
   // The group running now, for the nodes' down messages; null between
   // groups.
   detail::group_gather group;
+  // The channels and collectives of each group, by label; none for a group
+  // that uses neither.
+  std::map<std::string, exchange_plan> plans;
 };
 
 // The runner's handle with the message it sends itself: others hold the
@@ -118,11 +122,15 @@ void run_group_now(runner_ptr self, const task_group_def& group,
   }
   auto& cfg = self->state.cfg;
   auto start = job_event::clock::now();
+  run_tasks msg{label, epoch, group.tasks, 0, {}};
+  if (auto plan = self->state.plans.find(label);
+      plan != self->state.plans.end())
+    msg.plan = plan->second;
   // Run here rather than in a group runner actor of its own: an epoch then
   // spawns no actor and holds no timed request of its own in CAF's clock.
   auto running = detail::run_group(
-    self, cfg.nodes, cfg.group_timeout, run_tasks{label, epoch, group.tasks},
-    false, [self, next, label, epoch, start](caf::expected<tasks_done> done) {
+    self, cfg.nodes, cfg.group_timeout, std::move(msg), false,
+    [self, next, label, epoch, start](caf::expected<tasks_done> done) {
       self->state.group = nullptr;
       if (!done) {
         emit(self, job_event::kind::group, epoch, start, false, label);
@@ -132,7 +140,8 @@ void run_group_now(runner_ptr self, const task_group_def& group,
       emit(self, job_event::kind::group, epoch, start, true, label);
       emit_task_timings(self, epoch, start, done->timings);
       next(done->outputs);
-    });
+    },
+    &cfg.exchange);
   // Null when the group failed before anything was sent.
   if (running)
     self->state.group = std::move(running);
@@ -598,6 +607,15 @@ job_runner_internal::behavior_type runner_behavior(runner_ptr self,
                           "job '" + job.name
                             + "' has no epoch task or no stop condition: its "
                               "epoch loop could never end");
+      for (auto [label, group] :
+           {std::pair{"init", &job.init_group},
+            std::pair{"epoch", &job.epoch_group}}) {
+        auto plan = make_exchange_plan(*group, job.channels);
+        if (!plan)
+          return std::move(plan.error());
+        if (!plan->empty())
+          self->state.plans.emplace(label, std::move(*plan));
+      }
       self->state.promise = self->make_response_promise();
       self->state.fall_back = msg.fall_back;
       if (msg.resume_from_epoch >= 0 && self->state.cfg.checkpoint_manager)

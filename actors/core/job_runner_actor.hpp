@@ -12,6 +12,7 @@
 
 #include <epochrt/actors/api/epoch_observer.hpp>
 #include <epochrt/actors/api/job_events.hpp>
+#include <epochrt/actors/detail/exchange_setup.hpp>
 #include <epochrt/messages/actor_protocols.hpp>
 #include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/messages/job_def.hpp>
@@ -39,6 +40,9 @@ struct job_runner_config {
   std::shared_ptr<const std::atomic<bool>> stop;
   /// Told of groups, epochs, snapshots and loads. Null: nobody.
   std::shared_ptr<job_events> events;
+  /// Where the job's nodes exchange, for groups with channels or
+  /// collectives.
+  detail::exchange_setup exchange;
 };
 
 /// Spawns the actor that drives a job through its epochs (Caffe2's

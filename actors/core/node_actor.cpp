@@ -15,6 +15,7 @@
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/core/exchange_hub.hpp>
 #include <epochrt/actors/core/pooled_task.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>
@@ -88,13 +89,19 @@ struct node_state {
     stop_waiters.clear();
   }
 
+  // The process's exchange, for groups with channels or collectives.
+  std::shared_ptr<exchange_hub> hub;
+
   // The actor stops: every pending request gets an error, and the tasks
   // of every group are asked to stop (settle cancels them). Tasks end on
   // their own; their groups are settled by then, so they send nothing.
+  // What waits for the node in channels and collectives learns it is gone.
   void fail_everything(const std::string& name, const caf::error& reason) {
     auto why = "node " + name + " stopped";
     if (reason)
       why += " (" + error_text(reason) + ")";
+    if (hub)
+      hub->node_lost(name, reason ? error_text(reason) : "it stopped");
     for (auto& group : groups)
       group->settle(make_error(actors_errc::node_lost,
                                why + " while running tasks of the "
@@ -115,8 +122,10 @@ node_behavior(node_self_actor::pointer self, std::string name,
               std::shared_ptr<const op_registry> ops,
               std::chrono::milliseconds task_timeout,
               std::shared_ptr<fault_injector> faults,
-              std::shared_ptr<worker_pool> pool) {
+              std::shared_ptr<worker_pool> pool,
+              std::shared_ptr<exchange_hub> hub) {
   auto st = std::make_shared<node_state>();
+  st->hub = std::move(hub);
   // However the actor ends (exit_reason::kill skips every handler), its
   // tasks are asked to stop at their next op instead of changing the
   // workspace behind everyone's back, and every request it still holds is
@@ -182,6 +191,18 @@ node_behavior(node_self_actor::pointer self, std::string name,
   };
   return {
     [=](run_tasks& msg) -> caf::result<tasks_done> {
+      std::shared_ptr<exchange_hub> hub;
+      if (!msg.plan.empty()) {
+        if (!st->hub)
+          return make_error(actors_errc::task_failed,
+                            "node " + name
+                              + ": the group uses channels or collectives, "
+                                "which this node's session does not have");
+        if (auto err = st->hub->begin(msg.run, name, msg.plan))
+          return make_error(actors_errc::task_failed,
+                            "node " + name + ": " + error_text(err));
+        hub = st->hub;
+      }
       if (msg.tasks.empty())
         return tasks_done{name, {}, {}};
       st->prune();
@@ -189,12 +210,20 @@ node_behavior(node_self_actor::pointer self, std::string name,
         caf::actor_cast<caf::strong_actor_ptr>(self), name,
         self->make_response_promise(), std::move(msg.group), msg.tasks.size(),
         msg.epoch, clock_type::now());
+      group->run = msg.run;
+      if (hub)
+        group->on_cancel = [hub, run = msg.run, name] {
+          hub->cancel(run, name,
+                      make_error(runtime_errc::op_failed,
+                                 "cancelled: its group failed or timed out"));
+        };
       st->groups.push_back(group);
       auto me = caf::actor_cast<node_task_events>(self);
       for (size_t i = 0; i < msg.tasks.size(); ++i) {
-        auto err = submit_task(*pool,
+        auto err = submit_task(pool,
                                pooled_task{group, i, me, st->tasks, ws, ops,
-                                           std::move(msg.tasks[i]), faults});
+                                           std::move(msg.tasks[i]), faults,
+                                           hub, msg.run});
         if (err) {
           // The tasks already started stop at their next op; the rest
           // never start.
@@ -228,6 +257,8 @@ node_behavior(node_self_actor::pointer self, std::string name,
         // either: its groups stay pending with it.
         st->tasks->set_faulted();
         detail::log().warn("node {}: frozen by the fault plan", name);
+        if (st->hub)
+          st->hub->node_frozen(name);
         self->set_default_handler(caf::skip);
         self->become(node_self_actor::behavior_type{
           node_self_actor::behavior_type::unsafe_init{},
@@ -277,8 +308,21 @@ node_behavior(node_self_actor::pointer self, std::string name,
           return result;
         });
     },
+    [=](exchange_end& msg) -> caf::result<exchange_report> {
+      if (!st->hub)
+        return exchange_report{};
+      if (msg.abort)
+        for (auto& group : st->groups)
+          if (group->run == msg.run)
+            group->cancel();
+      return st->hub->end(msg.run, name, msg.abort);
+    },
     [=](cancel_tasks&) -> caf::result<void> {
       st->cancel_all();
+      if (st->hub)
+        st->hub->cancel_node(name, make_error(runtime_errc::op_failed,
+                                              "cancelled: the node's tasks "
+                                              "are being stopped"));
       if (st->tasks->wait_for_idle())
         return caf::unit;
       st->stop_waiters.push_back(self->make_response_promise());
@@ -319,10 +363,11 @@ node_actor spawn_node(caf::actor_system& sys, std::string name,
                       std::shared_ptr<const op_registry> ops,
                       std::chrono::milliseconds task_timeout,
                       std::shared_ptr<worker_pool> pool,
-                      std::shared_ptr<fault_injector> faults) {
+                      std::shared_ptr<fault_injector> faults,
+                      std::shared_ptr<exchange_hub> hub) {
   return sys.spawn(node_behavior, std::move(name), std::move(ws),
                    std::move(ops), task_timeout, std::move(faults),
-                   std::move(pool));
+                   std::move(pool), std::move(hub));
 }
 
 } // namespace epochrt

@@ -10,6 +10,7 @@
 
 namespace epochrt {
 
+class exchange_hub;
 class fault_injector;
 
 class op_registry;
@@ -39,11 +40,20 @@ class workspace;
 /// still in its mailbox (a frozen node's) is answered by CAF with
 /// `caf::sec::request_receiver_down`, which every epochrt caller reads as
 /// a lost node.
+///
+/// A group with channels or collectives (a `run_tasks` with a plan) runs
+/// through `hub`, its process's exchange: the node begins the run there
+/// before its tasks start, and `exchange_end` ends it (replying the state
+/// of the channels the node hosted). Without a hub, such a group fails.
+/// The node's cancellations end its tasks' waits there; its end (however
+/// it ends) is a lost node there; a freeze is one once it has lasted the
+/// hub's silence limit.
 node_actor spawn_node(caf::actor_system& sys, std::string name,
                       std::shared_ptr<workspace> ws,
                       std::shared_ptr<const op_registry> ops,
                       std::chrono::milliseconds task_timeout,
                       std::shared_ptr<worker_pool> pool,
-                      std::shared_ptr<fault_injector> faults = nullptr);
+                      std::shared_ptr<fault_injector> faults = nullptr,
+                      std::shared_ptr<exchange_hub> hub = nullptr);
 
 } // namespace epochrt

@@ -9,6 +9,7 @@
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/core/exchange_port.hpp>
 #include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 #include <epochrt/runtime/task_runner.hpp>
@@ -84,6 +85,13 @@ void task_group_run::task_succeeded(size_t index,
       "node " + node_name_ + ": its outputs could not be sent: " + ex.what()));
   }
   reply(std::move(msg));
+}
+
+void task_group_run::cancel() {
+  if (cancel_.exchange(true))
+    return;
+  if (on_cancel)
+    on_cancel();
 }
 
 bool task_group_run::settle(caf::error err) {
@@ -184,7 +192,8 @@ private:
   uint32_t index_ = 0;
 };
 
-// Closes the timing of a task however its run ends.
+// The timing of a task from its first op to its end, across the waits
+// that hand it from one pool thread to another.
 class task_clock {
 public:
   task_clock(task_timing& timing, const pooled_task& t)
@@ -194,7 +203,8 @@ public:
     timing_.offset_us = micros(start_ - t.group->received());
   }
 
-  ~task_clock() {
+  // The task ended.
+  void finish() {
     auto end = clock_type::now();
     ops_.close(end);
     timing_.duration_us = micros(end - start_);
@@ -210,16 +220,35 @@ private:
   op_clock ops_;
 };
 
-// What the hook before each op needs, behind one pointer: a hook that
-// captures a single pointer fits in std::function without an allocation.
-struct op_hook_context {
-  task_clock* clock;
-  pooled_task* task;
+caf::error task_failure(const pooled_task& t, const caf::error& err) {
+  // A wait for a node that was lost: the group fails as a lost node, so
+  // that a job with failures left recovers.
+  if (err.category() == runtime_category
+      && err.code() == static_cast<uint8_t>(runtime_errc::peer_lost))
+    return make_error(actors_errc::node_lost,
+                      "node " + t.group->node_name() + ": " + error_text(err));
+  return make_error(actors_errc::task_failed,
+                    "node " + t.group->node_name() + ": " + error_text(err));
+}
+
+// Everything of one task that lives from its first op to its end, across
+// its waits: a task that waits gives its thread back, and the job that
+// takes it up again owns this.
+struct task_state {
+  explicit task_state(pooled_task task) : t(std::move(task)) {
+    // nop
+  }
+
+  pooled_task t;
+  task_timing timing;
+  std::unique_ptr<task_clock> clock;
+  std::unique_ptr<exchange_port> port;
+  std::unique_ptr<task_execution> execution;
 };
 
-caf::error before_each_op(const op_hook_context& ctx, const op_def& op) {
-  ctx.clock->ops().next_op(op.type, clock_type::now());
-  auto& t = *ctx.task;
+caf::error before_each_op(task_state& st, const op_def& op) {
+  st.clock->ops().next_op(op.type, clock_type::now());
+  auto& t = st.t;
   if (!t.faults)
     return {};
   return task_point(t.faults.get(), fault_point::node_op, t.node, *t.tasks,
@@ -227,81 +256,101 @@ caf::error before_each_op(const op_hook_context& ctx, const op_def& op) {
                     t.group->cancel_flag());
 }
 
-caf::expected<std::vector<task_output>> run_pooled(pooled_task& t,
-                                                   task_timing& timing) {
-  task_clock clock{timing, t};
-  try {
-    auto* plan = t.faults.get();
-    auto* cancel = t.group->cancel_flag();
-    fault_site site{t.group->node_name(), t.group->epoch(), t.task.name};
-    if (auto err = task_point(plan, fault_point::task_start, t.node, *t.tasks,
-                              site, cancel))
-      return err;
-    op_hook_context ctx{&clock, &t};
-    before_op_hook before_op = [c = &ctx](const op_def& op) {
-      return before_each_op(*c, op);
+// Starts the task: its task.start point, its port, its execution.
+caf::error start_task(task_state& st) {
+  auto& t = st.t;
+  st.clock = std::make_unique<task_clock>(st.timing, t);
+  fault_site site{t.group->node_name(), t.group->epoch(), t.task.name};
+  if (auto err = task_point(t.faults.get(), fault_point::task_start, t.node,
+                            *t.tasks, site, t.group->cancel_flag()))
+    return err;
+  if (t.hub) {
+    port_faults faults;
+    faults.injector = t.faults;
+    faults.fault_node = [node = t.node, tasks = t.tasks](fault_kind kind) {
+      tasks->set_faulted();
+      caf::anon_send(node, node_fault_atom::value, static_cast<uint8_t>(kind));
     };
-    auto outputs = run_task(t.task, *t.ws, *t.ops, cancel, before_op);
-    if (outputs)
-      if (auto err = task_point(plan, fault_point::task_end, t.node, *t.tasks,
-                                site, cancel))
-        return err;
-    return outputs;
-  } catch (const std::exception& ex) {
-    // run_task catches what ops and checks throw; this is for what it
-    // throws itself (std::bad_alloc): the group must hear of the task.
-    return make_error(runtime_errc::op_failed,
-                      "task '" + t.task.name + "': " + ex.what());
-  } catch (...) {
-    return make_error(runtime_errc::op_failed,
-                      "task '" + t.task.name + "': unknown exception");
+    st.port = std::make_unique<exchange_port>(
+      t.hub, t.run, task_ref{t.group->node_name(), t.task.name},
+      t.group->epoch(), std::move(faults));
   }
+  // One pointer in the hook: it fits std::function without an allocation.
+  before_op_hook before_op = [s = &st](const op_def& op) {
+    return before_each_op(*s, op);
+  };
+  st.execution = std::make_unique<task_execution>(
+    t.task, *t.ws, *t.ops, t.group->cancel_flag(), std::move(before_op),
+    st.port.get());
+  return {};
 }
 
-caf::error task_failure(const pooled_task& t, const caf::error& err) {
-  return make_error(actors_errc::task_failed,
-                    "node " + t.group->node_name() + ": " + error_text(err));
+// The task ended with `outputs`: its task.end point, and what its
+// collectives and channels learn from its end.
+caf::expected<std::vector<task_output>>
+end_task(task_state& st, caf::expected<std::vector<task_output>> outputs) {
+  auto& t = st.t;
+  st.clock->finish();
+  if (outputs) {
+    fault_site site{t.group->node_name(), t.group->epoch(), t.task.name};
+    if (auto err = task_point(t.faults.get(), fault_point::task_end, t.node,
+                              *t.tasks, site, t.group->cancel_flag()))
+      outputs = std::move(err);
+  }
+  if (st.port)
+    st.port->task_ended(static_cast<bool>(outputs));
+  return outputs;
 }
 
 // Owns a task from its submission to its end, and reports that end to the
 // task's group exactly once: when it ran, or when it is destroyed unrun
-// (the pool dropped it when it stopped). Whatever happens, the task counts
-// itself out of its node's tasks.
+// (the pool dropped it when it stopped). A task that waits moves its state
+// to a new job, queued again once the wait is over; that job owes the
+// report then. Whatever happens, the task counts itself out of its node's
+// tasks once.
 class task_job : public worker_pool::job {
 public:
-  explicit task_job(pooled_task t) : task_(std::move(t)) {
+  task_job(std::unique_ptr<task_state> st, std::weak_ptr<worker_pool> pool)
+    : st_(std::move(st)), pool_(std::move(pool)) {
     // nop
   }
 
   ~task_job() override {
+    if (!st_)
+      return; // handed on to the job that goes on after a wait
     if (!reported_) {
       // Nothing may escape a destructor; a report that cannot be built
       // leaves the group to its node's deadline.
       try {
         fail(make_error(runtime_errc::op_failed,
-                        "task '" + task_.task.name
-                          + "' was dropped unrun: the worker pool stopped"));
+                        "task '" + st_->t.task.name
+                          + "' was dropped: the worker pool stopped"));
+        if (st_->port)
+          st_->port->task_ended(false);
       } catch (...) {
         // nop
       }
     }
-    task_.tasks->remove(task_.node);
+    st_->t.tasks->remove(st_->t.node);
   }
 
   void run() override {
     try {
-      task_timing timing;
-      auto outputs = run_pooled(task_, timing);
-      reported_ = true;
-      // After a kill or freeze, met by this task or another, the node
-      // answers the group.
-      if (!outputs)
-        fail(outputs.error());
-      else if (!task_.tasks->faulted())
-        task_.group->task_succeeded(task_.index, std::move(*outputs),
-                                    std::move(timing));
+      if (!st_->execution) {
+        if (auto err = start_task(*st_)) {
+          report(end_task(*st_, std::move(err)));
+          return;
+        }
+      }
+      while (!st_->execution->run()) {
+        if (park())
+          return;
+      }
+      report(end_task(*st_, std::move(st_->execution->result())));
     } catch (const std::exception& ex) {
       // Out of memory on the way: the group still hears of the task.
+      if (!st_)
+        return;
       reported_ = true;
       try {
         fail(
@@ -319,26 +368,62 @@ public:
   }
 
   const pooled_task& task() const noexcept {
-    return task_;
+    return st_->t;
   }
 
 private:
-  // Fails the group with `err`, unless the node was killed or frozen.
-  void fail(const caf::error& err) {
-    if (!task_.tasks->faulted())
-      task_.group->settle(task_failure(task_, err));
+  // The task waits: its state goes to a job queued once the wait is over,
+  // and this thread returns to the pool. False when the wait was over
+  // already: the task goes on here.
+  bool park() {
+    auto wait = st_->execution->pending();
+    auto next = std::make_shared<std::unique_ptr<task_job>>(
+      new task_job(std::move(st_), pool_));
+    auto resume = [next, pool = pool_] {
+      std::unique_ptr<worker_pool::job> job = std::move(*next);
+      if (auto p = pool.lock())
+        if (p->submit(std::move(job)))
+          return;
+      // No pool to go on: the job, destroyed here, reports the task.
+    };
+    if (wait->on_complete(std::move(resume)))
+      return true;
+    st_ = std::move((*next)->st_);
+    return false;
   }
 
-  pooled_task task_;
+  void report(caf::expected<std::vector<task_output>> outputs) {
+    reported_ = true;
+    // After a kill or freeze, met by this task or another, the node
+    // answers the group.
+    if (!outputs)
+      fail(outputs.error());
+    else if (!st_->t.tasks->faulted())
+      st_->t.group->task_succeeded(st_->t.index, std::move(*outputs),
+                                   std::move(st_->timing));
+  }
+
+  // Fails the group with `err`, unless the node was killed or frozen.
+  void fail(const caf::error& err) {
+    if (!st_->t.tasks->faulted())
+      st_->t.group->settle(task_failure(st_->t, err));
+  }
+
+  std::unique_ptr<task_state> st_;
+  // Weak: a pool must not be destroyed from one of its threads, as the
+  // last owner on a pool thread would.
+  std::weak_ptr<worker_pool> pool_;
   bool reported_ = false;
 };
 
 } // namespace
 
-caf::error submit_task(worker_pool& pool, pooled_task task) {
+caf::error submit_task(const std::shared_ptr<worker_pool>& pool,
+                       pooled_task task) {
   task.tasks->add();
-  std::unique_ptr<worker_pool::job> job{new task_job(std::move(task))};
-  if (pool.submit(std::move(job)))
+  std::unique_ptr<worker_pool::job> job{
+    new task_job(std::make_unique<task_state>(std::move(task)), pool)};
+  if (pool->submit(std::move(job)))
     return {};
   // Refused: the job is still ours, and nothing may be sent for it; it
   // counts itself out as it is destroyed.

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 
 namespace epochrt {
 
+class exchange_hub;
 class fault_injector;
 class op_registry;
 class worker_pool;
@@ -142,13 +144,19 @@ public:
     return &cancel_;
   }
 
-  /// Asks the group's tasks to stop at their next op.
-  void cancel() noexcept {
-    cancel_.store(true);
-  }
+  /// Asks the group's tasks to stop at their next op, and ends their waits
+  /// in channels and collectives (`on_cancel`, once).
+  void cancel();
+
+  /// What `cancel` also does, the first time: ends the waits of the
+  /// group's tasks. Set by the node before its tasks are queued.
+  std::function<void()> on_cancel;
 
   /// When its tasks have run out of time; max() for never. Node actor only.
   clock_type::time_point deadline = clock_type::time_point::max();
+
+  /// The group's run in its exchange (0: none). Node actor only.
+  uint64_t run = 0;
 
 private:
   bool claim() noexcept {
@@ -186,12 +194,20 @@ struct pooled_task {
   std::shared_ptr<const op_registry> ops;
   task_def task;
   /// Consulted at task.start, before each op (node.op) and at task.end,
-  /// with the group's epoch in the site. Null: no plan.
+  /// with the group's epoch in the site, and by the task's channel and
+  /// collective ops. Null: no plan.
   std::shared_ptr<fault_injector> faults;
+  /// The process's exchange, for a group with channels or collectives, and
+  /// the group's run there; null: the group uses none.
+  std::shared_ptr<exchange_hub> hub;
+  uint64_t run = 0;
 };
 
 /// Queues `task` on `pool`: long ops never hold CAF's scheduler, and no
-/// thread is created for it. When the task ends it reports to its group
+/// thread is created for it. A task that waits in a channel or collective
+/// op gives its thread back, and is queued again once the wait is over:
+/// waiting tasks never hold up the pool (so the pool cannot deadlock
+/// however many tasks wait, and for whatever). When the task ends it reports to its group
 /// (see task_group_run): its outputs and timing — when it started after
 /// its group was received, how long it ran, and which of its ops ran for
 /// `slow_op_threshold_us` or longer —, or its error as
@@ -206,6 +222,7 @@ struct pooled_task {
 ///
 /// Returns `actors_errc::task_failed` naming the node and the task when the
 /// pool takes no more work; nothing is queued, counted or sent then.
-caf::error submit_task(worker_pool& pool, pooled_task task);
+caf::error submit_task(const std::shared_ptr<worker_pool>& pool,
+                       pooled_task task);
 
 } // namespace epochrt

@@ -9,14 +9,20 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <random>
+
+#include <caf/actor.hpp>
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
+#include <caf/send.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/detail/exchange_setup.hpp>
 #include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/node_protocols.hpp>
@@ -26,6 +32,47 @@ namespace epochrt::detail {
 
 /// The nodes of a job by name.
 using node_map = std::map<std::string, node_actor>;
+
+/// A fresh id for a group run: random, so that runs of different runners
+/// sharing one exchange (two sessions on one daemon, or one after another)
+/// never meet.
+inline uint64_t new_run_id() {
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  uint64_t result = 0;
+  while (result == 0)
+    result = engine();
+  return result;
+}
+
+/// The error of a channel that a run of `group` left not empty or not
+/// closed, or none.
+inline caf::error leftover_channels(const gather_site& site,
+                                    const std::vector<exchange_report>& xs) {
+  for (auto& report : xs)
+    for (auto& ch : report.channels) {
+      if (ch.items > 0)
+        return make_error(actors_errc::task_failed,
+                          "channel '" + ch.channel + "' on node " + ch.node
+                            + " still holds " + std::to_string(ch.items)
+                            + (ch.items == 1 ? " item" : " items")
+                            + " at the end of the " + site.what
+                            + (site.epoch >= 0
+                                 ? " (epoch " + std::to_string(site.epoch) + ")"
+                                 : std::string{})
+                            + ": every channel must be empty when its group "
+                              "ends (nothing is dropped)");
+      if (!ch.closed)
+        return make_error(actors_errc::task_failed,
+                          "channel '" + ch.channel + "' on node " + ch.node
+                            + " was not closed by the end of the " + site.what
+                            + (site.epoch >= 0
+                                 ? " (epoch " + std::to_string(site.epoch) + ")"
+                                 : std::string{})
+                            + ": every channel must be closed when its group "
+                              "ends (CloseBlobsQueue)");
+    }
+  return {};
+}
 
 /// A group's gather in flight; null when the group settled at once.
 using group_gather = std::shared_ptr<gather_state<tasks_done>>;
@@ -53,6 +100,15 @@ inline caf::error group_node_failure(const gather_site& site,
 /// `actors_errc::node_lost` naming node, group and epoch for a node that
 /// does not answer within `timeout` or goes down.
 ///
+/// A group whose `msg.plan` is not empty (channels, collectives) runs as
+/// one run of a fresh id: every node of the group, and every channel's
+/// node that runs no task of it, gets the plan with the peers of `setup`'s
+/// directory (unknown_node when one is missing, or `setup` is null). Once
+/// the group succeeded, each ends the run (`exchange_end`), and a channel
+/// left with items or not closed fails the group (task_failed, naming the
+/// channel, its node and the count). A group that failed ends its run on
+/// every node as aborted, which stops what still waits there.
+///
 /// With `monitor_nodes`, the nodes are monitored while the group runs;
 /// without, the caller must monitor them itself. Either way the caller's
 /// down handler must pass every down message of a node to `node_down` of
@@ -62,19 +118,16 @@ template <class Self>
 group_gather run_group(Self* self, const node_map& nodes,
                        std::chrono::milliseconds timeout, run_tasks msg,
                        bool monitor_nodes,
-                       std::function<void(caf::expected<tasks_done>)> done) {
+                       std::function<void(caf::expected<tasks_done>)> done,
+                       const exchange_setup* setup = nullptr) {
   // Tasks by node, nodes in order of first use. A linear search: a group
   // names few nodes, and a map would cost allocations on every epoch.
   std::vector<gather_target<node_actor>> targets;
   std::vector<std::vector<task_def>> lists;
-  for (auto& task : msg.tasks) {
-    auto node = nodes.find(task.node);
-    if (node == nodes.end()) {
-      done(make_error(actors_errc::unknown_node,
-                      "task '" + task.name + "' of the " + msg.group
-                        + " group names unknown node '" + task.node + "'"));
-      return nullptr;
-    }
+  auto target_of = [&](const std::string& name) -> std::optional<size_t> {
+    auto node = nodes.find(name);
+    if (node == nodes.end())
+      return std::nullopt;
     size_t i = 0;
     while (i < targets.size() && targets[i].node != node->first)
       ++i;
@@ -82,7 +135,42 @@ group_gather run_group(Self* self, const node_map& nodes,
       targets.push_back({node->first, node->second});
       lists.emplace_back();
     }
-    lists[i].push_back(std::move(task));
+    return i;
+  };
+  for (auto& task : msg.tasks) {
+    auto i = target_of(task.node);
+    if (!i) {
+      done(make_error(actors_errc::unknown_node,
+                      "task '" + task.name + "' of the " + msg.group
+                        + " group names unknown node '" + task.node + "'"));
+      return nullptr;
+    }
+    lists[*i].push_back(std::move(task));
+  }
+  bool exchanging = !msg.plan.empty();
+  if (exchanging) {
+    for (auto& ch : msg.plan.channels)
+      if (!target_of(ch.channel.node)) {
+        done(make_error(actors_errc::unknown_node,
+                        "channel '" + ch.channel.name + "' of the "
+                          + msg.group + " group names unknown node '"
+                          + ch.channel.node + "'"));
+        return nullptr;
+      }
+    msg.plan.peers.clear();
+    for (auto& target : targets) {
+      auto i = setup != nullptr ? setup->directory.find(target.node)
+                                : exchange_directory::const_iterator{};
+      if (setup == nullptr || i == setup->directory.end() || !i->second) {
+        done(make_error(actors_errc::unknown_node,
+                        "the " + msg.group
+                          + " group uses channels or collectives, and node '"
+                          + target.node + "' has no exchange in this session"));
+        return nullptr;
+      }
+      msg.plan.peers.push_back(exchange_peer{target.node, i->second});
+    }
+    msg.run = new_run_id();
   }
   if (targets.empty()) {
     done(tasks_done{});
@@ -99,11 +187,51 @@ group_gather run_group(Self* self, const node_map& nodes,
   opts.monitor = monitor_nodes;
   opts.caller_monitors = !monitor_nodes;
   auto site = opts.site;
+  if (exchanging) {
+    // The run ends on every node; a success is one only once every
+    // channel is found closed and empty.
+    done = [self, run = msg.run, ends = targets, site,
+            end_timeout = setup->end_timeout,
+            done = std::move(done)](caf::expected<tasks_done> result) mutable {
+      if (!result) {
+        for (auto& target : ends)
+          caf::anon_send(target.handle, exchange_end{run, true});
+        done(std::move(result));
+        return;
+      }
+      gather_options end_opts;
+      end_opts.site = {site.what + " end", site.epoch};
+      end_opts.policy = gather_policy::settle_all;
+      end_opts.timeout = end_timeout;
+      gather<exchange_report>(
+        self, ends, std::move(end_opts),
+        [run](const gather_target<node_actor>&) {
+          return exchange_end{run, false};
+        },
+        [site](const std::string& node, caf::error err) {
+          return group_node_failure(site, node, std::move(err));
+        },
+        [site, done = std::move(done), result = std::move(*result)](
+          caf::expected<std::vector<exchange_report>> reports) mutable {
+          if (!reports) {
+            done(std::move(reports.error()));
+            return;
+          }
+          if (auto err = leftover_channels(site, *reports)) {
+            done(std::move(err));
+            return;
+          }
+          done(std::move(result));
+        });
+    };
+  }
   auto gathered = gather<tasks_done>(
     self, targets, std::move(opts),
     // Called in target order: the i-th call is for lists[i].
     [&msg, &lists, next = size_t{0}](const gather_target<node_actor>&) mutable {
-      return run_tasks{msg.group, msg.epoch, std::move(lists[next++])};
+      auto& tasks = lists[next++];
+      return run_tasks{msg.group, msg.epoch, std::move(tasks), msg.run,
+                       msg.plan};
     },
     [site](const std::string& node, caf::error err) {
       return group_node_failure(site, node, std::move(err));

@@ -376,6 +376,10 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
       relay(c->node_host, std::move(check.tasks), std::move(pending.promise),
             "run_tasks", reply_of<tasks_done>{});
     },
+    [=](exchange_end& msg) {
+      pass(c->node_host, std::move(msg), caf::error{}, "exchange_end",
+           reply_of<exchange_report>{});
+    },
     [=](fetch_blobs& msg) {
       pass(c->node_host, std::move(msg), check_fetch(msg), "fetch_blobs",
            reply_of<blob_values>{});

@@ -71,9 +71,9 @@ struct proxy_state {
 // What the proxy takes: a node's and a persistence actor's requests, and
 // what it sends itself (the handshake, from connect_remote_node; the
 // timers of a fault plan's actions).
-using proxy_actor
-  = node_and_persistence_actor::extend<caf::reacts_to<handshake_atom>,
-                                       caf::reacts_to<deferred_atom, uint64_t>>;
+using proxy_actor = node_and_persistence_actor::extend<
+  caf::replies_to<handshake_atom>::with<caf::actor>,
+  caf::reacts_to<deferred_atom, uint64_t>>;
 
 using proxy_ptr = proxy_actor::stateful_pointer<proxy_state>;
 
@@ -404,7 +404,7 @@ void handshake(proxy_ptr self, caf::response_promise rp) {
               *st.monitored = st.gate;
               self->monitor(st.gate);
               detail::log().info("attached {}", where(st));
-              rp.deliver(caf::unit);
+              rp.deliver(std::move(attached.exchange));
             },
             [self, fail, timeout](caf::error& err) mutable {
               fail(translate(self->state, std::move(err), timeout));
@@ -450,7 +450,7 @@ proxy_actor::behavior_type proxy(proxy_ptr self, remote_node_config cfg,
   });
   auto t = st.cfg.timeouts;
   return {
-    [self](handshake_atom) -> caf::result<void> {
+    [self](handshake_atom) -> caf::result<caf::actor> {
       auto rp = self->make_response_promise();
       handshake(self, rp);
       return rp;
@@ -467,6 +467,10 @@ proxy_actor::behavior_type proxy(proxy_ptr self, remote_node_config cfg,
     [self, t](run_tasks& msg) -> caf::result<tasks_done> {
       return forward<tasks_done>(self, "run_tasks", std::move(msg),
                                  t.group_timeout);
+    },
+    [self, t](exchange_end& msg) -> caf::result<exchange_report> {
+      return forward<exchange_report>(self, "exchange_end", std::move(msg),
+                                      t.request_timeout);
     },
     [self, t](fetch_blobs& msg) -> caf::result<blob_values> {
       return forward<blob_values>(self, "fetch_blobs", std::move(msg),
@@ -576,14 +580,14 @@ caf::expected<remote_node> connect_remote_node(caf::actor_system& sys,
   proxy_cfg.link = std::move(link);
   auto actor
     = sys.spawn(proxy, std::move(proxy_cfg), std::move(*gatekeeper), lost);
-  auto shaken = detail::blocking_request<caf::unit_t>(
+  auto shaken = detail::blocking_request<caf::actor>(
     sys, actor, cfg.handshake_timeout * 2 + std::chrono::seconds(1),
     handshake_atom::value);
   if (!shaken) {
     caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
     return std::move(shaken.error());
   }
-  return remote_node{std::move(actor), std::move(lost)};
+  return remote_node{std::move(actor), std::move(lost), std::move(*shaken)};
 }
 
 } // namespace epochrt

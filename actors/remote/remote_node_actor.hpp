@@ -53,6 +53,9 @@ struct remote_node {
   node_and_persistence_actor proxy;
   /// Set once the connection is lost; the proxy then only refuses.
   std::shared_ptr<const std::atomic<bool>> lost;
+  /// The daemon's exchange endpoint: where the tasks of other nodes reach
+  /// the node's channels and collectives.
+  caf::actor exchange;
 };
 
 /// Connects to the daemon at `cfg.address`, proves and checks the shared

@@ -5,6 +5,7 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/messages/names.hpp>
 #include <epochrt/persistence/path_guard.hpp>
+#include <epochrt/runtime/exchange_plan.hpp>
 #include <epochrt/runtime/op_registry.hpp>
 #include <epochrt/runtime/op_schema.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -55,6 +56,68 @@ caf::error check_op(op_def& op, const std::string& where,
   return {};
 }
 
+caf::error check_node(const std::string& name, const std::string& what) {
+  if (auto problem = node_name_problem(name); !problem.empty())
+    return refuse(what + " '" + name.substr(0, 64) + "' is not a valid node "
+                  + "name: " + problem);
+  return {};
+}
+
+caf::error check_task_ref(const task_ref& x, const exchange_plan& plan,
+                          const std::string& what) {
+  if (auto err = check_node(x.node, what + ": node"))
+    return err;
+  if (auto err = check_name(x.task, what + ": task"))
+    return err;
+  if (plan.endpoint_of(x.node) == nullptr)
+    return refuse(what + ": node " + x.node
+                  + " has no exchange in the group's plan");
+  return {};
+}
+
+// Every name valid and every node the plan names reachable through it.
+caf::error check_plan(const exchange_plan& plan) {
+  // Bounds on what a plan may make a daemon hold.
+  constexpr size_t max_entries = 1 << 16;
+  if (plan.peers.size() > max_entries || plan.channels.size() > max_entries
+      || plan.collectives.size() > max_entries)
+    return refuse("the group's plan names too many nodes, channels or "
+                  "collectives");
+  for (auto& peer : plan.peers) {
+    if (auto err = check_node(peer.node, "a peer of the group's plan"))
+      return err;
+    if (!peer.endpoint)
+      return refuse("the group's plan gives node " + peer.node
+                    + " no exchange");
+  }
+  std::vector<channel_def> channels;
+  for (auto& ch : plan.channels) {
+    channels.push_back(ch.channel);
+    auto what = "channel '" + ch.channel.name.substr(0, 64) + "'";
+    if (plan.endpoint_of(ch.channel.node) == nullptr)
+      return refuse(what + ": its node has no exchange in the group's plan");
+    for (auto& x : ch.putters)
+      if (auto err = check_task_ref(x, plan, what))
+        return err;
+    for (auto& x : ch.takers)
+      if (auto err = check_task_ref(x, plan, what))
+        return err;
+  }
+  if (auto err = check_channels(channels, "the group's channels"))
+    return refuse(error_text(err));
+  for (auto& c : plan.collectives) {
+    auto what = "collective '" + c.name.substr(0, 64) + "'";
+    if (auto err = check_name(c.name, "collective"))
+      return err;
+    if (c.participants.empty() || c.participants.size() > max_entries)
+      return refuse(what + " has no or too many participants");
+    for (auto& x : c.participants)
+      if (auto err = check_task_ref(x, plan, what))
+        return err;
+  }
+  return {};
+}
+
 } // namespace
 
 caf::error check_tensor(const tensor& x, const std::string& what,
@@ -86,6 +149,9 @@ caf::error check_tensor(const tensor& x, const std::string& what,
 caf::error check_tasks(run_tasks& msg, const std::string& node,
                        const op_registry& ops, const request_limits& limits,
                        const std::string& file_root) {
+  if (!msg.plan.empty())
+    if (auto err = check_plan(msg.plan))
+      return err;
   for (auto& task : msg.tasks) {
     if (auto err = check_name(task.name, "task"))
       return err;

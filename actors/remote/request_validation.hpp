@@ -27,7 +27,9 @@ caf::error check_tensor(const tensor& x, const std::string& what,
 
 /// Checks the tasks of `msg` for node `node`: every task addressed to
 /// `node`; task, blob and output names valid; every op known to `ops` and
-/// called as its schema says; every argument tensor within `limits`. With a
+/// called as its schema says; every argument tensor within `limits`; the
+/// group's exchange plan well formed (valid names and channel
+/// declarations, an exchange for every node it names). With a
 /// non-empty `file_root`, path arguments are rewritten in place to lie under
 /// it (`resolve_under`), or refused when they cannot.
 caf::error check_tasks(run_tasks& msg, const std::string& node,

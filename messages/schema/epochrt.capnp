@@ -68,6 +68,13 @@ struct StopCondition {
   blob @1 :Text;
 }
 
+struct ChannelDef {
+  name @0 :Text;
+  node @1 :Text;
+  capacity @2 :Int64 = 1;
+  blobs @3 :List(Text);
+}
+
 struct JobDef {
   name @0 :Text;
   initGroup @1 :TaskGroupDef;
@@ -76,6 +83,7 @@ struct JobDef {
   exitGroup @4 :TaskGroupDef;
   stopConditions @5 :List(StopCondition);
   nodesToCheckpoint @6 :List(Text);
+  channels @7 :List(ChannelDef);
 }
 
 # ---- actor protocol --------------------------------------------------------
@@ -85,10 +93,68 @@ struct BlobValue {
   value @1 :Tensor;
 }
 
+struct TaskRef {
+  node @0 :Text;
+  task @1 :Text;
+}
+
+struct ChannelPlan {
+  channel @0 :ChannelDef;
+  putters @1 :List(TaskRef);
+  takers @2 :List(TaskRef);
+}
+
+enum CollectiveKind {
+  allReduce @0;
+  broadcast @1;
+  allGather @2;
+  barrier @3;
+}
+
+enum ReduceOp {
+  sum @0;
+  mean @1;
+  min @2;
+  max @3;
+}
+
+struct CollectivePlan {
+  name @0 :Text;
+  kind @1 :CollectiveKind;
+  op @2 :ReduceOp;
+  root @3 :Text;
+  participants @4 :List(TaskRef);
+}
+
+# The plan of a group run. Its peers (node -> endpoint actor) are actor
+# handles, which only CAF's serialization carries: they are not here.
+struct ExchangePlan {
+  channels @0 :List(ChannelPlan);
+  collectives @1 :List(CollectivePlan);
+}
+
 struct RunTasks {
   group @0 :Text;
   epoch @1 :Int64;
   tasks @2 :List(TaskDef);
+  run @3 :UInt64;
+  plan @4 :ExchangePlan;
+}
+
+struct ExchangeEnd {
+  run @0 :UInt64;
+  abort @1 :Bool;
+}
+
+struct ChannelState {
+  channel @0 :Text;
+  node @1 :Text;
+  items @2 :UInt64;
+  closed @3 :Bool;
+}
+
+struct ExchangeReport {
+  channels @0 :List(ChannelState);
 }
 
 struct TaskOutput {

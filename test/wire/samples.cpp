@@ -359,7 +359,7 @@ remote_attach make_sample(type_tag<remote_attach>, const sample_handles&) {
 remote_attached make_sample(type_tag<remote_attached>,
                             const sample_handles& handles) {
   // As a daemon does: a handle to an actor of the peer's own process.
-  return remote_attached{handles.remote, 0xfffffffffffffff0};
+  return remote_attached{handles.remote, 0xfffffffffffffff0, handles.remote};
 }
 
 read_checkpoint make_sample(type_tag<read_checkpoint>, const sample_handles&) {

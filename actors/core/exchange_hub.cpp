@@ -1,0 +1,1859 @@
+#include <epochrt/actors/core/exchange_hub.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <utility>
+#include <variant>
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/mailbox_element.hpp>
+#include <caf/send.hpp>
+
+#include <epochrt/actors/core/exchange_endpoint_actor.hpp>
+#include <epochrt/actors/detail/log.hpp>
+#include <epochrt/messages/error_text.hpp>
+#include <epochrt/messages/names.hpp>
+#include <epochrt/runtime/reduction.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
+#include <epochrt/runtime/worker_pool.hpp>
+
+namespace epochrt {
+
+namespace {
+
+// Work on a chunk this small runs where it is found rather than on the
+// pool: a trip through the pool costs more than the work.
+constexpr size_t inline_bytes = 256 * 1024;
+
+// Runs remembered as ended, to drop their late messages.
+constexpr size_t remembered_runs = 1024;
+
+// A collective's calls, at most: a bound on what a peer may name.
+constexpr uint64_t max_calls = uint64_t{1} << 40;
+
+exchange_outcome failure(caf::error err) {
+  exchange_outcome result;
+  result.error = std::move(err);
+  return result;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string result = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0)
+      result += ',';
+    result += std::to_string(shape[i]);
+  }
+  return result + "]";
+}
+
+std::string task_text(const task_ref& x) {
+  return "task '" + x.task + "' on " + x.node;
+}
+
+// What a participant's blobs are: dtypes and shapes, one per blob.
+struct blob_meta {
+  std::vector<dtype> types;
+  std::vector<std::vector<int64_t>> shapes;
+
+  bool operator==(const blob_meta& other) const {
+    return types == other.types && shapes == other.shapes;
+  }
+
+  std::string describe(size_t blob) const {
+    return std::string{to_string(types[blob])} + " " + shape_text(shapes[blob]);
+  }
+};
+
+blob_meta meta_of(const std::vector<tensor_ptr>& xs) {
+  blob_meta result;
+  for (auto& x : xs) {
+    result.types.push_back(x->type);
+    result.shapes.push_back(x->shape);
+  }
+  return result;
+}
+
+size_t element_count_of(const std::vector<int64_t>& shape) {
+  size_t n = 1;
+  for (auto d : shape)
+    n *= static_cast<size_t>(d);
+  return n;
+}
+
+// Chunk `j` of `n` of `count` elements: [first, last).
+std::pair<size_t, size_t> chunk_range(size_t count, size_t j, size_t n) {
+  return {count * j / n, count * (j + 1) / n};
+}
+
+// A tensor of `type` holding elements [first, last) of `x`'s data.
+tensor slice_of(const tensor& x, size_t first, size_t last) {
+  tensor result;
+  result.type = x.type;
+  result.shape = {static_cast<int64_t>(last - first)};
+  auto size = element_size(x.type);
+  result.data.assign(x.data.data() + first * size, x.data.data() + last * size);
+  return result;
+}
+
+// A peer's tensor: well formed and within the limit.
+bool acceptable(const tensor& x, uint64_t max_bytes) {
+  return x.consistent() && x.byte_size() <= max_bytes;
+}
+
+// -- one call of a collective in this process ---------------------------------
+
+struct call_state {
+  explicit call_state(size_t n)
+    : inputs(n), waits(n), metas(n), chunk_slices(n), chunk_done(n, false),
+      chunk_busy(n, false) {
+    // nop
+  }
+
+  // By participant: its blobs (local ones; remote ones for broadcast and
+  // all-gather), the wait of a local one, and its metadata once known.
+  std::vector<std::optional<std::vector<tensor_ptr>>> inputs;
+  std::vector<std::shared_ptr<exchange_wait>> waits;
+  std::vector<std::optional<blob_meta>> metas;
+  // All-reduce: by chunk owned here, by participant, the slices received.
+  std::vector<std::map<uint32_t, std::vector<tensor>>> chunk_slices;
+  std::vector<bool> chunk_done;
+  std::vector<bool> chunk_busy;
+  size_t chunks_done = 0;
+  // The results, filled chunk by chunk (all-reduce) or at once.
+  std::vector<std::shared_ptr<tensor>> results;
+  bool results_known = false;
+  bool local_ready = false;
+  bool finished = false;
+  caf::error failed;
+};
+
+} // namespace
+
+// -- per-run state ---------------------------------------------------------
+
+struct collective_state {
+  const collective_plan* plan = nullptr;
+  // By participant index.
+  std::vector<bool> local;
+  std::vector<caf::actor> endpoints;
+  // The endpoints of other processes with participants, once each.
+  std::vector<caf::actor> others;
+  std::map<uint64_t, call_state> calls;
+  // Participants whose task ended, with the calls they had made.
+  std::map<uint32_t, uint64_t> ended_after;
+  // Set once a node of a participant is lost: every call fails.
+  caf::error lost;
+
+  size_t size() const noexcept {
+    return plan->participants.size();
+  }
+
+  std::optional<uint32_t> index_of(const task_ref& t) const {
+    auto& ps = plan->participants;
+    for (size_t i = 0; i < ps.size(); ++i)
+      if (ps[i] == t)
+        return static_cast<uint32_t>(i);
+    return std::nullopt;
+  }
+
+  std::string label(uint64_t call) const {
+    return std::string{describe(plan->kind)} + " '" + plan->name + "' (call "
+      + std::to_string(call + 1) + ")";
+  }
+};
+
+// A channel request of a local task sent to a remote channel's node.
+struct outgoing_request {
+  std::shared_ptr<exchange_wait> wait;
+  task_ref from;
+  std::string host;
+  std::string channel;
+};
+
+struct exchange_hub::run_state {
+  uint64_t id = 0;
+  exchange_plan plan;
+  // Nodes of the plan hosted by this process, and those that began the
+  // run and have not ended it.
+  std::set<std::string> local_nodes;
+  std::set<std::string> begun;
+  std::map<std::string, channel> channels;
+  std::map<std::string, collective_state> collectives;
+  std::map<uint64_t, outgoing_request> requests;
+  // Channel requests obeyed already, to obey a duplicate once.
+  std::set<std::pair<task_ref, uint64_t>> seen;
+  // Nodes of the run known lost, and why.
+  std::map<std::string, std::string> lost;
+
+  bool is_local(const std::string& node) const {
+    return local_nodes.count(node) > 0;
+  }
+
+  const caf::actor* endpoint_of(const std::string& node) const {
+    return plan.endpoint_of(node);
+  }
+};
+
+struct exchange_hub::deferred {
+  exchange_completions done;
+  std::vector<std::pair<caf::actor, caf::message>> outbox;
+  std::vector<std::function<void()>> jobs;
+  std::vector<caf::actor> watch;
+};
+
+using early_payload
+  = std::variant<exchange_put, exchange_take, exchange_close, exchange_reply,
+                 exchange_part, exchange_result, exchange_task_end,
+                 exchange_node_lost>;
+
+struct exchange_hub::early_message {
+  caf::actor sender;
+  early_payload payload;
+  uint64_t bytes = 0;
+};
+
+namespace {
+
+using run_state = exchange_hub::run_state;
+using deferred_t = std::vector<std::pair<caf::actor, caf::message>>;
+
+uint64_t bytes_of(const std::vector<tensor>& xs) {
+  uint64_t n = 0;
+  for (auto& x : xs)
+    n += x.byte_size() + 64;
+  return n;
+}
+
+uint64_t bytes_of(const early_payload& x) {
+  return std::visit(
+    [](const auto& msg) -> uint64_t {
+      using type = std::decay_t<decltype(msg)>;
+      if constexpr (std::is_same_v<type, exchange_put>)
+        return 256 + bytes_of(msg.item);
+      else if constexpr (std::is_same_v<type, exchange_reply>)
+        return 256 + bytes_of(msg.values);
+      else if constexpr (std::is_same_v<type, exchange_result>)
+        return 256 + bytes_of(msg.values);
+      else if constexpr (std::is_same_v<type, exchange_part>) {
+        uint64_t n = 256;
+        for (auto& part : msg.parts)
+          n += bytes_of(part.values);
+        return n;
+      } else
+        return 256;
+    },
+    x);
+}
+
+} // namespace
+
+// -- construction -----------------------------------------------------------
+
+exchange_hub::exchange_hub(std::shared_ptr<worker_pool> pool,
+                           exchange_hub_options opts)
+  : pool_(std::move(pool)), options_(opts) {
+  // nop
+}
+
+std::shared_ptr<exchange_hub> exchange_hub::make(caf::actor_system& sys,
+                                                 std::shared_ptr<worker_pool>
+                                                   pool,
+                                                 exchange_hub_options options) {
+  std::shared_ptr<exchange_hub> result{
+    new exchange_hub(std::move(pool), options)};
+  result->endpoint_ = spawn_exchange_endpoint(sys, result);
+  return result;
+}
+
+exchange_hub::~exchange_hub() {
+  shutdown();
+}
+
+void exchange_hub::shutdown() {
+  deferred later;
+  caf::actor endpoint;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (stopped_)
+      return;
+    stopped_ = true;
+    auto err = make_error(runtime_errc::peer_lost,
+                          "the exchange of this process stopped");
+    for (auto& [id, st] : runs_) {
+      for (auto& [name, ch] : st->channels)
+        ch.fail_waiting(err, later.done);
+      for (auto& [name, cs] : st->collectives)
+        for (auto& [call, c] : cs.calls)
+          for (auto& wait : c.waits)
+            if (wait)
+              later.done.emplace_back(std::move(wait), failure(err));
+      for (auto& [op, req] : st->requests)
+        later.done.emplace_back(std::move(req.wait), failure(err));
+    }
+    runs_.clear();
+    early_.clear();
+    early_bytes_ = 0;
+    timers_.clear();
+    endpoint = endpoint_;
+  }
+  complete_all(later.done);
+  if (endpoint)
+    caf::anon_send_exit(endpoint, caf::exit_reason::user_shutdown);
+}
+
+// -- helpers under the lock -------------------------------------------------
+
+namespace {
+
+void send(exchange_hub::deferred& later, const caf::actor& to,
+          caf::message msg) {
+  if (to)
+    later.outbox.emplace_back(to, std::move(msg));
+}
+
+// The distinct endpoints other than `self` among `nodes`' endpoints.
+void add_other(std::vector<caf::actor>& others, const caf::actor& x,
+               const caf::actor& self) {
+  if (!x || x == self)
+    return;
+  if (std::find(others.begin(), others.end(), x) == others.end())
+    others.push_back(x);
+}
+
+} // namespace
+
+void exchange_hub::flush(deferred& later) {
+  for (auto& peer : later.watch)
+    caf::send_as(endpoint_, endpoint_, exchange_watch_atom::value, peer);
+  auto source = caf::actor_cast<caf::strong_actor_ptr>(endpoint_);
+  for (auto& [to, msg] : later.outbox)
+    to->enqueue(caf::make_mailbox_element(source, caf::make_message_id(), {},
+                                          std::move(msg)),
+                nullptr);
+  later.outbox.clear();
+  for (auto& job : later.jobs)
+    if (!pool_ || !pool_->submit(job))
+      job(); // no pool (stopped): the work is short enough to do here
+  later.jobs.clear();
+  complete_all(later.done);
+}
+
+exchange_hub::run_state* exchange_hub::find_run(uint64_t run) {
+  auto i = runs_.find(run);
+  return i == runs_.end() ? nullptr : i->second.get();
+}
+
+const channel_def* exchange_hub::find_channel(uint64_t run,
+                                              const std::string& name) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto* st = find_run(run);
+  if (st == nullptr)
+    return nullptr;
+  auto* plan = st->plan.find_channel(name);
+  // The plan lives as long as the run; its tasks' ports outlive neither.
+  return plan != nullptr ? &plan->channel : nullptr;
+}
+
+uint64_t exchange_hub::next_op_id() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return ++next_op_;
+}
+
+void exchange_hub::after(std::chrono::milliseconds delay,
+                         std::function<void()> fn) {
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (stopped_)
+      return;
+    id = ++next_timer_;
+    timers_.emplace(id, std::move(fn));
+  }
+  auto source = caf::actor_cast<caf::strong_actor_ptr>(endpoint_);
+  endpoint_->home_system().clock().schedule_message(
+    endpoint_->home_system().clock().now() + delay,
+    caf::actor_cast<caf::strong_actor_ptr>(endpoint_),
+    caf::make_mailbox_element(source, caf::make_message_id(), {},
+                              exchange_timer_atom::value, id));
+}
+
+void exchange_hub::timer_fired(uint64_t id) {
+  std::function<void()> fn;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto i = timers_.find(id);
+    if (i == timers_.end())
+      return;
+    fn = std::move(i->second);
+    timers_.erase(i);
+  }
+  fn();
+}
+
+// -- the run's collectives: the algorithm -------------------------------------
+
+namespace {
+
+// Fails call `call` of `cs` here with `err`: every local wait, and every
+// later contribution to it.
+void fail_call(collective_state& cs, call_state& c, const caf::error& err,
+               exchange_hub::deferred& later) {
+  if (c.finished)
+    return;
+  c.finished = true;
+  c.failed = err;
+  for (auto& wait : c.waits)
+    if (wait)
+      later.done.emplace_back(std::move(wait), failure(err));
+  (void) cs;
+}
+
+// Fails the call here and tells the other processes, whose waits would
+// otherwise wait for a chunk that never comes.
+void fail_call_everywhere(uint64_t run, collective_state& cs, uint64_t call,
+                          call_state& c, const caf::error& err,
+                          exchange_hub::deferred& later) {
+  if (c.finished)
+    return;
+  fail_call(cs, c, err, later);
+  exchange_result msg;
+  msg.run = run;
+  msg.collective = cs.plan->name;
+  msg.call = call;
+  msg.error = error_text(err);
+  for (auto& other : cs.others)
+    send(later, other, caf::make_message(msg));
+}
+
+caf::error mismatch(const collective_state& cs, uint64_t call,
+                    const std::string& what) {
+  return make_error(runtime_errc::exchange_failed,
+                    cs.label(call) + ": " + what);
+}
+
+// Checks participant `p`'s blobs against participant `q`'s (both known),
+// and that an all-reduce can reduce them.
+caf::error check_meta(const collective_state& cs, uint64_t call,
+                      const call_state& c, uint32_t p, uint32_t q) {
+  auto& x = *c.metas[p];
+  auto& y = *c.metas[q];
+  auto& px = cs.plan->participants[p];
+  auto& py = cs.plan->participants[q];
+  if (x.types.size() != y.types.size())
+    return mismatch(cs, call,
+                    task_text(px) + " gives " + std::to_string(x.types.size())
+                      + " blobs, " + task_text(py) + " "
+                      + std::to_string(y.types.size()));
+  for (size_t b = 0; b < x.types.size(); ++b)
+    if (x.types[b] != y.types[b] || x.shapes[b] != y.shapes[b])
+      return mismatch(cs, call,
+                      "blob " + std::to_string(b) + " is " + x.describe(b)
+                        + " on node " + px.node + " (" + task_text(px)
+                        + ") but " + y.describe(b) + " on node " + py.node
+                        + " (" + task_text(py) + ")");
+  if (cs.plan->kind == collective_kind::all_reduce)
+    for (size_t b = 0; b < x.types.size(); ++b)
+      if (!reducible(x.types[b]))
+        return mismatch(cs, call,
+                        "blob " + std::to_string(b) + " is "
+                          + to_string(x.types[b])
+                          + ": an all-reduce takes numeric blobs (f32, f64, "
+                            "i32, i64, u8)");
+  return {};
+}
+
+// Every participant's metadata known: all must match the first (or the
+// broadcast's root).
+caf::error check_all_metas(const collective_state& cs, uint64_t call,
+                           const call_state& c) {
+  uint32_t reference = 0;
+  if (cs.plan->kind == collective_kind::broadcast)
+    for (uint32_t i = 0; i < cs.size(); ++i)
+      if (cs.plan->participants[i].node == cs.plan->root)
+        reference = i;
+  for (uint32_t i = 0; i < cs.size(); ++i)
+    if (i != reference && c.metas[i] && c.metas[reference])
+      if (auto err = check_meta(cs, call, c, i, reference))
+        return err;
+  return {};
+}
+
+void complete_locals(collective_state& cs, call_state& c,
+                     exchange_hub::deferred& later) {
+  c.finished = true;
+  std::vector<tensor_ptr> values(c.results.begin(), c.results.end());
+  for (uint32_t i = 0; i < cs.size(); ++i) {
+    if (!c.waits[i])
+      continue;
+    exchange_outcome outcome;
+    outcome.values = values;
+    later.done.emplace_back(std::move(c.waits[i]), std::move(outcome));
+  }
+}
+
+bool all_locals_in(const collective_state& cs, const call_state& c) {
+  for (uint32_t i = 0; i < cs.size(); ++i)
+    if (cs.local[i] && !c.inputs[i])
+      return false;
+  return true;
+}
+
+} // namespace
+
+
+namespace {
+
+// Called, without the lock, once a chunk reduced on the pool: (chunk).
+using reduced_fn = std::function<void(uint32_t)>;
+
+// One call's algorithm in this process. The caller holds the hub's lock
+// for the driver's whole life; what must happen after it is released goes
+// to `later`.
+class call_driver {
+public:
+  call_driver(run_state& st, collective_state& cs, uint64_t call,
+              call_state& c, exchange_hub::deferred& later, reduced_fn reduced)
+    : st_(st), cs_(cs), call_(call), c_(c), later_(later),
+      reduced_(std::move(reduced)) {
+    // nop
+  }
+
+  // A local participant came, or a part or result arrived: go as far as
+  // the call can.
+  void advance() {
+    if (c_.finished)
+      return;
+    if (!c_.local_ready && all_locals_in(cs_, c_)) {
+      c_.local_ready = true;
+      on_local_ready();
+      if (c_.finished)
+        return;
+    }
+    if (!c_.local_ready)
+      return;
+    switch (cs_.plan->kind) {
+      case collective_kind::all_reduce:
+        for (uint32_t j = 0; j < cs_.size() && !c_.finished; ++j)
+          if (cs_.local[j])
+            try_reduce(j);
+        break;
+      case collective_kind::broadcast:
+        if (c_.results_known)
+          finish_broadcast();
+        break;
+      case collective_kind::all_gather:
+      case collective_kind::barrier:
+        try_gather();
+        break;
+    }
+  }
+
+  // Chunk j was reduced (here, or on the pool): send it to the other
+  // participants' processes, and finish once it was the last.
+  void chunk_done(uint32_t j) {
+    c_.chunk_busy[j] = false;
+    if (c_.finished || c_.chunk_done[j])
+      return;
+    c_.chunk_done[j] = true;
+    ++c_.chunks_done;
+    if (!cs_.others.empty()) {
+      exchange_result msg;
+      msg.run = st_.id;
+      msg.collective = cs_.plan->name;
+      msg.call = call_;
+      msg.chunk = j;
+      for (auto& result : c_.results) {
+        auto [first, last] = chunk_range(result->element_count(), j,
+                                         cs_.size());
+        msg.values.push_back(slice_of(*result, first, last));
+      }
+      for (auto& other : cs_.others)
+        send(later_, other, caf::make_message(msg));
+    }
+    if (c_.chunks_done == cs_.size())
+      complete_locals(cs_, c_, later_);
+  }
+
+  // The owner of chunk j sent it reduced.
+  void chunk_arrived(uint32_t j, std::vector<tensor>& values) {
+    if (c_.finished || !c_.local_ready || c_.chunk_done[j] || cs_.local[j])
+      return;
+    if (values.size() != c_.results.size()) {
+      fail_call(cs_, c_,
+                mismatch(cs_, call_,
+                         "node " + cs_.plan->participants[j].node
+                           + " sent a result of the wrong size"),
+                later_);
+      return;
+    }
+    size_t bytes = 0;
+    for (size_t b = 0; b < values.size(); ++b) {
+      auto& result = *c_.results[b];
+      auto [first, last] = chunk_range(result.element_count(), j, cs_.size());
+      if (values[b].type != result.type
+          || values[b].element_count() != last - first) {
+        fail_call(cs_, c_,
+                  mismatch(cs_, call_,
+                           "node " + cs_.plan->participants[j].node
+                             + " sent a result of the wrong size"),
+                  later_);
+        return;
+      }
+      bytes += values[b].data.size();
+    }
+    // Copied into the result where each chunk goes: chunks are disjoint,
+    // so copies may run at once with each other and with reductions.
+    auto results = c_.results;
+    auto copy = [results, j, n = cs_.size(),
+                 values = std::move(values)]() mutable {
+      for (size_t b = 0; b < values.size(); ++b) {
+        auto& result = *results[b];
+        auto [first, last] = chunk_range(result.element_count(), j, n);
+        auto size = element_size(result.type);
+        if (last > first)
+          std::memcpy(result.data.data() + first * size,
+                      values[b].data.data(), (last - first) * size);
+      }
+    };
+    if (bytes <= inline_bytes) {
+      copy();
+      chunk_done(j);
+      return;
+    }
+    c_.chunk_busy[j] = true;
+    auto reduced = reduced_;
+    later_.jobs.push_back([copy = std::move(copy), reduced, j]() mutable {
+      copy();
+      reduced(j);
+    });
+  }
+
+private:
+  uint32_t first_local() const {
+    for (uint32_t i = 0; i < cs_.size(); ++i)
+      if (cs_.local[i])
+        return i;
+    return 0;
+  }
+
+  void fail_everywhere(const caf::error& err) {
+    fail_call_everywhere(st_.id, cs_, call_, c_, err, later_);
+  }
+
+  void on_local_ready() {
+    // The local participants must agree among themselves first (a
+    // broadcast's participants agree with the root, checked at its end).
+    if (cs_.plan->kind != collective_kind::broadcast) {
+      auto first = first_local();
+      for (uint32_t i = 0; i < cs_.size(); ++i)
+        if (cs_.local[i] && i != first)
+          if (auto err = check_meta(cs_, call_, c_, i, first)) {
+            fail_everywhere(err);
+            return;
+          }
+      if (auto err = check_meta(cs_, call_, c_, first, first)) {
+        fail_everywhere(err);
+        return;
+      }
+    }
+    switch (cs_.plan->kind) {
+      case collective_kind::all_reduce:
+        send_parts();
+        break;
+      case collective_kind::broadcast:
+        send_root();
+        break;
+      case collective_kind::all_gather:
+      case collective_kind::barrier:
+        send_whole();
+        break;
+    }
+  }
+
+  // All-reduce: chunk j of every local participant's blobs to chunk j's
+  // owner; the results allocated for the chunks to come.
+  void send_parts() {
+    auto& mine = *c_.inputs[first_local()];
+    c_.results.clear();
+    for (auto& x : mine) {
+      auto result = std::make_shared<tensor>();
+      result->type = x->type;
+      result->shape = x->shape;
+      result->data.resize(x->data.size());
+      c_.results.push_back(std::move(result));
+    }
+    auto n = cs_.size();
+    for (uint32_t j = 0; j < n; ++j) {
+      if (cs_.local[j])
+        continue;
+      exchange_part part;
+      part.run = st_.id;
+      part.collective = cs_.plan->name;
+      part.call = call_;
+      part.chunk = j;
+      for (uint32_t i = 0; i < n; ++i) {
+        if (!cs_.local[i])
+          continue;
+        collective_contribution contribution;
+        contribution.participant = i;
+        contribution.types = c_.metas[i]->types;
+        contribution.shapes = c_.metas[i]->shapes;
+        for (auto& x : *c_.inputs[i]) {
+          auto [first, last] = chunk_range(x->element_count(), j, n);
+          contribution.values.push_back(slice_of(*x, first, last));
+        }
+        part.parts.push_back(std::move(contribution));
+      }
+      send(later_, cs_.endpoints[j], caf::make_message(std::move(part)));
+    }
+  }
+
+  // One blob's share of a chunk's reduction.
+  struct piece {
+    std::vector<const void*> sources;
+    void* out = nullptr;
+    size_t count = 0;
+    dtype type = dtype::f32;
+  };
+
+  // Chunk j, owned here, has every participant's part: reduce it.
+  void try_reduce(uint32_t j) {
+    if (c_.chunk_done[j] || c_.chunk_busy[j])
+      return;
+    auto n = cs_.size();
+    for (uint32_t i = 0; i < n; ++i)
+      if (!cs_.local[i] && c_.chunk_slices[j].count(i) == 0)
+        return;
+    for (uint32_t i = 0; i < n; ++i)
+      if (auto err = check_meta(cs_, call_, c_, i, first_local())) {
+        fail_everywhere(err);
+        return;
+      }
+    // The slices and inputs the pointers point into live as long as the
+    // work: it owns them.
+    auto slices = std::make_shared<std::map<uint32_t, std::vector<tensor>>>(
+      std::move(c_.chunk_slices[j]));
+    auto keep = std::make_shared<std::vector<tensor_ptr>>();
+    auto pieces = std::make_shared<std::vector<piece>>(c_.results.size());
+    size_t bytes = 0;
+    for (size_t b = 0; b < c_.results.size(); ++b) {
+      auto& result = *c_.results[b];
+      auto [first, last] = chunk_range(result.element_count(), j, n);
+      auto size = element_size(result.type);
+      auto& p = (*pieces)[b];
+      p.type = result.type;
+      p.count = last - first;
+      p.out = result.data.data() + first * size;
+      bytes += p.count * size;
+      for (uint32_t i = 0; i < n; ++i) {
+        if (cs_.local[i]) {
+          auto& x = (*c_.inputs[i])[b];
+          keep->push_back(x);
+          p.sources.push_back(x->data.data() + first * size);
+          continue;
+        }
+        auto& part = (*slices)[i];
+        if (b >= part.size() || part[b].type != p.type
+            || part[b].element_count() != p.count) {
+          fail_everywhere(mismatch(cs_, call_,
+                                   "node " + cs_.plan->participants[i].node
+                                     + " sent chunk " + std::to_string(j)
+                                     + " of blob " + std::to_string(b)
+                                     + " in the wrong size"));
+          return;
+        }
+        p.sources.push_back(part[b].data.data());
+      }
+    }
+    auto reduce = [pieces, op = cs_.plan->op] {
+      for (auto& p : *pieces)
+        if (p.count > 0)
+          reduce_into(op, p.type, p.sources, p.out, p.count);
+    };
+    if (bytes <= inline_bytes) {
+      reduce();
+      chunk_done(j);
+      return;
+    }
+    c_.chunk_busy[j] = true;
+    auto reduced = reduced_;
+    later_.jobs.push_back([reduce, reduced, j, keep, slices] {
+      reduce();
+      reduced(j);
+    });
+  }
+
+  // Broadcast: the root's process sends the root's blobs to the others;
+  // its own participants take them as they are.
+  void send_root() {
+    for (uint32_t i = 0; i < cs_.size(); ++i) {
+      if (!cs_.local[i] || cs_.plan->participants[i].node != cs_.plan->root)
+        continue;
+      auto& root = *c_.inputs[i];
+      c_.results.clear();
+      for (auto& x : root)
+        c_.results.push_back(std::const_pointer_cast<tensor>(x));
+      c_.results_known = true;
+      if (cs_.others.empty())
+        return;
+      exchange_result msg;
+      msg.run = st_.id;
+      msg.collective = cs_.plan->name;
+      msg.call = call_;
+      for (auto& x : root)
+        msg.values.push_back(*x);
+      for (auto& other : cs_.others)
+        send(later_, other, caf::make_message(msg));
+    }
+  }
+
+  void finish_broadcast() {
+    if (auto err = check_all_metas(cs_, call_, c_)) {
+      fail_everywhere(err);
+      return;
+    }
+    complete_locals(cs_, c_, later_);
+  }
+
+  // All-gather and barrier: every local participant's whole blobs to every
+  // other process.
+  void send_whole() {
+    if (cs_.others.empty())
+      return;
+    exchange_part part;
+    part.run = st_.id;
+    part.collective = cs_.plan->name;
+    part.call = call_;
+    for (uint32_t i = 0; i < cs_.size(); ++i) {
+      if (!cs_.local[i])
+        continue;
+      collective_contribution contribution;
+      contribution.participant = i;
+      contribution.types = c_.metas[i]->types;
+      contribution.shapes = c_.metas[i]->shapes;
+      for (auto& x : *c_.inputs[i])
+        contribution.values.push_back(*x);
+      part.parts.push_back(std::move(contribution));
+    }
+    for (auto& other : cs_.others)
+      send(later_, other, caf::make_message(part));
+  }
+
+  void try_gather() {
+    auto n = cs_.size();
+    for (uint32_t i = 0; i < n; ++i)
+      if (!c_.inputs[i])
+        return;
+    if (auto err = check_all_metas(cs_, call_, c_)) {
+      fail_everywhere(err);
+      return;
+    }
+    c_.results.clear();
+    auto& first = *c_.inputs[0];
+    for (size_t b = 0; b < first.size(); ++b) {
+      auto result = std::make_shared<tensor>();
+      result->type = first[b]->type;
+      result->shape.push_back(static_cast<int64_t>(n));
+      for (auto d : first[b]->shape)
+        result->shape.push_back(d);
+      for (uint32_t i = 0; i < n; ++i) {
+        auto& x = *(*c_.inputs[i])[b];
+        if (x.type == dtype::string)
+          result->strings.insert(result->strings.end(), x.strings.begin(),
+                                 x.strings.end());
+        else
+          result->data.insert(result->data.end(), x.data.begin(),
+                              x.data.end());
+      }
+      c_.results.push_back(std::move(result));
+    }
+    complete_locals(cs_, c_, later_);
+  }
+
+  run_state& st_;
+  collective_state& cs_;
+  uint64_t call_;
+  call_state& c_;
+  exchange_hub::deferred& later_;
+  reduced_fn reduced_;
+};
+
+} // namespace
+
+// -- runs -------------------------------------------------------------------
+
+namespace {
+
+caf::error run_over(uint64_t run) {
+  return make_error(runtime_errc::exchange_failed,
+                    "the group run " + std::to_string(run)
+                      + " is over on this node");
+}
+
+exchange_status status_of(const exchange_outcome& outcome) {
+  if (!outcome.error)
+    return outcome.closed ? exchange_status::closed : exchange_status::ok;
+  if (outcome.error.category() == runtime_category
+      && outcome.error.code() == static_cast<uint8_t>(runtime_errc::peer_lost))
+    return exchange_status::lost;
+  return exchange_status::failed;
+}
+
+void reply_to(exchange_hub::deferred& later, const caf::actor& to,
+              uint64_t run, uint64_t op, exchange_status status,
+              std::string error) {
+  exchange_reply reply;
+  reply.run = run;
+  reply.op = op;
+  reply.status = status;
+  reply.error = std::move(error);
+  send(later, to, caf::make_message(std::move(reply)));
+}
+
+// A tensor from a peer, as the shared value tasks see.
+std::vector<tensor_ptr> shared_values(std::vector<tensor>& xs) {
+  std::vector<tensor_ptr> result;
+  result.reserve(xs.size());
+  for (auto& x : xs)
+    result.push_back(std::make_shared<tensor>(std::move(x)));
+  return result;
+}
+
+std::vector<tensor> copies_of(const std::vector<tensor_ptr>& xs) {
+  std::vector<tensor> result;
+  result.reserve(xs.size());
+  for (auto& x : xs)
+    result.push_back(*x);
+  return result;
+}
+
+} // namespace
+
+void exchange_hub::remember_ended(uint64_t run) {
+  if (!ended_runs_.insert(run).second)
+    return;
+  ended_order_.push_back(run);
+  if (ended_order_.size() > remembered_runs) {
+    ended_runs_.erase(ended_order_.front());
+    ended_order_.erase(ended_order_.begin());
+  }
+  if (auto i = early_.find(run); i != early_.end()) {
+    for (auto& msg : i->second)
+      early_bytes_ -= msg.bytes;
+    early_.erase(i);
+  }
+}
+
+caf::error exchange_hub::begin(uint64_t run, const std::string& node,
+                               const exchange_plan& plan) {
+  deferred later;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (stopped_)
+      return make_error(runtime_errc::peer_lost,
+                        "the exchange of this process stopped");
+    if (ended_runs_.count(run) > 0)
+      return run_over(run);
+    auto* st = find_run(run);
+    if (st == nullptr) {
+      auto fresh = std::make_unique<run_state>();
+      fresh->id = run;
+      fresh->plan = plan;
+      for (auto& peer : fresh->plan.peers)
+        if (peer.endpoint == endpoint_)
+          fresh->local_nodes.insert(peer.node);
+      if (fresh->local_nodes.count(node) == 0)
+        return make_error(runtime_errc::exchange_failed,
+                          "the plan of the group names no exchange of this "
+                          "process for node "
+                            + node);
+      for (auto& ch : fresh->plan.channels)
+        if (fresh->is_local(ch.channel.node))
+          fresh->channels.emplace(ch.channel.name, channel{ch});
+      for (auto& cp : fresh->plan.collectives) {
+        collective_state cs;
+        cs.plan = &cp;
+        for (auto& p : cp.participants) {
+          auto* ep = fresh->endpoint_of(p.node);
+          if (ep == nullptr || !*ep)
+            return make_error(runtime_errc::exchange_failed,
+                              "the plan of the group names no exchange for "
+                              "node "
+                                + p.node + " of collective '" + cp.name + "'");
+          cs.local.push_back(fresh->is_local(p.node));
+          cs.endpoints.push_back(*ep);
+          add_other(cs.others, *ep, endpoint_);
+        }
+        fresh->collectives.emplace(cp.name, std::move(cs));
+      }
+      for (auto& peer : fresh->plan.peers)
+        if (peer.endpoint && peer.endpoint != endpoint_
+            && watched_.insert(peer.endpoint.address()).second)
+          later.watch.push_back(peer.endpoint);
+      st = fresh.get();
+      runs_.emplace(run, std::move(fresh));
+      if (auto i = early_.find(run); i != early_.end()) {
+        auto messages = std::move(i->second);
+        early_.erase(i);
+        for (auto& msg : messages) {
+          early_bytes_ -= msg.bytes;
+          std::visit(
+            [&](auto& payload) {
+              handle(*st, msg.sender, payload, later);
+            },
+            msg.payload);
+        }
+      }
+    }
+    st->begun.insert(node);
+  }
+  flush(later);
+  return {};
+}
+
+exchange_report exchange_hub::end(uint64_t run, const std::string& node,
+                                  bool abort) {
+  deferred later;
+  exchange_report report;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto* st = find_run(run);
+    if (st == nullptr) {
+      remember_ended(run);
+      return report;
+    }
+    auto cancelled = make_error(runtime_errc::op_failed,
+                                "cancelled: the group run ended");
+    for (auto i = st->channels.begin(); i != st->channels.end();) {
+      auto& ch = i->second;
+      if (ch.plan().channel.node != node) {
+        ++i;
+        continue;
+      }
+      report.channels.push_back(
+        channel_state{ch.name(), node, ch.items(), ch.closed()});
+      ch.fail_waiting(cancelled, later.done);
+      i = st->channels.erase(i);
+    }
+    if (abort)
+      cancel_in(*st, node, cancelled, later);
+    st->begun.erase(node);
+    if (st->begun.empty()) {
+      // Nothing of this process waits in the run any more; what still
+      // does (tasks of a node that never began it) is told so.
+      for (auto& [name, ch] : st->channels)
+        ch.fail_waiting(run_over(run), later.done);
+      for (auto& [name, cs] : st->collectives)
+        for (auto& [call, c] : cs.calls)
+          fail_call(cs, c, run_over(run), later);
+      for (auto& [op, req] : st->requests)
+        later.done.emplace_back(std::move(req.wait), failure(run_over(run)));
+      runs_.erase(run);
+      remember_ended(run);
+    }
+  }
+  flush(later);
+  return report;
+}
+
+void exchange_hub::cancel_in(run_state& st, const std::string& node,
+                             const caf::error& why, deferred& later) {
+  for (auto& [name, ch] : st.channels)
+    ch.fail_waiting_of(node, why, later.done);
+  for (auto& [name, cs] : st.collectives)
+    for (auto& [call, c] : cs.calls)
+      for (uint32_t p = 0; p < cs.size(); ++p)
+        if (c.waits[p] && cs.plan->participants[p].node == node)
+          later.done.emplace_back(std::move(c.waits[p]), failure(why));
+  for (auto i = st.requests.begin(); i != st.requests.end();) {
+    if (i->second.from.node != node) {
+      ++i;
+      continue;
+    }
+    later.done.emplace_back(std::move(i->second.wait), failure(why));
+    i = st.requests.erase(i);
+  }
+}
+
+void exchange_hub::cancel_node(const std::string& node, const caf::error& why) {
+  deferred later;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    for (auto& [id, st] : runs_)
+      cancel_in(*st, node, why, later);
+  }
+  flush(later);
+}
+
+void exchange_hub::cancel(uint64_t run, const std::string& node,
+                          const caf::error& why) {
+  deferred later;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (auto* st = find_run(run))
+      cancel_in(*st, node, why, later);
+  }
+  flush(later);
+}
+
+void exchange_hub::lose_node(run_state& st, const std::string& node,
+                             const std::string& why, deferred& later) {
+  if (!st.lost.emplace(node, why).second)
+    return;
+  auto lost = [&](const std::string& what) {
+    return make_error(runtime_errc::peer_lost,
+                      "node " + node + " was lost (" + why + ")" + what);
+  };
+  auto uses = [&](const channel_plan& plan) {
+    auto on_node = [&](const task_ref& t) {
+      return t.node == node;
+    };
+    return plan.channel.node == node
+      || std::any_of(plan.putters.begin(), plan.putters.end(), on_node)
+      || std::any_of(plan.takers.begin(), plan.takers.end(), on_node);
+  };
+  for (auto& [name, ch] : st.channels)
+    if (uses(ch.plan()))
+      ch.fail_waiting(lost(" while tasks waited on channel '" + name + "'"),
+                      later.done);
+  for (auto& [name, cs] : st.collectives) {
+    auto& ps = cs.plan->participants;
+    if (std::none_of(ps.begin(), ps.end(), [&](const task_ref& t) {
+          return t.node == node;
+        }))
+      continue;
+    for (auto& [call, c] : cs.calls)
+      fail_call(cs, c, lost(" while tasks waited in " + cs.label(call)),
+                later);
+    if (!cs.lost)
+      cs.lost = lost(", a participant of " + std::string{describe(
+                                              cs.plan->kind)}
+                     + " '" + name + "'");
+  }
+  for (auto i = st.requests.begin(); i != st.requests.end();) {
+    auto& req = i->second;
+    if (req.host != node && req.from.node != node) {
+      ++i;
+      continue;
+    }
+    later.done.emplace_back(std::move(req.wait),
+                            failure(lost(", the node of channel '"
+                                         + req.channel + "'")));
+    i = st.requests.erase(i);
+  }
+}
+
+void exchange_hub::node_lost(const std::string& node, const std::string& why) {
+  deferred later;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    frozen_.erase(node);
+    for (auto i = runs_.begin(); i != runs_.end();) {
+      auto& st = *i->second;
+      if (!st.is_local(node)) {
+        ++i;
+        continue;
+      }
+      lose_node(st, node, why, later);
+      std::vector<caf::actor> others;
+      for (auto& peer : st.plan.peers)
+        add_other(others, peer.endpoint, endpoint_);
+      for (auto& other : others)
+        send(later, other,
+             caf::make_message(exchange_node_lost{st.id, node, why}));
+      st.begun.erase(node);
+      if (st.begun.empty()) {
+        auto id = st.id;
+        i = runs_.erase(i);
+        remember_ended(id);
+      } else {
+        ++i;
+      }
+    }
+  }
+  flush(later);
+}
+
+void exchange_hub::node_frozen(const std::string& node) {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (!frozen_.insert(node).second)
+      return;
+  }
+  auto limit = options_.silence_limit;
+  std::weak_ptr<exchange_hub> weak = shared_from_this();
+  after(limit, [weak, node, limit] {
+    auto hub = weak.lock();
+    if (!hub)
+      return;
+    {
+      std::lock_guard<std::mutex> guard{hub->mtx_};
+      if (hub->frozen_.count(node) == 0)
+        return;
+    }
+    hub->node_lost(node, "it stopped answering (frozen) for "
+                           + std::to_string(limit.count()) + " ms");
+  });
+}
+
+void exchange_hub::peer_down(const caf::actor_addr& peer,
+                             const caf::error& reason) {
+  deferred later;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    watched_.erase(peer);
+    auto why = reason == caf::exit_reason::remote_link_unreachable
+                 ? std::string{"its process is gone or stopped answering "
+                               "heartbeats"}
+                 : "its exchange stopped: " + error_text(reason);
+    for (auto& [id, st] : runs_)
+      for (auto& p : st->plan.peers)
+        if (p.endpoint && p.endpoint.address() == peer)
+          lose_node(*st, p.node, why, later);
+  }
+  flush(later);
+}
+
+// -- a task's operations ------------------------------------------------------
+
+void exchange_hub::put(uint64_t run, const task_ref& from, uint64_t op,
+                       const std::string& channel_name,
+                       std::vector<tensor_ptr> item,
+                       std::shared_ptr<exchange_wait> wait) {
+  deferred later;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto* st = find_run(run);
+    auto* plan = st != nullptr ? st->plan.find_channel(channel_name) : nullptr;
+    if (plan == nullptr) {
+      later.done.emplace_back(std::move(wait), failure(run_over(run)));
+    } else if (auto lost = st->lost.find(plan->channel.node);
+               lost != st->lost.end()) {
+      later.done.emplace_back(
+        std::move(wait),
+        failure(make_error(runtime_errc::peer_lost,
+                           "node " + plan->channel.node + " of channel '"
+                             + channel_name + "' was lost (" + lost->second
+                             + ")")));
+    } else if (st->is_local(plan->channel.node)) {
+      if (st->seen.emplace(from, op).second)
+        st->channels.at(channel_name)
+          .put(from, std::move(item), std::move(wait), later.done);
+    } else if (st->requests.count(op) == 0) {
+      st->requests.emplace(op, outgoing_request{std::move(wait), from,
+                                                plan->channel.node,
+                                                channel_name});
+      send(later, *st->endpoint_of(plan->channel.node),
+           caf::make_message(
+             exchange_put{run, channel_name, op, from, copies_of(item)}));
+    }
+  }
+  flush(later);
+}
+
+void exchange_hub::take(uint64_t run, const task_ref& from, uint64_t op,
+                        const std::string& channel_name,
+                        std::shared_ptr<exchange_wait> wait) {
+  deferred later;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto* st = find_run(run);
+    auto* plan = st != nullptr ? st->plan.find_channel(channel_name) : nullptr;
+    if (plan == nullptr) {
+      later.done.emplace_back(std::move(wait), failure(run_over(run)));
+    } else if (auto lost = st->lost.find(plan->channel.node);
+               lost != st->lost.end()) {
+      later.done.emplace_back(
+        std::move(wait),
+        failure(make_error(runtime_errc::peer_lost,
+                           "node " + plan->channel.node + " of channel '"
+                             + channel_name + "' was lost (" + lost->second
+                             + ")")));
+    } else if (st->is_local(plan->channel.node)) {
+      if (st->seen.emplace(from, op).second)
+        st->channels.at(channel_name).take(from, std::move(wait), later.done);
+    } else if (st->requests.count(op) == 0) {
+      st->requests.emplace(op, outgoing_request{std::move(wait), from,
+                                                plan->channel.node,
+                                                channel_name});
+      send(later, *st->endpoint_of(plan->channel.node),
+           caf::make_message(exchange_take{run, channel_name, op, from}));
+    }
+  }
+  flush(later);
+}
+
+void exchange_hub::close(uint64_t run, const task_ref& from, uint64_t op,
+                         const std::string& channel_name,
+                         std::shared_ptr<exchange_wait> wait) {
+  deferred later;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto* st = find_run(run);
+    auto* plan = st != nullptr ? st->plan.find_channel(channel_name) : nullptr;
+    if (plan == nullptr) {
+      later.done.emplace_back(std::move(wait), failure(run_over(run)));
+    } else if (auto lost = st->lost.find(plan->channel.node);
+               lost != st->lost.end()) {
+      later.done.emplace_back(
+        std::move(wait),
+        failure(make_error(runtime_errc::peer_lost,
+                           "node " + plan->channel.node + " of channel '"
+                             + channel_name + "' was lost (" + lost->second
+                             + ")")));
+    } else if (st->is_local(plan->channel.node)) {
+      if (st->seen.emplace(from, op).second)
+        st->channels.at(channel_name).close(from, std::move(wait), later.done);
+    } else if (st->requests.count(op) == 0) {
+      st->requests.emplace(op, outgoing_request{std::move(wait), from,
+                                                plan->channel.node,
+                                                channel_name});
+      send(later, *st->endpoint_of(plan->channel.node),
+           caf::make_message(exchange_close{run, channel_name, op, from}));
+    }
+  }
+  flush(later);
+}
+
+void exchange_hub::contribute(uint64_t run, const task_ref& from,
+                              collective_kind kind, const std::string& name,
+                              uint64_t call, std::vector<tensor_ptr> inputs,
+                              std::shared_ptr<exchange_wait> wait) {
+  deferred later;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto fail_with = [&](caf::error err) {
+      later.done.emplace_back(std::move(wait), failure(std::move(err)));
+    };
+    auto* st = find_run(run);
+    auto i = st != nullptr ? st->collectives.find(name)
+                           : decltype(st->collectives.end()){};
+    if (st == nullptr) {
+      fail_with(run_over(run));
+    } else if (i == st->collectives.end()) {
+      fail_with(make_error(runtime_errc::exchange_failed,
+                           "collective '" + name
+                             + "' is not a collective of this group"));
+    } else if (auto& cs = i->second; cs.plan->kind != kind) {
+      fail_with(make_error(runtime_errc::exchange_failed,
+                           "collective '" + name + "' is a "
+                             + describe(cs.plan->kind) + ", not a "
+                             + describe(kind)));
+    } else if (auto p = cs.index_of(from); !p) {
+      fail_with(make_error(runtime_errc::exchange_failed,
+                           task_text(from) + " is not a participant of "
+                             + describe(kind) + " '" + name + "'"));
+    } else if (cs.lost) {
+      fail_with(cs.lost);
+    } else {
+      // A participant that ended before this call means it never ends.
+      caf::error never;
+      for (auto& [q, calls] : cs.ended_after)
+        if (calls <= call)
+          never = make_error(runtime_errc::exchange_failed,
+                             cs.label(call) + " cannot complete: "
+                               + task_text(cs.plan->participants[q])
+                               + " ended after " + std::to_string(calls)
+                               + " calls");
+      auto& c = cs.calls.try_emplace(call, cs.size()).first->second;
+      if (never) {
+        fail_call(cs, c, never, later);
+        fail_with(never);
+      } else if (c.failed) {
+        fail_with(c.failed);
+      } else if (!c.finished && !c.inputs[*p]) {
+        c.metas[*p] = meta_of(inputs);
+        c.inputs[*p] = std::move(inputs);
+        c.waits[*p] = std::move(wait);
+        std::weak_ptr<exchange_hub> weak = shared_from_this();
+        call_driver{*st, cs, call, c, later,
+                    [weak, run, name, call](uint32_t j) {
+                      if (auto hub = weak.lock())
+                        hub->chunk_reduced(run, name, call, j);
+                    }}
+          .advance();
+      }
+      // A second contribution to a call (a duplicate) is ignored.
+    }
+  }
+  flush(later);
+}
+
+void exchange_hub::chunk_reduced(uint64_t run, const std::string& name,
+                                 uint64_t call, uint32_t chunk) {
+  deferred later;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto* st = find_run(run);
+    if (st == nullptr)
+      return;
+    auto i = st->collectives.find(name);
+    if (i == st->collectives.end())
+      return;
+    auto k = i->second.calls.find(call);
+    if (k == i->second.calls.end())
+      return;
+    call_driver{*st, i->second, call, k->second, later, {}}.chunk_done(chunk);
+  }
+  flush(later);
+}
+
+void exchange_hub::end_task(run_state& st, const task_ref& task,
+                            const std::map<std::string, uint64_t>& calls,
+                            deferred& later) {
+  for (auto& [name, ch] : st.channels)
+    ch.task_ended(task, later.done);
+  for (auto& [name, cs] : st.collectives) {
+    auto p = cs.index_of(task);
+    if (!p)
+      continue;
+    auto made = calls.count(name) > 0 ? calls.at(name) : 0;
+    cs.ended_after[*p] = made;
+    for (auto& [call, c] : cs.calls)
+      if (call >= made && !c.finished)
+        fail_call(cs, c,
+                  make_error(runtime_errc::exchange_failed,
+                             cs.label(call) + " cannot complete: "
+                               + task_text(task) + " ended after "
+                               + std::to_string(made) + " calls"),
+                  later);
+  }
+}
+
+void exchange_hub::task_ended(uint64_t run, const task_ref& task, bool ok,
+                              const std::map<std::string, uint64_t>& calls) {
+  deferred later;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto* st = find_run(run);
+    if (st == nullptr)
+      return;
+    end_task(*st, task, calls, later);
+    exchange_task_end msg;
+    msg.run = run;
+    msg.task = task;
+    msg.ok = ok;
+    for (auto& [name, n] : calls) {
+      msg.collectives.push_back(name);
+      msg.calls.push_back(n);
+    }
+    std::vector<caf::actor> others;
+    for (auto& peer : st->plan.peers)
+      add_other(others, peer.endpoint, endpoint_);
+    for (auto& other : others)
+      send(later, other, caf::make_message(msg));
+  }
+  flush(later);
+}
+
+// -- the endpoint -------------------------------------------------------------
+
+namespace {
+
+// The request types, which a refusal must answer.
+template <class Message>
+constexpr bool is_request_v = std::is_same_v<Message, exchange_put>
+                              || std::is_same_v<Message, exchange_take>
+                              || std::is_same_v<Message, exchange_close>;
+
+void log_refusal(const caf::actor& sender, const std::string& what) {
+  detail::log().warn("exchange: refused a message from {}: {}",
+                     caf::to_string(sender.node()), what);
+}
+
+} // namespace
+
+bool exchange_hub::admitted(const caf::actor& sender, run_state& st,
+                            const std::string& node, const char* what) {
+  auto* ep = st.endpoint_of(node);
+  if (ep != nullptr && *ep && ep->node() == sender.node())
+    return true;
+  log_refusal(sender, std::string{what} + " claims node '" + node
+                        + "', which that process does not host in run "
+                        + std::to_string(st.id));
+  return false;
+}
+
+template <class Message>
+void exchange_hub::dispatch(const caf::actor& sender, Message& msg) {
+  deferred later;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (stopped_)
+      return;
+    if (auto* st = find_run(msg.run)) {
+      handle(*st, sender, msg, later);
+    } else if (ended_runs_.count(msg.run) > 0) {
+      if constexpr (is_request_v<Message>)
+        reply_to(later, sender, msg.run, msg.op, exchange_status::failed,
+                 error_text(run_over(msg.run)));
+    } else {
+      early_payload payload{std::move(msg)};
+      auto bytes = bytes_of(payload);
+      if (early_bytes_ + bytes > options_.max_early_bytes) {
+        auto why = "run " + std::to_string(msg.run)
+                   + " has not begun here, and messages for runs not begun "
+                     "fill "
+                   + std::to_string(early_bytes_) + " bytes already";
+        log_refusal(sender, why);
+        if constexpr (is_request_v<Message>) {
+          auto& kept = std::get<Message>(payload);
+          reply_to(later, sender, kept.run, kept.op, exchange_status::failed,
+                   why);
+        }
+      } else {
+        early_bytes_ += bytes;
+        auto run = std::visit(
+          [](auto& x) {
+            return x.run;
+          },
+          payload);
+        early_[run].push_back(early_message{sender, std::move(payload), bytes});
+      }
+    }
+  }
+  flush(later);
+}
+
+void exchange_hub::receive(const caf::actor& sender, exchange_put& msg) {
+  dispatch(sender, msg);
+}
+
+void exchange_hub::receive(const caf::actor& sender, exchange_take& msg) {
+  dispatch(sender, msg);
+}
+
+void exchange_hub::receive(const caf::actor& sender, exchange_close& msg) {
+  dispatch(sender, msg);
+}
+
+void exchange_hub::receive(const caf::actor& sender, exchange_reply& msg) {
+  dispatch(sender, msg);
+}
+
+void exchange_hub::receive(const caf::actor& sender, exchange_part& msg) {
+  dispatch(sender, msg);
+}
+
+void exchange_hub::receive(const caf::actor& sender, exchange_result& msg) {
+  dispatch(sender, msg);
+}
+
+void exchange_hub::receive(const caf::actor& sender, exchange_task_end& msg) {
+  dispatch(sender, msg);
+}
+
+void exchange_hub::receive(const caf::actor& sender,
+                           exchange_node_lost& msg) {
+  dispatch(sender, msg);
+}
+
+namespace {
+
+// A channel request from another process: the channel it names, hosted
+// here, and the task, a user of it in the run, or an error text.
+template <class Request>
+std::string check_request(run_state& st, const Request& msg,
+                          channel*& found, bool put_or_close) {
+  auto i = st.channels.find(msg.channel);
+  if (i == st.channels.end())
+    return "no channel '" + msg.channel.substr(0, 64) + "' of run "
+           + std::to_string(st.id) + " is hosted here";
+  auto& users = put_or_close ? i->second.plan().putters
+                             : i->second.plan().takers;
+  if (std::find(users.begin(), users.end(), msg.from) == users.end())
+    return task_text(msg.from) + " does not "
+           + (put_or_close ? "put into or close" : "take from") + " channel '"
+           + msg.channel + "'";
+  found = &i->second;
+  return {};
+}
+
+// Completes a request from another process by replying to it.
+std::shared_ptr<exchange_wait> replying_wait(const caf::actor& endpoint,
+                                             const caf::actor& to,
+                                             uint64_t run, uint64_t op) {
+  auto wait = std::make_shared<exchange_wait>();
+  auto* raw = wait.get();
+  // Runs inside complete(), while the wait is alive.
+  wait->on_complete([raw, endpoint, to, run, op] {
+    auto& outcome = raw->outcome();
+    exchange_reply reply;
+    reply.run = run;
+    reply.op = op;
+    reply.status = status_of(outcome);
+    if (outcome.error)
+      reply.error = error_text(outcome.error);
+    reply.values = copies_of(outcome.values);
+    caf::send_as(endpoint, to, std::move(reply));
+  });
+  return wait;
+}
+
+} // namespace
+
+void exchange_hub::handle(run_state& st, const caf::actor& sender,
+                          exchange_put& msg, deferred& later) {
+  if (!admitted(sender, st, msg.from.node, "a put"))
+    return;
+  channel* ch = nullptr;
+  auto problem = check_request(st, msg, ch, true);
+  if (problem.empty() && msg.item.size() != ch->plan().channel.blobs.size())
+    problem = "an item of channel '" + msg.channel + "' has "
+              + std::to_string(ch->plan().channel.blobs.size())
+              + " blobs, the put has " + std::to_string(msg.item.size());
+  if (problem.empty())
+    for (auto& x : msg.item)
+      if (!acceptable(x, options_.max_tensor_bytes))
+        problem = "a blob of the put is malformed or over "
+                  + std::to_string(options_.max_tensor_bytes) + " bytes";
+  if (!problem.empty()) {
+    log_refusal(sender, problem);
+    reply_to(later, sender, msg.run, msg.op, exchange_status::failed, problem);
+    return;
+  }
+  if (!st.seen.emplace(msg.from, msg.op).second)
+    return; // a duplicate: obeyed once
+  ch->put(msg.from, shared_values(msg.item),
+          replying_wait(endpoint_, sender, msg.run, msg.op), later.done);
+}
+
+void exchange_hub::handle(run_state& st, const caf::actor& sender,
+                          exchange_take& msg, deferred& later) {
+  if (!admitted(sender, st, msg.from.node, "a take"))
+    return;
+  channel* ch = nullptr;
+  auto problem = check_request(st, msg, ch, false);
+  if (!problem.empty()) {
+    log_refusal(sender, problem);
+    reply_to(later, sender, msg.run, msg.op, exchange_status::failed, problem);
+    return;
+  }
+  if (!st.seen.emplace(msg.from, msg.op).second)
+    return;
+  ch->take(msg.from, replying_wait(endpoint_, sender, msg.run, msg.op),
+           later.done);
+}
+
+void exchange_hub::handle(run_state& st, const caf::actor& sender,
+                          exchange_close& msg, deferred& later) {
+  if (!admitted(sender, st, msg.from.node, "a close"))
+    return;
+  channel* ch = nullptr;
+  auto problem = check_request(st, msg, ch, true);
+  if (!problem.empty()) {
+    log_refusal(sender, problem);
+    reply_to(later, sender, msg.run, msg.op, exchange_status::failed, problem);
+    return;
+  }
+  if (!st.seen.emplace(msg.from, msg.op).second)
+    return;
+  ch->close(msg.from, replying_wait(endpoint_, sender, msg.run, msg.op),
+            later.done);
+}
+
+void exchange_hub::handle(run_state& st, const caf::actor& sender,
+                          exchange_reply& msg, deferred& later) {
+  auto i = st.requests.find(msg.op);
+  if (i == st.requests.end())
+    return; // answered already (a duplicate), or failed here meanwhile
+  if (!admitted(sender, st, i->second.host, "a reply"))
+    return;
+  auto req = std::move(i->second);
+  st.requests.erase(i);
+  exchange_outcome outcome;
+  switch (msg.status) {
+    case exchange_status::ok:
+      for (auto& x : msg.values)
+        if (!acceptable(x, options_.max_tensor_bytes)) {
+          outcome.error = make_error(
+            runtime_errc::exchange_failed,
+            "node " + req.host + " sent a malformed item of channel '"
+              + req.channel + "'");
+          break;
+        }
+      if (!outcome.error)
+        outcome.values = shared_values(msg.values);
+      break;
+    case exchange_status::closed:
+      outcome.closed = true;
+      break;
+    case exchange_status::lost:
+      outcome.error = make_error(runtime_errc::peer_lost, msg.error);
+      break;
+    default:
+      outcome.error = make_error(runtime_errc::exchange_failed, msg.error);
+  }
+  later.done.emplace_back(std::move(req.wait), std::move(outcome));
+}
+
+namespace {
+
+// A peer's claim about a participant's blobs: consistent and within limits.
+bool sane(const collective_contribution& x, uint64_t max_bytes) {
+  if (x.types.size() != x.shapes.size() || x.types.size() > 4096)
+    return false;
+  for (auto& shape : x.shapes) {
+    uint64_t n = 1;
+    for (auto d : shape) {
+      if (d < 0 || (d != 0 && n > (uint64_t{1} << 40) / static_cast<uint64_t>(d)))
+        return false;
+      n *= static_cast<uint64_t>(d);
+    }
+  }
+  for (auto& v : x.values)
+    if (!acceptable(v, max_bytes))
+      return false;
+  return true;
+}
+
+} // namespace
+
+void exchange_hub::handle(run_state& st, const caf::actor& sender,
+                          exchange_part& msg, deferred& later) {
+  auto i = st.collectives.find(msg.collective);
+  if (i == st.collectives.end() || msg.call >= max_calls) {
+    log_refusal(sender, "no collective '" + msg.collective.substr(0, 64)
+                          + "' in run " + std::to_string(st.id));
+    return;
+  }
+  auto& cs = i->second;
+  auto n = cs.size();
+  bool reduce = cs.plan->kind == collective_kind::all_reduce;
+  if (reduce && (msg.chunk >= n || !cs.local[msg.chunk])) {
+    log_refusal(sender, "chunk " + std::to_string(msg.chunk)
+                          + " of collective '" + msg.collective
+                          + "' is not this process's");
+    return;
+  }
+  for (auto& part : msg.parts)
+    if (part.participant >= n || cs.local[part.participant]
+        || !admitted(sender, st, cs.plan->participants[part.participant].node,
+                     "a collective part")
+        || !sane(part, options_.max_tensor_bytes)) {
+      log_refusal(sender, "a part of collective '" + msg.collective
+                            + "' names a participant it does not host, or "
+                              "is malformed");
+      return;
+    }
+  auto& c = cs.calls.try_emplace(msg.call, n).first->second;
+  if (c.finished)
+    return;
+  for (auto& part : msg.parts) {
+    auto p = part.participant;
+    blob_meta meta{std::move(part.types), std::move(part.shapes)};
+    if (reduce) {
+      c.chunk_slices[msg.chunk][p] = std::move(part.values);
+    } else {
+      // Whole blobs: they must be what the metadata says.
+      bool fits = part.values.size() == meta.types.size();
+      for (size_t b = 0; fits && b < part.values.size(); ++b)
+        fits = part.values[b].type == meta.types[b]
+               && part.values[b].shape == meta.shapes[b];
+      if (!fits) {
+        log_refusal(sender, "the blobs of a part of collective '"
+                              + msg.collective + "' do not match its shapes");
+        return;
+      }
+      c.inputs[p] = shared_values(part.values);
+    }
+    c.metas[p] = std::move(meta);
+  }
+  std::weak_ptr<exchange_hub> weak = shared_from_this();
+  call_driver{st, cs, msg.call, c, later,
+              [weak, run = st.id, name = msg.collective,
+               call = msg.call](uint32_t j) {
+                if (auto hub = weak.lock())
+                  hub->chunk_reduced(run, name, call, j);
+              }}
+    .advance();
+}
+
+void exchange_hub::handle(run_state& st, const caf::actor& sender,
+                          exchange_result& msg, deferred& later) {
+  auto i = st.collectives.find(msg.collective);
+  if (i == st.collectives.end() || msg.call >= max_calls)
+    return;
+  auto& cs = i->second;
+  auto n = cs.size();
+  // Who may send it: the chunk's owner, the broadcast's root; a failure,
+  // any participant's process.
+  std::string owner;
+  if (!msg.error.empty())
+    owner = "";
+  else if (cs.plan->kind == collective_kind::all_reduce && msg.chunk < n)
+    owner = cs.plan->participants[msg.chunk].node;
+  else if (cs.plan->kind == collective_kind::broadcast)
+    owner = cs.plan->root;
+  else
+    return;
+  if (!owner.empty() && !admitted(sender, st, owner, "a collective result"))
+    return;
+  if (owner.empty()) {
+    bool participant = false;
+    for (auto& p : cs.plan->participants)
+      if (auto* ep = st.endpoint_of(p.node);
+          ep != nullptr && *ep && ep->node() == sender.node())
+        participant = true;
+    if (!participant)
+      return;
+  }
+  for (auto& v : msg.values)
+    if (!acceptable(v, options_.max_tensor_bytes))
+      return;
+  auto& c = cs.calls.try_emplace(msg.call, n).first->second;
+  if (c.finished)
+    return;
+  if (!msg.error.empty()) {
+    fail_call(cs, c, make_error(runtime_errc::exchange_failed, msg.error),
+              later);
+    return;
+  }
+  std::weak_ptr<exchange_hub> weak = shared_from_this();
+  call_driver driver{st, cs, msg.call, c, later,
+                     [weak, run = st.id, name = msg.collective,
+                      call = msg.call](uint32_t j) {
+                       if (auto hub = weak.lock())
+                         hub->chunk_reduced(run, name, call, j);
+                     }};
+  if (cs.plan->kind == collective_kind::all_reduce) {
+    driver.chunk_arrived(msg.chunk, msg.values);
+    return;
+  }
+  if (c.results_known)
+    return;
+  auto values = shared_values(msg.values);
+  for (uint32_t p = 0; p < n; ++p)
+    if (cs.plan->participants[p].node == cs.plan->root)
+      c.metas[p] = meta_of(values);
+  c.results.clear();
+  for (auto& v : values)
+    c.results.push_back(std::const_pointer_cast<tensor>(v));
+  c.results_known = true;
+  driver.advance();
+}
+
+void exchange_hub::handle(run_state& st, const caf::actor& sender,
+                          exchange_task_end& msg, deferred& later) {
+  if (!admitted(sender, st, msg.task.node, "a task's end"))
+    return;
+  if (msg.collectives.size() != msg.calls.size())
+    return;
+  std::map<std::string, uint64_t> calls;
+  for (size_t i = 0; i < msg.calls.size(); ++i)
+    calls[msg.collectives[i]] = msg.calls[i];
+  end_task(st, msg.task, calls, later);
+}
+
+void exchange_hub::handle(run_state& st, const caf::actor& sender,
+                          exchange_node_lost& msg, deferred& later) {
+  if (!admitted(sender, st, msg.node, "a lost node"))
+    return;
+  lose_node(st, msg.node, msg.why.substr(0, 1024), later);
+}
+
+} // namespace epochrt

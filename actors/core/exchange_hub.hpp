@@ -1,0 +1,246 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/error.hpp>
+#include <caf/fwd.hpp>
+
+#include <epochrt/messages/exchange_protocol.hpp>
+#include <epochrt/runtime/channel.hpp>
+#include <epochrt/runtime/exchange.hpp>
+
+namespace epochrt {
+
+class worker_pool;
+
+/// Options of an exchange_hub.
+struct exchange_hub_options {
+  /// How long a node may stay silent before what waits for it fails as a
+  /// lost node: a node frozen by a fault plan, a message a plan dropped.
+  /// The middleman's connection timeout where there is one. Default: 5 s.
+  std::chrono::milliseconds silence_limit{5000};
+  /// Largest tensor a peer may send (a daemon's --max-tensor-bytes).
+  /// Default: 1 GiB.
+  uint64_t max_tensor_bytes = uint64_t{1} << 30;
+  /// Bytes of messages for runs that have not begun here yet (a peer that
+  /// started first) kept at most; beyond, such messages are refused.
+  /// Default: 1 GiB.
+  uint64_t max_early_bytes = uint64_t{1} << 30;
+};
+
+/// The exchange of one process: the channels its nodes host and its part
+/// of every collective among their tasks, for every group run that uses
+/// them. A session and a node daemon each have one; its endpoint actor is
+/// where the exchanges of other processes reach it (messages/
+/// exchange_protocol.hpp).
+///
+/// Within the process, tasks reach it by calls (through their task_port,
+/// exchange_port.hpp) and blobs are passed as shared pointers, never
+/// copied. Between processes, its endpoint sends and receives the
+/// exchange messages over the connections the middleman has (the same
+/// authenticated connections as every other message).
+///
+/// An all-reduce is a reduce-scatter and an all-gather: participant i's
+/// process reduces chunk i of every blob (1/n of its elements) from every
+/// participant's contribution, folded in participant order, then sends
+/// the chunk to the other participants' processes. Participants in one
+/// process share their inputs and their result. The bits of a result
+/// depend only on the participant order, never on where participants run
+/// or in which order they come.
+///
+/// Waits end, at the latest, once what they wait for is known to be
+/// impossible: the run is aborted, a task they wait for has ended, a node
+/// they wait for is lost (its process's endpoint went down, its node actor
+/// stopped, it stayed frozen for `silence_limit`).
+///
+/// Thread-safe. Owned by shared pointers (its session or daemon, and the
+/// ports of running tasks); `shutdown` stops its endpoint and fails every
+/// wait.
+class exchange_hub : public std::enable_shared_from_this<exchange_hub> {
+public:
+  /// Makes a hub and spawns its endpoint in `sys`. Reductions and large
+  /// copies run on `pool`.
+  static std::shared_ptr<exchange_hub> make(caf::actor_system& sys,
+                                            std::shared_ptr<worker_pool> pool,
+                                            exchange_hub_options options = {});
+
+  ~exchange_hub();
+
+  exchange_hub(const exchange_hub&) = delete;
+  exchange_hub& operator=(const exchange_hub&) = delete;
+
+  /// Where other processes reach this exchange.
+  const caf::actor& endpoint() const noexcept {
+    return endpoint_;
+  }
+
+  const exchange_hub_options& options() const noexcept {
+    return options_;
+  }
+
+  /// Stops the endpoint and fails every wait with node_lost. Idempotent.
+  void shutdown();
+
+  // -- nodes of this process --------------------------------------------------
+
+  /// Node `node` of this process takes part in run `run` of a group with
+  /// `plan` (its run_tasks came). The first node of the process to begin a
+  /// run creates its channels and collectives here; messages that came for
+  /// the run before are handled now. An error when the plan is unusable
+  /// (it names no endpoint of this process for `node`).
+  caf::error begin(uint64_t run, const std::string& node,
+                   const exchange_plan& plan);
+
+  /// The run is over on `node`: reports the channels `node` hosted in it
+  /// and forgets them. With `abort`, every wait of `node`'s tasks in the
+  /// run fails first (cancelled). The run is forgotten here once every
+  /// node of this process that began it has ended it.
+  exchange_report end(uint64_t run, const std::string& node, bool abort);
+
+  /// Every wait of a task of `node`, in every run, fails with `why`: its
+  /// tasks are being stopped (cancel_tasks, the node's exit).
+  void cancel_node(const std::string& node, const caf::error& why);
+
+  /// Every wait of a task of `node` in run `run` fails with `why`: the
+  /// node's group of that run failed or timed out.
+  void cancel(uint64_t run, const std::string& node, const caf::error& why);
+
+  /// Node `node` of this process is gone (killed): what waits for it here
+  /// and in other processes fails with `runtime_errc::peer_lost`.
+  void node_lost(const std::string& node, const std::string& why);
+
+  /// Node `node` of this process is frozen: it is lost once it stays so
+  /// for `silence_limit`.
+  void node_frozen(const std::string& node);
+
+  // -- a task's operations (through its port) -------------------------------
+
+  /// The channel `name` of run `run`, or null.
+  const channel_def* find_channel(uint64_t run, const std::string& name);
+
+  /// A channel operation of task `from`, with `op` an id unique among the
+  /// task's operations (a second call with the same id is ignored, as a
+  /// duplicated message is).
+  void put(uint64_t run, const task_ref& from, uint64_t op,
+           const std::string& channel, std::vector<tensor_ptr> item,
+           std::shared_ptr<exchange_wait> wait);
+  void take(uint64_t run, const task_ref& from, uint64_t op,
+            const std::string& channel, std::shared_ptr<exchange_wait> wait);
+  void close(uint64_t run, const task_ref& from, uint64_t op,
+             const std::string& channel, std::shared_ptr<exchange_wait> wait);
+
+  /// Task `from` makes call `call` (from 0) of collective `name`, a `kind`.
+  /// A second contribution to the same call is ignored.
+  void contribute(uint64_t run, const task_ref& from, collective_kind kind,
+                  const std::string& name, uint64_t call,
+                  std::vector<tensor_ptr> inputs,
+                  std::shared_ptr<exchange_wait> wait);
+
+  /// Task `task` of this process ended after `calls` calls of each
+  /// collective it took part in.
+  void task_ended(uint64_t run, const task_ref& task, bool ok,
+                  const std::map<std::string, uint64_t>& calls);
+
+  /// Runs `fn` after `delay`, on a thread of the actor system, unless the
+  /// hub is shut down first.
+  void after(std::chrono::milliseconds delay, std::function<void()> fn);
+
+  /// A fresh id for a task's operation.
+  uint64_t next_op_id();
+
+  // -- the endpoint (messages from other processes) -------------------------
+
+  /// What arrived at the endpoint from `sender` (never null).
+  void receive(const caf::actor& sender, exchange_put& msg);
+  void receive(const caf::actor& sender, exchange_take& msg);
+  void receive(const caf::actor& sender, exchange_close& msg);
+  void receive(const caf::actor& sender, exchange_reply& msg);
+  void receive(const caf::actor& sender, exchange_part& msg);
+  void receive(const caf::actor& sender, exchange_result& msg);
+  void receive(const caf::actor& sender, exchange_task_end& msg);
+  void receive(const caf::actor& sender, exchange_node_lost& msg);
+
+  /// The endpoint of another process went down (`reason`).
+  void peer_down(const caf::actor_addr& peer, const caf::error& reason);
+
+  /// A timer of `after` fired.
+  void timer_fired(uint64_t id);
+
+  // Implementation details, defined in the .cpp: one run's state, what a
+  // locked section leaves to do once the lock is released, and a message
+  // that came before its run began here.
+  struct run_state;
+  struct deferred;
+  struct early_message;
+
+private:
+  exchange_hub(std::shared_ptr<worker_pool> pool, exchange_hub_options opts);
+
+  void flush(deferred& later);
+  run_state* find_run(uint64_t run);
+  // Handle a message of a run that began here (lock held).
+  void handle(run_state& st, const caf::actor& sender, exchange_put& msg,
+              deferred& later);
+  void handle(run_state& st, const caf::actor& sender, exchange_take& msg,
+              deferred& later);
+  void handle(run_state& st, const caf::actor& sender, exchange_close& msg,
+              deferred& later);
+  void handle(run_state& st, const caf::actor& sender, exchange_reply& msg,
+              deferred& later);
+  void handle(run_state& st, const caf::actor& sender, exchange_part& msg,
+              deferred& later);
+  void handle(run_state& st, const caf::actor& sender, exchange_result& msg,
+              deferred& later);
+  void handle(run_state& st, const caf::actor& sender, exchange_task_end& msg,
+              deferred& later);
+  void handle(run_state& st, const caf::actor& sender,
+              exchange_node_lost& msg, deferred& later);
+  // Whether `sender` is the process that hosts `node` in the run.
+  bool admitted(const caf::actor& sender, run_state& st,
+                const std::string& node, const char* what);
+  // Receives a message: its run's, buffered until the run begins, or
+  // refused.
+  template <class Message>
+  void dispatch(const caf::actor& sender, Message& msg);
+  void chunk_reduced(uint64_t run, const std::string& name, uint64_t call,
+                     uint32_t chunk);
+  void lose_node(run_state& st, const std::string& node,
+                 const std::string& why, deferred& later);
+  void end_task(run_state& st, const task_ref& task,
+                const std::map<std::string, uint64_t>& calls,
+                deferred& later);
+  void remember_ended(uint64_t run);
+  void cancel_in(run_state& st, const std::string& node, const caf::error& why,
+                 deferred& later);
+
+  caf::actor endpoint_;
+  std::shared_ptr<worker_pool> pool_;
+  exchange_hub_options options_;
+  std::mutex mtx_;
+  bool stopped_ = false;
+  std::map<uint64_t, std::unique_ptr<run_state>> runs_;
+  // Messages for runs not begun here yet, oldest first, and their bytes.
+  std::map<uint64_t, std::vector<early_message>> early_;
+  uint64_t early_bytes_ = 0;
+  // Runs ended here, newest last: their late messages are dropped.
+  std::set<uint64_t> ended_runs_;
+  std::vector<uint64_t> ended_order_;
+  uint64_t next_op_ = 0;
+  uint64_t next_timer_ = 0;
+  std::map<uint64_t, std::function<void()>> timers_;
+  // Nodes of this process frozen, for node_frozen's deadline.
+  std::set<std::string> frozen_;
+  // Endpoints of other processes the endpoint watches.
+  std::set<caf::actor_addr> watched_;
+};
+
+} // namespace epochrt

@@ -1,0 +1,25 @@
+#pragma once
+
+// Internal to actors/: what a group with channels or collectives needs
+// besides its nodes.
+
+#include <chrono>
+#include <map>
+#include <string>
+
+#include <caf/actor.hpp>
+
+namespace epochrt::detail {
+
+/// Where each node of a job exchanges: the endpoint of the exchange of the
+/// process that hosts it (node_handle::exchange).
+using exchange_directory = std::map<std::string, caf::actor>;
+
+/// What run_group needs for a group with channels or collectives.
+struct exchange_setup {
+  exchange_directory directory;
+  /// Longest a node may take to end a run (exchange_end).
+  std::chrono::milliseconds end_timeout{std::chrono::minutes(1)};
+};
+
+} // namespace epochrt::detail

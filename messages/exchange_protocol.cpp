@@ -1,0 +1,94 @@
+#include <epochrt/messages/exchange_protocol.hpp>
+
+#include <tuple>
+
+namespace epochrt {
+
+const char* describe(collective_kind x) noexcept {
+  switch (x) {
+    case collective_kind::all_reduce:
+      return "all-reduce";
+    case collective_kind::broadcast:
+      return "broadcast";
+    case collective_kind::all_gather:
+      return "all-gather";
+    case collective_kind::barrier:
+      return "barrier";
+  }
+  return "collective";
+}
+
+const char* to_string(reduce_op x) noexcept {
+  switch (x) {
+    case reduce_op::sum:
+      return "sum";
+    case reduce_op::mean:
+      return "mean";
+    case reduce_op::min:
+      return "min";
+    case reduce_op::max:
+      return "max";
+  }
+  return "?";
+}
+
+std::optional<reduce_op> reduce_op_from_name(std::string_view name) noexcept {
+  for (auto op : {reduce_op::sum, reduce_op::mean, reduce_op::min,
+                  reduce_op::max})
+    if (name == to_string(op))
+      return op;
+  return std::nullopt;
+}
+
+bool operator==(const task_ref& x, const task_ref& y) noexcept {
+  return x.node == y.node && x.task == y.task;
+}
+
+bool operator<(const task_ref& x, const task_ref& y) noexcept {
+  return std::tie(x.node, x.task) < std::tie(y.node, y.task);
+}
+
+bool operator==(const channel_plan& x, const channel_plan& y) noexcept {
+  return x.channel == y.channel && x.putters == y.putters
+    && x.takers == y.takers;
+}
+
+bool operator==(const collective_plan& x, const collective_plan& y) noexcept {
+  return x.name == y.name && x.kind == y.kind && x.op == y.op
+    && x.root == y.root && x.participants == y.participants;
+}
+
+bool operator==(const exchange_peer& x, const exchange_peer& y) noexcept {
+  return x.node == y.node && x.endpoint == y.endpoint;
+}
+
+bool operator==(const exchange_plan& x, const exchange_plan& y) noexcept {
+  return x.channels == y.channels && x.collectives == y.collectives
+    && x.peers == y.peers;
+}
+
+const channel_plan*
+exchange_plan::find_channel(std::string_view name) const noexcept {
+  for (auto& x : channels)
+    if (x.channel.name == name)
+      return &x;
+  return nullptr;
+}
+
+const collective_plan*
+exchange_plan::find_collective(std::string_view name) const noexcept {
+  for (auto& x : collectives)
+    if (x.name == name)
+      return &x;
+  return nullptr;
+}
+
+const caf::actor*
+exchange_plan::endpoint_of(std::string_view node) const noexcept {
+  for (auto& x : peers)
+    if (x.node == node)
+      return &x.endpoint;
+  return nullptr;
+}
+
+} // namespace epochrt

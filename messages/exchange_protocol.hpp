@@ -1,0 +1,347 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/meta/type_name.hpp>
+
+#include <epochrt/messages/job_def.hpp>
+#include <epochrt/messages/tensor.hpp>
+
+// What the tasks of one group run exchange: the plan a node gets with its
+// tasks (the group's channels and collectives, and where every node of the
+// group has its exchange), and the messages the exchanges of two processes
+// send each other on behalf of their nodes' tasks.
+//
+// Every process that hosts nodes (a session, a node daemon) has one
+// exchange, reached through one endpoint actor. A task's put, take or close
+// goes to the exchange of the channel's node; a collective's contributions
+// and results go between the exchanges of its participants. Messages carry
+// the group run's id (`run`): a channel or collective lives for one run.
+//
+//   task side -> host:      exchange_put | exchange_take | exchange_close
+//   host -> task side:      exchange_reply
+//   participant <-> peers:  exchange_part (contributions to a chunk's
+//                           owner), exchange_result (a chunk reduced, a
+//                           broadcast's data), exchange_task_end (a task of
+//                           the run ended: channels and collectives that
+//                           wait for it learn they never will),
+//                           exchange_node_lost (a node of the run is gone)
+
+namespace epochrt {
+
+/// What a collective does.
+enum class collective_kind : uint8_t {
+  /// Every participant gets the elementwise reduction of every
+  /// participant's blobs (Caffe2's Allreduce).
+  all_reduce,
+  /// Every participant gets the root's blobs (Caffe2's Broadcast).
+  broadcast,
+  /// Every participant gets every participant's blob, stacked in
+  /// participant order along a new first dimension (Caffe2's Allgather).
+  all_gather,
+  /// Every participant waits until all have arrived (Caffe2's Barrier).
+  barrier,
+};
+
+/// "all-reduce", "broadcast", "all-gather", "barrier": what errors call it.
+const char* describe(collective_kind x) noexcept;
+
+/// The reduction of an all-reduce.
+enum class reduce_op : uint8_t { sum, mean, min, max };
+
+/// "sum", "mean", "min", "max": the names job files use.
+const char* to_string(reduce_op x) noexcept;
+
+std::optional<reduce_op> reduce_op_from_name(std::string_view name) noexcept;
+
+/// A task of a group: its node and its name.
+struct task_ref {
+  std::string node;
+  std::string task;
+};
+
+bool operator==(const task_ref& x, const task_ref& y) noexcept;
+bool operator<(const task_ref& x, const task_ref& y) noexcept;
+
+/// A channel as one run of a group uses it: its declaration, the tasks that
+/// put into it or close it (`putters`), and the tasks that take from it
+/// (`takers`). Once every putter has ended, a take from the empty, open
+/// channel can never be answered; once every taker has ended, a put into
+/// the full channel can never be: both then fail instead of waiting.
+struct channel_plan {
+  channel_def channel;
+  std::vector<task_ref> putters;
+  std::vector<task_ref> takers;
+};
+
+/// A collective of one run of a group: its name, kind, reduction (all-
+/// reduce), root node (broadcast) and participants — every task of the
+/// group with an op of this collective, sorted by node name, then task
+/// name. That order is the order of reduction and of all-gather's stack,
+/// whatever order contributions arrive in.
+struct collective_plan {
+  std::string name;
+  collective_kind kind = collective_kind::all_reduce;
+  reduce_op op = reduce_op::sum;
+  std::string root;
+  std::vector<task_ref> participants;
+};
+
+/// Where a node of the group exchanges: the endpoint actor of the process
+/// that hosts it.
+struct exchange_peer {
+  std::string node;
+  caf::actor endpoint;
+};
+
+/// What a node needs for the channels and collectives of one group run.
+/// Empty for a group that uses none (the common case, which costs nothing).
+/// `peers` names every node of the group and every channel's node.
+struct exchange_plan {
+  std::vector<channel_plan> channels;
+  std::vector<collective_plan> collectives;
+  std::vector<exchange_peer> peers;
+
+  bool empty() const noexcept {
+    return channels.empty() && collectives.empty();
+  }
+
+  const channel_plan* find_channel(std::string_view name) const noexcept;
+  const collective_plan* find_collective(std::string_view name) const noexcept;
+  /// The endpoint of `node`, or null when the plan does not name it.
+  const caf::actor* endpoint_of(std::string_view node) const noexcept;
+};
+
+/// Node: the run `run` of a group is over (`abort`: it failed). Replies the
+/// state of the channels the node hosted in it, and drops them; with
+/// `abort`, the node's tasks of the run still waiting are cancelled first.
+struct exchange_end {
+  uint64_t run = 0;
+  bool abort = false;
+};
+
+/// A channel as its group run left it.
+struct channel_state {
+  std::string channel;
+  std::string node;
+  uint64_t items = 0;
+  bool closed = false;
+};
+
+struct exchange_report {
+  std::vector<channel_state> channels;
+};
+
+/// How an exchange request ended, in `exchange_reply`.
+enum class exchange_status : uint8_t {
+  /// Done: a put stored, a take's item in `values`, a close done.
+  ok,
+  /// A take found the channel closed and empty.
+  closed,
+  /// Failed by the job: `error` says why (a put into a closed channel,
+  /// a take that can never be answered, mismatched shapes).
+  failed,
+  /// Failed because a node of the run was lost: `error` names it.
+  lost,
+};
+
+/// Task side -> a channel's host: put `item` into `channel` of run `run`.
+/// `op` is the sender's id for the request, echoed in the reply.
+struct exchange_put {
+  uint64_t run = 0;
+  std::string channel;
+  uint64_t op = 0;
+  task_ref from;
+  std::vector<tensor> item;
+};
+
+/// Task side -> a channel's host: take an item, waiting while the channel
+/// is empty and open.
+struct exchange_take {
+  uint64_t run = 0;
+  std::string channel;
+  uint64_t op = 0;
+  task_ref from;
+};
+
+/// Task side -> a channel's host: close the channel (idempotent).
+struct exchange_close {
+  uint64_t run = 0;
+  std::string channel;
+  uint64_t op = 0;
+  task_ref from;
+};
+
+/// A channel's host -> task side: the end of request `op`.
+struct exchange_reply {
+  uint64_t run = 0;
+  uint64_t op = 0;
+  exchange_status status = exchange_status::ok;
+  std::string error;
+  std::vector<tensor> values;
+};
+
+/// The blobs one participant gives a collective call, or a chunk of them:
+/// `shapes` are the whole blobs' shapes (so that a mismatch is seen
+/// wherever a chunk lands), `values` the chunk's part of each.
+struct collective_contribution {
+  uint32_t participant = 0;
+  std::vector<dtype> types;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<tensor> values;
+};
+
+/// Participants' exchange -> the exchange of chunk `chunk`'s owner (the
+/// participant of that index): their contributions to that chunk of call
+/// `call` (0 for a collective's first call in the run). For broadcast and
+/// all-gather the chunk is the whole blobs. Also carries barriers.
+struct exchange_part {
+  uint64_t run = 0;
+  std::string collective;
+  uint64_t call = 0;
+  uint32_t chunk = 0;
+  std::vector<collective_contribution> parts;
+};
+
+/// The owner of chunk `chunk` -> the other participants' exchanges: the
+/// chunk reduced, one tensor per blob; or, with a non-empty `error`, why
+/// the call failed (mismatched blobs, naming the nodes).
+struct exchange_result {
+  uint64_t run = 0;
+  std::string collective;
+  uint64_t call = 0;
+  uint32_t chunk = 0;
+  std::vector<tensor> values;
+  std::string error;
+};
+
+/// A task of run `run` ended (`ok`: it succeeded) after `calls[i]` calls
+/// of collective `collectives[i]`. Sent to every other exchange of the
+/// run: a channel whose every putter or taker has ended, or a collective
+/// call a participant will never make, fails its waiting tasks.
+struct exchange_task_end {
+  uint64_t run = 0;
+  task_ref task;
+  bool ok = true;
+  std::vector<std::string> collectives;
+  std::vector<uint64_t> calls;
+};
+
+/// Node `node` of run `run` is gone (killed, frozen past the connection
+/// timeout): what waits for it fails with `why`.
+struct exchange_node_lost {
+  uint64_t run = 0;
+  std::string node;
+  std::string why;
+};
+
+bool operator==(const channel_plan& x, const channel_plan& y) noexcept;
+bool operator==(const collective_plan& x, const collective_plan& y) noexcept;
+bool operator==(const exchange_peer& x, const exchange_peer& y) noexcept;
+bool operator==(const exchange_plan& x, const exchange_plan& y) noexcept;
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_ref& x) {
+  return f(caf::meta::type_name("epochrt::task_ref"), x.node, x.task);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, channel_plan& x) {
+  return f(caf::meta::type_name("epochrt::channel_plan"), x.channel,
+           x.putters, x.takers);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, collective_plan& x) {
+  return f(caf::meta::type_name("epochrt::collective_plan"), x.name, x.kind,
+           x.op, x.root, x.participants);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_peer& x) {
+  return f(caf::meta::type_name("epochrt::exchange_peer"), x.node, x.endpoint);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_plan& x) {
+  return f(caf::meta::type_name("epochrt::exchange_plan"), x.channels,
+           x.collectives, x.peers);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_end& x) {
+  return f(caf::meta::type_name("epochrt::exchange_end"), x.run, x.abort);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, channel_state& x) {
+  return f(caf::meta::type_name("epochrt::channel_state"), x.channel, x.node,
+           x.items, x.closed);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_report& x) {
+  return f(caf::meta::type_name("epochrt::exchange_report"), x.channels);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_put& x) {
+  return f(caf::meta::type_name("epochrt::exchange_put"), x.run, x.channel,
+           x.op, x.from, x.item);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_take& x) {
+  return f(caf::meta::type_name("epochrt::exchange_take"), x.run, x.channel,
+           x.op, x.from);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_close& x) {
+  return f(caf::meta::type_name("epochrt::exchange_close"), x.run, x.channel,
+           x.op, x.from);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_reply& x) {
+  return f(caf::meta::type_name("epochrt::exchange_reply"), x.run, x.op,
+           x.status, x.error, x.values);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f,
+                                        collective_contribution& x) {
+  return f(caf::meta::type_name("epochrt::collective_contribution"),
+           x.participant, x.types, x.shapes, x.values);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_part& x) {
+  return f(caf::meta::type_name("epochrt::exchange_part"), x.run,
+           x.collective, x.call, x.chunk, x.parts);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_result& x) {
+  return f(caf::meta::type_name("epochrt::exchange_result"), x.run,
+           x.collective, x.call, x.chunk, x.values, x.error);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_task_end& x) {
+  return f(caf::meta::type_name("epochrt::exchange_task_end"), x.run, x.task,
+           x.ok, x.collectives, x.calls);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_node_lost& x) {
+  return f(caf::meta::type_name("epochrt::exchange_node_lost"), x.run, x.node,
+           x.why);
+}
+
+} // namespace epochrt
