@@ -64,7 +64,7 @@ bool operator==(const exchange_peer& x, const exchange_peer& y) noexcept {
 
 bool operator==(const exchange_plan& x, const exchange_plan& y) noexcept {
   return x.channels == y.channels && x.collectives == y.collectives
-    && x.peers == y.peers;
+    && x.peers == y.peers && x.relay == y.relay;
 }
 
 const channel_plan*

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <caf/actor.hpp>
+#include <caf/message.hpp>
 #include <caf/meta/type_name.hpp>
 
 #include <epochrt/messages/job_def.hpp>
@@ -106,6 +107,11 @@ struct exchange_plan {
   std::vector<channel_plan> channels;
   std::vector<collective_plan> collectives;
   std::vector<exchange_peer> peers;
+  /// The exchange that passes messages between the processes of the run
+  /// that are not connected to each other: the session's, when some peers
+  /// are node daemons (each daemon is connected to its master only). Null
+  /// when every peer reaches every other directly (one process).
+  caf::actor relay;
 
   bool empty() const noexcept {
     return channels.empty() && collectives.empty();
@@ -240,6 +246,21 @@ struct exchange_node_lost {
   std::string why;
 };
 
+/// A daemon's exchange -> the relay of the run (its master's exchange):
+/// pass `payload`, one of the messages above, on to the exchange `peer`.
+/// The relay passes on only between the exchanges of its own daemons.
+struct exchange_forward {
+  caf::actor peer;
+  caf::message payload;
+};
+
+/// The relay -> a daemon's exchange: `payload` comes from the exchange
+/// `peer`, which sent it to the relay as an exchange_forward.
+struct exchange_relayed {
+  caf::actor peer;
+  caf::message payload;
+};
+
 bool operator==(const channel_plan& x, const channel_plan& y) noexcept;
 bool operator==(const collective_plan& x, const collective_plan& y) noexcept;
 bool operator==(const exchange_peer& x, const exchange_peer& y) noexcept;
@@ -252,8 +273,8 @@ typename Inspector::result_type inspect(Inspector& f, task_ref& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, channel_plan& x) {
-  return f(caf::meta::type_name("epochrt::channel_plan"), x.channel,
-           x.putters, x.takers);
+  return f(caf::meta::type_name("epochrt::channel_plan"), x.channel, x.putters,
+           x.takers);
 }
 
 template <class Inspector>
@@ -270,7 +291,7 @@ typename Inspector::result_type inspect(Inspector& f, exchange_peer& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, exchange_plan& x) {
   return f(caf::meta::type_name("epochrt::exchange_plan"), x.channels,
-           x.collectives, x.peers);
+           x.collectives, x.peers, x.relay);
 }
 
 template <class Inspector>
@@ -314,16 +335,16 @@ typename Inspector::result_type inspect(Inspector& f, exchange_reply& x) {
 }
 
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f,
-                                        collective_contribution& x) {
+typename Inspector::result_type
+inspect(Inspector& f, collective_contribution& x) {
   return f(caf::meta::type_name("epochrt::collective_contribution"),
            x.participant, x.types, x.shapes, x.values);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, exchange_part& x) {
-  return f(caf::meta::type_name("epochrt::exchange_part"), x.run,
-           x.collective, x.call, x.chunk, x.parts);
+  return f(caf::meta::type_name("epochrt::exchange_part"), x.run, x.collective,
+           x.call, x.chunk, x.parts);
 }
 
 template <class Inspector>
@@ -342,6 +363,18 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, exchange_node_lost& x) {
   return f(caf::meta::type_name("epochrt::exchange_node_lost"), x.run, x.node,
            x.why);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_forward& x) {
+  return f(caf::meta::type_name("epochrt::exchange_forward"), x.peer,
+           x.payload);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_relayed& x) {
+  return f(caf::meta::type_name("epochrt::exchange_relayed"), x.peer,
+           x.payload);
 }
 
 } // namespace epochrt

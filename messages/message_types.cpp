@@ -68,6 +68,8 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<exchange_result>("epochrt::exchange_result")
     .add_message_type<exchange_task_end>("epochrt::exchange_task_end")
     .add_message_type<exchange_node_lost>("epochrt::exchange_node_lost")
+    .add_message_type<exchange_forward>("epochrt::exchange_forward")
+    .add_message_type<exchange_relayed>("epochrt::exchange_relayed")
     // The job runner and checkpoint manager protocol.
     .add_message_type<node_ref>("epochrt::node_ref")
     .add_message_type<ckpt_set_params>("epochrt::ckpt_set_params")

@@ -8,6 +8,7 @@
 #include <caf/send.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/core/exchange_hub.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/remote/remote_node_actor.hpp>
 #include <epochrt/messages/names.hpp>
@@ -57,9 +58,11 @@ distributed_session::connect(const std::string& name) {
     return std::move(connected.error());
   auto proxy = connected->proxy;
   auto exchange = connected->exchange;
+  // The daemon reaches the other daemons' exchanges through this one.
+  local_.hub_->add_relay_peer(exchange);
   connected_.insert_or_assign(
     name, std::make_unique<remote_node>(std::move(*connected)));
-  return node_handle{name, proxy, proxy, exchange};
+  return node_handle{name, proxy, proxy, exchange, local_.hub_->endpoint()};
 }
 
 caf::expected<node_handle> distributed_session::node(const std::string& name) {
@@ -71,7 +74,7 @@ caf::expected<node_handle> distributed_session::node(const std::string& name) {
   std::lock_guard<std::mutex> guard{mtx_};
   if (auto i = connected_.find(name); i != connected_.end())
     return node_handle{name, i->second->proxy, i->second->proxy,
-                       i->second->exchange};
+                       i->second->exchange, local_.hub_->endpoint()};
   return connect(name);
 }
 

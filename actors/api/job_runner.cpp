@@ -93,6 +93,8 @@ job_runner::run_epochs(session& sess, std::optional<int64_t> resume_from,
       return std::move(handle.error());
     cfg.nodes.emplace(name, handle->node);
     cfg.exchange.directory.emplace(name, handle->exchange);
+    if (handle->relay)
+      cfg.exchange.relay = handle->relay;
   }
   cfg.exchange.end_timeout = sess.options().request_timeout;
   run_job start;
@@ -236,8 +238,8 @@ caf::expected<int64_t> job_runner::run_once(session& sess,
     detail::log().info("finished uploading the checkpoints");
   }
   detail::log().info("starting the download group");
-  if (auto err = run_group(sess, job_.def().download_group,
-                           job_.def().channels, "download", epoch))
+  if (auto err = run_group(sess, job_.def().download_group, job_.def().channels,
+                           "download", epoch))
     return err;
   detail::log().info("finished the download group");
   detail::log().info("starting the exit group");

@@ -45,6 +45,10 @@ public:
   }
 
 private:
+  // Relays the exchange messages of its daemons through this session's
+  // exchange.
+  friend class distributed_session;
+
   struct local_node {
     node_handle handle;
     std::shared_ptr<workspace> ws;

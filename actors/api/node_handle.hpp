@@ -13,12 +13,15 @@ namespace epochrt {
 /// where the node runs, and the endpoint of the exchange of the process
 /// that hosts it, where other nodes' tasks reach its channels and
 /// collectives. For a node on a daemon the first two are the same proxy
-/// (remote_node_actor.hpp).
+/// (remote_node_actor.hpp), and `relay` is the session's own exchange,
+/// which passes exchange messages between daemons (they are connected to
+/// their master only); null for a node in the session's process.
 struct node_handle {
   std::string name;
   node_actor node;
   persistence_actor persistence;
   caf::actor exchange;
+  caf::actor relay;
 };
 
 } // namespace epochrt

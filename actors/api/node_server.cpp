@@ -192,9 +192,9 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
   x.master = sender->node();
   x.master_actor = sender->address();
   auto ws = std::make_shared<workspace>();
-  x.node = spawn_node(self->system(), msg.node, ws, st.ops,
-                      st.options.task_timeout, st.pool, st.options.faults,
-                      st.hub);
+  x.node
+    = spawn_node(self->system(), msg.node, ws, st.ops, st.options.task_timeout,
+                 st.pool, st.options.faults, st.hub);
   x.persistence = spawn_persistence(self->system(), msg.node, ws, st.root,
                                     st.options.faults);
   if (!x.persistence) {
@@ -221,8 +221,7 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
   auto gate = x.gate;
   attached.emplace(msg.node, std::move(x));
   detail::log().info("node {} attached for master {}", msg.node, peer);
-  return remote_attached{gate, st.options.max_tensor_bytes,
-                         st.hub->endpoint()};
+  return remote_attached{gate, st.options.max_tensor_bytes, st.hub->endpoint()};
 }
 
 void on_master_down(gatekeeper_ptr self, const caf::down_msg& dm) {
@@ -339,8 +338,8 @@ node_server::start(caf::actor_system& sys,
     hub_options.silence_limit
       = std::chrono::duration_cast<std::chrono::milliseconds>(silence);
   auto hub = exchange_hub::make(sys, pool, hub_options);
-  auto keeper = sys.spawn(gatekeeper, std::move(options), *root,
-                          std::move(ops), pool, hub);
+  auto keeper = sys.spawn(gatekeeper, std::move(options), *root, std::move(ops),
+                          pool, hub);
   auto bound = publish_actor(keeper, host, port, admission);
   if (!bound) {
     hub->shutdown();

@@ -63,11 +63,11 @@ constexpr uint64_t message_overhead_bytes = uint64_t{1} << 20;
 
 /// A node daemon: hosts the nodes one master attaches — each with its
 /// workspace, its tasks on the daemon's worker pool and its persistence actor
-/// writing under the checkpoint root — and obeys that master only, after the handshake of
-/// messages/remote_protocol.hpp. Without TLS, every connection passes the
-/// admission handshake first (`admission_options`), which bounds what an
-/// unauthenticated peer can make the daemon hold. When the master goes away
-/// (its process exits, dies, or stops answering heartbeats), its nodes are
+/// writing under the checkpoint root — and obeys that master only, after the
+/// handshake of messages/remote_protocol.hpp. Without TLS, every connection
+/// passes the admission handshake first (`admission_options`), which bounds
+/// what an unauthenticated peer can make the daemon hold. When the master goes
+/// away (its process exits, dies, or stops answering heartbeats), its nodes are
 /// dropped and the next master may attach.
 ///
 /// Borrows `sys`, which must outlive the server and have the middleman

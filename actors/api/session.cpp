@@ -47,6 +47,8 @@ session::run(const task_group_def& group, const std::string& label,
       return std::move(handle.error());
     nodes.emplace(name, handle->node);
     setup.directory.emplace(name, handle->exchange);
+    if (handle->relay)
+      setup.relay = handle->relay;
     return {};
   };
   for (auto& task : group.tasks)

@@ -57,6 +57,12 @@ caf::behavior endpoint_behavior(caf::event_based_actor* self,
     [pass](exchange_node_lost& msg) {
       pass(msg);
     },
+    [pass](exchange_forward& msg) {
+      pass(msg);
+    },
+    [pass](exchange_relayed& msg) {
+      pass(msg);
+    },
     [self](exchange_watch_atom, caf::actor& peer) {
       // Only the hub's own requests count: it sends them as the endpoint.
       if (!from_itself(self) || !peer)

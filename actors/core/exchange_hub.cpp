@@ -77,13 +77,6 @@ blob_meta meta_of(const std::vector<tensor_ptr>& xs) {
   return result;
 }
 
-size_t element_count_of(const std::vector<int64_t>& shape) {
-  size_t n = 1;
-  for (auto d : shape)
-    n *= static_cast<size_t>(d);
-  return n;
-}
-
 // Chunk `j` of `n` of `count` elements: [first, last).
 std::pair<size_t, size_t> chunk_range(size_t count, size_t j, size_t n) {
   return {count * j / n, count * (j + 1) / n};
@@ -212,6 +205,8 @@ using early_payload
 
 struct exchange_hub::early_message {
   caf::actor sender;
+  // The relay that passed it on, or null.
+  caf::actor via;
   early_payload payload;
   uint64_t bytes = 0;
 };
@@ -259,10 +254,9 @@ exchange_hub::exchange_hub(std::shared_ptr<worker_pool> pool,
   // nop
 }
 
-std::shared_ptr<exchange_hub> exchange_hub::make(caf::actor_system& sys,
-                                                 std::shared_ptr<worker_pool>
-                                                   pool,
-                                                 exchange_hub_options options) {
+std::shared_ptr<exchange_hub>
+exchange_hub::make(caf::actor_system& sys, std::shared_ptr<worker_pool> pool,
+                   exchange_hub_options options) {
   std::shared_ptr<exchange_hub> result{
     new exchange_hub(std::move(pool), options)};
   result->endpoint_ = spawn_exchange_endpoint(sys, result);
@@ -326,14 +320,36 @@ void add_other(std::vector<caf::actor>& others, const caf::actor& x,
 
 } // namespace
 
+void exchange_hub::add_relay_peer(const caf::actor& peer) {
+  if (!peer)
+    return;
+  std::lock_guard<std::mutex> guard{routes_mtx_};
+  relay_peers_.insert(peer.address());
+}
+
+caf::actor exchange_hub::route_of(const caf::actor& to) {
+  std::lock_guard<std::mutex> guard{routes_mtx_};
+  auto i = routes_.find(to.address());
+  return i != routes_.end() ? i->second : to;
+}
+
+void exchange_hub::deliver(const caf::actor& to, caf::message msg) {
+  if (!to)
+    return;
+  auto target = route_of(to);
+  if (target != to)
+    msg = caf::make_message(exchange_forward{to, std::move(msg)});
+  target->enqueue(
+    caf::make_mailbox_element(caf::actor_cast<caf::strong_actor_ptr>(endpoint_),
+                              caf::make_message_id(), {}, std::move(msg)),
+    nullptr);
+}
+
 void exchange_hub::flush(deferred& later) {
   for (auto& peer : later.watch)
     caf::send_as(endpoint_, endpoint_, exchange_watch_atom::value, peer);
-  auto source = caf::actor_cast<caf::strong_actor_ptr>(endpoint_);
   for (auto& [to, msg] : later.outbox)
-    to->enqueue(caf::make_mailbox_element(source, caf::make_message_id(), {},
-                                          std::move(msg)),
-                nullptr);
+    deliver(to, std::move(msg));
   later.outbox.clear();
   for (auto& job : later.jobs)
     if (!pool_ || !pool_->submit(job))
@@ -409,7 +425,7 @@ void fail_call(collective_state& cs, call_state& c, const caf::error& err,
   for (auto& wait : c.waits)
     if (wait)
       later.done.emplace_back(std::move(wait), failure(err));
-  (void) cs;
+  (void)cs;
 }
 
 // Fails the call here and tells the other processes, whose waits would
@@ -504,7 +520,6 @@ bool all_locals_in(const collective_state& cs, const call_state& c) {
 
 } // namespace
 
-
 namespace {
 
 // Called, without the lock, once a chunk reduced on the pool: (chunk).
@@ -515,8 +530,8 @@ using reduced_fn = std::function<void(uint32_t)>;
 // to `later`.
 class call_driver {
 public:
-  call_driver(run_state& st, collective_state& cs, uint64_t call,
-              call_state& c, exchange_hub::deferred& later, reduced_fn reduced)
+  call_driver(run_state& st, collective_state& cs, uint64_t call, call_state& c,
+              exchange_hub::deferred& later, reduced_fn reduced)
     : st_(st), cs_(cs), call_(call), c_(c), later_(later),
       reduced_(std::move(reduced)) {
     // nop
@@ -552,23 +567,24 @@ public:
     }
   }
 
-  // Chunk j was reduced (here, or on the pool): send it to the other
-  // participants' processes, and finish once it was the last.
+  // Chunk j is in the results: reduced here (on the pool or not), or
+  // copied from its owner's result. A chunk reduced here goes to the
+  // other participants' processes. Finishes once it was the last.
   void chunk_done(uint32_t j) {
     c_.chunk_busy[j] = false;
     if (c_.finished || c_.chunk_done[j])
       return;
     c_.chunk_done[j] = true;
     ++c_.chunks_done;
-    if (!cs_.others.empty()) {
+    if (cs_.local[j] && !cs_.others.empty()) {
       exchange_result msg;
       msg.run = st_.id;
       msg.collective = cs_.plan->name;
       msg.call = call_;
       msg.chunk = j;
       for (auto& result : c_.results) {
-        auto [first, last] = chunk_range(result->element_count(), j,
-                                         cs_.size());
+        auto [first, last]
+          = chunk_range(result->element_count(), j, cs_.size());
         msg.values.push_back(slice_of(*result, first, last));
       }
       for (auto& other : cs_.others)
@@ -608,17 +624,17 @@ public:
     // Copied into the result where each chunk goes: chunks are disjoint,
     // so copies may run at once with each other and with reductions.
     auto results = c_.results;
-    auto copy = [results, j, n = cs_.size(),
-                 values = std::move(values)]() mutable {
-      for (size_t b = 0; b < values.size(); ++b) {
-        auto& result = *results[b];
-        auto [first, last] = chunk_range(result.element_count(), j, n);
-        auto size = element_size(result.type);
-        if (last > first)
-          std::memcpy(result.data.data() + first * size,
-                      values[b].data.data(), (last - first) * size);
-      }
-    };
+    auto copy
+      = [results, j, n = cs_.size(), values = std::move(values)]() mutable {
+          for (size_t b = 0; b < values.size(); ++b) {
+            auto& result = *results[b];
+            auto [first, last] = chunk_range(result.element_count(), j, n);
+            auto size = element_size(result.type);
+            if (last > first)
+              std::memcpy(result.data.data() + first * size,
+                          values[b].data.data(), (last - first) * size);
+          }
+        };
     if (bytes <= inline_bytes) {
       copy();
       chunk_done(j);
@@ -866,8 +882,7 @@ private:
           result->strings.insert(result->strings.end(), x.strings.begin(),
                                  x.strings.end());
         else
-          result->data.insert(result->data.end(), x.data.begin(),
-                              x.data.end());
+          result->data.insert(result->data.end(), x.data.begin(), x.data.end());
       }
       c_.results.push_back(std::move(result));
     }
@@ -903,9 +918,8 @@ exchange_status status_of(const exchange_outcome& outcome) {
   return exchange_status::failed;
 }
 
-void reply_to(exchange_hub::deferred& later, const caf::actor& to,
-              uint64_t run, uint64_t op, exchange_status status,
-              std::string error) {
+void reply_to(exchange_hub::deferred& later, const caf::actor& to, uint64_t run,
+              uint64_t op, exchange_status status, std::string error) {
   exchange_reply reply;
   reply.run = run;
   reply.op = op;
@@ -990,10 +1004,26 @@ caf::error exchange_hub::begin(uint64_t run, const std::string& node,
         }
         fresh->collectives.emplace(cp.name, std::move(cs));
       }
+      // A daemon reaches the other daemons through the relay, and watches
+      // the relay: a daemon has no connection of its own to another.
+      auto& relay = fresh->plan.relay;
+      bool relayed = relay && relay != endpoint_;
+      if (relayed) {
+        std::lock_guard<std::mutex> routes_guard{routes_mtx_};
+        for (auto& peer : fresh->plan.peers)
+          if (peer.endpoint && peer.endpoint != endpoint_
+              && peer.endpoint != relay)
+            routes_[peer.endpoint.address()] = relay;
+      }
+      auto watch = [&](const caf::actor& x) {
+        if (x && x != endpoint_ && watched_.insert(x.address()).second)
+          later.watch.push_back(x);
+      };
+      if (relayed)
+        watch(relay);
       for (auto& peer : fresh->plan.peers)
-        if (peer.endpoint && peer.endpoint != endpoint_
-            && watched_.insert(peer.endpoint.address()).second)
-          later.watch.push_back(peer.endpoint);
+        if (!relayed || peer.endpoint == relay)
+          watch(peer.endpoint);
       st = fresh.get();
       runs_.emplace(run, std::move(fresh));
       if (auto i = early_.find(run); i != early_.end()) {
@@ -1001,6 +1031,8 @@ caf::error exchange_hub::begin(uint64_t run, const std::string& node,
         early_.erase(i);
         for (auto& msg : messages) {
           early_bytes_ -= msg.bytes;
+          if (!came_right_way(*st, msg.sender, msg.via))
+            continue;
           std::visit(
             [&](auto& payload) {
               handle(*st, msg.sender, payload, later);
@@ -1026,8 +1058,8 @@ exchange_report exchange_hub::end(uint64_t run, const std::string& node,
       remember_ended(run);
       return report;
     }
-    auto cancelled = make_error(runtime_errc::op_failed,
-                                "cancelled: the group run ended");
+    auto cancelled
+      = make_error(runtime_errc::op_failed, "cancelled: the group run ended");
     for (auto i = st->channels.begin(); i != st->channels.end();) {
       auto& ch = i->second;
       if (ch.plan().channel.node != node) {
@@ -1127,12 +1159,11 @@ void exchange_hub::lose_node(run_state& st, const std::string& node,
         }))
       continue;
     for (auto& [call, c] : cs.calls)
-      fail_call(cs, c, lost(" while tasks waited in " + cs.label(call)),
-                later);
+      fail_call(cs, c, lost(" while tasks waited in " + cs.label(call)), later);
     if (!cs.lost)
-      cs.lost = lost(", a participant of " + std::string{describe(
-                                              cs.plan->kind)}
-                     + " '" + name + "'");
+      cs.lost
+        = lost(", a participant of " + std::string{describe(cs.plan->kind)}
+               + " '" + name + "'");
   }
   for (auto i = st.requests.begin(); i != st.requests.end();) {
     auto& req = i->second;
@@ -1140,9 +1171,9 @@ void exchange_hub::lose_node(run_state& st, const std::string& node,
       ++i;
       continue;
     }
-    later.done.emplace_back(std::move(req.wait),
-                            failure(lost(", the node of channel '"
-                                         + req.channel + "'")));
+    later.done.emplace_back(
+      std::move(req.wait),
+      failure(lost(", the node of channel '" + req.channel + "'")));
     i = st.requests.erase(i);
   }
 }
@@ -1195,8 +1226,9 @@ void exchange_hub::node_frozen(const std::string& node) {
       if (hub->frozen_.count(node) == 0)
         return;
     }
-    hub->node_lost(node, "it stopped answering (frozen) for "
-                           + std::to_string(limit.count()) + " ms");
+    hub->node_lost(node,
+                   "it stopped answering (frozen) for "
+                     + std::to_string(limit.count()) + " ms");
   });
 }
 
@@ -1207,13 +1239,19 @@ void exchange_hub::peer_down(const caf::actor_addr& peer,
     std::lock_guard<std::mutex> guard{mtx_};
     watched_.erase(peer);
     auto why = reason == caf::exit_reason::remote_link_unreachable
-                 ? std::string{"its process is gone or stopped answering "
-                               "heartbeats"}
-                 : "its exchange stopped: " + error_text(reason);
-    for (auto& [id, st] : runs_)
+      ? std::string{"its process is gone or stopped answering "
+                    "heartbeats"}
+      : "its exchange stopped: " + error_text(reason);
+    for (auto& [id, st] : runs_) {
+      // A relay gone takes every node this process reached through it.
+      bool via_relay = st->plan.relay && st->plan.relay.address() == peer
+        && st->plan.relay != endpoint_;
       for (auto& p : st->plan.peers)
-        if (p.endpoint && p.endpoint.address() == peer)
+        if (p.endpoint
+            && (p.endpoint.address() == peer
+                || (via_relay && !st->is_local(p.node))))
           lose_node(*st, p.node, why, later);
+    }
   }
   flush(later);
 }
@@ -1244,9 +1282,9 @@ void exchange_hub::put(uint64_t run, const task_ref& from, uint64_t op,
         st->channels.at(channel_name)
           .put(from, std::move(item), std::move(wait), later.done);
     } else if (st->requests.count(op) == 0) {
-      st->requests.emplace(op, outgoing_request{std::move(wait), from,
-                                                plan->channel.node,
-                                                channel_name});
+      st->requests.emplace(op,
+                           outgoing_request{std::move(wait), from,
+                                            plan->channel.node, channel_name});
       send(later, *st->endpoint_of(plan->channel.node),
            caf::make_message(
              exchange_put{run, channel_name, op, from, copies_of(item)}));
@@ -1277,9 +1315,9 @@ void exchange_hub::take(uint64_t run, const task_ref& from, uint64_t op,
       if (st->seen.emplace(from, op).second)
         st->channels.at(channel_name).take(from, std::move(wait), later.done);
     } else if (st->requests.count(op) == 0) {
-      st->requests.emplace(op, outgoing_request{std::move(wait), from,
-                                                plan->channel.node,
-                                                channel_name});
+      st->requests.emplace(op,
+                           outgoing_request{std::move(wait), from,
+                                            plan->channel.node, channel_name});
       send(later, *st->endpoint_of(plan->channel.node),
            caf::make_message(exchange_take{run, channel_name, op, from}));
     }
@@ -1309,9 +1347,9 @@ void exchange_hub::close(uint64_t run, const task_ref& from, uint64_t op,
       if (st->seen.emplace(from, op).second)
         st->channels.at(channel_name).close(from, std::move(wait), later.done);
     } else if (st->requests.count(op) == 0) {
-      st->requests.emplace(op, outgoing_request{std::move(wait), from,
-                                                plan->channel.node,
-                                                channel_name});
+      st->requests.emplace(op,
+                           outgoing_request{std::move(wait), from,
+                                            plan->channel.node, channel_name});
       send(later, *st->endpoint_of(plan->channel.node),
            caf::make_message(exchange_close{run, channel_name, op, from}));
     }
@@ -1370,7 +1408,11 @@ void exchange_hub::contribute(uint64_t run, const task_ref& from,
         c.inputs[*p] = std::move(inputs);
         c.waits[*p] = std::move(wait);
         std::weak_ptr<exchange_hub> weak = shared_from_this();
-        call_driver{*st, cs, call, c, later,
+        call_driver{*st,
+                    cs,
+                    call,
+                    c,
+                    later,
                     [weak, run, name, call](uint32_t j) {
                       if (auto hub = weak.lock())
                         hub->chunk_reduced(run, name, call, j);
@@ -1415,12 +1457,12 @@ void exchange_hub::end_task(run_state& st, const task_ref& task,
     cs.ended_after[*p] = made;
     for (auto& [call, c] : cs.calls)
       if (call >= made && !c.finished)
-        fail_call(cs, c,
-                  make_error(runtime_errc::exchange_failed,
-                             cs.label(call) + " cannot complete: "
-                               + task_text(task) + " ended after "
-                               + std::to_string(made) + " calls"),
-                  later);
+        fail_call(
+          cs, c,
+          make_error(runtime_errc::exchange_failed,
+                     cs.label(call) + " cannot complete: " + task_text(task)
+                       + " ended after " + std::to_string(made) + " calls"),
+          later);
   }
 }
 
@@ -1456,9 +1498,10 @@ namespace {
 
 // The request types, which a refusal must answer.
 template <class Message>
-constexpr bool is_request_v = std::is_same_v<Message, exchange_put>
-                              || std::is_same_v<Message, exchange_take>
-                              || std::is_same_v<Message, exchange_close>;
+constexpr bool is_request_v
+  = std::is_same_v<
+      Message,
+      exchange_put> || std::is_same_v<Message, exchange_take> || std::is_same_v<Message, exchange_close>;
 
 void log_refusal(const caf::actor& sender, const std::string& what) {
   detail::log().warn("exchange: refused a message from {}: {}",
@@ -1472,21 +1515,37 @@ bool exchange_hub::admitted(const caf::actor& sender, run_state& st,
   auto* ep = st.endpoint_of(node);
   if (ep != nullptr && *ep && ep->node() == sender.node())
     return true;
-  log_refusal(sender, std::string{what} + " claims node '" + node
-                        + "', which that process does not host in run "
-                        + std::to_string(st.id));
+  log_refusal(sender,
+              std::string{what} + " claims node '" + node
+                + "', which that process does not host in run "
+                + std::to_string(st.id));
+  return false;
+}
+
+bool exchange_hub::came_right_way(const run_state& st, const caf::actor& sender,
+                                  const caf::actor& via) {
+  if (!via)
+    return true; // direct: `admitted` checks the sender
+  if (via == st.plan.relay && via != endpoint_)
+    return true;
+  log_refusal(sender,
+              "a message of run " + std::to_string(st.id)
+                + " came through an exchange that is not the run's "
+                  "relay");
   return false;
 }
 
 template <class Message>
-void exchange_hub::dispatch(const caf::actor& sender, Message& msg) {
+void exchange_hub::dispatch(const caf::actor& sender, Message& msg,
+                            const caf::actor& via) {
   deferred later;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     if (stopped_)
       return;
     if (auto* st = find_run(msg.run)) {
-      handle(*st, sender, msg, later);
+      if (came_right_way(*st, sender, via))
+        handle(*st, sender, msg, later);
     } else if (ended_runs_.count(msg.run) > 0) {
       if constexpr (is_request_v<Message>)
         reply_to(later, sender, msg.run, msg.op, exchange_status::failed,
@@ -1496,9 +1555,9 @@ void exchange_hub::dispatch(const caf::actor& sender, Message& msg) {
       auto bytes = bytes_of(payload);
       if (early_bytes_ + bytes > options_.max_early_bytes) {
         auto why = "run " + std::to_string(msg.run)
-                   + " has not begun here, and messages for runs not begun "
-                     "fill "
-                   + std::to_string(early_bytes_) + " bytes already";
+          + " has not begun here, and messages for runs not begun "
+            "fill "
+          + std::to_string(early_bytes_) + " bytes already";
         log_refusal(sender, why);
         if constexpr (is_request_v<Message>) {
           auto& kept = std::get<Message>(payload);
@@ -1512,7 +1571,8 @@ void exchange_hub::dispatch(const caf::actor& sender, Message& msg) {
             return x.run;
           },
           payload);
-        early_[run].push_back(early_message{sender, std::move(payload), bytes});
+        early_[run].push_back(
+          early_message{sender, via, std::move(payload), bytes});
       }
     }
   }
@@ -1547,9 +1607,48 @@ void exchange_hub::receive(const caf::actor& sender, exchange_task_end& msg) {
   dispatch(sender, msg);
 }
 
-void exchange_hub::receive(const caf::actor& sender,
-                           exchange_node_lost& msg) {
+void exchange_hub::receive(const caf::actor& sender, exchange_node_lost& msg) {
   dispatch(sender, msg);
+}
+
+void exchange_hub::receive(const caf::actor& sender, exchange_forward& msg) {
+  {
+    std::lock_guard<std::mutex> guard{routes_mtx_};
+    if (relay_peers_.count(sender.address()) == 0 || !msg.peer
+        || relay_peers_.count(msg.peer.address()) == 0) {
+      log_refusal(sender,
+                  "a message to pass on between exchanges this one "
+                  "does not relay for");
+      return;
+    }
+  }
+  caf::send_as(endpoint_, msg.peer,
+               exchange_relayed{sender, std::move(msg.payload)});
+}
+
+void exchange_hub::receive(const caf::actor& sender, exchange_relayed& msg) {
+  if (!msg.peer) {
+    log_refusal(sender, "a relayed message without its origin");
+    return;
+  }
+  auto& x = msg.payload;
+  auto pass = [&](auto* type) {
+    using message_type = std::remove_pointer_t<decltype(type)>;
+    if (!x.match_elements<message_type>())
+      return false;
+    dispatch(msg.peer, x.get_mutable_as<message_type>(0), sender);
+    return true;
+  };
+  if (pass(static_cast<exchange_put*>(nullptr))
+      || pass(static_cast<exchange_take*>(nullptr))
+      || pass(static_cast<exchange_close*>(nullptr))
+      || pass(static_cast<exchange_reply*>(nullptr))
+      || pass(static_cast<exchange_part*>(nullptr))
+      || pass(static_cast<exchange_result*>(nullptr))
+      || pass(static_cast<exchange_task_end*>(nullptr))
+      || pass(static_cast<exchange_node_lost*>(nullptr)))
+    return;
+  log_refusal(sender, "a relayed message of no exchange type");
 }
 
 namespace {
@@ -1557,30 +1656,30 @@ namespace {
 // A channel request from another process: the channel it names, hosted
 // here, and the task, a user of it in the run, or an error text.
 template <class Request>
-std::string check_request(run_state& st, const Request& msg,
-                          channel*& found, bool put_or_close) {
+std::string check_request(run_state& st, const Request& msg, channel*& found,
+                          bool put_or_close) {
   auto i = st.channels.find(msg.channel);
   if (i == st.channels.end())
     return "no channel '" + msg.channel.substr(0, 64) + "' of run "
-           + std::to_string(st.id) + " is hosted here";
-  auto& users = put_or_close ? i->second.plan().putters
-                             : i->second.plan().takers;
+      + std::to_string(st.id) + " is hosted here";
+  auto& users
+    = put_or_close ? i->second.plan().putters : i->second.plan().takers;
   if (std::find(users.begin(), users.end(), msg.from) == users.end())
     return task_text(msg.from) + " does not "
-           + (put_or_close ? "put into or close" : "take from") + " channel '"
-           + msg.channel + "'";
+      + (put_or_close ? "put into or close" : "take from") + " channel '"
+      + msg.channel + "'";
   found = &i->second;
   return {};
 }
 
 // Completes a request from another process by replying to it.
-std::shared_ptr<exchange_wait> replying_wait(const caf::actor& endpoint,
-                                             const caf::actor& to,
-                                             uint64_t run, uint64_t op) {
+std::shared_ptr<exchange_wait> replying_wait(std::weak_ptr<exchange_hub> hub,
+                                             const caf::actor& to, uint64_t run,
+                                             uint64_t op) {
   auto wait = std::make_shared<exchange_wait>();
   auto* raw = wait.get();
   // Runs inside complete(), while the wait is alive.
-  wait->on_complete([raw, endpoint, to, run, op] {
+  wait->on_complete([raw, hub = std::move(hub), to, run, op] {
     auto& outcome = raw->outcome();
     exchange_reply reply;
     reply.run = run;
@@ -1589,7 +1688,8 @@ std::shared_ptr<exchange_wait> replying_wait(const caf::actor& endpoint,
     if (outcome.error)
       reply.error = error_text(outcome.error);
     reply.values = copies_of(outcome.values);
-    caf::send_as(endpoint, to, std::move(reply));
+    if (auto self = hub.lock())
+      self->deliver(to, caf::make_message(std::move(reply)));
   });
   return wait;
 }
@@ -1604,13 +1704,13 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   auto problem = check_request(st, msg, ch, true);
   if (problem.empty() && msg.item.size() != ch->plan().channel.blobs.size())
     problem = "an item of channel '" + msg.channel + "' has "
-              + std::to_string(ch->plan().channel.blobs.size())
-              + " blobs, the put has " + std::to_string(msg.item.size());
+      + std::to_string(ch->plan().channel.blobs.size()) + " blobs, the put has "
+      + std::to_string(msg.item.size());
   if (problem.empty())
     for (auto& x : msg.item)
       if (!acceptable(x, options_.max_tensor_bytes))
         problem = "a blob of the put is malformed or over "
-                  + std::to_string(options_.max_tensor_bytes) + " bytes";
+          + std::to_string(options_.max_tensor_bytes) + " bytes";
   if (!problem.empty()) {
     log_refusal(sender, problem);
     reply_to(later, sender, msg.run, msg.op, exchange_status::failed, problem);
@@ -1619,7 +1719,7 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   if (!st.seen.emplace(msg.from, msg.op).second)
     return; // a duplicate: obeyed once
   ch->put(msg.from, shared_values(msg.item),
-          replying_wait(endpoint_, sender, msg.run, msg.op), later.done);
+          replying_wait(weak_from_this(), sender, msg.run, msg.op), later.done);
 }
 
 void exchange_hub::handle(run_state& st, const caf::actor& sender,
@@ -1635,7 +1735,7 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   }
   if (!st.seen.emplace(msg.from, msg.op).second)
     return;
-  ch->take(msg.from, replying_wait(endpoint_, sender, msg.run, msg.op),
+  ch->take(msg.from, replying_wait(weak_from_this(), sender, msg.run, msg.op),
            later.done);
 }
 
@@ -1652,7 +1752,7 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   }
   if (!st.seen.emplace(msg.from, msg.op).second)
     return;
-  ch->close(msg.from, replying_wait(endpoint_, sender, msg.run, msg.op),
+  ch->close(msg.from, replying_wait(weak_from_this(), sender, msg.run, msg.op),
             later.done);
 }
 
@@ -1670,10 +1770,10 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
     case exchange_status::ok:
       for (auto& x : msg.values)
         if (!acceptable(x, options_.max_tensor_bytes)) {
-          outcome.error = make_error(
-            runtime_errc::exchange_failed,
-            "node " + req.host + " sent a malformed item of channel '"
-              + req.channel + "'");
+          outcome.error = make_error(runtime_errc::exchange_failed,
+                                     "node " + req.host
+                                       + " sent a malformed item of channel '"
+                                       + req.channel + "'");
           break;
         }
       if (!outcome.error)
@@ -1700,7 +1800,8 @@ bool sane(const collective_contribution& x, uint64_t max_bytes) {
   for (auto& shape : x.shapes) {
     uint64_t n = 1;
     for (auto d : shape) {
-      if (d < 0 || (d != 0 && n > (uint64_t{1} << 40) / static_cast<uint64_t>(d)))
+      if (d < 0
+          || (d != 0 && n > (uint64_t{1} << 40) / static_cast<uint64_t>(d)))
         return false;
       n *= static_cast<uint64_t>(d);
     }
@@ -1717,17 +1818,18 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
                           exchange_part& msg, deferred& later) {
   auto i = st.collectives.find(msg.collective);
   if (i == st.collectives.end() || msg.call >= max_calls) {
-    log_refusal(sender, "no collective '" + msg.collective.substr(0, 64)
-                          + "' in run " + std::to_string(st.id));
+    log_refusal(sender,
+                "no collective '" + msg.collective.substr(0, 64) + "' in run "
+                  + std::to_string(st.id));
     return;
   }
   auto& cs = i->second;
   auto n = cs.size();
   bool reduce = cs.plan->kind == collective_kind::all_reduce;
   if (reduce && (msg.chunk >= n || !cs.local[msg.chunk])) {
-    log_refusal(sender, "chunk " + std::to_string(msg.chunk)
-                          + " of collective '" + msg.collective
-                          + "' is not this process's");
+    log_refusal(sender,
+                "chunk " + std::to_string(msg.chunk) + " of collective '"
+                  + msg.collective + "' is not this process's");
     return;
   }
   for (auto& part : msg.parts)
@@ -1735,9 +1837,10 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
         || !admitted(sender, st, cs.plan->participants[part.participant].node,
                      "a collective part")
         || !sane(part, options_.max_tensor_bytes)) {
-      log_refusal(sender, "a part of collective '" + msg.collective
-                            + "' names a participant it does not host, or "
-                              "is malformed");
+      log_refusal(sender,
+                  "a part of collective '" + msg.collective
+                    + "' names a participant it does not host, or "
+                      "is malformed");
       return;
     }
   auto& c = cs.calls.try_emplace(msg.call, n).first->second;
@@ -1753,10 +1856,11 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
       bool fits = part.values.size() == meta.types.size();
       for (size_t b = 0; fits && b < part.values.size(); ++b)
         fits = part.values[b].type == meta.types[b]
-               && part.values[b].shape == meta.shapes[b];
+          && part.values[b].shape == meta.shapes[b];
       if (!fits) {
-        log_refusal(sender, "the blobs of a part of collective '"
-                              + msg.collective + "' do not match its shapes");
+        log_refusal(sender,
+                    "the blobs of a part of collective '" + msg.collective
+                      + "' do not match its shapes");
         return;
       }
       c.inputs[p] = shared_values(part.values);
@@ -1764,12 +1868,16 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
     c.metas[p] = std::move(meta);
   }
   std::weak_ptr<exchange_hub> weak = shared_from_this();
-  call_driver{st, cs, msg.call, c, later,
-              [weak, run = st.id, name = msg.collective,
-               call = msg.call](uint32_t j) {
-                if (auto hub = weak.lock())
-                  hub->chunk_reduced(run, name, call, j);
-              }}
+  call_driver{
+    st,
+    cs,
+    msg.call,
+    c,
+    later,
+    [weak, run = st.id, name = msg.collective, call = msg.call](uint32_t j) {
+      if (auto hub = weak.lock())
+        hub->chunk_reduced(run, name, call, j);
+    }}
     .advance();
 }
 
@@ -1814,12 +1922,16 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
     return;
   }
   std::weak_ptr<exchange_hub> weak = shared_from_this();
-  call_driver driver{st, cs, msg.call, c, later,
-                     [weak, run = st.id, name = msg.collective,
-                      call = msg.call](uint32_t j) {
-                       if (auto hub = weak.lock())
-                         hub->chunk_reduced(run, name, call, j);
-                     }};
+  call_driver driver{
+    st,
+    cs,
+    msg.call,
+    c,
+    later,
+    [weak, run = st.id, name = msg.collective, call = msg.call](uint32_t j) {
+      if (auto hub = weak.lock())
+        hub->chunk_reduced(run, name, call, j);
+    }};
   if (cs.plan->kind == collective_kind::all_reduce) {
     driver.chunk_arrived(msg.chunk, msg.values);
     return;

@@ -47,7 +47,14 @@ struct exchange_hub_options {
 /// exchange_port.hpp) and blobs are passed as shared pointers, never
 /// copied. Between processes, its endpoint sends and receives the
 /// exchange messages over the connections the middleman has (the same
-/// authenticated connections as every other message).
+/// authenticated connections as every other message). A node daemon is
+/// connected to its master only, never to another daemon: what one
+/// daemon's exchange sends another goes through the master's exchange,
+/// the run's relay (exchange_plan::relay), wrapped in an exchange_forward
+/// and delivered as an exchange_relayed that names its origin. A relay
+/// passes on only between the exchanges it was given (add_relay_peer),
+/// and a daemon accepts relayed messages of a run only from that run's
+/// relay; the origin is then checked like any sender.
 ///
 /// An all-reduce is a reduce-scatter and an all-gather: participant i's
 /// process reduces chunk i of every blob (1/n of its elements) from every
@@ -89,6 +96,11 @@ public:
 
   /// Stops the endpoint and fails every wait with node_lost. Idempotent.
   void shutdown();
+
+  /// Makes this exchange the relay for `peer`, the exchange of a daemon
+  /// the session is connected to: messages between such peers are passed
+  /// on. Thread-safe; a peer added twice is kept once.
+  void add_relay_peer(const caf::actor& peer);
 
   // -- nodes of this process --------------------------------------------------
 
@@ -168,6 +180,12 @@ public:
   void receive(const caf::actor& sender, exchange_result& msg);
   void receive(const caf::actor& sender, exchange_task_end& msg);
   void receive(const caf::actor& sender, exchange_node_lost& msg);
+  void receive(const caf::actor& sender, exchange_forward& msg);
+  void receive(const caf::actor& sender, exchange_relayed& msg);
+
+  /// Sends `msg` to the exchange `to` as this exchange: through the relay
+  /// when `to` is a daemon's exchange reached through one.
+  void deliver(const caf::actor& to, caf::message msg);
 
   /// The endpoint of another process went down (`reason`).
   void peer_down(const caf::actor_addr& peer, const caf::error& reason);
@@ -202,22 +220,28 @@ private:
               deferred& later);
   void handle(run_state& st, const caf::actor& sender, exchange_task_end& msg,
               deferred& later);
-  void handle(run_state& st, const caf::actor& sender,
-              exchange_node_lost& msg, deferred& later);
+  void handle(run_state& st, const caf::actor& sender, exchange_node_lost& msg,
+              deferred& later);
   // Whether `sender` is the process that hosts `node` in the run.
   bool admitted(const caf::actor& sender, run_state& st,
                 const std::string& node, const char* what);
   // Receives a message: its run's, buffered until the run begins, or
-  // refused.
+  // refused. `via` is the relay that passed it on, or null.
   template <class Message>
-  void dispatch(const caf::actor& sender, Message& msg);
+  void
+  dispatch(const caf::actor& sender, Message& msg, const caf::actor& via = {});
+  // Whether a message that came `via` a relay (or directly: null) may be
+  // one of run `st`'s.
+  bool came_right_way(const run_state& st, const caf::actor& sender,
+                      const caf::actor& via);
+  // Where a message to `to` goes: `to`, or the relay that reaches it.
+  caf::actor route_of(const caf::actor& to);
   void chunk_reduced(uint64_t run, const std::string& name, uint64_t call,
                      uint32_t chunk);
-  void lose_node(run_state& st, const std::string& node,
-                 const std::string& why, deferred& later);
+  void lose_node(run_state& st, const std::string& node, const std::string& why,
+                 deferred& later);
   void end_task(run_state& st, const task_ref& task,
-                const std::map<std::string, uint64_t>& calls,
-                deferred& later);
+                const std::map<std::string, uint64_t>& calls, deferred& later);
   void remember_ended(uint64_t run);
   void cancel_in(run_state& st, const std::string& node, const caf::error& why,
                  deferred& later);
@@ -241,6 +265,12 @@ private:
   std::set<std::string> frozen_;
   // Endpoints of other processes the endpoint watches.
   std::set<caf::actor_addr> watched_;
+  // Guards the two maps below, which `deliver` reads without mtx_.
+  std::mutex routes_mtx_;
+  // Daemons' exchanges reached through a relay, and that relay.
+  std::map<caf::actor_addr, caf::actor> routes_;
+  // As a relay: the exchanges it passes messages between.
+  std::set<caf::actor_addr> relay_peers_;
 };
 
 } // namespace epochrt

@@ -18,6 +18,9 @@ using exchange_directory = std::map<std::string, caf::actor>;
 /// What run_group needs for a group with channels or collectives.
 struct exchange_setup {
   exchange_directory directory;
+  /// The exchange that passes messages between daemons (node_handle::
+  /// relay), or null when no node of the group is on a daemon.
+  caf::actor relay;
   /// Longest a node may take to end a run (exchange_end).
   std::chrono::milliseconds end_timeout{std::chrono::minutes(1)};
 };

@@ -51,16 +51,15 @@ inline caf::error leftover_channels(const gather_site& site,
   for (auto& report : xs)
     for (auto& ch : report.channels) {
       if (ch.items > 0)
-        return make_error(actors_errc::task_failed,
-                          "channel '" + ch.channel + "' on node " + ch.node
-                            + " still holds " + std::to_string(ch.items)
-                            + (ch.items == 1 ? " item" : " items")
-                            + " at the end of the " + site.what
-                            + (site.epoch >= 0
-                                 ? " (epoch " + std::to_string(site.epoch) + ")"
-                                 : std::string{})
-                            + ": every channel must be empty when its group "
-                              "ends (nothing is dropped)");
+        return make_error(
+          actors_errc::task_failed,
+          "channel '" + ch.channel + "' on node " + ch.node + " still holds "
+            + std::to_string(ch.items) + (ch.items == 1 ? " item" : " items")
+            + " at the end of the " + site.what
+            + (site.epoch >= 0 ? " (epoch " + std::to_string(site.epoch) + ")"
+                               : std::string{})
+            + ": every channel must be empty when its group "
+              "ends (nothing is dropped)");
       if (!ch.closed)
         return make_error(actors_errc::task_failed,
                           "channel '" + ch.channel + "' on node " + ch.node
@@ -152,9 +151,9 @@ group_gather run_group(Self* self, const node_map& nodes,
     for (auto& ch : msg.plan.channels)
       if (!target_of(ch.channel.node)) {
         done(make_error(actors_errc::unknown_node,
-                        "channel '" + ch.channel.name + "' of the "
-                          + msg.group + " group names unknown node '"
-                          + ch.channel.node + "'"));
+                        "channel '" + ch.channel.name + "' of the " + msg.group
+                          + " group names unknown node '" + ch.channel.node
+                          + "'"));
         return nullptr;
       }
     msg.plan.peers.clear();
@@ -170,6 +169,7 @@ group_gather run_group(Self* self, const node_map& nodes,
       }
       msg.plan.peers.push_back(exchange_peer{target.node, i->second});
     }
+    msg.plan.relay = setup->relay;
     msg.run = new_run_id();
   }
   if (targets.empty()) {
