@@ -5,6 +5,7 @@
 // blocking caller; the job runner calls it directly for every group of a
 // job, so that an epoch costs no actor spawned and no request in between.
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -12,9 +13,9 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <random>
 #include <vector>
 
-#include <random>
 
 #include <caf/actor.hpp>
 #include <caf/error.hpp>
@@ -71,6 +72,56 @@ inline caf::error leftover_channels(const gather_site& site,
                               "ends (CloseBlobsQueue)");
     }
   return {};
+}
+
+/// What `node` does in the channels and collectives of `plan`, for an
+/// error that says the node was lost: "all-reduce 'grads', channel 'batches'
+/// (its host)". Empty when it does nothing there.
+inline std::string exchange_roles(const exchange_plan& plan,
+                                  const std::string& node) {
+  std::string result;
+  auto add = [&](const std::string& what) {
+    result += (result.empty() ? "" : ", ") + what;
+  };
+  auto on_node = [&](const std::vector<task_ref>& tasks) {
+    return std::any_of(tasks.begin(), tasks.end(), [&](const task_ref& t) {
+      return t.node == node;
+    });
+  };
+  for (auto& c : plan.collectives)
+    if (on_node(c.participants))
+      add(std::string{describe(c.kind)} + " '" + c.name + "'");
+  for (auto& ch : plan.channels) {
+    std::string how;
+    if (ch.channel.node == node)
+      how = "its host";
+    else if (on_node(ch.putters))
+      how = on_node(ch.takers) ? "puts and takes" : "puts";
+    else if (on_node(ch.takers))
+      how = "takes";
+    if (!how.empty())
+      add("channel '" + ch.channel.name + "' (" + how + ")");
+  }
+  return result;
+}
+
+/// `err` (a group's failure) with what the lost node did in the channels and
+/// collectives of `plan`, so that the error names what waited for it.
+inline caf::error with_exchange_roles(caf::error err,
+                                      const exchange_plan& plan) {
+  if (!is_node_lost(err))
+    return err;
+  auto text = error_text(err);
+  std::string roles;
+  for (auto& peer : plan.peers)
+    if (text.find("node " + peer.node + " ") != std::string::npos) {
+      roles = exchange_roles(plan, peer.node);
+      if (!roles.empty())
+        return make_error(actors_errc::node_lost,
+                          text + "; the group's tasks "
+                            + "waited for node " + peer.node + " in " + roles);
+    }
+  return err;
 }
 
 /// A group's gather in flight; null when the group settled at once.
@@ -192,11 +243,12 @@ group_gather run_group(Self* self, const node_map& nodes,
     // channel is found closed and empty.
     done = [self, run = msg.run, ends = targets, site,
             end_timeout = setup->end_timeout,
+            plan = std::make_shared<const exchange_plan>(msg.plan),
             done = std::move(done)](caf::expected<tasks_done> result) mutable {
       if (!result) {
         for (auto& target : ends)
           caf::anon_send(target.handle, exchange_end{run, true});
-        done(std::move(result));
+        done(with_exchange_roles(std::move(result.error()), *plan));
         return;
       }
       gather_options end_opts;
