@@ -30,9 +30,18 @@ class op_registry;
 ///   the node, replacing the destination
 /// - Sleep: no blobs; ms*: waits `ms` milliseconds, ending early (failing)
 ///   once its task is cancelled
-/// - the channel and collective ops of exchange_ops.hpp (EnqueueBlobs,
-///   DequeueBlobs, SafeDequeueBlobs, CloseBlobsQueue, Allreduce, Broadcast,
-///   Allgather, Barrier)
+/// - EnqueueBlobs: item blobs -> ; channel*: puts an item into a channel
+/// - DequeueBlobs: -> item blobs; channel*: takes an item from a channel
+/// - SafeDequeueBlobs: -> item blobs, status; channel*: takes an item, or
+///   reports the channel's end in `status` and ends its step
+/// - CloseBlobsQueue: no blobs; channel*: closes a channel
+/// - Allreduce: X... -> Y...; collective*, op: the reduction over the
+///   group's participants
+/// - Broadcast: X... -> Y...; collective*, root*: the root node's blobs
+/// - Allgather: X... -> Y...; collective*: every participant's blobs
+///   stacked
+/// - Barrier: no blobs; collective*: waits for every participant
+///   (the channel and collective ops are in exchange_ops.hpp)
 ///
 /// Each schema's `doc` has the details; docs/jobs-in-cpp.md and
 /// docs/job-file.md list every argument's kind and default. CopyDirectory

@@ -124,7 +124,7 @@ BOOST_AUTO_TEST_CASE(an_unknown_field_is_an_error) {
   BOOST_TEST(parse_error(broken(R"("name": "t")", R"("name": "t", "x": 1)"))
              == "pipeline.json: unknown field 'x' (expected one of name, "
                 "init, epoch, download, exit, stop_conditions, "
-                "nodes_to_checkpoint, epoch_limit)");
+                "nodes_to_checkpoint, epoch_limit, channels)");
 }
 
 BOOST_AUTO_TEST_CASE(a_wrong_field_type_or_missing_field_is_an_error) {
