@@ -1,6 +1,31 @@
 #include "test/wire/field_diff.hpp"
 
+#include <boost/core/demangle.hpp>
+
+#include <caf/type_nr.hpp>
+
 namespace epochrt::test {
+
+namespace {
+
+// The types of a message's elements: "(epochrt::exchange_put)".
+std::string element_types(const caf::message& x) {
+  std::string result = "(";
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (i > 0)
+      result += ", ";
+    auto rtti = x.type(i);
+    if (rtti.first != 0)
+      result += caf::numbered_type_names[rtti.first - 1];
+    else if (rtti.second != nullptr)
+      result += boost::core::demangle(rtti.second->name());
+    else
+      result += "?";
+  }
+  return result + ")";
+}
+
+} // namespace
 
 std::string field_diff::report(size_t max) const {
   std::string result;
@@ -31,6 +56,44 @@ void field_diff::visit(const std::string& path, const std::vector<char>& x,
   differ(path, std::to_string(x.size()) + " bytes",
          std::to_string(y.size()) + " bytes, first difference at byte "
            + std::to_string(i));
+}
+
+template <class T>
+bool field_diff::visit_payload_as(const std::string& path, const char* name,
+                                  const caf::message& x,
+                                  const caf::message& y) {
+  if (!x.match_elements<T>())
+    return false;
+  // The caller saw the same element types on both sides.
+  if (!y.match_elements<T>())
+    differ(path, element_types(x), element_types(y));
+  else
+    visit(path + "(" + name + ")", x.get_as<T>(0), y.get_as<T>(0));
+  return true;
+}
+
+void field_diff::visit(const std::string& path, const caf::message& x,
+                       const caf::message& y) {
+  auto x_types = element_types(x);
+  auto y_types = element_types(y);
+  if (x_types != y_types) {
+    differ(path, x_types, y_types);
+    return;
+  }
+  if (x.empty())
+    return;
+  // What exchange_hub accepts in an exchange_relayed.
+  if (visit_payload_as<exchange_put>(path, "exchange_put", x, y)
+      || visit_payload_as<exchange_take>(path, "exchange_take", x, y)
+      || visit_payload_as<exchange_close>(path, "exchange_close", x, y)
+      || visit_payload_as<exchange_reply>(path, "exchange_reply", x, y)
+      || visit_payload_as<exchange_part>(path, "exchange_part", x, y)
+      || visit_payload_as<exchange_result>(path, "exchange_result", x, y)
+      || visit_payload_as<exchange_task_end>(path, "exchange_task_end", x, y)
+      || visit_payload_as<exchange_node_lost>(path, "exchange_node_lost", x, y))
+    return;
+  // Unknown content must not pass for equal.
+  differ(path, x_types + " (field_diff cannot compare it)", y_types);
 }
 
 void field_diff::visit(const std::string& path, const tensor& x,
@@ -71,6 +134,14 @@ void field_diff::visit(const std::string& path, const task_group_def& x,
   field(path, "tasks", x.tasks, y.tasks);
 }
 
+void field_diff::visit(const std::string& path, const channel_def& x,
+                       const channel_def& y) {
+  field(path, "name", x.name, y.name);
+  field(path, "node", x.node, y.node);
+  field(path, "capacity", x.capacity, y.capacity);
+  field(path, "blobs", x.blobs, y.blobs);
+}
+
 void field_diff::visit(const std::string& path, const stop_condition& x,
                        const stop_condition& y) {
   field(path, "node", x.node, y.node);
@@ -87,6 +158,7 @@ void field_diff::visit(const std::string& path, const job_def& x,
   field(path, "stop_conditions", x.stop_conditions, y.stop_conditions);
   field(path, "nodes_to_checkpoint", x.nodes_to_checkpoint,
         y.nodes_to_checkpoint);
+  field(path, "channels", x.channels, y.channels);
 }
 
 void field_diff::visit(const std::string& path, const blob_entry& x,
@@ -154,6 +226,8 @@ void field_diff::visit(const std::string& path, const run_tasks& x,
   field(path, "group", x.group, y.group);
   field(path, "epoch", x.epoch, y.epoch);
   field(path, "tasks", x.tasks, y.tasks);
+  field(path, "run", x.run, y.run);
+  field(path, "plan", x.plan, y.plan);
 }
 
 void field_diff::visit(const std::string&, const cancel_tasks&,
@@ -394,6 +468,7 @@ void field_diff::visit(const std::string& path, const remote_attached& x,
                        const remote_attached& y) {
   field(path, "gate", x.gate, y.gate);
   field(path, "max_tensor_bytes", x.max_tensor_bytes, y.max_tensor_bytes);
+  field(path, "exchange", x.exchange, y.exchange);
 }
 
 void field_diff::visit(const std::string& path, const read_checkpoint& x,
@@ -414,6 +489,151 @@ void field_diff::visit(const std::string& path, const pruned_checkpoints& x,
                        const pruned_checkpoints& y) {
   field(path, "removed", x.removed, y.removed);
   field(path, "bytes", x.bytes, y.bytes);
+}
+
+void field_diff::visit(const std::string& path, const task_ref& x,
+                       const task_ref& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "task", x.task, y.task);
+}
+
+void field_diff::visit(const std::string& path, const channel_plan& x,
+                       const channel_plan& y) {
+  field(path, "channel", x.channel, y.channel);
+  field(path, "putters", x.putters, y.putters);
+  field(path, "takers", x.takers, y.takers);
+}
+
+void field_diff::visit(const std::string& path, const collective_plan& x,
+                       const collective_plan& y) {
+  field(path, "name", x.name, y.name);
+  field(path, "kind", x.kind, y.kind);
+  field(path, "op", x.op, y.op);
+  field(path, "root", x.root, y.root);
+  field(path, "participants", x.participants, y.participants);
+}
+
+void field_diff::visit(const std::string& path, const exchange_peer& x,
+                       const exchange_peer& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "endpoint", x.endpoint, y.endpoint);
+}
+
+void field_diff::visit(const std::string& path, const exchange_plan& x,
+                       const exchange_plan& y) {
+  field(path, "channels", x.channels, y.channels);
+  field(path, "collectives", x.collectives, y.collectives);
+  field(path, "peers", x.peers, y.peers);
+  field(path, "relay", x.relay, y.relay);
+}
+
+void field_diff::visit(const std::string& path, const exchange_end& x,
+                       const exchange_end& y) {
+  field(path, "run", x.run, y.run);
+  field(path, "abort", x.abort, y.abort);
+}
+
+void field_diff::visit(const std::string& path, const channel_state& x,
+                       const channel_state& y) {
+  field(path, "channel", x.channel, y.channel);
+  field(path, "node", x.node, y.node);
+  field(path, "items", x.items, y.items);
+  field(path, "closed", x.closed, y.closed);
+}
+
+void field_diff::visit(const std::string& path, const exchange_report& x,
+                       const exchange_report& y) {
+  field(path, "channels", x.channels, y.channels);
+}
+
+void field_diff::visit(const std::string& path, const exchange_put& x,
+                       const exchange_put& y) {
+  field(path, "run", x.run, y.run);
+  field(path, "channel", x.channel, y.channel);
+  field(path, "op", x.op, y.op);
+  field(path, "from", x.from, y.from);
+  field(path, "item", x.item, y.item);
+}
+
+void field_diff::visit(const std::string& path, const exchange_take& x,
+                       const exchange_take& y) {
+  field(path, "run", x.run, y.run);
+  field(path, "channel", x.channel, y.channel);
+  field(path, "op", x.op, y.op);
+  field(path, "from", x.from, y.from);
+}
+
+void field_diff::visit(const std::string& path, const exchange_close& x,
+                       const exchange_close& y) {
+  field(path, "run", x.run, y.run);
+  field(path, "channel", x.channel, y.channel);
+  field(path, "op", x.op, y.op);
+  field(path, "from", x.from, y.from);
+}
+
+void field_diff::visit(const std::string& path, const exchange_reply& x,
+                       const exchange_reply& y) {
+  field(path, "run", x.run, y.run);
+  field(path, "op", x.op, y.op);
+  field(path, "status", x.status, y.status);
+  field(path, "error", x.error, y.error);
+  field(path, "values", x.values, y.values);
+}
+
+void field_diff::visit(const std::string& path,
+                       const collective_contribution& x,
+                       const collective_contribution& y) {
+  field(path, "participant", x.participant, y.participant);
+  field(path, "types", x.types, y.types);
+  field(path, "shapes", x.shapes, y.shapes);
+  field(path, "values", x.values, y.values);
+}
+
+void field_diff::visit(const std::string& path, const exchange_part& x,
+                       const exchange_part& y) {
+  field(path, "run", x.run, y.run);
+  field(path, "collective", x.collective, y.collective);
+  field(path, "call", x.call, y.call);
+  field(path, "chunk", x.chunk, y.chunk);
+  field(path, "parts", x.parts, y.parts);
+}
+
+void field_diff::visit(const std::string& path, const exchange_result& x,
+                       const exchange_result& y) {
+  field(path, "run", x.run, y.run);
+  field(path, "collective", x.collective, y.collective);
+  field(path, "call", x.call, y.call);
+  field(path, "chunk", x.chunk, y.chunk);
+  field(path, "values", x.values, y.values);
+  field(path, "error", x.error, y.error);
+}
+
+void field_diff::visit(const std::string& path, const exchange_task_end& x,
+                       const exchange_task_end& y) {
+  field(path, "run", x.run, y.run);
+  field(path, "task", x.task, y.task);
+  field(path, "ok", x.ok, y.ok);
+  field(path, "collectives", x.collectives, y.collectives);
+  field(path, "calls", x.calls, y.calls);
+}
+
+void field_diff::visit(const std::string& path, const exchange_node_lost& x,
+                       const exchange_node_lost& y) {
+  field(path, "run", x.run, y.run);
+  field(path, "node", x.node, y.node);
+  field(path, "why", x.why, y.why);
+}
+
+void field_diff::visit(const std::string& path, const exchange_forward& x,
+                       const exchange_forward& y) {
+  field(path, "peer", x.peer, y.peer);
+  field(path, "payload", x.payload, y.payload);
+}
+
+void field_diff::visit(const std::string& path, const exchange_relayed& x,
+                       const exchange_relayed& y) {
+  field(path, "peer", x.peer, y.peer);
+  field(path, "payload", x.payload, y.payload);
 }
 
 } // namespace epochrt::test

@@ -1,8 +1,11 @@
 #include "test/wire/samples.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
+
+#include <caf/make_message.hpp>
 
 namespace epochrt::test {
 
@@ -101,6 +104,134 @@ std::vector<std::string> sample_names() {
   return {"w", tricky_text, "iter"};
 }
 
+// Large enough to span many of the middleman's reads (256 KiB), with
+// values whose bytes a float conversion could change: NaN with a payload,
+// infinities, -0 and denormals.
+tensor large_tensor() {
+  std::vector<float> values(1 << 16);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<float>(i) * -0.5f;
+  values[0] = std::numeric_limits<float>::quiet_NaN();
+  values[1] = -std::numeric_limits<float>::infinity();
+  values[2] = -0.0f;
+  values[3] = std::numeric_limits<float>::denorm_min();
+  values.back() = std::numeric_limits<float>::max();
+  return make_tensor<float>({256, 256}, values);
+}
+
+// A tensor of no elements, and one of no dimensions (a scalar).
+tensor empty_tensor() {
+  return make_tensor<int32_t>({0, 3}, {});
+}
+
+tensor scalar_tensor() {
+  return make_tensor<int64_t>({}, {std::numeric_limits<int64_t>::min()});
+}
+
+// One item: a tensor of each kind above, so that item order matters.
+std::vector<tensor> sample_item() {
+  return {mixed_tensor(), string_tensor(), empty_tensor(), scalar_tensor(),
+          large_tensor()};
+}
+
+task_ref sample_ref(const std::string& node, const std::string& task) {
+  return task_ref{node, task};
+}
+
+channel_def sample_channel(const std::string& name) {
+  channel_def x;
+  x.name = name;
+  x.node = "reader_" + tricky_text;
+  x.capacity = std::numeric_limits<int64_t>::max();
+  x.blobs = {"image", tricky_text, "", "label"};
+  return x;
+}
+
+// As small as a channel can be, and with no blobs at all.
+channel_def bare_channel() {
+  channel_def x;
+  x.name = "bare";
+  x.node = "trainer_0";
+  x.capacity = 1;
+  return x;
+}
+
+channel_plan sample_channel_plan(const std::string& name) {
+  channel_plan x;
+  x.channel = sample_channel(name);
+  x.putters = {sample_ref("reader_0", "read"), sample_ref(tricky_text, "")};
+  x.takers
+    = {sample_ref("trainer_0", "train"), sample_ref("trainer_1", tricky_text),
+       sample_ref("trainer_2", "train")};
+  return x;
+}
+
+// Many participants: the list a large group's all-reduce has.
+std::vector<task_ref> many_participants() {
+  std::vector<task_ref> result;
+  for (int i = 0; i < 1000; ++i)
+    result.push_back(sample_ref("trainer_" + std::to_string(i),
+                                i % 7 == 0 ? tricky_text : "train"));
+  return result;
+}
+
+collective_plan sample_collective(const std::string& name) {
+  collective_plan x;
+  x.name = name;
+  x.kind = collective_kind::barrier;
+  x.op = reduce_op::max;
+  x.root = "trainer_" + tricky_text;
+  x.participants = many_participants();
+  return x;
+}
+
+exchange_plan sample_plan(const sample_handles& handles) {
+  exchange_plan x;
+  auto bare = channel_plan{bare_channel(), {}, {}};
+  x.channels
+    = {sample_channel_plan("queue"), bare, sample_channel_plan(tricky_text)};
+  auto gather = sample_collective("gather");
+  gather.kind = collective_kind::all_gather;
+  gather.op = reduce_op::mean;
+  auto lonely = collective_plan{
+    tricky_text, collective_kind::broadcast, reduce_op::min, "", {}};
+  x.collectives = {sample_collective("sync"), gather, lonely};
+  // Nodes of both processes: a handle in each direction.
+  x.peers = {exchange_peer{"trainer_0", handles.local},
+             exchange_peer{tricky_text, handles.remote},
+             exchange_peer{"", handles.local}};
+  // The session's own exchange, as a master sends it to its daemons.
+  x.relay = handles.local;
+  return x;
+}
+
+collective_contribution sample_contribution(uint32_t participant) {
+  collective_contribution x;
+  x.participant = participant;
+  x.types = {dtype::f64, dtype::string, dtype::i32, dtype::i64, dtype::f32};
+  x.shapes = {{2, 2}, {3}, {0, 3}, {}, {256, 256}};
+  x.values = sample_item();
+  return x;
+}
+
+// Far beyond what any call count reaches, and every bit of one.
+std::vector<uint64_t> many_calls() {
+  std::vector<uint64_t> result(10000);
+  for (size_t i = 0; i < result.size(); ++i)
+    result[i] = (uint64_t{1} << (i % 64)) | i;
+  result.front() = 0;
+  result.back() = std::numeric_limits<uint64_t>::max();
+  return result;
+}
+
+// Longer than any buffer a text field could be cut to.
+std::string long_text() {
+  std::string result;
+  while (result.size() < 100000)
+    result += tricky_text;
+  return result;
+}
+
 } // namespace
 
 tensor make_sample(type_tag<tensor>, const sample_handles&) {
@@ -123,6 +254,10 @@ task_group_def make_sample(type_tag<task_group_def>, const sample_handles&) {
   return sample_group("trainer_0");
 }
 
+channel_def make_sample(type_tag<channel_def>, const sample_handles&) {
+  return sample_channel(tricky_text);
+}
+
 stop_condition make_sample(type_tag<stop_condition>, const sample_handles&) {
   return stop_condition{"trainer_0", tricky_text};
 }
@@ -137,6 +272,8 @@ job_def make_sample(type_tag<job_def>, const sample_handles&) {
   x.stop_conditions
     = {stop_condition{"trainer_0", "done"}, stop_condition{"n", "b"}};
   x.nodes_to_checkpoint = {"trainer_0", "trainer_1"};
+  x.channels
+    = {sample_channel("queue"), bare_channel(), sample_channel(tricky_text)};
   return x;
 }
 
@@ -185,9 +322,12 @@ blob_value make_sample(type_tag<blob_value>, const sample_handles&) {
   return sample_blob("weights");
 }
 
-run_tasks make_sample(type_tag<run_tasks>, const sample_handles&) {
-  return run_tasks{
-    "epoch", 1ll << 35, {sample_task("trainer_0"), sample_task("trainer_0")}};
+run_tasks make_sample(type_tag<run_tasks>, const sample_handles& handles) {
+  return run_tasks{"epoch",
+                   1ll << 35,
+                   {sample_task("trainer_0"), sample_task("trainer_0")},
+                   0xfffffffffffffffe,
+                   sample_plan(handles)};
 }
 
 cancel_tasks make_sample(type_tag<cancel_tasks>, const sample_handles&) {
@@ -358,8 +498,9 @@ remote_attach make_sample(type_tag<remote_attach>, const sample_handles&) {
 
 remote_attached make_sample(type_tag<remote_attached>,
                             const sample_handles& handles) {
-  // As a daemon does: a handle to an actor of the peer's own process.
-  return remote_attached{handles.remote, 0xfffffffffffffff0, handles.remote};
+  // As a daemon does: handles to actors of the peer's own process. Not the
+  // same actor twice, or gate and exchange could swap unseen.
+  return remote_attached{handles.remote, 0xfffffffffffffff0, handles.local};
 }
 
 read_checkpoint make_sample(type_tag<read_checkpoint>, const sample_handles&) {
@@ -376,6 +517,127 @@ pruned_checkpoints make_sample(type_tag<pruned_checkpoints>,
                                const sample_handles&) {
   return pruned_checkpoints{{"/ckpt/trainer_0.1", "/ckpt/trainer_0.2"},
                             0xfedcba9876543210};
+}
+
+task_ref make_sample(type_tag<task_ref>, const sample_handles&) {
+  return sample_ref("trainer_" + tricky_text, tricky_text + "train");
+}
+
+channel_plan make_sample(type_tag<channel_plan>, const sample_handles&) {
+  return sample_channel_plan(tricky_text);
+}
+
+collective_plan make_sample(type_tag<collective_plan>, const sample_handles&) {
+  return sample_collective(tricky_text);
+}
+
+exchange_peer make_sample(type_tag<exchange_peer>,
+                          const sample_handles& handles) {
+  return exchange_peer{"trainer_" + tricky_text, handles.remote};
+}
+
+exchange_plan make_sample(type_tag<exchange_plan>,
+                          const sample_handles& handles) {
+  return sample_plan(handles);
+}
+
+exchange_end make_sample(type_tag<exchange_end>, const sample_handles&) {
+  return exchange_end{std::numeric_limits<uint64_t>::max(), true};
+}
+
+channel_state make_sample(type_tag<channel_state>, const sample_handles&) {
+  return channel_state{tricky_text, "reader_" + tricky_text,
+                       std::numeric_limits<uint64_t>::max(), true};
+}
+
+exchange_report make_sample(type_tag<exchange_report>, const sample_handles&) {
+  return exchange_report{
+    {channel_state{"queue", "reader_0", 0, false},
+     channel_state{tricky_text, "", 0x8000000000000001, true},
+     channel_state{"", tricky_text, 1, false}}};
+}
+
+exchange_put make_sample(type_tag<exchange_put>, const sample_handles&) {
+  return exchange_put{0xfffffffffffffffd, "queue_" + tricky_text,
+                      0x8000000000000000, sample_ref("reader_0", tricky_text),
+                      sample_item()};
+}
+
+exchange_take make_sample(type_tag<exchange_take>, const sample_handles&) {
+  return exchange_take{0x8000000000000001, tricky_text,
+                       std::numeric_limits<uint64_t>::max(),
+                       sample_ref(tricky_text, "train")};
+}
+
+exchange_close make_sample(type_tag<exchange_close>, const sample_handles&) {
+  return exchange_close{std::numeric_limits<uint64_t>::max(), tricky_text,
+                        0xfedcba9876543210, sample_ref("reader_0", "read")};
+}
+
+exchange_reply make_sample(type_tag<exchange_reply>, const sample_handles&) {
+  // The last status: a codec that narrowed the enum would lose it.
+  return exchange_reply{0x8000000000000002, 0xfffffffffffffff1,
+                        exchange_status::lost,
+                        "node " + tricky_text + " is gone", sample_item()};
+}
+
+collective_contribution make_sample(type_tag<collective_contribution>,
+                                    const sample_handles&) {
+  return sample_contribution(std::numeric_limits<uint32_t>::max());
+}
+
+exchange_part make_sample(type_tag<exchange_part>, const sample_handles&) {
+  // One participant with everything, one with nothing (a barrier's).
+  collective_contribution barrier;
+  barrier.participant = 1;
+  return exchange_part{
+    0xfffffffffffffffc,
+    "sync_" + tricky_text,
+    0x8000000000000003,
+    4'000'000'003u,
+    {sample_contribution(0xfffffffe), barrier, sample_contribution(0)}};
+}
+
+exchange_result make_sample(type_tag<exchange_result>, const sample_handles&) {
+  return exchange_result{
+    0xfffffffffffffffb, tricky_text,
+    0x8000000000000004, std::numeric_limits<uint32_t>::max(),
+    sample_item(),      "shapes differ: " + tricky_text};
+}
+
+exchange_task_end make_sample(type_tag<exchange_task_end>,
+                              const sample_handles&) {
+  // `ok` defaults to true: the sample says false.
+  std::vector<std::string> collectives(many_calls().size(), "sync");
+  collectives[0] = tricky_text;
+  collectives[1] = "";
+  return exchange_task_end{0xfffffffffffffffa,
+                           sample_ref("trainer_1", tricky_text), false,
+                           collectives, many_calls()};
+}
+
+exchange_node_lost make_sample(type_tag<exchange_node_lost>,
+                               const sample_handles&) {
+  return exchange_node_lost{0xfffffffffffffff9, "trainer_" + tricky_text,
+                            long_text()};
+}
+
+exchange_forward make_sample(type_tag<exchange_forward>,
+                             const sample_handles& handles) {
+  // As a daemon's exchange sends it to the relay: the exchange it is for
+  // (here, one of the peer's process), and a put with tensors.
+  return exchange_forward{
+    handles.remote,
+    caf::make_message(make_sample(type_tag<exchange_put>{}, handles))};
+}
+
+exchange_relayed make_sample(type_tag<exchange_relayed>,
+                             const sample_handles& handles) {
+  // As the relay sends it to a daemon's exchange: where it came from (an
+  // actor of this process) and contributions to a collective.
+  return exchange_relayed{
+    handles.local,
+    caf::make_message(make_sample(type_tag<exchange_part>{}, handles))};
 }
 
 } // namespace epochrt::test

@@ -10,6 +10,7 @@
 #include <caf/actor.hpp>
 
 #include <epochrt/messages/checkpoint_records.hpp>
+#include <epochrt/messages/exchange_protocol.hpp>
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
@@ -21,11 +22,11 @@ namespace epochrt::test {
 /// The types wire_test sends across, in the order of add_message_types. A
 /// type registered there but missing here fails the suite.
 using wire_types = std::tuple<
-  tensor, op_def, step_def, task_def, task_group_def, stop_condition, job_def,
-  blob_entry, manifest, blob_chunk, checkpoint_stats, checkpoint_metadata,
-  blob_value, run_tasks, cancel_tasks, task_output, tasks_done, fetch_blobs,
-  blob_values, put_blobs, init_checkpoint, blob_names, save_checkpoint,
-  load_checkpoint, check_checkpoint, checkpoint_status,
+  tensor, op_def, step_def, task_def, task_group_def, channel_def,
+  stop_condition, job_def, blob_entry, manifest, blob_chunk, checkpoint_stats,
+  checkpoint_metadata, blob_value, run_tasks, cancel_tasks, task_output,
+  tasks_done, fetch_blobs, blob_values, put_blobs, init_checkpoint, blob_names,
+  save_checkpoint, load_checkpoint, check_checkpoint, checkpoint_status,
   // The job runner and checkpoint manager protocol.
   node_ref, ckpt_set_params, ckpt_init, ckpt_save, ckpt_load, ckpt_exists,
   ckpt_resume_epoch, ckpt_epoch, ckpt_write_metadata, ckpt_report,
@@ -35,7 +36,21 @@ using wire_types = std::tuple<
   remote_hello, remote_challenge, remote_attach, remote_attached,
   read_checkpoint,
   // Retention.
-  prune_checkpoints, pruned_checkpoints>;
+  prune_checkpoints, pruned_checkpoints,
+  // Channels and collectives: the plan of a group run, its end, and what
+  // the exchanges of two processes send each other.
+  task_ref, channel_plan, collective_plan, exchange_peer, exchange_plan,
+  exchange_end, channel_state, exchange_report, exchange_put, exchange_take,
+  exchange_close, exchange_reply, collective_contribution, exchange_part,
+  exchange_result, exchange_task_end, exchange_node_lost, exchange_forward,
+  exchange_relayed>;
+
+/// What an exchange_forward or exchange_relayed carries: each of these, in a
+/// `caf::message` of its own.
+using exchange_payload_types
+  = std::tuple<exchange_put, exchange_take, exchange_close, exchange_reply,
+               exchange_part, exchange_result, exchange_task_end,
+               exchange_node_lost>;
 
 /// The actor handles samples carry: one of an actor in this process, which
 /// the peer sees as a proxy, and one of an actor in the peer, which this
@@ -56,6 +71,7 @@ op_def make_sample(type_tag<op_def>, const sample_handles&);
 step_def make_sample(type_tag<step_def>, const sample_handles&);
 task_def make_sample(type_tag<task_def>, const sample_handles&);
 task_group_def make_sample(type_tag<task_group_def>, const sample_handles&);
+channel_def make_sample(type_tag<channel_def>, const sample_handles&);
 stop_condition make_sample(type_tag<stop_condition>, const sample_handles&);
 job_def make_sample(type_tag<job_def>, const sample_handles&);
 blob_entry make_sample(type_tag<blob_entry>, const sample_handles&);
@@ -109,5 +125,29 @@ prune_checkpoints make_sample(type_tag<prune_checkpoints>,
                               const sample_handles&);
 pruned_checkpoints make_sample(type_tag<pruned_checkpoints>,
                                const sample_handles&);
+task_ref make_sample(type_tag<task_ref>, const sample_handles&);
+channel_plan make_sample(type_tag<channel_plan>, const sample_handles&);
+collective_plan make_sample(type_tag<collective_plan>, const sample_handles&);
+exchange_peer make_sample(type_tag<exchange_peer>, const sample_handles&);
+exchange_plan make_sample(type_tag<exchange_plan>, const sample_handles&);
+exchange_end make_sample(type_tag<exchange_end>, const sample_handles&);
+channel_state make_sample(type_tag<channel_state>, const sample_handles&);
+exchange_report make_sample(type_tag<exchange_report>, const sample_handles&);
+exchange_put make_sample(type_tag<exchange_put>, const sample_handles&);
+exchange_take make_sample(type_tag<exchange_take>, const sample_handles&);
+exchange_close make_sample(type_tag<exchange_close>, const sample_handles&);
+exchange_reply make_sample(type_tag<exchange_reply>, const sample_handles&);
+collective_contribution make_sample(type_tag<collective_contribution>,
+                                    const sample_handles&);
+exchange_part make_sample(type_tag<exchange_part>, const sample_handles&);
+exchange_result make_sample(type_tag<exchange_result>, const sample_handles&);
+exchange_task_end make_sample(type_tag<exchange_task_end>,
+                              const sample_handles&);
+exchange_node_lost make_sample(type_tag<exchange_node_lost>,
+                               const sample_handles&);
+/// Forwarded by a daemon's exchange: an exchange_put with tensors.
+exchange_forward make_sample(type_tag<exchange_forward>, const sample_handles&);
+/// Relayed to a daemon's exchange: an exchange_part.
+exchange_relayed make_sample(type_tag<exchange_relayed>, const sample_handles&);
 
 } // namespace epochrt::test
