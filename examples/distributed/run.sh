@@ -7,6 +7,9 @@
 #          and finishes.
 #   act 2: the same loss with --max-failures 2, while this script restarts
 #          the daemon as a supervisor would: the job finishes in one command.
+#   act 3: examples/jobs/data_parallel.json (an all-reduce across the
+#          daemons every step) and reader_pipeline.json (channels between
+#          them) end exactly as they do in one process.
 #
 # Every result is checked against an in-process run of
 # examples/jobs/pipeline3.json; any difference, or any step that does not
@@ -204,5 +207,41 @@ grep -qF "node $victim is back" "$work/act2.err" \
   || fail "the run should have reconnected to $victim"
 note "the run lost $victim, reconnected when it was back, and went on from the last committed epoch"
 same_result "the run that survived the loss" "$work/act2.out"
+
+# ---------------------------------------------------------------------------
+say "act 3: nodes that compute together: data_parallel.json and reader_pipeline.json on the same daemons"
+# An all-reduce every step across the three daemons, and channels between
+# them (the reader node shares trainer_0's daemon); each must end exactly
+# as the same job in one process.
+jobs_dir="$here/../jobs"
+compare_with_in_process() {
+  local name=$1
+  shift
+  local placement=("$@")
+  "$epochrt" run "$jobs_dir/$name.json" "${act3_fetch[@]}" \
+    > "$work/$name-local.out" 2> "$work/$name-local.err" \
+    || fail "$name in one process failed"
+  "$epochrt" run "$jobs_dir/$name.json" "${placement[@]}" "${act3_fetch[@]}" \
+    > "$work/$name-daemons.out" 2> "$work/$name-daemons.err" \
+    || { indent < "$work/$name-daemons.err"; fail "$name on the daemons failed"; }
+  indent < "$work/$name-daemons.out"
+  if cmp -s "$work/$name-local.out" "$work/$name-daemons.out"; then
+    note "$name: the same weights, bit for bit, as in one process"
+  else
+    diff "$work/$name-local.out" "$work/$name-daemons.out" | indent
+    fail "$name differs between the daemons and one process"
+  fi
+}
+placement=()
+for n in "${nodes[@]}"; do placement+=(--node "$n=127.0.0.1:${port[$n]}"); done
+act3_fetch=()
+for n in "${nodes[@]}"; do act3_fetch+=(--fetch "$n:w" --fetch "$n:b"); done
+note "data_parallel.json: the three trainers' gradients averaged by all-reduce"
+compare_with_in_process data_parallel "${placement[@]}"
+act3_fetch=()
+for n in "${nodes[@]}"; do act3_fetch+=(--fetch "reader:w_$n"); done
+note "reader_pipeline.json: a reader deals batches through channels; the download group collects the parameters"
+compare_with_in_process reader_pipeline "${placement[@]}" \
+  --node "reader=127.0.0.1:${port[trainer_0]}"
 
 say "all results match the in-process run"
