@@ -350,7 +350,8 @@ int run_main(int argc, char** argv) {
   sweep
     ->add_option("--faults", args.sweep.faults,
                  "Sweep only these kinds: crash, io_error, corrupt_write, "
-                 "short_write, partition (repeatable; default all)")
+                 "short_write, partition, and at the channel and collective "
+                 "points drop, duplicate, kill_node (repeatable; default all)")
     ->type_name("KIND")
     ->allow_extra_args(false);
 

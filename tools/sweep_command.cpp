@@ -149,6 +149,14 @@ bool is_persistence_point(fault_point p) {
     || name.rfind("load.", 0) == 0;
 }
 
+// A point where a task's channel or collective message leaves or its
+// results arrive: lost, doubled and killed messages are swept there too.
+bool is_exchange_point(fault_point p) {
+  return p == fault_point::channel_put || p == fault_point::channel_take
+    || p == fault_point::channel_close || p == fault_point::collective_send
+    || p == fault_point::collective_receive;
+}
+
 // A daemon the sweep runs for one node.
 struct daemon {
   std::string node;
@@ -503,9 +511,16 @@ std::vector<sweep_case> sweeper::make_cases() {
                      std::string{fault_kind_name(kind)})
       != opts_.faults.end();
   };
-  const fault_kind kinds[]
-    = {fault_kind::crash, fault_kind::io_error, fault_kind::corrupt_write,
-       fault_kind::short_write, fault_kind::partition};
+  // The last three only at the exchange points: what a lost, doubled or
+  // killed message does to tasks that wait for each other.
+  const fault_kind kinds[] = {
+    fault_kind::crash,       fault_kind::io_error,  fault_kind::corrupt_write,
+    fault_kind::short_write, fault_kind::partition, fault_kind::drop,
+    fault_kind::duplicate,   fault_kind::kill_node};
+  auto exchange_only = [](fault_kind kind) {
+    return kind == fault_kind::drop || kind == fault_kind::duplicate
+      || kind == fault_kind::kill_node;
+  };
   const int errors[] = {EIO, ENOSPC, EACCES};
   std::map<fault_kind, std::vector<sweep_case>> by_kind;
   size_t io_errors = 0;
@@ -520,6 +535,8 @@ std::vector<sweep_case> sweeper::make_cases() {
       if (!wanted(kind) || (info(h.point).kinds & kind_bit(kind)) == 0)
         continue;
       if (kind == fault_kind::io_error && !is_persistence_point(h.point))
+        continue;
+      if (exchange_only(kind) && !is_exchange_point(h.point))
         continue;
       // A partition is between the master and a remote node.
       if (kind == fault_kind::partition
@@ -895,10 +912,11 @@ int run_sweep(const sweep_options& opts) {
     if (!k
         || (*k != fault_kind::crash && *k != fault_kind::io_error
             && *k != fault_kind::corrupt_write && *k != fault_kind::short_write
-            && *k != fault_kind::partition)) {
+            && *k != fault_kind::partition && *k != fault_kind::drop
+            && *k != fault_kind::duplicate && *k != fault_kind::kill_node)) {
       print_error("--faults " + kind
-                  + ": expected crash, io_error, corrupt_write, short_write "
-                    "or partition");
+                  + ": expected crash, io_error, corrupt_write, short_write, "
+                    "partition, drop, duplicate or kill_node");
       return exit_bad_input;
     }
   }
