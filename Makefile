@@ -8,7 +8,7 @@ MIB ?= 512
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 .PHONY: all deps configure build test demo distributed-demo bench bench-epoch \
-        bench-faults asan tsan format clean
+        bench-faults bench-collectives asan tsan format clean
 
 all: build
 
@@ -38,6 +38,12 @@ bench: build
 # CAF request fan-out.
 bench-epoch: build
 	$(BUILD)/bin/epoch_bench
+
+# All-reduce in-process and over node daemons, a channel between daemons and
+# an epoch of examples/jobs/data_parallel.json, against memcpy, Gloo, Open
+# MPI and bare CAF request/response.
+bench-collectives: build
+	$(BUILD)/bin/collectives_bench
 
 # What a fault injection point costs with no plan active, against the same
 # loop without it, and per epoch.

@@ -12,6 +12,7 @@ packages=(
   libspdlog-dev libfmt-dev
   libcli11-dev nlohmann-json3-dev libxxhash-dev libssl-dev
   python3-matplotlib
+  libgloo-dev libopenmpi-dev openmpi-bin
 )
 
 missing=()
