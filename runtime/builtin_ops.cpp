@@ -528,8 +528,9 @@ caf::error linear_regression_gradient(op_context& ctx) {
   for (size_t f = 0; f < w.size(); ++f)
     w[f] = static_cast<float>(scale * grad->w[f]);
   ctx.set_output(0, make_tensor<float>({static_cast<int64_t>(w.size())}, w));
-  ctx.set_output(1, make_tensor<float>(ctx.input(1).shape,
-                                       {static_cast<float>(scale * grad->b)}));
+  ctx.set_output(1,
+                 make_tensor<float>(ctx.input(1).shape,
+                                    {static_cast<float>(scale * grad->b)}));
   ctx.set_output(2, make_scalar<float>(static_cast<float>(grad->loss)));
   return caf::none;
 }
@@ -544,8 +545,8 @@ caf::error sgd_update(op_context& ctx) {
                       + to_string(param.type));
   if (grad.type != param.type)
     return ctx.fail(runtime_errc::type_mismatch,
-                    std::string{"grad is "} + to_string(grad.type)
-                      + ", param " + to_string(param.type));
+                    std::string{"grad is "} + to_string(grad.type) + ", param "
+                      + to_string(param.type));
   if (grad.shape != param.shape)
     return ctx.fail(runtime_errc::shape_mismatch,
                     "grad has shape " + shape_text(grad.shape) + ", param "

@@ -58,11 +58,11 @@ void channel::put(const task_ref& from, std::vector<tensor_ptr> item,
                   std::shared_ptr<exchange_wait> wait,
                   exchange_completions& done) {
   if (closed_) {
-    done.emplace_back(std::move(wait),
-                      failure(make_error(runtime_errc::exchange_failed,
-                                         label() + " is closed: "
-                                           + task_text(from)
-                                           + " cannot put into it")));
+    done.emplace_back(
+      std::move(wait),
+      failure(make_error(runtime_errc::exchange_failed,
+                         label() + " is closed: " + task_text(from)
+                           + " cannot put into it")));
     return;
   }
   if (!takes_.empty()) {
@@ -167,20 +167,19 @@ void channel::fail_waiting_of(const std::string& node, const caf::error& err,
 void channel::fail_stuck(exchange_completions& done) {
   if (!takes_.empty() && !closed_ && items_.empty()
       && all_ended(plan_.putters)) {
-    auto err = make_error(runtime_errc::exchange_failed,
-                          label()
-                            + " is empty and open, and every task that puts "
-                              "into it or closes it has ended ("
-                            + tasks_text(plan_.putters)
-                            + "): it was never closed");
+    auto err
+      = make_error(runtime_errc::exchange_failed,
+                   label()
+                     + " is empty and open, and every task that puts "
+                       "into it or closes it has ended ("
+                     + tasks_text(plan_.putters) + "): it was never closed");
     for (auto& taker : takes_)
       done.emplace_back(std::move(taker.wait), failure(err));
     takes_.clear();
   }
   if (!puts_.empty() && full() && all_ended(plan_.takers)) {
     auto err = make_error(runtime_errc::exchange_failed,
-                          label() + " is full ("
-                            + std::to_string(items_.size())
+                          label() + " is full (" + std::to_string(items_.size())
                             + " items), and every task that takes from it "
                               "has ended ("
                             + tasks_text(plan_.takers) + ")");

@@ -218,9 +218,9 @@ caf::error job::validate(const op_registry& registry, path_style style) const {
   if (auto err = check_channels(def_.channels))
     return err;
   for (auto& ref : groups_of(def_)) {
-    auto path = style == path_style::file ? std::string{ref.name}
-                                          : std::string{ref.def_field}
-                                              + ".tasks";
+    auto path = style == path_style::file
+      ? std::string{ref.name}
+      : std::string{ref.def_field} + ".tasks";
     if (auto plan = make_exchange_plan(*ref.group, def_.channels, path); !plan)
       return std::move(plan.error());
   }

@@ -67,8 +67,7 @@ public:
   /// `calls` where a call's wait and step end go (null: no op may wait or
   /// end its step).
   op_context(workspace::access& ws, scratch_map* scratch, const op_def& def,
-             const std::string& node,
-             const std::atomic<bool>* cancel = nullptr,
+             const std::string& node, const std::atomic<bool>* cancel = nullptr,
              task_port* port = nullptr, call_state* calls = nullptr);
 
   op_context(const op_context&) = delete;

@@ -116,9 +116,8 @@ caf::error task_execution::validate() {
 
 bool task_execution::run_current_op(caf::error& err) {
   auto& op = task_.steps[step_].ops[op_];
-  auto* scratch = task_.workspace == workspace_type::private_scratch
-    ? &scratch_
-    : nullptr;
+  auto* scratch
+    = task_.workspace == workspace_type::private_scratch ? &scratch_ : nullptr;
   // An op that names no blob cannot race on one: it runs unlocked, so a
   // long Sleep or CopyDirectory does not hold up the node's other tasks.
   auto acc = op.inputs.empty() && op.outputs.empty()
@@ -244,9 +243,8 @@ void task_execution::finish() {
   std::vector<task_output> result;
   result.reserve(task_.outputs.size());
   workspace::access acc{ws_};
-  auto* scratch = task_.workspace == workspace_type::private_scratch
-    ? &scratch_
-    : nullptr;
+  auto* scratch
+    = task_.workspace == workspace_type::private_scratch ? &scratch_ : nullptr;
   for (auto& name : task_.outputs) {
     auto* value = lookup(acc, scratch, name);
     if (value == nullptr) {

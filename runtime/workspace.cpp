@@ -205,8 +205,7 @@ void workspace::access::put(const std::string& name, tensor value) {
   i->second.version = version;
 }
 
-workspace::blob_ptr
-workspace::access::share(std::string_view name) const {
+workspace::blob_ptr workspace::access::share(std::string_view name) const {
   assert(guard_.owns_lock());
   auto i = ws_->blobs_.find(name);
   if (i == ws_->blobs_.end())

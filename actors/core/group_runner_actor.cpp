@@ -24,7 +24,8 @@ void run_then_quit(Self* self, const detail::node_map& nodes,
                    std::shared_ptr<const detail::exchange_setup> exchange) {
   auto gathered = detail::run_group(
     self, nodes, timeout, std::move(group), true,
-    [self, done = std::move(done), exchange](caf::expected<tasks_done> outcome) {
+    [self, done = std::move(done),
+     exchange](caf::expected<tasks_done> outcome) {
       done(std::move(outcome));
       self->quit();
     },
@@ -41,14 +42,15 @@ group_runner_behavior(group_runner_actor::pointer self, detail::node_map nodes,
   return {
     [=](run_tasks& msg) -> caf::result<tasks_done> {
       auto rp = self->make_response_promise<tasks_done>();
-      run_then_quit(self, nodes, timeout, std::move(msg),
-                    [rp](caf::expected<tasks_done> done) mutable {
-                      if (done)
-                        rp.deliver(std::move(*done));
-                      else
-                        rp.deliver(std::move(done.error()));
-                    },
-                    nullptr);
+      run_then_quit(
+        self, nodes, timeout, std::move(msg),
+        [rp](caf::expected<tasks_done> done) mutable {
+          if (done)
+            rp.deliver(std::move(*done));
+          else
+            rp.deliver(std::move(done.error()));
+        },
+        nullptr);
       return rp;
     },
   };
@@ -96,15 +98,14 @@ void one_group_run(caf::event_based_actor* self, detail::node_map nodes,
 
 } // namespace
 
-caf::actor start_group_run(caf::actor_system& sys,
-                           std::map<std::string, node_actor> nodes,
-                           std::chrono::milliseconds timeout, run_tasks group,
-                           group_outcome_fn done,
-                           detail::exchange_setup exchange) {
-  return sys.spawn(one_group_run, std::move(nodes), timeout, std::move(group),
-                   std::make_shared<outcome_once>(std::move(done)),
-                   std::make_shared<const detail::exchange_setup>(
-                     std::move(exchange)));
+caf::actor
+start_group_run(caf::actor_system& sys, std::map<std::string, node_actor> nodes,
+                std::chrono::milliseconds timeout, run_tasks group,
+                group_outcome_fn done, detail::exchange_setup exchange) {
+  return sys.spawn(
+    one_group_run, std::move(nodes), timeout, std::move(group),
+    std::make_shared<outcome_once>(std::move(done)),
+    std::make_shared<const detail::exchange_setup>(std::move(exchange)));
 }
 
 group_runner_actor spawn_group_runner(caf::actor_system& sys,

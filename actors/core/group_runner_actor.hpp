@@ -49,10 +49,9 @@ using group_outcome_fn = std::function<void(caf::expected<tasks_done>)>;
 /// saying so. Returns the runner, for an exit when the caller gives up.
 /// A group with channels or collectives (`group.plan`) runs with
 /// `exchange` (detail::run_group).
-caf::actor start_group_run(caf::actor_system& sys,
-                           std::map<std::string, node_actor> nodes,
-                           std::chrono::milliseconds timeout, run_tasks group,
-                           group_outcome_fn done,
-                           detail::exchange_setup exchange = {});
+caf::actor
+start_group_run(caf::actor_system& sys, std::map<std::string, node_actor> nodes,
+                std::chrono::milliseconds timeout, run_tasks group,
+                group_outcome_fn done, detail::exchange_setup exchange = {});
 
 } // namespace epochrt

@@ -222,8 +222,8 @@ node_behavior(node_self_actor::pointer self, std::string name,
       for (size_t i = 0; i < msg.tasks.size(); ++i) {
         auto err = submit_task(pool,
                                pooled_task{group, i, me, st->tasks, ws, ops,
-                                           std::move(msg.tasks[i]), faults,
-                                           hub, msg.run});
+                                           std::move(msg.tasks[i]), faults, hub,
+                                           msg.run});
         if (err) {
           // The tasks already started stop at their next op; the rest
           // never start.
@@ -320,9 +320,10 @@ node_behavior(node_self_actor::pointer self, std::string name,
     [=](cancel_tasks&) -> caf::result<void> {
       st->cancel_all();
       if (st->hub)
-        st->hub->cancel_node(name, make_error(runtime_errc::op_failed,
-                                              "cancelled: the node's tasks "
-                                              "are being stopped"));
+        st->hub->cancel_node(name,
+                             make_error(runtime_errc::op_failed,
+                                        "cancelled: the node's tasks "
+                                        "are being stopped"));
       if (st->tasks->wait_for_idle())
         return caf::unit;
       st->stop_waiters.push_back(self->make_response_promise());

@@ -207,9 +207,9 @@ struct pooled_task {
 /// thread is created for it. A task that waits in a channel or collective
 /// op gives its thread back, and is queued again once the wait is over:
 /// waiting tasks never hold up the pool (so the pool cannot deadlock
-/// however many tasks wait, and for whatever). When the task ends it reports to its group
-/// (see task_group_run): its outputs and timing — when it started after
-/// its group was received, how long it ran, and which of its ops ran for
+/// however many tasks wait, and for whatever). When the task ends it reports to
+/// its group (see task_group_run): its outputs and timing — when it started
+/// after its group was received, how long it ran, and which of its ops ran for
 /// `slow_op_threshold_us` or longer —, or its error as
 /// `actors_errc::task_failed` naming the node. A task that the pool drops
 /// unrun (the pool was stopped) fails its group too. Either way it counts
