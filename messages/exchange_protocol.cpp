@@ -18,6 +18,12 @@ const char* describe(collective_kind x) noexcept {
   return "collective";
 }
 
+std::string describe_one(collective_kind x) {
+  auto vowel
+    = x == collective_kind::all_reduce || x == collective_kind::all_gather;
+  return std::string{vowel ? "an " : "a "} + describe(x);
+}
+
 const char* to_string(reduce_op x) noexcept {
   switch (x) {
     case reduce_op::sum:
@@ -33,8 +39,8 @@ const char* to_string(reduce_op x) noexcept {
 }
 
 std::optional<reduce_op> reduce_op_from_name(std::string_view name) noexcept {
-  for (auto op : {reduce_op::sum, reduce_op::mean, reduce_op::min,
-                  reduce_op::max})
+  for (auto op :
+       {reduce_op::sum, reduce_op::mean, reduce_op::min, reduce_op::max})
     if (name == to_string(op))
       return op;
   return std::nullopt;

@@ -52,6 +52,9 @@ enum class collective_kind : uint8_t {
 /// "all-reduce", "broadcast", "all-gather", "barrier": what errors call it.
 const char* describe(collective_kind x) noexcept;
 
+/// The same with its article: "an all-reduce", "a broadcast".
+std::string describe_one(collective_kind x);
+
 /// The reduction of an all-reduce.
 enum class reduce_op : uint8_t { sum, mean, min, max };
 

@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,14 +96,15 @@ class task_port {
 public:
   virtual ~task_port();
 
-  /// The declaration of `name` in the group's plan, or null.
-  virtual const channel_def* find_channel(const std::string& name) const = 0;
+  /// The declaration of `name` in the group's plan, if it has one: a copy,
+  /// since the run (and its plan) may end while the op still looks at it.
+  virtual std::optional<channel_def>
+  find_channel(const std::string& name) const = 0;
 
   /// Puts `item` (one tensor per blob of the channel) into `channel`,
   /// waiting while it is full.
-  virtual std::shared_ptr<exchange_wait> put(const std::string& channel,
-                                             std::vector<tensor_ptr> item)
-    = 0;
+  virtual std::shared_ptr<exchange_wait>
+  put(const std::string& channel, std::vector<tensor_ptr> item) = 0;
 
   /// Takes the oldest item of `channel`, waiting while it is empty and
   /// open; the outcome's `closed` is set instead once it is closed and
@@ -111,8 +113,7 @@ public:
 
   /// Closes `channel`: later puts fail, and takes end once it is empty.
   /// Closing a closed channel does nothing.
-  virtual std::shared_ptr<exchange_wait> close(const std::string& channel)
-    = 0;
+  virtual std::shared_ptr<exchange_wait> close(const std::string& channel) = 0;
 
   /// Makes this task's next call of collective `name`, a `kind`, with
   /// `inputs`; the outcome's values are its results, one per input (none

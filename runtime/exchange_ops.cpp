@@ -18,13 +18,13 @@ caf::error no_exchange(const op_context& ctx) {
 }
 
 // The declaration of the op's channel in its group's plan.
-caf::expected<const channel_def*> channel_of(const op_context& ctx) {
+caf::expected<channel_def> channel_of(const op_context& ctx) {
   auto name = ctx.string_arg("channel");
-  auto* def = ctx.port()->find_channel(name);
-  if (def == nullptr)
+  auto def = ctx.port()->find_channel(name);
+  if (!def)
     return ctx.fail(runtime_errc::exchange_failed,
                     "channel '" + name + "' is not a channel of this group");
-  return def;
+  return std::move(*def);
 }
 
 std::string blob_count(size_t n) {
@@ -41,16 +41,16 @@ caf::error enqueue_blobs(op_context& ctx) {
   auto def = channel_of(ctx);
   if (!def)
     return std::move(def.error());
-  if ((*def)->blobs.size() != ctx.input_count())
+  if (def->blobs.size() != ctx.input_count())
     return ctx.fail(runtime_errc::exchange_failed,
-                    "an item of channel '" + (*def)->name + "' has "
-                      + blob_count((*def)->blobs.size()) + ", got "
+                    "an item of channel '" + def->name + "' has "
+                      + blob_count(def->blobs.size()) + ", got "
                       + std::to_string(ctx.input_count()));
   std::vector<tensor_ptr> item;
   item.reserve(ctx.input_count());
   for (size_t i = 0; i < ctx.input_count(); ++i)
     item.push_back(ctx.share_input(i));
-  return ctx.wait_for(ctx.port()->put((*def)->name, std::move(item)));
+  return ctx.wait_for(ctx.port()->put(def->name, std::move(item)));
 }
 
 // Takes an item into the first `blobs` outputs; `safe` sets the last output
@@ -86,12 +86,12 @@ caf::error dequeue(op_context& ctx, bool safe) {
   auto def = channel_of(ctx);
   if (!def)
     return std::move(def.error());
-  if ((*def)->blobs.size() != blobs)
+  if (def->blobs.size() != blobs)
     return ctx.fail(runtime_errc::exchange_failed,
-                    "an item of channel '" + (*def)->name + "' has "
-                      + blob_count((*def)->blobs.size()) + ", the op takes "
+                    "an item of channel '" + def->name + "' has "
+                      + blob_count(def->blobs.size()) + ", the op takes "
                       + std::to_string(blobs));
-  return ctx.wait_for(ctx.port()->take((*def)->name));
+  return ctx.wait_for(ctx.port()->take(def->name));
 }
 
 caf::error dequeue_blobs(op_context& ctx) {
@@ -110,7 +110,7 @@ caf::error close_blobs_queue(op_context& ctx) {
   auto def = channel_of(ctx);
   if (!def)
     return std::move(def.error());
-  return ctx.wait_for(ctx.port()->close((*def)->name));
+  return ctx.wait_for(ctx.port()->close(def->name));
 }
 
 // -- collectives ----------------------------------------------------------
@@ -136,8 +136,8 @@ caf::error collective_op(op_context& ctx) {
   inputs.reserve(ctx.input_count());
   for (size_t i = 0; i < ctx.input_count(); ++i)
     inputs.push_back(ctx.share_input(i));
-  return ctx.wait_for(ctx.port()->collective(
-    Kind, ctx.string_arg("collective"), std::move(inputs)));
+  return ctx.wait_for(ctx.port()->collective(Kind, ctx.string_arg("collective"),
+                                             std::move(inputs)));
 }
 
 std::string same_count(const op_def& op) {
@@ -275,8 +275,7 @@ caf::error add_exchange_ops(op_registry& registry) {
      1,
      -1,
      {collective_arg(),
-      arg("op", arg_kind::string, false,
-          "sum (default), mean, min or max")},
+      arg("op", arg_kind::string, false, "sum (default), mean, min or max")},
      collective_op<collective_kind::all_reduce>,
      [](const op_def& op) -> std::string {
        if (auto problem = check_name(op, "collective"); !problem.empty())
@@ -303,8 +302,7 @@ caf::error add_exchange_ops(op_registry& registry) {
                  "runs there")},
             collective_op<collective_kind::broadcast>,
             [](const op_def& op) -> std::string {
-              if (auto problem = check_name(op, "collective");
-                  !problem.empty())
+              if (auto problem = check_name(op, "collective"); !problem.empty())
                 return problem;
               if (auto problem = check_name(op, "root"); !problem.empty())
                 return problem;
@@ -323,8 +321,7 @@ caf::error add_exchange_ops(op_registry& registry) {
             {collective_arg()},
             collective_op<collective_kind::all_gather>,
             [](const op_def& op) -> std::string {
-              if (auto problem = check_name(op, "collective");
-                  !problem.empty())
+              if (auto problem = check_name(op, "collective"); !problem.empty())
                 return problem;
               return same_count(op);
             }});

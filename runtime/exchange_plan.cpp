@@ -58,7 +58,8 @@ caf::error add_collective(std::map<std::string, collective_seen>& seen,
   plan.name = name;
   plan.kind = kind;
   if (kind == collective_kind::all_reduce)
-    plan.op = reduce_op_from_name(string_arg(op, "op")).value_or(reduce_op::sum);
+    plan.op
+      = reduce_op_from_name(string_arg(op, "op")).value_or(reduce_op::sum);
   if (kind == collective_kind::broadcast)
     plan.root = string_arg(op, "root");
   auto [i, added] = seen.emplace(name, collective_seen{plan, path});
@@ -66,9 +67,9 @@ caf::error add_collective(std::map<std::string, collective_seen>& seen,
   if (!added) {
     auto first = " (as at " + i->second.path + ")";
     if (known.kind != kind)
-      return invalid(path, "collective '" + name + "' is a "
-                             + describe(known.kind) + first + ", not a "
-                             + describe(kind));
+      return invalid(path,
+                     "collective '" + name + "' is " + describe_one(known.kind)
+                       + first + ", not " + describe_one(kind));
     if (known.op != plan.op)
       return invalid(path + ".args.op",
                      "collective '" + name + "' reduces by "
@@ -96,9 +97,9 @@ caf::error check_channels(const std::vector<channel_def>& channels,
                      "invalid channel name '" + ch.name
                        + "' (1 to 256 printable characters, no spaces)");
     if (auto [pos, added] = names.emplace(ch.name, i); !added)
-      return invalid(at + ".name", "duplicate channel name '" + ch.name
-                                     + "' (also " + path + "["
-                                     + std::to_string(pos->second) + "])");
+      return invalid(at + ".name",
+                     "duplicate channel name '" + ch.name + "' (also " + path
+                       + "[" + std::to_string(pos->second) + "])");
     if (auto problem = node_name_problem(ch.node); !problem.empty())
       return invalid(at + ".node",
                      "invalid node name '" + ch.node + "': " + problem);
@@ -112,9 +113,10 @@ caf::error check_channels(const std::vector<channel_def>& channels,
     for (size_t b = 0; b < ch.blobs.size(); ++b) {
       auto blob_path = at + ".blobs[" + std::to_string(b) + "]";
       if (!valid_blob_name(ch.blobs[b]))
-        return invalid(blob_path, "invalid blob name '" + ch.blobs[b]
-                                    + "' (1 to 256 printable characters, "
-                                      "no spaces)");
+        return invalid(blob_path,
+                       "invalid blob name '" + ch.blobs[b]
+                         + "' (1 to 256 printable characters, "
+                           "no spaces)");
       if (!blobs.insert(ch.blobs[b]).second)
         return invalid(blob_path, "duplicate blob '" + ch.blobs[b] + "'");
     }
@@ -160,12 +162,12 @@ make_exchange_plan(const task_group_def& group,
           ? op.outputs.size() - (op.type == exchange_ops::safe_dequeue ? 1 : 0)
           : decl->blobs.size();
         if (blobs != decl->blobs.size())
-          return invalid(path, "an item of channel '" + name + "' has "
-                                 + std::to_string(decl->blobs.size())
-                                 + " blobs, the op "
-                                 + (use == channel_use::put ? "puts "
-                                                            : "takes ")
-                                 + std::to_string(blobs));
+          return invalid(path,
+                         "an item of channel '" + name + "' has "
+                           + std::to_string(decl->blobs.size())
+                           + " blobs, the op "
+                           + (use == channel_use::put ? "puts " : "takes ")
+                           + std::to_string(blobs));
         auto [pos, added] = used.emplace(name, result.channels.size());
         if (added)
           result.channels.push_back(channel_plan{*decl, {}, {}});
@@ -179,13 +181,15 @@ make_exchange_plan(const task_group_def& group,
   }
   for (auto& plan : result.channels) {
     bool closed = false;
-    bool put = false;
+    // The tasks that put (not those that only close), for the error.
+    std::vector<task_ref> putting;
     for (auto& task : group.tasks)
       for (auto& step : task.steps)
         for (auto& op : step.ops)
           if (string_arg(op, "channel") == plan.channel.name) {
             closed = closed || op.type == exchange_ops::close;
-            put = put || op.type == exchange_ops::enqueue;
+            if (op.type == exchange_ops::enqueue)
+              add_unique(putting, task_ref{task.node, task.name});
           }
     if (!closed)
       return invalid(tasks_path,
@@ -193,29 +197,29 @@ make_exchange_plan(const task_group_def& group,
                        + "' is used but no task of the group closes it "
                          "(CloseBlobsQueue): a channel must be closed and "
                          "empty when its group ends");
-    if (put && plan.takers.empty())
-      return invalid(tasks_path, "tasks " + tasks_text(plan.putters)
-                                   + " put into channel '" + plan.channel.name
-                                   + "' but no task of the group takes from "
-                                     "it");
+    if (!putting.empty() && plan.takers.empty())
+      return invalid(tasks_path,
+                     "tasks " + tasks_text(putting) + " put into channel '"
+                       + plan.channel.name
+                       + "' but no task of the group takes from "
+                         "it");
   }
   for (auto& [name, seen] : collectives) {
     auto plan = std::move(seen.plan);
     std::sort(plan.participants.begin(), plan.participants.end());
     if (plan.kind == collective_kind::broadcast) {
-      auto at_root = std::count_if(plan.participants.begin(),
-                                   plan.participants.end(),
-                                   [&](const task_ref& x) {
-                                     return x.node == plan.root;
-                                   });
+      auto at_root
+        = std::count_if(plan.participants.begin(), plan.participants.end(),
+                        [&](const task_ref& x) {
+                          return x.node == plan.root;
+                        });
       if (at_root != 1)
-        return invalid(seen.path + ".args.root",
-                       "broadcast '" + name + "' has root " + plan.root
-                         + ", where "
-                         + (at_root == 0 ? std::string{"none"}
-                                         : std::to_string(at_root))
-                         + " of its participants run (it takes one): "
-                         + tasks_text(plan.participants));
+        return invalid(
+          seen.path + ".args.root",
+          "broadcast '" + name + "' has root " + plan.root + ", where "
+            + (at_root == 0 ? std::string{"none"} : std::to_string(at_root))
+            + " of its participants run (it takes one): "
+            + tasks_text(plan.participants));
     }
     result.collectives.push_back(std::move(plan));
   }
@@ -231,8 +235,8 @@ std::vector<std::string> channel_only_nodes(const exchange_plan& plan,
                                  [&](const task_def& t) {
                                    return t.node == node;
                                  });
-    if (!runs_task && std::find(result.begin(), result.end(), node)
-                        == result.end())
+    if (!runs_task
+        && std::find(result.begin(), result.end(), node) == result.end())
       result.push_back(node);
   }
   return result;

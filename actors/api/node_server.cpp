@@ -1,5 +1,6 @@
 #include <epochrt/actors/api/node_server.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -332,6 +333,11 @@ node_server::start(caf::actor_system& sys,
   auto faults = options.faults;
   exchange_hub_options hub_options;
   hub_options.max_tensor_bytes = options.max_tensor_bytes;
+  // Messages for runs not begun here yet: a few tensors' worth, not the
+  // default gigabyte, whatever the tensor limit.
+  hub_options.max_early_bytes = std::min<uint64_t>(
+    hub_options.max_early_bytes,
+    8 * (options.max_tensor_bytes + message_overhead_bytes));
   auto silence = caf::get_or(sys.config(), "middleman.connection-timeout",
                              caf::timespan{std::chrono::seconds(5)});
   if (silence.count() > 0)

@@ -363,15 +363,16 @@ exchange_hub::run_state* exchange_hub::find_run(uint64_t run) {
   return i == runs_.end() ? nullptr : i->second.get();
 }
 
-const channel_def* exchange_hub::find_channel(uint64_t run,
-                                              const std::string& name) {
+std::optional<channel_def> exchange_hub::find_channel(uint64_t run,
+                                                      const std::string& name) {
   std::lock_guard<std::mutex> guard{mtx_};
   auto* st = find_run(run);
   if (st == nullptr)
-    return nullptr;
+    return std::nullopt;
   auto* plan = st->plan.find_channel(name);
-  // The plan lives as long as the run; its tasks' ports outlive neither.
-  return plan != nullptr ? &plan->channel : nullptr;
+  if (plan == nullptr)
+    return std::nullopt;
+  return plan->channel;
 }
 
 uint64_t exchange_hub::next_op_id() {
@@ -1238,6 +1239,20 @@ void exchange_hub::peer_down(const caf::actor_addr& peer,
   {
     std::lock_guard<std::mutex> guard{mtx_};
     watched_.erase(peer);
+    // What it sent for runs that have not begun here never will be used.
+    for (auto i = early_.begin(); i != early_.end();) {
+      auto& msgs = i->second;
+      for (auto j = msgs.begin(); j != msgs.end();) {
+        auto& from = j->via ? j->via : j->sender;
+        if (from.address() == peer) {
+          early_bytes_ -= j->bytes;
+          j = msgs.erase(j);
+        } else {
+          ++j;
+        }
+      }
+      i = msgs.empty() ? early_.erase(i) : std::next(i);
+    }
     auto why = reason == caf::exit_reason::remote_link_unreachable
       ? std::string{"its process is gone or stopped answering "
                     "heartbeats"}
@@ -1378,9 +1393,9 @@ void exchange_hub::contribute(uint64_t run, const task_ref& from,
                              + "' is not a collective of this group"));
     } else if (auto& cs = i->second; cs.plan->kind != kind) {
       fail_with(make_error(runtime_errc::exchange_failed,
-                           "collective '" + name + "' is a "
-                             + describe(cs.plan->kind) + ", not a "
-                             + describe(kind)));
+                           "collective '" + name + "' is "
+                             + describe_one(cs.plan->kind) + ", not "
+                             + describe_one(kind)));
     } else if (auto p = cs.index_of(from); !p) {
       fail_with(make_error(runtime_errc::exchange_failed,
                            task_text(from) + " is not a participant of "
@@ -1444,7 +1459,7 @@ void exchange_hub::chunk_reduced(uint64_t run, const std::string& name,
   flush(later);
 }
 
-void exchange_hub::end_task(run_state& st, const task_ref& task,
+void exchange_hub::end_task(run_state& st, const task_ref& task, bool ok,
                             const std::map<std::string, uint64_t>& calls,
                             deferred& later) {
   for (auto& [name, ch] : st.channels)
@@ -1457,12 +1472,12 @@ void exchange_hub::end_task(run_state& st, const task_ref& task,
     cs.ended_after[*p] = made;
     for (auto& [call, c] : cs.calls)
       if (call >= made && !c.finished)
-        fail_call(
-          cs, c,
-          make_error(runtime_errc::exchange_failed,
-                     cs.label(call) + " cannot complete: " + task_text(task)
-                       + " ended after " + std::to_string(made) + " calls"),
-          later);
+        fail_call(cs, c,
+                  make_error(runtime_errc::exchange_failed,
+                             cs.label(call) + " cannot complete: "
+                               + task_text(task) + (ok ? " ended" : " failed")
+                               + " after " + std::to_string(made) + " calls"),
+                  later);
   }
 }
 
@@ -1474,7 +1489,7 @@ void exchange_hub::task_ended(uint64_t run, const task_ref& task, bool ok,
     auto* st = find_run(run);
     if (st == nullptr)
       return;
-    end_task(*st, task, calls, later);
+    end_task(*st, task, ok, calls, later);
     exchange_task_end msg;
     msg.run = run;
     msg.task = task;
@@ -1571,6 +1586,12 @@ void exchange_hub::dispatch(const caf::actor& sender, Message& msg,
             return x.run;
           },
           payload);
+        // Kept until its run begins or ends here, or until the process
+        // that sent it (the relay, for a relayed one) goes down: a run
+        // that never begins here must not hold the bytes for good.
+        auto& from = via ? via : sender;
+        if (from != endpoint_ && watched_.insert(from.address()).second)
+          later.watch.push_back(from);
         early_[run].push_back(
           early_message{sender, via, std::move(payload), bytes});
       }
@@ -1958,7 +1979,7 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   std::map<std::string, uint64_t> calls;
   for (size_t i = 0; i < msg.calls.size(); ++i)
     calls[msg.collectives[i]] = msg.calls[i];
-  end_task(st, msg.task, calls, later);
+  end_task(st, msg.task, msg.ok, calls, later);
 }
 
 void exchange_hub::handle(run_state& st, const caf::actor& sender,

@@ -136,8 +136,9 @@ public:
 
   // -- a task's operations (through its port) -------------------------------
 
-  /// The channel `name` of run `run`, or null.
-  const channel_def* find_channel(uint64_t run, const std::string& name);
+  /// The channel `name` of run `run`, if it has one.
+  std::optional<channel_def> find_channel(uint64_t run,
+                                          const std::string& name);
 
   /// A channel operation of task `from`, with `op` an id unique among the
   /// task's operations (a second call with the same id is ignored, as a
@@ -240,7 +241,7 @@ private:
                      uint32_t chunk);
   void lose_node(run_state& st, const std::string& node, const std::string& why,
                  deferred& later);
-  void end_task(run_state& st, const task_ref& task,
+  void end_task(run_state& st, const task_ref& task, bool ok,
                 const std::map<std::string, uint64_t>& calls, deferred& later);
   void remember_ended(uint64_t run);
   void cancel_in(run_state& st, const std::string& node, const caf::error& why,

@@ -59,9 +59,8 @@ void strike_and_start(const port_context& ctx, fault_point point,
 
 exchange_port::exchange_port(std::shared_ptr<exchange_hub> hub, uint64_t run,
                              task_ref task, int64_t epoch, port_faults faults)
-  : ctx_(std::make_shared<const context>(context{std::move(hub), run,
-                                                 std::move(task), epoch,
-                                                 std::move(faults)})) {
+  : ctx_(std::make_shared<const context>(
+    context{std::move(hub), run, std::move(task), epoch, std::move(faults)})) {
   // nop
 }
 
@@ -69,7 +68,8 @@ exchange_port::~exchange_port() {
   // nop
 }
 
-const channel_def* exchange_port::find_channel(const std::string& name) const {
+std::optional<channel_def>
+exchange_port::find_channel(const std::string& name) const {
   return ctx_->hub->find_channel(ctx_->run, name);
 }
 
@@ -128,16 +128,16 @@ exchange_port::collective(collective_kind kind, const std::string& name,
       if (outcome->error)
         deliver();
       else
-        strike_and_start(ctx, fault_point::collective_receive, name,
-                         task_wait, deliver);
+        strike_and_start(ctx, fault_point::collective_receive, name, task_wait,
+                         deliver);
     });
   }
   auto shared_inputs
     = std::make_shared<const std::vector<tensor_ptr>>(std::move(inputs));
   strike_and_start(ctx_, fault_point::collective_send, name, task_wait,
                    [ctx = ctx_, kind, name, call, shared_inputs, hub_wait] {
-                     ctx->hub->contribute(ctx->run, ctx->task, kind, name,
-                                          call, *shared_inputs, hub_wait);
+                     ctx->hub->contribute(ctx->run, ctx->task, kind, name, call,
+                                          *shared_inputs, hub_wait);
                    });
   return task_wait;
 }

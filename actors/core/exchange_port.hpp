@@ -45,7 +45,8 @@ public:
 
   ~exchange_port() override;
 
-  const channel_def* find_channel(const std::string& name) const override;
+  std::optional<channel_def>
+  find_channel(const std::string& name) const override;
 
   std::shared_ptr<exchange_wait> put(const std::string& channel,
                                      std::vector<tensor_ptr> item) override;

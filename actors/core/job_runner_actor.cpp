@@ -607,10 +607,10 @@ job_runner_internal::behavior_type runner_behavior(runner_ptr self,
                           "job '" + job.name
                             + "' has no epoch task or no stop condition: its "
                               "epoch loop could never end");
-      for (auto [label, group] :
-           {std::pair{"init", &job.init_group},
-            std::pair{"epoch", &job.epoch_group}}) {
-        auto plan = make_exchange_plan(*group, job.channels);
+      for (auto [label, group] : {std::pair{"init", &job.init_group},
+                                  std::pair{"epoch", &job.epoch_group}}) {
+        auto plan = make_exchange_plan(*group, job.channels,
+                                       std::string{label} + "_group.tasks");
         if (!plan)
           return std::move(plan.error());
         if (!plan->empty())

@@ -285,8 +285,8 @@ caf::error start_task(task_state& st) {
   return {};
 }
 
-// The task ended with `outputs`: its task.end point, and what its
-// collectives and channels learn from its end.
+// The task ended with `outputs`: its task.end point. Its collectives and
+// channels learn of its end once it has been reported (tell_exchange).
 caf::expected<std::vector<task_output>>
 end_task(task_state& st, caf::expected<std::vector<task_output>> outputs) {
   auto& t = st.t;
@@ -297,9 +297,15 @@ end_task(task_state& st, caf::expected<std::vector<task_output>> outputs) {
                               *t.tasks, site, t.group->cancel_flag()))
       outputs = std::move(err);
   }
-  if (st.port)
-    st.port->task_ended(static_cast<bool>(outputs));
   return outputs;
+}
+
+// Tells the task's channels and collectives that it ended (`ok`: it
+// succeeded). After the report of its end: a failed task's own error must
+// reach its group before the errors of the tasks that waited for it.
+void tell_exchange(task_state& st, bool ok) {
+  if (st.port)
+    st.port->task_ended(ok);
 }
 
 // Owns a task from its submission to its end, and reports that end to the
@@ -394,6 +400,12 @@ private:
 
   void report(caf::expected<std::vector<task_output>> outputs) {
     reported_ = true;
+    // A failure reaches the group before the exchange hears of it: the
+    // failed task's own error, not that of a task that waited for it,
+    // is the group's. A success is told to the exchange first, while the
+    // run is surely still open.
+    if (outputs)
+      tell_exchange(*st_, true);
     // After a kill or freeze, met by this task or another, the node
     // answers the group.
     if (!outputs)
@@ -401,6 +413,8 @@ private:
     else if (!st_->t.tasks->faulted())
       st_->t.group->task_succeeded(st_->t.index, std::move(*outputs),
                                    std::move(st_->timing));
+    if (!outputs)
+      tell_exchange(*st_, false);
   }
 
   // Fails the group with `err`, unless the node was killed or frozen.
