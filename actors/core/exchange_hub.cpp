@@ -1422,16 +1422,7 @@ void exchange_hub::contribute(uint64_t run, const task_ref& from,
         c.metas[*p] = meta_of(inputs);
         c.inputs[*p] = std::move(inputs);
         c.waits[*p] = std::move(wait);
-        std::weak_ptr<exchange_hub> weak = shared_from_this();
-        call_driver{*st,
-                    cs,
-                    call,
-                    c,
-                    later,
-                    [weak, run, name, call](uint32_t j) {
-                      if (auto hub = weak.lock())
-                        hub->chunk_reduced(run, name, call, j);
-                    }}
+        call_driver{*st, cs, call, c, later, when_reduced(run, name, call)}
           .advance();
       }
       // A second contribution to a call (a duplicate) is ignored.
@@ -1457,6 +1448,15 @@ void exchange_hub::chunk_reduced(uint64_t run, const std::string& name,
     call_driver{*st, i->second, call, k->second, later, {}}.chunk_done(chunk);
   }
   flush(later);
+}
+
+std::function<void(uint32_t)>
+exchange_hub::when_reduced(uint64_t run, const std::string& name,
+                           uint64_t call) {
+  return [weak = weak_from_this(), run, name, call](uint32_t chunk) {
+    if (auto hub = weak.lock())
+      hub->chunk_reduced(run, name, call, chunk);
+  };
 }
 
 void exchange_hub::end_task(run_state& st, const task_ref& task, bool ok,
@@ -1888,17 +1888,8 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
     }
     c.metas[p] = std::move(meta);
   }
-  std::weak_ptr<exchange_hub> weak = shared_from_this();
-  call_driver{
-    st,
-    cs,
-    msg.call,
-    c,
-    later,
-    [weak, run = st.id, name = msg.collective, call = msg.call](uint32_t j) {
-      if (auto hub = weak.lock())
-        hub->chunk_reduced(run, name, call, j);
-    }}
+  call_driver{st, cs,    msg.call,
+              c,  later, when_reduced(st.id, msg.collective, msg.call)}
     .advance();
 }
 
@@ -1942,17 +1933,8 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
               later);
     return;
   }
-  std::weak_ptr<exchange_hub> weak = shared_from_this();
-  call_driver driver{
-    st,
-    cs,
-    msg.call,
-    c,
-    later,
-    [weak, run = st.id, name = msg.collective, call = msg.call](uint32_t j) {
-      if (auto hub = weak.lock())
-        hub->chunk_reduced(run, name, call, j);
-    }};
+  call_driver driver{st, cs,    msg.call,
+                     c,  later, when_reduced(st.id, msg.collective, msg.call)};
   if (cs.plan->kind == collective_kind::all_reduce) {
     driver.chunk_arrived(msg.chunk, msg.values);
     return;

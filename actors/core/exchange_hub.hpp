@@ -239,6 +239,10 @@ private:
   caf::actor route_of(const caf::actor& to);
   void chunk_reduced(uint64_t run, const std::string& name, uint64_t call,
                      uint32_t chunk);
+  // What a call's driver runs once a chunk was reduced off the lock:
+  // chunk_reduced, unless the hub is gone by then.
+  std::function<void(uint32_t)>
+  when_reduced(uint64_t run, const std::string& name, uint64_t call);
   void lose_node(run_state& st, const std::string& node, const std::string& why,
                  deferred& later);
   void end_task(run_state& st, const task_ref& task, bool ok,
