@@ -943,9 +943,16 @@ BOOST_AUTO_TEST_CASE(
     10s));
   std::this_thread::sleep_for(500ms);
   auto after = resident_mib();
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer keeps freed memory in quarantine: the daemon's
+  // resident size tells nothing about what it still holds.
+  BOOST_TEST_MESSAGE("under AddressSanitizer: resident "
+                     << before << " MiB before, " << after << " MiB after");
+#else
   BOOST_TEST(after - before < 16.0,
              "resident " << before << " MiB before, " << after
                          << " MiB after the master left");
+#endif
 }
 
 BOOST_AUTO_TEST_SUITE_END()
