@@ -1,6 +1,7 @@
 #include <epochrt/actors/core/exchange_hub.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -27,6 +28,11 @@ namespace {
 // Work on a chunk this small runs where it is found rather than on the
 // pool: a trip through the pool costs more than the work.
 constexpr size_t inline_bytes = 256 * 1024;
+
+// A chunk's reduction is split into shares of about this size, at most
+// max_shares of them.
+constexpr size_t share_bytes = size_t{1} << 20;
+constexpr size_t max_shares = 32;
 
 // Runs remembered as ended, to drop their late messages.
 constexpr size_t remembered_runs = 1024;
@@ -130,6 +136,8 @@ struct call_state {
 
 struct collective_state {
   const collective_plan* plan = nullptr;
+  // Where all-reduce results come from (the hub's).
+  std::shared_ptr<tensor_recycler> recycler;
   // By participant index.
   std::vector<bool> local;
   std::vector<caf::actor> endpoints;
@@ -250,7 +258,8 @@ uint64_t bytes_of(const early_payload& x) {
 
 exchange_hub::exchange_hub(std::shared_ptr<worker_pool> pool,
                            exchange_hub_options opts)
-  : pool_(std::move(pool)), options_(opts) {
+  : pool_(std::move(pool)), options_(opts),
+    recycler_(tensor_recycler::make(opts.max_recycled_bytes)) {
   // nop
 }
 
@@ -696,13 +705,9 @@ private:
   void send_parts() {
     auto& mine = *c_.inputs[first_local()];
     c_.results.clear();
-    for (auto& x : mine) {
-      auto result = std::make_shared<tensor>();
-      result->type = x->type;
-      result->shape = x->shape;
-      result->data.resize(x->data.size());
-      c_.results.push_back(std::move(result));
-    }
+    for (auto& x : mine)
+      c_.results.push_back(
+        cs_.recycler->make_tensor(x->type, x->shape, x->data.size()));
     auto n = cs_.size();
     for (uint32_t j = 0; j < n; ++j) {
       if (cs_.local[j])
@@ -786,22 +791,43 @@ private:
         p.sources.push_back(part[b].data.data());
       }
     }
-    auto reduce = [pieces, op = cs_.plan->op] {
-      for (auto& p : *pieces)
-        if (p.count > 0)
-          reduce_into(op, p.type, p.sources, p.out, p.count);
-    };
+    auto op = cs_.plan->op;
     if (bytes <= inline_bytes) {
-      reduce();
+      reduce_share(*pieces, op, 0, 1);
       chunk_done(j);
       return;
     }
+    // In shares that the pool's threads reduce at once: with every
+    // participant in this process, the chunks alone are too few to keep
+    // every thread busy. The last share to finish reports the chunk.
+    auto shares = std::min<size_t>(max_shares, bytes / share_bytes + 1);
+    auto left = std::make_shared<std::atomic<size_t>>(shares);
     c_.chunk_busy[j] = true;
-    auto reduced = reduced_;
-    later_.jobs.push_back([reduce, reduced, j, keep, slices] {
-      reduce();
-      reduced(j);
-    });
+    for (size_t q = 0; q < shares; ++q)
+      later_.jobs.push_back(
+        [pieces, op, q, shares, left, reduced = reduced_, j, keep, slices] {
+          reduce_share(*pieces, op, q, shares);
+          if (left->fetch_sub(1) == 1)
+            reduced(j);
+        });
+  }
+
+  // Share q of `shares` of every piece: a disjoint range of its elements,
+  // so shares may run at once; the bits do not depend on the split
+  // (reduce_into's contract).
+  static void reduce_share(const std::vector<piece>& pieces, reduce_op op,
+                           size_t q, size_t shares) {
+    for (auto& p : pieces) {
+      auto [first, last] = chunk_range(p.count, q, shares);
+      if (last == first)
+        continue;
+      auto size = element_size(p.type);
+      std::vector<const void*> sources;
+      for (auto* x : p.sources)
+        sources.push_back(static_cast<const char*>(x) + first * size);
+      reduce_into(op, p.type, sources, static_cast<char*>(p.out) + first * size,
+                  last - first);
+    }
   }
 
   // Broadcast: the root's process sends the root's blobs to the others;
@@ -992,6 +1018,7 @@ caf::error exchange_hub::begin(uint64_t run, const std::string& node,
       for (auto& cp : fresh->plan.collectives) {
         collective_state cs;
         cs.plan = &cp;
+        cs.recycler = recycler_;
         for (auto& p : cp.participants) {
           auto* ep = fresh->endpoint_of(p.node);
           if (ep == nullptr || !*ep)

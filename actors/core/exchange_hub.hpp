@@ -17,6 +17,7 @@
 #include <epochrt/messages/exchange_protocol.hpp>
 #include <epochrt/runtime/channel.hpp>
 #include <epochrt/runtime/exchange.hpp>
+#include <epochrt/runtime/tensor_recycler.hpp>
 
 namespace epochrt {
 
@@ -35,6 +36,10 @@ struct exchange_hub_options {
   /// started first) kept at most; beyond, such messages are refused.
   /// Default: 1 GiB.
   uint64_t max_early_bytes = uint64_t{1} << 30;
+  /// Bytes of all-reduce result buffers kept for the next calls once their
+  /// blobs are dropped (a training loop reduces the same sizes every step;
+  /// a kept buffer spares faulting in fresh pages). Default: 256 MiB.
+  size_t max_recycled_bytes = size_t{256} << 20;
 };
 
 /// The exchange of one process: the channels its nodes host and its part
@@ -254,6 +259,7 @@ private:
   caf::actor endpoint_;
   std::shared_ptr<worker_pool> pool_;
   exchange_hub_options options_;
+  std::shared_ptr<tensor_recycler> recycler_;
   std::mutex mtx_;
   bool stopped_ = false;
   std::map<uint64_t, std::unique_ptr<run_state>> runs_;

@@ -613,8 +613,8 @@ BOOST_AUTO_TEST_CASE(all_reduce_gives_every_node_the_exact_reduction) {
 }
 
 BOOST_AUTO_TEST_CASE(a_large_all_reduce_is_bit_identical_across_runs) {
-  // 480 KB per node: chunks large enough to be reduced on the pool, in
-  // whatever order the pool runs them.
+  // 4.8 MB per node: chunks large enough to be reduced on the pool, each
+  // in shares that run at once, in whatever order the pool runs them.
   task_group_def init;
   task_group_def reduce;
   for (auto node : {"n1", "n2", "n0"}) {
@@ -622,7 +622,7 @@ BOOST_AUTO_TEST_CASE(a_large_all_reduce_is_bit_identical_across_runs) {
       task_of(std::string{"data_"} + node, node,
               {step("s",
                     {make_op("GenerateLinearData", {}, {"X", "y"},
-                             {{"rows", make_scalar<int64_t>(30000)},
+                             {{"rows", make_scalar<int64_t>(300000)},
                               {"features", make_scalar<int64_t>(4)},
                               {"seed", make_scalar<int64_t>(node[1])}})})}));
     reduce.tasks.push_back(task_of(
