@@ -65,7 +65,8 @@ bool operator==(const collective_plan& x, const collective_plan& y) noexcept {
 }
 
 bool operator==(const exchange_peer& x, const exchange_peer& y) noexcept {
-  return x.node == y.node && x.endpoint == y.endpoint;
+  return x.node == y.node && x.endpoint == y.endpoint && x.host == y.host
+    && x.port == y.port;
 }
 
 bool operator==(const exchange_plan& x, const exchange_plan& y) noexcept {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <caf/actor.hpp>
+#include <caf/atom.hpp>
 #include <caf/message.hpp>
 #include <caf/meta/type_name.hpp>
 
@@ -97,10 +98,14 @@ struct collective_plan {
 };
 
 /// Where a node of the group exchanges: the endpoint actor of the process
-/// that hosts it.
+/// that hosts it, and, for a node on a daemon, the address where the
+/// session reached that daemon (empty host and port 0 otherwise), where
+/// the other daemons of the run may connect to it directly.
 struct exchange_peer {
   std::string node;
   caf::actor endpoint;
+  std::string host;
+  uint16_t port = 0;
 };
 
 /// What a node needs for the channels and collectives of one group run.
@@ -264,6 +269,13 @@ struct exchange_relayed {
   caf::message payload;
 };
 
+/// A daemon's exchange -> another daemon's exchange, over the connection
+/// the first daemon has just opened to the second (exchange_peer::host,
+/// port): "we are connected directly". From then on, both send each other
+/// their messages over that connection instead of through the relay, for
+/// as long as it lasts.
+using exchange_link_atom = caf::atom_constant<caf::atom("ert_xlink")>;
+
 bool operator==(const channel_plan& x, const channel_plan& y) noexcept;
 bool operator==(const collective_plan& x, const collective_plan& y) noexcept;
 bool operator==(const exchange_peer& x, const exchange_peer& y) noexcept;
@@ -288,7 +300,8 @@ typename Inspector::result_type inspect(Inspector& f, collective_plan& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, exchange_peer& x) {
-  return f(caf::meta::type_name("epochrt::exchange_peer"), x.node, x.endpoint);
+  return f(caf::meta::type_name("epochrt::exchange_peer"), x.node, x.endpoint,
+           x.host, x.port);
 }
 
 template <class Inspector>

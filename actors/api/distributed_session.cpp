@@ -62,7 +62,8 @@ distributed_session::connect(const std::string& name) {
   local_.hub_->add_relay_peer(exchange);
   connected_.insert_or_assign(
     name, std::make_unique<remote_node>(std::move(*connected)));
-  return node_handle{name, proxy, proxy, exchange, local_.hub_->endpoint()};
+  return node_handle{
+    name, proxy, proxy, exchange, local_.hub_->endpoint(), cfg.address};
 }
 
 caf::expected<node_handle> distributed_session::node(const std::string& name) {
@@ -73,8 +74,12 @@ caf::expected<node_handle> distributed_session::node(const std::string& name) {
                       "invalid node name '" + name + "': " + problem);
   std::lock_guard<std::mutex> guard{mtx_};
   if (auto i = connected_.find(name); i != connected_.end())
-    return node_handle{name, i->second->proxy, i->second->proxy,
-                       i->second->exchange, local_.hub_->endpoint()};
+    return node_handle{name,
+                       i->second->proxy,
+                       i->second->proxy,
+                       i->second->exchange,
+                       local_.hub_->endpoint(),
+                       addresses_.at(name)};
   return connect(name);
 }
 

@@ -92,7 +92,7 @@ job_runner::run_epochs(session& sess, std::optional<int64_t> resume_from,
     if (!handle)
       return std::move(handle.error());
     cfg.nodes.emplace(name, handle->node);
-    cfg.exchange.directory.emplace(name, handle->exchange);
+    cfg.exchange.directory.emplace(name, detail::directory_entry(*handle));
     if (handle->relay)
       cfg.exchange.relay = handle->relay;
   }

@@ -4,6 +4,7 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
 #include <caf/io/basp_broker.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/io/middleman_actor.hpp>
@@ -60,6 +61,20 @@ caf::io::middleman_actor admission_actor(caf::actor_system& sys,
       std::move(basp), options);
 }
 
+// Both kinds of middleman actor speak CAF's protocol; the openssl one
+// wraps each connection in a TLS session, ours runs the admission
+// handshake first.
+caf::io::middleman_actor
+connector_of(caf::actor_system& sys, std::chrono::milliseconds timeout,
+             const std::optional<std::string>& secret) {
+  if (uses_tls(sys))
+    return sys.openssl_manager().actor_handle();
+  admission_options admission;
+  admission.secret = secret;
+  admission.timeout = timeout;
+  return admission_actor(sys, admission);
+}
+
 } // namespace
 
 caf::expected<uint16_t> publish_actor(const caf::actor& whom,
@@ -90,18 +105,7 @@ caf::expected<caf::actor>
 connect_actor(caf::actor_system& sys, const std::string& host, uint16_t port,
               std::chrono::milliseconds timeout,
               const std::optional<std::string>& secret) {
-  // Both kinds of middleman actor speak CAF's protocol; the openssl one
-  // wraps each connection in a TLS session, ours runs the admission
-  // handshake first.
-  caf::io::middleman_actor connector;
-  if (uses_tls(sys)) {
-    connector = sys.openssl_manager().actor_handle();
-  } else {
-    admission_options admission;
-    admission.secret = secret;
-    admission.timeout = timeout;
-    connector = admission_actor(sys, admission);
-  }
+  auto connector = connector_of(sys, timeout, secret);
   caf::expected<caf::actor> result{caf::sec::no_actor_published_at_port};
   caf::scoped_actor self{sys};
   self->request(connector, timeout, caf::connect_atom::value, host, port)
@@ -117,6 +121,34 @@ connect_actor(caf::actor_system& sys, const std::string& host, uint16_t port,
   if (!uses_tls(sys))
     self->send_exit(connector, caf::exit_reason::user_shutdown);
   return result;
+}
+
+void connect_actor_async(caf::actor_system& sys, const std::string& host,
+                         uint16_t port, std::chrono::milliseconds timeout,
+                         const std::optional<std::string>& secret,
+                         std::function<void(caf::expected<caf::actor>)> done) {
+  auto connector = connector_of(sys, timeout, secret);
+  auto ours = !uses_tls(sys);
+  sys.spawn<caf::hidden>([=](caf::event_based_actor* self) {
+    auto finish = [=](caf::expected<caf::actor> result) {
+      if (ours)
+        self->send_exit(connector, caf::exit_reason::user_shutdown);
+      done(std::move(result));
+      self->quit();
+    };
+    self->request(connector, timeout, caf::connect_atom::value, host, port)
+      .then(
+        [=](const caf::node_id&, caf::strong_actor_ptr& ptr,
+            const std::set<std::string>&) {
+          if (ptr)
+            finish(caf::actor_cast<caf::actor>(std::move(ptr)));
+          else
+            finish(caf::make_error(caf::sec::no_actor_published_at_port));
+        },
+        [=](caf::error& err) {
+          finish(std::move(err));
+        });
+  });
 }
 
 } // namespace epochrt

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -94,5 +95,14 @@ caf::expected<caf::actor>
 connect_actor(caf::actor_system& sys, const std::string& host, uint16_t port,
               std::chrono::milliseconds timeout,
               const std::optional<std::string>& secret = std::nullopt);
+
+/// What connect_actor does, without blocking: starts connecting and returns
+/// at once; `done` is called once, on one of `sys`'s threads, with the
+/// actor or the error (the errors of connect_actor). May be called from
+/// anywhere, an actor included. `done` must not block.
+void connect_actor_async(caf::actor_system& sys, const std::string& host,
+                         uint16_t port, std::chrono::milliseconds timeout,
+                         const std::optional<std::string>& secret,
+                         std::function<void(caf::expected<caf::actor>)> done);
 
 } // namespace epochrt

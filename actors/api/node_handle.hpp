@@ -4,6 +4,7 @@
 
 #include <caf/actor.hpp>
 
+#include <epochrt/actors/api/node_address.hpp>
 #include <epochrt/messages/node_protocols.hpp>
 
 namespace epochrt {
@@ -14,14 +15,17 @@ namespace epochrt {
 /// that hosts it, where other nodes' tasks reach its channels and
 /// collectives. For a node on a daemon the first two are the same proxy
 /// (remote_node_actor.hpp), and `relay` is the session's own exchange,
-/// which passes exchange messages between daemons (they are connected to
-/// their master only); null for a node in the session's process.
+/// which passes exchange messages between daemons until they are connected
+/// to each other; null for a node in the session's process. `address` is
+/// where the session reached the node's daemon (empty for a node in the
+/// session's process): where the other daemons connect to it.
 struct node_handle {
   std::string name;
   node_actor node;
   persistence_actor persistence;
   caf::actor exchange;
   caf::actor relay;
+  node_address address;
 };
 
 } // namespace epochrt

@@ -287,6 +287,50 @@ caf::expected<std::string> make_root(const std::string& dir) {
   return absolute.string();
 }
 
+// Keeps the connection this daemon opened to another daemon watched:
+// `linked` once, then `unlinked` when the connection (the other daemon's
+// gatekeeper, reached over it) is gone.
+void watch_link(caf::actor_system& sys, caf::actor gate,
+                std::function<void(const caf::node_id&)> linked,
+                std::function<void(const caf::node_id&)> unlinked) {
+  sys.spawn<caf::hidden>(
+    [gate, linked, unlinked](caf::event_based_actor* self) {
+      auto node = gate.node();
+      self->set_down_handler([self, node, unlinked](caf::down_msg&) {
+        unlinked(node);
+        self->quit();
+      });
+      self->monitor(gate);
+      linked(node);
+    });
+}
+
+// How the daemon's exchange connects to another daemon: as a master
+// connects to a daemon, over TLS or through the admission handshake with
+// the daemon's own secret (the daemons of one job share it).
+auto peer_connector(caf::actor_system& sys,
+                    const node_server_options& options) {
+  return [&sys, secret = options.secret, timeout = options.admission_timeout](
+           const std::string& host, uint16_t port,
+           std::function<void(const caf::node_id&)> linked,
+           std::function<void(const caf::node_id&)> unlinked) {
+    auto address = node_address{host, port}.str();
+    connect_actor_async(
+      sys, host, port, timeout, secret,
+      [&sys, address, linked, unlinked](caf::expected<caf::actor> gate) {
+        if (!gate) {
+          detail::log().info("exchange: no connection of its own to the "
+                             "daemon at {} ({}); messages to it go through "
+                             "the master",
+                             address, caf::to_string(gate.error()));
+          unlinked({});
+          return;
+        }
+        watch_link(sys, std::move(*gate), linked, unlinked);
+      });
+  };
+}
+
 } // namespace
 
 node_server::node_server(caf::actor_system& sys, caf::actor gatekeeper,
@@ -343,6 +387,7 @@ node_server::start(caf::actor_system& sys,
   if (silence.count() > 0)
     hub_options.silence_limit
       = std::chrono::duration_cast<std::chrono::milliseconds>(silence);
+  hub_options.connect_peer = peer_connector(sys, options);
   auto hub = exchange_hub::make(sys, pool, hub_options);
   auto keeper = sys.spawn(gatekeeper, std::move(options), *root, std::move(ops),
                           pool, hub);

@@ -46,7 +46,7 @@ session::run(const task_group_def& group, const std::string& label,
     if (!handle)
       return std::move(handle.error());
     nodes.emplace(name, handle->node);
-    setup.directory.emplace(name, handle->exchange);
+    setup.directory.emplace(name, detail::directory_entry(*handle));
     if (handle->relay)
       setup.relay = handle->relay;
     return {};

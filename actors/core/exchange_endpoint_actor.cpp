@@ -63,6 +63,14 @@ caf::behavior endpoint_behavior(caf::event_based_actor* self,
     [pass](exchange_relayed& msg) {
       pass(msg);
     },
+    [self, weak](exchange_link_atom) {
+      auto hub = weak.lock();
+      auto& sender = self->current_sender();
+      // Only another process's exchange has a connection to announce.
+      if (!hub || !sender || sender->node() == self->node())
+        return;
+      hub->receive_link(caf::actor_cast<caf::actor>(sender));
+    },
     [self](exchange_watch_atom, caf::actor& peer) {
       // Only the hub's own requests count: it sends them as the endpoint.
       if (!from_itself(self) || !peer)

@@ -204,6 +204,8 @@ struct exchange_hub::deferred {
   std::vector<std::pair<caf::actor, caf::message>> outbox;
   std::vector<std::function<void()>> jobs;
   std::vector<caf::actor> watch;
+  // Daemons to open a connection of our own to.
+  std::vector<exchange_peer> links;
 };
 
 using early_payload
@@ -338,8 +340,90 @@ void exchange_hub::add_relay_peer(const caf::actor& peer) {
 
 caf::actor exchange_hub::route_of(const caf::actor& to) {
   std::lock_guard<std::mutex> guard{routes_mtx_};
-  auto i = routes_.find(to.address());
+  auto addr = to.address();
+  if (direct_endpoints_.count(addr) > 0 && direct_nodes_.count(to.node()) > 0)
+    return to;
+  auto i = routes_.find(addr);
   return i != routes_.end() ? i->second : to;
+}
+
+namespace {
+
+std::string address_of(const exchange_peer& peer) {
+  return peer.host + ":" + std::to_string(peer.port);
+}
+
+} // namespace
+
+bool exchange_hub::in_use(const caf::actor& peer) const {
+  for (auto& [id, st] : runs_)
+    for (auto& p : st->plan.peers)
+      if (p.endpoint == peer)
+        return true;
+  return false;
+}
+
+void exchange_hub::choose_routes(const exchange_plan& plan, deferred& later) {
+  auto& relay = plan.relay;
+  std::string own;
+  for (auto& peer : plan.peers)
+    if (peer.endpoint == endpoint_ && peer.port != 0)
+      own = address_of(peer);
+  std::lock_guard<std::mutex> guard{routes_mtx_};
+  for (auto& peer : plan.peers) {
+    if (!peer.endpoint || peer.endpoint == endpoint_ || peer.endpoint == relay)
+      continue;
+    auto addr = peer.endpoint.address();
+    routes_[addr] = relay;
+    if (direct_nodes_.count(peer.endpoint.node()) > 0) {
+      if (!in_use(peer.endpoint))
+        direct_endpoints_.insert(addr);
+      continue;
+    }
+    direct_endpoints_.erase(addr);
+    if (options_.connect_peer && peer.port != 0 && !own.empty()
+        && own < address_of(peer) && linking_.insert(address_of(peer)).second)
+      later.links.push_back(peer);
+  }
+}
+
+void exchange_hub::link_up(const caf::node_id& node, const caf::actor& peer,
+                           const std::string& address) {
+  if (node != peer.node()) {
+    // Another process than the run's answers at that address now.
+    link_down({}, address);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> guard{routes_mtx_};
+    direct_nodes_.insert(node);
+  }
+  detail::log().info("exchange: connected directly to the daemon at {}",
+                     address);
+  caf::send_as(endpoint_, peer, exchange_link_atom::value);
+}
+
+void exchange_hub::link_down(const caf::node_id& node,
+                             const std::string& address) {
+  std::lock_guard<std::mutex> guard{routes_mtx_};
+  if (node)
+    direct_nodes_.erase(node);
+  linking_.erase(address);
+}
+
+void exchange_hub::receive_link(const caf::actor& sender) {
+  {
+    std::lock_guard<std::mutex> guard{routes_mtx_};
+    direct_nodes_.insert(sender.node());
+  }
+  // Its connection gone, its process is reached through the relay again.
+  deferred later;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (watched_.insert(sender.address()).second)
+      later.watch.push_back(sender);
+  }
+  flush(later);
 }
 
 void exchange_hub::deliver(const caf::actor& to, caf::message msg) {
@@ -357,6 +441,21 @@ void exchange_hub::deliver(const caf::actor& to, caf::message msg) {
 void exchange_hub::flush(deferred& later) {
   for (auto& peer : later.watch)
     caf::send_as(endpoint_, endpoint_, exchange_watch_atom::value, peer);
+  for (auto& peer : later.links) {
+    std::weak_ptr<exchange_hub> weak = weak_from_this();
+    auto address = address_of(peer);
+    options_.connect_peer(
+      peer.host, peer.port,
+      [weak, endpoint = peer.endpoint, address](const caf::node_id& node) {
+        if (auto hub = weak.lock())
+          hub->link_up(node, endpoint, address);
+      },
+      [weak, address](const caf::node_id& node) {
+        if (auto hub = weak.lock())
+          hub->link_down(node, address);
+      });
+  }
+  later.links.clear();
   for (auto& [to, msg] : later.outbox)
     deliver(to, std::move(msg));
   later.outbox.clear();
@@ -1032,17 +1131,13 @@ caf::error exchange_hub::begin(uint64_t run, const std::string& node,
         }
         fresh->collectives.emplace(cp.name, std::move(cs));
       }
-      // A daemon reaches the other daemons through the relay, and watches
-      // the relay: a daemon has no connection of its own to another.
+      // A daemon reaches the other daemons through the relay until it has
+      // a connection of its own to them, and watches the relay, which
+      // tells it of lost nodes.
       auto& relay = fresh->plan.relay;
       bool relayed = relay && relay != endpoint_;
-      if (relayed) {
-        std::lock_guard<std::mutex> routes_guard{routes_mtx_};
-        for (auto& peer : fresh->plan.peers)
-          if (peer.endpoint && peer.endpoint != endpoint_
-              && peer.endpoint != relay)
-            routes_[peer.endpoint.address()] = relay;
-      }
+      if (relayed)
+        choose_routes(fresh->plan, later);
       auto watch = [&](const caf::actor& x) {
         if (x && x != endpoint_ && watched_.insert(x.address()).second)
           later.watch.push_back(x);
@@ -1262,6 +1357,10 @@ void exchange_hub::node_frozen(const std::string& node) {
 
 void exchange_hub::peer_down(const caf::actor_addr& peer,
                              const caf::error& reason) {
+  {
+    std::lock_guard<std::mutex> guard{routes_mtx_};
+    direct_nodes_.erase(peer.node());
+  }
   deferred later;
   {
     std::lock_guard<std::mutex> guard{mtx_};

@@ -40,6 +40,17 @@ struct exchange_hub_options {
   /// blobs are dropped (a training loop reduces the same sizes every step;
   /// a kept buffer spares faulting in fresh pages). Default: 256 MiB.
   size_t max_recycled_bytes = size_t{256} << 20;
+  /// How a daemon's exchange opens a connection of its own to another
+  /// daemon of a run (at exchange_peer::host, port): called without the
+  /// hub's locks, must not block, and calls `linked` with the other
+  /// process's node once connected and `unlinked` when that connection is
+  /// gone (with a null node when it never came up). Null (the default, and
+  /// a session's exchange): daemons reach each other through the relay
+  /// only.
+  std::function<void(const std::string& host, uint16_t port,
+                     std::function<void(const caf::node_id&)> linked,
+                     std::function<void(const caf::node_id&)> unlinked)>
+    connect_peer;
 };
 
 /// The exchange of one process: the channels its nodes host and its part
@@ -188,6 +199,8 @@ public:
   void receive(const caf::actor& sender, exchange_node_lost& msg);
   void receive(const caf::actor& sender, exchange_forward& msg);
   void receive(const caf::actor& sender, exchange_relayed& msg);
+  /// `sender`, another daemon's exchange, connected to this process.
+  void receive_link(const caf::actor& sender);
 
   /// Sends `msg` to the exchange `to` as this exchange: through the relay
   /// when `to` is a daemon's exchange reached through one.
@@ -242,6 +255,17 @@ private:
                       const caf::actor& via);
   // Where a message to `to` goes: `to`, or the relay that reaches it.
   caf::actor route_of(const caf::actor& to);
+  // The routes of a run's peers, chosen as it begins (with mtx_ held): for
+  // each daemon peer, direct when connected and no other run here uses it
+  // (a run never switches from the relay to a direct connection midway:
+  // its messages keep their order), else the relay; and connections to
+  // open, to the peers whose address is greater than this daemon's (one
+  // side opens each, so that two daemons never race to connect).
+  void choose_routes(const exchange_plan& plan, deferred& later);
+  bool in_use(const caf::actor& peer) const;
+  void link_up(const caf::node_id& node, const caf::actor& peer,
+               const std::string& address);
+  void link_down(const caf::node_id& node, const std::string& address);
   void chunk_reduced(uint64_t run, const std::string& name, uint64_t call,
                      uint32_t chunk);
   // What a call's driver runs once a chunk was reduced off the lock:
@@ -276,12 +300,18 @@ private:
   std::set<std::string> frozen_;
   // Endpoints of other processes the endpoint watches.
   std::set<caf::actor_addr> watched_;
-  // Guards the two maps below, which `deliver` reads without mtx_.
+  // Guards the maps and sets below, which `deliver` reads without mtx_.
   std::mutex routes_mtx_;
   // Daemons' exchanges reached through a relay, and that relay.
   std::map<caf::actor_addr, caf::actor> routes_;
   // As a relay: the exchanges it passes messages between.
   std::set<caf::actor_addr> relay_peers_;
+  // Processes this one has a connection of its own to, the daemons'
+  // exchanges reached over one instead of the relay, and the addresses
+  // being connected to or connected.
+  std::set<caf::node_id> direct_nodes_;
+  std::set<caf::actor_addr> direct_endpoints_;
+  std::set<std::string> linking_;
 };
 
 } // namespace epochrt

@@ -9,11 +9,20 @@
 
 #include <caf/actor.hpp>
 
+#include <epochrt/actors/api/node_handle.hpp>
+#include <epochrt/messages/exchange_protocol.hpp>
+
 namespace epochrt::detail {
 
 /// Where each node of a job exchanges: the endpoint of the exchange of the
-/// process that hosts it (node_handle::exchange).
-using exchange_directory = std::map<std::string, caf::actor>;
+/// process that hosts it (node_handle::exchange), and the address of its
+/// daemon.
+using exchange_directory = std::map<std::string, exchange_peer>;
+
+inline exchange_peer directory_entry(const node_handle& handle) {
+  return exchange_peer{handle.name, handle.exchange, handle.address.host,
+                       handle.address.port};
+}
 
 /// What run_group needs for a group with channels or collectives.
 struct exchange_setup {

@@ -11,11 +11,10 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <utility>
-#include <random>
 #include <vector>
-
 
 #include <caf/actor.hpp>
 #include <caf/error.hpp>
@@ -118,8 +117,8 @@ inline caf::error with_exchange_roles(caf::error err,
       roles = exchange_roles(plan, peer.node);
       if (!roles.empty())
         return make_error(actors_errc::node_lost,
-                          text + "; the group's tasks "
-                            + "waited for node " + peer.node + " in " + roles);
+                          text + "; the group's tasks " + "waited for node "
+                            + peer.node + " in " + roles);
     }
   return err;
 }
@@ -211,14 +210,15 @@ group_gather run_group(Self* self, const node_map& nodes,
     for (auto& target : targets) {
       auto i = setup != nullptr ? setup->directory.find(target.node)
                                 : exchange_directory::const_iterator{};
-      if (setup == nullptr || i == setup->directory.end() || !i->second) {
+      if (setup == nullptr || i == setup->directory.end()
+          || !i->second.endpoint) {
         done(make_error(actors_errc::unknown_node,
                         "the " + msg.group
                           + " group uses channels or collectives, and node '"
                           + target.node + "' has no exchange in this session"));
         return nullptr;
       }
-      msg.plan.peers.push_back(exchange_peer{target.node, i->second});
+      msg.plan.peers.push_back(i->second);
     }
     msg.plan.relay = setup->relay;
     msg.run = new_run_id();

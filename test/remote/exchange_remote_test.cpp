@@ -349,6 +349,30 @@ BOOST_AUTO_TEST_CASE(data_parallel_over_three_daemons_ends_as_in_process) {
              == value_of(remote.out, "trainer_2:w"));
 }
 
+// Each pair of daemons connects once, opened by the one whose address
+// sorts first; their messages then go over that connection, not through
+// the master, and the results are those of one process.
+BOOST_AUTO_TEST_CASE(the_daemons_of_a_job_connect_to_each_other_directly) {
+  auto fetches = data_parallel_fetches();
+  auto local = in_process_result(data_parallel, fetches);
+  daemons d{3, {"-v"}};
+  auto remote
+    = cli(d.run_args(data_parallel, one_trainer_per_daemon(), fetches));
+  BOOST_REQUIRE_MESSAGE(remote.exit_code == 0, show(remote));
+  BOOST_TEST(remote.out == local);
+  auto linked = [&](size_t from, size_t to) {
+    return contains(d[from].log(),
+                    "connected directly to the daemon at " + d[to].address());
+  };
+  for (size_t i = 0; i < 3; ++i)
+    for (size_t j = i + 1; j < 3; ++j) {
+      auto first = d[i].address() < d[j].address() ? i : j;
+      auto second = first == i ? j : i;
+      BOOST_TEST(linked(first, second), "d" << first << " -> d" << second);
+      BOOST_TEST(!linked(second, first), "d" << second << " -> d" << first);
+    }
+}
+
 // Regression: a second job on daemons that had served one hung, its
 // collectives waiting for exchange state the first run left behind.
 BOOST_AUTO_TEST_CASE(a_second_job_on_the_same_daemons_ends_as_the_first) {
@@ -765,8 +789,8 @@ BOOST_AUTO_TEST_CASE(
     q.putters = {ert::task_ref{"peer", "p"}};
     q.takers = {ert::task_ref{"host", "t"}};
     plan.channels = {q};
-    plan.peers = {ert::exchange_peer{"host", master.exchange},
-                  ert::exchange_peer{"peer", peer_endpoint}};
+    plan.peers = {ert::exchange_peer{"host", master.exchange, "", 0},
+                  ert::exchange_peer{"peer", peer_endpoint, "", 0}};
     auto task = ert::make_task(
       "t", "host",
       {ert::make_op("DequeueBlobs", {}, {"x"},

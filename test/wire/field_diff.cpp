@@ -517,6 +517,8 @@ void field_diff::visit(const std::string& path, const exchange_peer& x,
                        const exchange_peer& y) {
   field(path, "node", x.node, y.node);
   field(path, "endpoint", x.endpoint, y.endpoint);
+  field(path, "host", x.host, y.host);
+  field(path, "port", x.port, y.port);
 }
 
 void field_diff::visit(const std::string& path, const exchange_plan& x,

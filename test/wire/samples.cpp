@@ -197,9 +197,10 @@ exchange_plan sample_plan(const sample_handles& handles) {
     tricky_text, collective_kind::broadcast, reduce_op::min, "", {}};
   x.collectives = {sample_collective("sync"), gather, lonely};
   // Nodes of both processes: a handle in each direction.
-  x.peers = {exchange_peer{"trainer_0", handles.local},
-             exchange_peer{tricky_text, handles.remote},
-             exchange_peer{"", handles.local}};
+  x.peers
+    = {exchange_peer{"trainer_0", handles.local, "", 0},
+       exchange_peer{tricky_text, handles.remote, "node-7.example", 65535},
+       exchange_peer{"", handles.local, tricky_text, 1}};
   // The session's own exchange, as a master sends it to its daemons.
   x.relay = handles.local;
   return x;
@@ -533,7 +534,7 @@ collective_plan make_sample(type_tag<collective_plan>, const sample_handles&) {
 
 exchange_peer make_sample(type_tag<exchange_peer>,
                           const sample_handles& handles) {
-  return exchange_peer{"trainer_" + tricky_text, handles.remote};
+  return exchange_peer{"trainer_" + tricky_text, handles.remote, "::1", 4242};
 }
 
 exchange_plan make_sample(type_tag<exchange_plan>,
