@@ -89,6 +89,11 @@ caf::error check_plan(const exchange_plan& plan) {
     if (!peer.endpoint)
       return refuse("the group's plan gives node " + peer.node
                     + " no exchange");
+    // A host name is at most 253 characters (RFC 1035), an address has a
+    // port: anything else is no address a daemon could be connected to.
+    if (peer.host.size() > 253 || (peer.host.empty() != (peer.port == 0)))
+      return refuse("the group's plan gives node " + peer.node
+                    + " an invalid daemon address");
   }
   std::vector<channel_def> channels;
   for (auto& ch : plan.channels) {

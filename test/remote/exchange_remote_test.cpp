@@ -979,6 +979,52 @@ BOOST_AUTO_TEST_CASE(
 #endif
 }
 
+BOOST_AUTO_TEST_CASE(a_plan_that_gives_a_node_an_invalid_daemon_address) {
+  temp_dir dir;
+  daemon_process daemon{dir.str(), "d", {}};
+  raw_master master{daemon.port(), "host"};
+  caf::scoped_actor self{master.sys};
+  auto peer_endpoint = caf::actor_cast<caf::actor>(self.ptr());
+  auto task = ert::make_task("t", "host",
+                             {ert::make_op("ConstantFill", {}, {"x"})}, {});
+  for (auto bad :
+       {ert::exchange_peer{"peer", peer_endpoint, std::string(254, 'h'), 7000},
+        ert::exchange_peer{"peer", peer_endpoint, "h", 0},
+        ert::exchange_peer{"peer", peer_endpoint, "", 7000}}) {
+    ert::exchange_plan plan;
+    plan.collectives = {ert::collective_plan{
+      "g",
+      ert::collective_kind::barrier,
+      ert::reduce_op::sum,
+      "",
+      {ert::task_ref{"host", "t"}, ert::task_ref{"peer", "p"}}}};
+    plan.peers = {ert::exchange_peer{"host", master.exchange, "", 0}, bad};
+    std::string refusal;
+    self
+      ->request(master.gate, 30s,
+                ert::run_tasks{"epoch", 0, {task}, 0x5eed0002, plan})
+      .receive(
+        [&](ert::tasks_done&) {
+          refusal = "(ran)";
+        },
+        [&](caf::error& err) {
+          refusal = ert::error_text(err);
+        });
+    BOOST_TEST(contains(refusal, "invalid daemon address"), refusal);
+  }
+  // And it serves on.
+  bool ran = false;
+  self->request(master.gate, 30s, ert::run_tasks{"epoch", 0, {task}, 0, {}})
+    .receive(
+      [&](ert::tasks_done&) {
+        ran = true;
+      },
+      [&](caf::error& err) {
+        BOOST_FAIL(ert::error_text(err));
+      });
+  BOOST_TEST(ran);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // -- 7: fault sweeps across two daemons ------------------------------------
