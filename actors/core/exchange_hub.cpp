@@ -387,6 +387,16 @@ void exchange_hub::choose_routes(const exchange_plan& plan, deferred& later) {
   }
 }
 
+void exchange_hub::forget_routes(const std::vector<exchange_peer>& peers) {
+  std::lock_guard<std::mutex> guard{routes_mtx_};
+  for (auto& peer : peers) {
+    if (!peer.endpoint || in_use(peer.endpoint))
+      continue;
+    routes_.erase(peer.endpoint.address());
+    direct_endpoints_.erase(peer.endpoint.address());
+  }
+}
+
 void exchange_hub::link_up(const caf::node_id& node, const caf::actor& peer,
                            const std::string& address) {
   if (node != peer.node()) {
@@ -1207,8 +1217,10 @@ exchange_report exchange_hub::end(uint64_t run, const std::string& node,
           fail_call(cs, c, run_over(run), later);
       for (auto& [op, req] : st->requests)
         later.done.emplace_back(std::move(req.wait), failure(run_over(run)));
+      auto peers = std::move(st->plan.peers);
       runs_.erase(run);
       remember_ended(run);
+      forget_routes(peers);
     }
   }
   flush(later);
@@ -1322,8 +1334,10 @@ void exchange_hub::node_lost(const std::string& node, const std::string& why) {
       st.begun.erase(node);
       if (st.begun.empty()) {
         auto id = st.id;
+        auto peers = std::move(st.plan.peers);
         i = runs_.erase(i);
         remember_ended(id);
+        forget_routes(peers);
       } else {
         ++i;
       }

@@ -263,6 +263,9 @@ private:
   // side opens each, so that two daemons never race to connect).
   void choose_routes(const exchange_plan& plan, deferred& later);
   bool in_use(const caf::actor& peer) const;
+  // Drops the routes of an ended run's peers that no other run uses, so
+  // that a daemon serving job after job keeps no route of the jobs gone.
+  void forget_routes(const std::vector<exchange_peer>& peers);
   void link_up(const caf::node_id& node, const caf::actor& peer,
                const std::string& address);
   void link_down(const caf::node_id& node, const std::string& address);
