@@ -129,7 +129,10 @@ void connect_actor_async(caf::actor_system& sys, const std::string& host,
                          std::function<void(caf::expected<caf::actor>)> done) {
   auto connector = connector_of(sys, timeout, secret);
   auto ours = !uses_tls(sys);
-  sys.spawn<caf::hidden>([=](caf::event_based_actor* self) {
+  // `done` goes in as an argument, not a capture: CAF 0.17 dereferences a
+  // null pointer to spawn a function actor without arguments (UBSan).
+  auto body = [=](caf::event_based_actor* self,
+                  std::function<void(caf::expected<caf::actor>)> done) {
     auto finish = [=](caf::expected<caf::actor> result) {
       if (ours)
         self->send_exit(connector, caf::exit_reason::user_shutdown);
@@ -148,7 +151,8 @@ void connect_actor_async(caf::actor_system& sys, const std::string& host,
         [=](caf::error& err) {
           finish(std::move(err));
         });
-  });
+  };
+  sys.spawn<caf::hidden>(body, std::move(done));
 }
 
 } // namespace epochrt

@@ -293,16 +293,23 @@ caf::expected<std::string> make_root(const std::string& dir) {
 void watch_link(caf::actor_system& sys, caf::actor gate,
                 std::function<void(const caf::node_id&)> linked,
                 std::function<void(const caf::node_id&)> unlinked) {
-  sys.spawn<caf::hidden>(
-    [gate, linked, unlinked](caf::event_based_actor* self) {
-      auto node = gate.node();
-      self->set_down_handler([self, node, unlinked](caf::down_msg&) {
-        unlinked(node);
-        self->quit();
-      });
-      self->monitor(gate);
-      linked(node);
+  // `gate` goes in as an argument, not a capture: CAF 0.17 dereferences a
+  // null pointer to spawn a function actor without arguments (UBSan).
+  auto body = [linked, unlinked](caf::event_based_actor* self,
+                                 caf::actor gate) -> caf::behavior {
+    auto node = gate.node();
+    self->set_down_handler([self, node, unlinked](caf::down_msg&) {
+      unlinked(node);
+      self->quit();
     });
+    self->monitor(gate);
+    linked(node);
+    // A behavior keeps the actor, and so the watch, alive until the down.
+    return {[gate](exchange_link_atom) {
+      // nothing to do: announcements go to the exchange, not here
+    }};
+  };
+  sys.spawn<caf::hidden>(body, std::move(gate));
 }
 
 // How the daemon's exchange connects to another daemon: as a master
