@@ -289,27 +289,32 @@ caf::expected<std::string> make_root(const std::string& dir) {
 
 // Keeps the connection this daemon opened to another daemon watched:
 // `linked` once, then `unlinked` when the connection (the other daemon's
-// gatekeeper, reached over it) is gone.
-void watch_link(caf::actor_system& sys, caf::actor gate,
+// gatekeeper, reached over it) is gone; ends with `owner` (the exchange's
+// endpoint) too, so that a daemon stopped within a process that goes on
+// leaves no watch behind.
+void watch_link(caf::actor_system& sys, caf::actor gate, caf::actor owner,
                 std::function<void(const caf::node_id&)> linked,
                 std::function<void(const caf::node_id&)> unlinked) {
-  // `gate` goes in as an argument, not a capture: CAF 0.17 dereferences a
+  // The handles go in as arguments, not captures: CAF 0.17 dereferences a
   // null pointer to spawn a function actor without arguments (UBSan).
-  auto body = [linked, unlinked](caf::event_based_actor* self,
-                                 caf::actor gate) -> caf::behavior {
+  auto body = [linked, unlinked](caf::event_based_actor* self, caf::actor gate,
+                                 caf::actor owner) -> caf::behavior {
     auto node = gate.node();
-    self->set_down_handler([self, node, unlinked](caf::down_msg&) {
-      unlinked(node);
-      self->quit();
-    });
+    self->set_down_handler(
+      [self, node, unlinked, gate = gate.address()](caf::down_msg& dm) {
+        if (dm.source == gate)
+          unlinked(node);
+        self->quit();
+      });
     self->monitor(gate);
+    self->monitor(owner);
     linked(node);
-    // A behavior keeps the actor, and so the watch, alive until the down.
+    // A behavior keeps the actor, and so the watch, alive until a down.
     return {[gate](exchange_link_atom) {
       // nothing to do: announcements go to the exchange, not here
     }};
   };
-  sys.spawn<caf::hidden>(body, std::move(gate));
+  sys.spawn<caf::hidden>(body, std::move(gate), std::move(owner));
 }
 
 // How the daemon's exchange connects to another daemon: as a master
@@ -318,13 +323,13 @@ void watch_link(caf::actor_system& sys, caf::actor gate,
 auto peer_connector(caf::actor_system& sys,
                     const node_server_options& options) {
   return [&sys, secret = options.secret, timeout = options.admission_timeout](
-           const std::string& host, uint16_t port,
+           const std::string& host, uint16_t port, const caf::actor& owner,
            std::function<void(const caf::node_id&)> linked,
            std::function<void(const caf::node_id&)> unlinked) {
     auto address = node_address{host, port}.str();
     connect_actor_async(
       sys, host, port, timeout, secret,
-      [&sys, address, linked, unlinked](caf::expected<caf::actor> gate) {
+      [&sys, address, owner, linked, unlinked](caf::expected<caf::actor> gate) {
         if (!gate) {
           detail::log().info("exchange: no connection of its own to the "
                              "daemon at {} ({}); messages to it go through "
@@ -333,7 +338,7 @@ auto peer_connector(caf::actor_system& sys,
           unlinked({});
           return;
         }
-        watch_link(sys, std::move(*gate), linked, unlinked);
+        watch_link(sys, std::move(*gate), owner, linked, unlinked);
       });
   };
 }

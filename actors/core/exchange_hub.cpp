@@ -381,8 +381,16 @@ void exchange_hub::choose_routes(const exchange_plan& plan, deferred& later) {
       continue;
     }
     direct_endpoints_.erase(addr);
-    if (options_.connect_peer && peer.port != 0 && !own.empty()
-        && own < address_of(peer) && linking_.insert(address_of(peer)).second)
+    if (!options_.connect_peer || peer.port == 0 || own.empty()
+        || !(own < address_of(peer)))
+      continue;
+    auto target = address_of(peer);
+    if (auto i = retry_at_.find(target); i != retry_at_.end()) {
+      if (std::chrono::steady_clock::now() < i->second)
+        continue;
+      retry_at_.erase(i);
+    }
+    if (linking_.insert(target).second)
       later.links.push_back(peer);
   }
 }
@@ -418,6 +426,9 @@ void exchange_hub::link_down(const caf::node_id& node,
   std::lock_guard<std::mutex> guard{routes_mtx_};
   if (node)
     direct_nodes_.erase(node);
+  else
+    retry_at_[address]
+      = std::chrono::steady_clock::now() + options_.link_retry_delay;
   linking_.erase(address);
 }
 
@@ -455,7 +466,7 @@ void exchange_hub::flush(deferred& later) {
     std::weak_ptr<exchange_hub> weak = weak_from_this();
     auto address = address_of(peer);
     options_.connect_peer(
-      peer.host, peer.port,
+      peer.host, peer.port, endpoint_,
       [weak, endpoint = peer.endpoint, address](const caf::node_id& node) {
         if (auto hub = weak.lock())
           hub->link_up(node, endpoint, address);

@@ -44,13 +44,21 @@ struct exchange_hub_options {
   /// daemon of a run (at exchange_peer::host, port): called without the
   /// hub's locks, must not block, and calls `linked` with the other
   /// process's node once connected and `unlinked` when that connection is
-  /// gone (with a null node when it never came up). Null (the default, and
-  /// a session's exchange): daemons reach each other through the relay
-  /// only.
+  /// gone (with a null node when it never came up). What watches the
+  /// connection must end with `owner`, the exchange's endpoint. Null (the
+  /// default, and a session's exchange): daemons reach each other through
+  /// the relay only.
   std::function<void(const std::string& host, uint16_t port,
+                     const caf::actor& owner,
                      std::function<void(const caf::node_id&)> linked,
                      std::function<void(const caf::node_id&)> unlinked)>
     connect_peer;
+  /// After a connection to a daemon failed to come up, how long runs
+  /// beginning here go through the relay before one tries again (each run
+  /// that begins would otherwise try, and a job of short epochs would open
+  /// hundreds of connections a second to an unreachable address).
+  /// Default: 10 s.
+  std::chrono::milliseconds link_retry_delay{10000};
 };
 
 /// The exchange of one process: the channels its nodes host and its part
@@ -315,6 +323,8 @@ private:
   std::set<caf::node_id> direct_nodes_;
   std::set<caf::actor_addr> direct_endpoints_;
   std::set<std::string> linking_;
+  // Addresses a connection to failed, and when one may be tried again.
+  std::map<std::string, std::chrono::steady_clock::time_point> retry_at_;
 };
 
 } // namespace epochrt
