@@ -22,6 +22,7 @@
 #include <epochrt/messages/chunk_codec.hpp>
 #include <epochrt/messages/codec.hpp>
 #include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/persistence/db_name.hpp>
 #include <epochrt/persistence/detail/data_file.hpp>
 #include <epochrt/persistence/detail/fs_util.hpp>
 #include <epochrt/persistence/detail/leveldb_util.hpp>
@@ -272,7 +273,7 @@ struct checkpoint_reader::impl {
           return corrupt(path + ": blob '" + entry.name
                          + "' refers to a later epoch "
                          + std::to_string(epoch));
-        auto db = detail::db_path_of_epoch(path, man.epoch, epoch);
+        auto db = db_path_of_epoch(path, man.epoch, epoch);
         if (!db)
           return std::move(db.error());
         file.path = detail::data_file_path(*db);

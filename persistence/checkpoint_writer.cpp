@@ -22,6 +22,7 @@
 #include <epochrt/messages/codec.hpp>
 #include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/messages/names.hpp>
+#include <epochrt/persistence/db_name.hpp>
 #include <epochrt/persistence/detail/data_file.hpp>
 #include <epochrt/persistence/detail/fs_util.hpp>
 #include <epochrt/persistence/detail/leveldb_util.hpp>
@@ -375,7 +376,7 @@ struct checkpoint_writer::impl {
     };
     auto known = earlier_files.find(entry.data_epoch);
     if (known == earlier_files.end()) {
-      auto db = detail::db_path_of_epoch(path, result.epoch, entry.data_epoch);
+      auto db = db_path_of_epoch(path, result.epoch, entry.data_epoch);
       if (!db)
         return gone("cannot be located from " + path);
       auto file = detail::data_file_path(*db);

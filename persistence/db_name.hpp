@@ -25,4 +25,12 @@ caf::expected<std::string> checked_db_name(int64_t epoch, std::string_view node,
                                            std::string_view db_prefix,
                                            std::string_view path_prefix = {});
 
+/// The path of the same node's database of `epoch`, given the path of its
+/// database of `own_epoch` (`db_name`: the epoch is the last dot-separated
+/// part), as an incremental checkpoint names the earlier one whose data it
+/// refers to. Errors: persistence_errc::corrupt when `db_path` does not end
+/// in "." + own_epoch, so that the reference cannot be followed.
+caf::expected<std::string> db_path_of_epoch(const std::string& db_path,
+                                            int64_t own_epoch, int64_t epoch);
+
 } // namespace epochrt

@@ -17,7 +17,7 @@
 #include <epochrt/persistence/checkpoint_reader.hpp>
 #include <epochrt/persistence/checkpoint_retention.hpp>
 #include <epochrt/persistence/checkpoint_writer.hpp>
-#include <epochrt/persistence/detail/data_file.hpp>
+#include <epochrt/persistence/db_name.hpp>
 #include <epochrt/persistence/path_guard.hpp>
 #include <epochrt/persistence/persistence_errc.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -82,7 +82,7 @@ struct saved_payloads {
     if (i == blobs.end() || i->second.version != blob.version)
       return nullptr;
     // Only within one directory: the entry names an epoch, not a path.
-    auto sibling = detail::db_path_of_epoch(new_db, new_epoch, epoch);
+    auto sibling = db_path_of_epoch(new_db, new_epoch, epoch);
     if (!sibling || *sibling != db)
       return nullptr;
     return &i->second;

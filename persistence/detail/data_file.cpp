@@ -58,19 +58,4 @@ std::string data_file_path(const std::string& db_path) {
   return db_path + "/" + std::string{data_file_name};
 }
 
-caf::expected<std::string> db_path_of_epoch(const std::string& db_path,
-                                            int64_t own_epoch, int64_t epoch) {
-  auto suffix = "." + std::to_string(own_epoch);
-  if (db_path.size() <= suffix.size()
-      || db_path.compare(db_path.size() - suffix.size(), suffix.size(), suffix)
-        != 0)
-    return make_error(
-      persistence_errc::corrupt,
-      db_path + " refers to the data of epoch " + std::to_string(epoch)
-        + ", but its path does not end in its own epoch "
-        + std::to_string(own_epoch) + ", so that database cannot be found");
-  return db_path.substr(0, db_path.size() - suffix.size()) + "."
-    + std::to_string(epoch);
-}
-
 } // namespace epochrt::detail

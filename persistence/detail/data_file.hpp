@@ -39,11 +39,4 @@ caf::expected<uint64_t> parse_data_header(std::string_view header,
 /// The path of `db_path/blobs.data`.
 std::string data_file_path(const std::string& db_path);
 
-/// The path of the same node's database of `epoch`, given the path of its
-/// database of `own_epoch` (db_name: the epoch is the last dot-separated
-/// part). Errors: corrupt when `db_path` does not end in "." + own_epoch,
-/// so that the reference cannot be followed.
-caf::expected<std::string> db_path_of_epoch(const std::string& db_path,
-                                            int64_t own_epoch, int64_t epoch);
-
 } // namespace epochrt::detail
