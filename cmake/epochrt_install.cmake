@@ -10,12 +10,15 @@ install(TARGETS epochrt_messages epochrt_runtime epochrt_persistence
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # Headers keep their place in the tree under include/epochrt, the one
 # directory the package exports being include/. Of actors/, only the public
-# API (actors/api) is installed; no detail/ folder is.
+# API (actors/api) is installed; no detail/ folder is, nor the strict JSON
+# reader that messages/ shares with runtime/ (nlohmann's json in its
+# interface is no part of ours).
 foreach(layer messages runtime persistence)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}/
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/epochrt/${layer}
           FILES_MATCHING PATTERN "*.hpp" PATTERN "detail" EXCLUDE
-                         PATTERN "schema" EXCLUDE)
+                         PATTERN "schema" EXCLUDE
+                         PATTERN "strict_json.hpp" EXCLUDE)
 endforeach()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/actors/api/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/epochrt/actors/api

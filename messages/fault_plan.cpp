@@ -4,7 +4,7 @@
 #include <cmath>
 #include <utility>
 
-#include <epochrt/messages/detail/strict_json.hpp>
+#include <epochrt/messages/strict_json.hpp>
 #include <epochrt/messages/fault_errc.hpp>
 #include <epochrt/messages/names.hpp>
 

@@ -1,4 +1,4 @@
-#include <epochrt/messages/detail/strict_json.hpp>
+#include <epochrt/messages/strict_json.hpp>
 
 #include <cerrno>
 #include <cstring>

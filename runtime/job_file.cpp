@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <epochrt/messages/detail/strict_json.hpp>
+#include <epochrt/messages/strict_json.hpp>
 #include <epochrt/messages/names.hpp>
 #include <epochrt/runtime/epoch_limiter.hpp>
 #include <epochrt/runtime/op_registry.hpp>
