@@ -17,7 +17,6 @@
 #include <epochrt/actors/api/node_address.hpp>
 #include <epochrt/actors/api/node_server.hpp>
 #include <epochrt/actors/api/secret_file.hpp>
-#include <epochrt/actors/detail/log.hpp>
 #include <epochrt/runtime/builtin_ops.hpp>
 #include <epochrt/runtime/op_registry.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -102,15 +101,9 @@ int run_node(const node_options& opts) {
       : exit_failure;
   }
   auto where = node_address{address->host, (*server)->port()}.str();
-  detail::log().info("node daemon listening on {}{}, checkpoints under {}{}",
-                     where, network->tls ? " (TLS)" : "",
-                     (*server)->checkpoint_root(),
-                     opts.secret_file ? ", secret required" : "");
   std::cout << "listening on " << where << std::endl;
   int received = 0;
   sigwait(&signals, &received);
-  detail::log().info("{}: shutting down",
-                     received == SIGINT ? "SIGINT" : "SIGTERM");
   (*server)->stop();
   return exit_ok;
 }

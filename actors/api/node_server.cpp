@@ -403,6 +403,7 @@ node_server::start(caf::actor_system& sys,
   auto hub = exchange_hub::make(sys, pool, hub_options);
   auto keeper = sys.spawn(gatekeeper, std::move(options), *root, std::move(ops),
                           pool, hub);
+  bool secret_required = options.secret.has_value();
   auto bound = publish_actor(keeper, host, port, admission);
   if (!bound) {
     hub->shutdown();
@@ -411,6 +412,10 @@ node_server::start(caf::actor_system& sys,
                       "cannot listen on " + node_address{host, port}.str()
                         + ": " + caf::to_string(bound.error()));
   }
+  detail::log().info("node daemon listening on {}{}, checkpoints under {}{}",
+                     node_address{host, *bound}.str(),
+                     uses_tls(sys) ? " (TLS)" : "", *root,
+                     secret_required ? ", secret required" : "");
   return std::unique_ptr<node_server>{
     new node_server(sys, std::move(keeper), *bound, std::move(*root),
                     std::move(faults), std::move(pool), std::move(hub))};
@@ -423,6 +428,7 @@ node_server::~node_server() {
 void node_server::stop() {
   if (!gatekeeper_)
     return;
+  detail::log().info("node daemon on port {}: shutting down", port_);
   // As for a session: no thread of its nodes sleeps past the daemon.
   if (faults_)
     faults_->interrupt_delays();
