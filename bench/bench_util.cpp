@@ -1,5 +1,7 @@
 #include "bench/bench_util.hpp"
 
+#include "bench/command_line.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -51,24 +53,10 @@ void usage(const char* argv0) {
                argv0);
 }
 
-bool parse_count(const char* text, long min, long max, long& out) {
-  if (text == nullptr || *text == '\0')
-    return false;
-  char* end = nullptr;
-  errno = 0;
-  auto value = std::strtol(text, &end, 10);
-  if (errno != 0 || *end != '\0' || value < min || value > max)
-    return false;
-  out = value;
-  return true;
-}
-
 bool parse_phases(std::string_view list, options& out) {
   out.memcpy = out.save = out.load = out.leveldb = out.file = out.stall
     = out.small = out.incremental = false;
-  while (!list.empty()) {
-    auto comma = list.find(',');
-    auto item = list.substr(0, comma);
+  return for_each_item(list, [&](std::string_view item) {
     if (item == "memcpy")
       out.memcpy = true;
     else if (item == "save")
@@ -87,11 +75,8 @@ bool parse_phases(std::string_view list, options& out) {
       out.incremental = true;
     else
       return false;
-    if (comma == std::string_view::npos)
-      break;
-    list.remove_prefix(comma + 1);
-  }
-  return true;
+    return true;
+  });
 }
 
 // splitmix64: a tiny, fast generator with a good spread; enough for data
@@ -148,32 +133,32 @@ bool parse_options(int argc, char** argv, options& out, int& exit_code) {
       exit_code = 0;
       return false;
     } else if (arg == "--mib") {
-      if (!parse_count(value().c_str(), 1, 1 << 20, n)) {
+      if (!parse_count(value(), 1, 1 << 20, n)) {
         std::fprintf(stderr, "--mib needs a whole number of MiB >= 1\n");
         return false;
       }
       out.mib = static_cast<size_t>(n);
     } else if (arg == "--runs") {
-      if (!parse_count(value().c_str(), 1, 1000, n)) {
+      if (!parse_count(value(), 1, 1000, n)) {
         std::fprintf(stderr, "--runs needs a count from 1 to 1000\n");
         return false;
       }
       out.runs = static_cast<int>(n);
     } else if (arg == "--epochs") {
-      if (!parse_count(value().c_str(), 2, 1000, n)) {
+      if (!parse_count(value(), 2, 1000, n)) {
         std::fprintf(stderr, "--epochs needs a count from 2 to 1000\n");
         return false;
       }
       out.epochs = static_cast<int>(n);
     } else if (arg == "--small-count") {
-      if (!parse_count(value().c_str(), 1, 10'000'000, n)) {
+      if (!parse_count(value(), 1, 10'000'000, n)) {
         std::fprintf(stderr,
                      "--small-count needs a count from 1 to 10000000\n");
         return false;
       }
       out.small_count = static_cast<size_t>(n);
     } else if (arg == "--small-bytes") {
-      if (!parse_count(value().c_str(), 4, 1 << 30, n) || n % 4 != 0) {
+      if (!parse_count(value(), 4, 1 << 30, n) || n % 4 != 0) {
         std::fprintf(stderr,
                      "--small-bytes needs a multiple of 4 from 4 to "
                      "1073741824\n");

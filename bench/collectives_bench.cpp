@@ -54,6 +54,7 @@
 #include "bench/bench_util.hpp"
 #include "bench/caf_item_peer.hpp"
 #include "bench/child_process.hpp"
+#include "bench/command_line.hpp"
 #include "bench/daemon_process.hpp"
 #include "bench/gloo_allreduce.hpp"
 #include "bench/job_variants.hpp"
@@ -128,24 +129,10 @@ void usage(const char* argv0) {
     argv0);
 }
 
-bool parse_count(const std::string& text, long min, long max, int& out) {
-  if (text.empty())
-    return false;
-  char* end = nullptr;
-  errno = 0;
-  auto value = std::strtol(text.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0' || value < min || value > max)
-    return false;
-  out = static_cast<int>(value);
-  return true;
-}
-
 bool parse_parts(std::string_view list, bench_options& out) {
   out.inproc = out.daemons = out.gloo = out.mpi = out.channel = out.caf
     = out.epoch = false;
-  while (!list.empty()) {
-    auto comma = list.find(',');
-    auto item = list.substr(0, comma);
+  return for_each_item(list, [&](std::string_view item) {
     if (item == "inproc")
       out.inproc = true;
     else if (item == "daemons")
@@ -162,11 +149,8 @@ bool parse_parts(std::string_view list, bench_options& out) {
       out.epoch = true;
     else
       return false;
-    if (comma == std::string_view::npos)
-      break;
-    list.remove_prefix(comma + 1);
-  }
-  return true;
+    return true;
+  });
 }
 
 bool parse_options(int argc, char** argv, bench_options& out, int& exit_code) {

@@ -17,25 +17,6 @@
 
 namespace epochrt::bench {
 
-bool parse_int_list(const std::string& text, std::vector<int>& out) {
-  out.clear();
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    auto comma = text.find(',', pos);
-    auto item = text.substr(
-      pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    char* end = nullptr;
-    auto value = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || value < 1 || value > 4096)
-      return false;
-    out.push_back(static_cast<int>(value));
-    if (comma == std::string::npos)
-      return true;
-    pos = comma + 1;
-  }
-  return false;
-}
-
 #ifdef EPOCHRT_BENCH_GLOO
 
 bool gloo_available() noexcept {

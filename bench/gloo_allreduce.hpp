@@ -18,9 +18,6 @@ struct allreduce_plan {
   int reps = 3;
 };
 
-/// "1,16,64" -> {1, 16, 64}; false when not a list of counts >= 1.
-bool parse_int_list(const std::string& text, std::vector<int>& out);
-
 /// True when collectives_bench was built with Gloo.
 bool gloo_available() noexcept;
 

@@ -16,27 +16,7 @@
 
 #include <mpi.h>
 
-namespace {
-
-bool parse_list(const char* text, std::vector<int>& out) {
-  std::string s{text};
-  size_t pos = 0;
-  for (;;) {
-    auto comma = s.find(',', pos);
-    auto item = s.substr(
-      pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    char* end = nullptr;
-    auto value = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || value < 1 || value > 4096)
-      return false;
-    out.push_back(static_cast<int>(value));
-    if (comma == std::string::npos)
-      return true;
-    pos = comma + 1;
-  }
-}
-
-} // namespace
+#include "bench/command_line.hpp"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -47,7 +27,8 @@ int main(int argc, char** argv) {
   std::vector<int> sizes;
   std::vector<int> iters;
   int reps = 0;
-  if (argc != 4 || !parse_list(argv[1], sizes) || !parse_list(argv[2], iters)
+  if (argc != 4 || !epochrt::bench::parse_int_list(argv[1], sizes)
+      || !epochrt::bench::parse_int_list(argv[2], iters)
       || iters.size() != sizes.size() || (reps = std::atoi(argv[3])) < 1) {
     if (rank == 0)
       std::fprintf(stderr, "usage: %s SIZES_MIB ITERS REPS\n", argv[0]);
