@@ -400,10 +400,10 @@ node_server::start(caf::actor_system& sys,
     hub_options.silence_limit
       = std::chrono::duration_cast<std::chrono::milliseconds>(silence);
   hub_options.connect_peer = peer_connector(sys, options);
+  bool secret_required = options.secret.has_value(); // options move below
   auto hub = exchange_hub::make(sys, pool, hub_options);
   auto keeper = sys.spawn(gatekeeper, std::move(options), *root, std::move(ops),
                           pool, hub);
-  bool secret_required = options.secret.has_value();
   auto bound = publish_actor(keeper, host, port, admission);
   if (!bound) {
     hub->shutdown();
