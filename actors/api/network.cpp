@@ -15,6 +15,7 @@
 
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/remote/admission_middleman_actor.hpp>
+#include <epochrt/actors/remote/basp_broker_closer.hpp>
 
 namespace epochrt {
 
@@ -25,6 +26,9 @@ caf::error configure_network(caf::actor_system_config& cfg,
       return err;
   configure(cfg);
   cfg.load<caf::io::middleman>();
+  // Frees CAF's BASP broker at shutdown, which CAF 0.17 may leak (see the
+  // class).
+  cfg.load<detail::basp_broker_closer>();
   cfg.set("middleman.heartbeat-interval",
           caf::timespan{options.heartbeat_interval});
   cfg.set("middleman.connection-timeout",

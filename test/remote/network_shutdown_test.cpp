@@ -1,0 +1,167 @@
+// An actor system configured with `configure_network` frees CAF's BASP
+// broker when it ends, however short its heartbeat interval: CAF 0.17 leaves
+// a terminated broker's mailbox open, so a heartbeat tick delivered during
+// shutdown kept the broker (and its connections) alive forever (see
+// actors/remote/basp_broker_closer.hpp). Two actor systems of this process
+// talk over 127.0.0.1; a weak reference to each broker tells whether it was
+// freed.
+
+#define BOOST_TEST_MODULE network_shutdown
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/io/basp_broker.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+
+#include <epochrt/actors/api/epochrt.hpp>
+#include <epochrt/actors/api/network.hpp>
+
+using namespace epochrt;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Enough rounds that, without the fix, a tick lands in the shutdown window
+// of some round (it did in the first three of every trial on this machine).
+constexpr int rounds = 12;
+
+// A server ticks every millisecond: the window between its broker's end
+// and its clock's end, a few milliseconds, always sees a tick.
+struct server_config : caf::actor_system_config {
+  server_config() {
+    network_options options;
+    options.heartbeat_interval = 1ms;
+    options.connection_timeout = 2000ms;
+    BOOST_REQUIRE(!configure_network(*this, options));
+    set("scheduler.max-threads", 2);
+  }
+};
+
+// A client starts without heartbeats: CAF 0.17 closes a connection that a
+// tick finds still in its handshake (its "last seen" time starts at zero),
+// which a 1 ms heartbeat makes likely. Its ticks start once it is connected
+// (`start_ticking`).
+struct client_config : caf::actor_system_config {
+  client_config() {
+    network_options options;
+    options.heartbeat_interval = 0ms;
+    BOOST_REQUIRE(!configure_network(*this, options));
+    set("scheduler.max-threads", 2);
+  }
+};
+
+// A class rather than a function of no arguments: CAF 0.17 spawns such a
+// function by dereferencing a null argument tuple, which UBSan rejects.
+class echo_actor : public caf::event_based_actor {
+public:
+  using caf::event_based_actor::event_based_actor;
+
+  caf::behavior make_behavior() override {
+    return {
+      [](int32_t x) {
+        return x;
+      },
+    };
+  }
+};
+
+// Why `x` holds no value; empty when it holds one (Boost.Test evaluates a
+// message even when its assertion holds).
+template <class T>
+std::string why(const caf::expected<T>& x) {
+  return x ? std::string{} : error_text(x.error());
+}
+
+caf::actor_addr broker_of(caf::actor_system& sys) {
+  return caf::actor_cast<caf::actor_addr>(
+    sys.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP")));
+}
+
+// True while something still holds `addr`'s actor. Safe after its actor
+// system is gone: the weak reference keeps the control block.
+bool still_alive(const caf::actor_addr& addr) {
+  auto strong = caf::actor_cast<caf::strong_actor_ptr>(addr);
+  if (strong == nullptr)
+    return false;
+  // A leaked broker: keep the reference rather than free an actor whose
+  // system is gone.
+  new caf::strong_actor_ptr(std::move(strong));
+  return true;
+}
+
+// Sends `sys`'s broker the tick its heartbeat would: the broker then
+// schedules the next one itself, every millisecond, as with a configured
+// 1 ms heartbeat.
+void start_ticking(caf::actor_system& sys) {
+  auto broker
+    = sys.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
+  caf::anon_send(broker, caf::tick_atom::value, sys.clock().now(),
+                 caf::timespan{1ms}, caf::timespan{2000ms});
+}
+
+// One server and one client system, connected, one request answered; the
+// systems end in the order given. The brokers' addresses, for the caller
+// to check once both systems are gone.
+std::pair<caf::actor_addr, caf::actor_addr> connect_and_end(bool server_first) {
+  auto server_cfg = std::make_unique<server_config>();
+  auto server = std::make_unique<caf::actor_system>(*server_cfg);
+  auto client_cfg = std::make_unique<client_config>();
+  auto client = std::make_unique<caf::actor_system>(*client_cfg);
+  auto server_broker = broker_of(*server);
+  auto client_broker = broker_of(*client);
+  {
+    auto echo = server->spawn<echo_actor>();
+    auto port = publish_actor(echo, "127.0.0.1", 0);
+    BOOST_REQUIRE_MESSAGE(port, "publish: " << why(port));
+    auto remote = connect_actor(*client, "127.0.0.1", *port, 5s);
+    BOOST_REQUIRE_MESSAGE(remote, "connect: " << why(remote));
+    start_ticking(*client);
+    caf::scoped_actor self{*client};
+    int32_t answer = 0;
+    self->request(*remote, 5s, int32_t{7})
+      .receive(
+        [&](int32_t x) {
+          answer = x;
+        },
+        [&](caf::error& err) {
+          BOOST_FAIL(error_text(err));
+        });
+    BOOST_REQUIRE_EQUAL(answer, 7);
+    caf::anon_send_exit(echo, caf::exit_reason::user_shutdown);
+  }
+  if (server_first) {
+    server.reset();
+    client.reset();
+  } else {
+    client.reset();
+    server.reset();
+  }
+  return {server_broker, client_broker};
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_client_that_ends_first_frees_both_brokers) {
+  for (int round = 0; round < rounds; ++round) {
+    auto [server_broker, client_broker] = connect_and_end(false);
+    BOOST_TEST_REQUIRE(!still_alive(client_broker), "round " << round);
+    BOOST_TEST_REQUIRE(!still_alive(server_broker), "round " << round);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_server_that_ends_first_frees_both_brokers) {
+  for (int round = 0; round < rounds; ++round) {
+    auto [server_broker, client_broker] = connect_and_end(true);
+    BOOST_TEST_REQUIRE(!still_alive(server_broker), "round " << round);
+    BOOST_TEST_REQUIRE(!still_alive(client_broker), "round " << round);
+  }
+}
