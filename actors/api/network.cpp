@@ -1,5 +1,7 @@
 #include <epochrt/actors/api/network.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <set>
 
 #include <caf/actor_system.hpp>
@@ -79,6 +81,59 @@ connector_of(caf::actor_system& sys, std::chrono::milliseconds timeout,
   return admission_actor(sys, admission);
 }
 
+using steady = std::chrono::steady_clock;
+
+// At most this many connections per connect call: a bound for the retries
+// below, in case something answers connection_timeout at once every time.
+constexpr int max_connect_attempts = 5;
+
+// CAF 0.17's BASP broker starts a new connection's "last seen" time at
+// zero, so a heartbeat tick that comes before the peer's first bytes finds
+// the connection silent for ages and closes it with connection_timeout:
+// about one connect in (heartbeat interval / handshake time), a few per
+// thousand with our intervals, and most with a very short interval. A peer
+// that really is silent also gets connection_timeout, from the admission
+// handshake or the request, but only once `timeout` has passed: an earlier
+// one is that tick, worth another connection while time is left.
+bool worth_another_attempt(const caf::error& err, steady::time_point deadline,
+                           int attempts) {
+  return err == caf::sec::connection_timeout && attempts < max_connect_attempts
+    && steady::now() < deadline;
+}
+
+std::chrono::milliseconds time_left(steady::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+    deadline - steady::now());
+  return std::max(left, std::chrono::milliseconds{1});
+}
+
+// One connect request of `self` to `connector`, and another after a
+// spurious connection_timeout; `finish` gets the result.
+void request_connection(caf::event_based_actor* self,
+                        const caf::io::middleman_actor& connector,
+                        const std::string& host, uint16_t port,
+                        steady::time_point deadline, int attempts,
+                        std::function<void(caf::expected<caf::actor>)> finish) {
+  self
+    ->request(connector, time_left(deadline), caf::connect_atom::value, host,
+              port)
+    .then(
+      [=](const caf::node_id&, caf::strong_actor_ptr& ptr,
+          const std::set<std::string>&) {
+        if (ptr)
+          finish(caf::actor_cast<caf::actor>(std::move(ptr)));
+        else
+          finish(caf::make_error(caf::sec::no_actor_published_at_port));
+      },
+      [=](caf::error& err) {
+        if (worth_another_attempt(err, deadline, attempts))
+          request_connection(self, connector, host, port, deadline,
+                             attempts + 1, finish);
+        else
+          finish(std::move(err));
+      });
+}
+
 } // namespace
 
 caf::expected<uint16_t> publish_actor(const caf::actor& whom,
@@ -109,19 +164,28 @@ caf::expected<caf::actor>
 connect_actor(caf::actor_system& sys, const std::string& host, uint16_t port,
               std::chrono::milliseconds timeout,
               const std::optional<std::string>& secret) {
+  auto deadline = steady::now() + timeout;
   auto connector = connector_of(sys, timeout, secret);
   caf::expected<caf::actor> result{caf::sec::no_actor_published_at_port};
   caf::scoped_actor self{sys};
-  self->request(connector, timeout, caf::connect_atom::value, host, port)
-    .receive(
-      [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
-          const std::set<std::string>&) {
-        if (ptr)
-          result = caf::actor_cast<caf::actor>(std::move(ptr));
-      },
-      [&](caf::error& err) {
-        result = std::move(err);
-      });
+  for (int attempts = 1;; ++attempts) {
+    self
+      ->request(connector, time_left(deadline), caf::connect_atom::value, host,
+                port)
+      .receive(
+        [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
+            const std::set<std::string>&) {
+          if (ptr)
+            result = caf::actor_cast<caf::actor>(std::move(ptr));
+          else
+            result = caf::make_error(caf::sec::no_actor_published_at_port);
+        },
+        [&](caf::error& err) {
+          result = std::move(err);
+        });
+    if (result || !worth_another_attempt(result.error(), deadline, attempts))
+      break;
+  }
   if (!uses_tls(sys))
     self->send_exit(connector, caf::exit_reason::user_shutdown);
   return result;
@@ -143,18 +207,8 @@ void connect_actor_async(caf::actor_system& sys, const std::string& host,
       done(std::move(result));
       self->quit();
     };
-    self->request(connector, timeout, caf::connect_atom::value, host, port)
-      .then(
-        [=](const caf::node_id&, caf::strong_actor_ptr& ptr,
-            const std::set<std::string>&) {
-          if (ptr)
-            finish(caf::actor_cast<caf::actor>(std::move(ptr)));
-          else
-            finish(caf::make_error(caf::sec::no_actor_published_at_port));
-        },
-        [=](caf::error& err) {
-          finish(std::move(err));
-        });
+    request_connection(self, connector, host, port, steady::now() + timeout, 1,
+                       finish);
   };
   sys.spawn<caf::hidden>(body, std::move(done));
 }

@@ -7,6 +7,7 @@
 
 #include <caf/binary_deserializer.hpp>
 #include <caf/io/basp/header.hpp>
+#include <caf/io/network/default_multiplexer.hpp>
 #include <caf/io/network/operation.hpp>
 
 #include <epochrt/actors/detail/log.hpp>
@@ -21,6 +22,19 @@ bounded_scribe::bounded_scribe(caf::io::network::default_multiplexer& mx,
   : scribe_impl(mx, fd), max_read_bytes_(max_read_bytes),
     faults_(std::move(faults)) {
   // nop
+}
+
+void bounded_scribe::remove_from_loop() {
+  scribe_impl::remove_from_loop();
+  // After the multiplexer has applied this iteration's events: a stream
+  // still in the loop gets its own removal (and the reset) from CAF then;
+  // one that never got there holds the reference still. The task holds
+  // this scribe until it has run.
+  caf::intrusive_ptr<bounded_scribe> self{this};
+  stream_.backend().post([self] {
+    if ((self->stream_.eventbf() & caf::io::network::input_mask) == 0)
+      self->stream_.removed_from_loop(caf::io::network::operation::read);
+  });
 }
 
 void bounded_scribe::configure_read(caf::io::receive_policy::config config) {

@@ -48,6 +48,14 @@ public:
 
   bool consume(caf::execution_unit* ctx, const void* buf, size_t size) override;
 
+  /// Also drops the stream's reference to this scribe when CAF would not.
+  /// CAF 0.17 squashes an "add to the loop" and a "remove from the loop" of
+  /// one loop iteration into nothing, and then never tells the stream it
+  /// left the loop: a scribe closed before the multiplexer registered it
+  /// (CAF's broker does that to a connection a heartbeat tick finds in its
+  /// handshake) kept itself alive forever.
+  void remove_from_loop() override;
+
 private:
   uint64_t max_read_bytes_;
   // The read size asked for beyond the bound; zero while within it.
