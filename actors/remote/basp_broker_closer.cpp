@@ -37,11 +37,6 @@ basp_broker_closer::basp_broker_closer(caf::actor_system& sys) : system_(sys) {
   // nop
 }
 
-caf::actor_system::module* basp_broker_closer::make(caf::actor_system& sys,
-                                                    caf::detail::type_list<>) {
-  return new basp_broker_closer(sys);
-}
-
 void basp_broker_closer::start() {
   // nop: the broker is the middleman's to start.
 }

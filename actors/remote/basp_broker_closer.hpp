@@ -1,7 +1,6 @@
 #pragma once
 
 #include <caf/actor_system.hpp>
-#include <caf/detail/type_list.hpp>
 
 namespace epochrt::detail {
 
@@ -34,9 +33,12 @@ class basp_broker_closer final : public caf::actor_system::module {
 public:
   explicit basp_broker_closer(caf::actor_system& sys);
 
-  /// The factory `caf::actor_system_config::load` calls.
-  static caf::actor_system::module* make(caf::actor_system& sys,
-                                         caf::detail::type_list<>);
+  /// The factory `caf::actor_system_config::load` calls (with an empty
+  /// type list, which this module ignores).
+  template <class TypeList>
+  static caf::actor_system::module* make(caf::actor_system& sys, TypeList) {
+    return new basp_broker_closer(sys);
+  }
 
   void start() override;
 
