@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "test/actors/test_support.hpp"
+#include "test/support/text.hpp"
 #include <epochrt/runtime/exchange_ops.hpp>
 
 using namespace epochrt;
@@ -243,9 +244,7 @@ std::vector<int64_t> sequence(int64_t first, int64_t last) {
   return result;
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using epochrt::test::contains;
 
 struct exchange_fixture : system_fixture {
   exchange_fixture() {

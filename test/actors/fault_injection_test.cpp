@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "test/actors/test_support.hpp"
+#include "test/support/text.hpp"
 #include <epochrt/messages/fault_errc.hpp>
 #include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/messages/fault_plan.hpp>
@@ -40,9 +41,7 @@ struct fault_fixture : system_fixture {
   }
 };
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using epochrt::test::contains;
 
 } // namespace
 

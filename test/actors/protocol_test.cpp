@@ -28,6 +28,7 @@
 #include <caf/send.hpp>
 
 #include "test/support/temp_dir.hpp"
+#include "test/support/text.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/core/checkpoint_manager_actor.hpp>
@@ -54,9 +55,7 @@ using std::chrono::milliseconds;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using epochrt::test::contains;
 
 // Why `x` holds no value; empty when it holds one. (Boost.Test evaluates a
 // message even when the assertion holds: never call `error()` there.)

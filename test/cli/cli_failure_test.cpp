@@ -13,6 +13,7 @@
 
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
+#include "test/support/text.hpp"
 
 using epochrt::test::process_result;
 using epochrt::test::process_runner;
@@ -39,9 +40,7 @@ std::string describe(const process_result& r) {
     + r.err.substr(0, 4000);
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using epochrt::test::contains;
 
 // A job of `nodes` nodes whose `failing_group` has one task per node, each
 // copying a blob that does not exist; the other groups succeed (and the

@@ -19,6 +19,7 @@
 
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
+#include "test/support/text.hpp"
 #include <epochrt/persistence/file_metadata_handler.hpp>
 #include <epochrt/persistence/persistence_errc.hpp>
 
@@ -51,9 +52,7 @@ std::vector<std::string> lines_of(const std::string& text) {
   return result;
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using epochrt::test::contains;
 
 /// The value of the "KEY=..." line of `out`, or "<missing>".
 std::string value_of(const std::string& out, const std::string& key) {

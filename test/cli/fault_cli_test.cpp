@@ -14,6 +14,7 @@
 
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
+#include "test/support/text.hpp"
 #include <epochrt/messages/fault_point.hpp>
 
 using epochrt::test::process_result;
@@ -30,9 +31,7 @@ process_result epochrt_cli(const std::vector<std::string>& args,
   return process_runner{EPOCHRT_CLI, limit}.run(args);
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using epochrt::test::contains;
 
 std::string last_line(const std::string& text) {
   auto end = text.find_last_not_of('\n');

@@ -27,6 +27,7 @@
 #include "test/remote/daemon_process.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
+#include "test/support/text.hpp"
 
 using epochrt::test::background_process;
 using epochrt::test::process_result;
@@ -49,9 +50,7 @@ std::string read_file(const std::string& path) {
                      std::istreambuf_iterator<char>{}};
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using epochrt::test::contains;
 
 /// Every line of a JSON-lines file, parsed; a line that does not parse
 /// fails the test.

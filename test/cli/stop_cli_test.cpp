@@ -20,6 +20,7 @@
 #include "test/remote/daemon_process.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
+#include "test/support/text.hpp"
 #include <epochrt/persistence/file_metadata_handler.hpp>
 
 using epochrt::test::background_process;
@@ -38,9 +39,7 @@ std::string read_file(const std::string& path) {
                      std::istreambuf_iterator<char>{}};
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using epochrt::test::contains;
 
 /// The value of the "KEY=..." line of `out`, or "<missing>".
 std::string value_of(const std::string& out, const std::string& key) {

@@ -11,6 +11,7 @@
 #include <caf/message.hpp>
 
 #include "test/support/temp_dir.hpp"
+#include "test/support/text.hpp"
 #include <epochrt/messages/fault_errc.hpp>
 #include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/messages/fault_plan.hpp>
@@ -35,9 +36,7 @@ std::string parse_error(const std::string& text) {
   return plan.error().context().get_as<std::string>(0);
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using epochrt::test::contains;
 
 // The hits, numbered from 1, at which `rule` strikes among `hits` of
 // save.open at `node`.

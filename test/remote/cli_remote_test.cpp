@@ -15,6 +15,7 @@
 #include "test/remote/test_certificates.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
+#include "test/support/text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -37,9 +38,7 @@ const std::string pipeline3
 // Every node of pipeline3.json ends with this total after epoch 4.
 const std::string final_total = "145";
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using epochrt::test::contains;
 
 std::string value_of(const std::string& out, const std::string& key) {
   std::istringstream in{out};

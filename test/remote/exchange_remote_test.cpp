@@ -27,6 +27,7 @@
 #include "test/remote/daemon_process.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
+#include "test/support/text.hpp"
 #include <epochrt/actors/api/distributed_session.hpp>
 #include <epochrt/actors/api/job_runner.hpp>
 #include <epochrt/actors/api/network.hpp>
@@ -59,9 +60,7 @@ const std::string reader_pipeline = jobs + "reader_pipeline.json";
 
 const std::vector<std::string> trainers{"trainer_0", "trainer_1", "trainer_2"};
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using epochrt::test::contains;
 
 std::string value_of(const std::string& out, const std::string& key) {
   std::istringstream in{out};

@@ -22,6 +22,7 @@
 #include "test/remote/daemon_process.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
+#include "test/support/text.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/distributed_session.hpp>
@@ -76,9 +77,7 @@ struct plain_config : caf::actor_system_config {
   }
 };
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using epochrt::test::contains;
 
 std::string text_of(const caf::error& err) {
   return err ? error_text(err) : std::string{"no error"};

@@ -21,6 +21,7 @@
 
 #include "test/remote/daemon_process.hpp"
 #include "test/support/temp_dir.hpp"
+#include "test/support/text.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/distributed_session.hpp>
@@ -253,9 +254,7 @@ struct recovery_fixture {
   }
 };
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using epochrt::test::contains;
 
 job_runner_options allowing(int failures) {
   job_runner_options result;
