@@ -187,7 +187,7 @@ epoch_intervals_ms(caf::actor_system& sys, const registry_ptr& ops,
   // epoch was really committed, or the intervals measured nothing.
   if (mgr)
     for (int64_t e = 0; e <= epochs; ++e)
-      if (auto committed = mgr->cp_accessible(e); !committed || !*committed)
+      if (!mgr->cp_accessible(e))
         throw std::runtime_error("the stall job did not commit epoch "
                                  + std::to_string(e));
   std::lock_guard<std::mutex> guard{mtx};

@@ -11,6 +11,7 @@
 #include <epochrt/actors/detail/blocking_request.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>
+#include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/persistence/db_name.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
@@ -222,10 +223,22 @@ basic_checkpoint_manager::check_nodes(const std::vector<std::string>&) const {
   return {};
 }
 
-caf::expected<bool>
-basic_checkpoint_manager::cp_accessible(std::optional<int64_t> epoch) {
-  return detail::blocking_request<bool>(sys_, actor_, options_.timeout,
-                                        ckpt_accessible{epoch.value_or(-1)});
+bool basic_checkpoint_manager::cp_accessible(std::optional<int64_t> epoch) {
+  auto accessible = false;
+  if (auto err = check_accessible(epoch, accessible))
+    detail::log().warn("cp_accessible: {}", error_text(err));
+  return accessible;
+}
+
+caf::error
+basic_checkpoint_manager::check_accessible(std::optional<int64_t> epoch,
+                                           bool& accessible) {
+  auto answer = detail::blocking_request<bool>(
+    sys_, actor_, options_.timeout, ckpt_accessible{epoch.value_or(-1)});
+  if (!answer)
+    return std::move(answer.error());
+  accessible = *answer;
+  return {};
 }
 
 std::string basic_checkpoint_manager::get_ckpt_db_name(const std::string& node,

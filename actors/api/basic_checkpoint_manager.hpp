@@ -139,10 +139,19 @@ public:
   caf::error set_params(const std::vector<std::string>& nodes,
                         std::string path_prefix = {});
 
-  /// Without an epoch: can the checkpoint directory be written? With one:
-  /// is that epoch committed? An error when the metadata cannot be read or
-  /// trusted, or the manager does not answer.
-  caf::expected<bool> cp_accessible(std::optional<int64_t> epoch = {});
+  /// Caffe2's question, answered yes or no. Without an epoch: can the
+  /// checkpoint directory be written? With one: is that epoch committed?
+  /// False also when there is no answer (metadata that cannot be read or
+  /// trusted, a manager that does not answer); `check_accessible` tells the
+  /// two apart.
+  bool cp_accessible(std::optional<int64_t> epoch = {});
+
+  /// The question of `cp_accessible`, with the reason when there is no
+  /// answer: sets `accessible` and returns none, or returns the error
+  /// (persistence_errc::corrupt for metadata that cannot be trusted,
+  /// caf::sec::request_timeout for a manager that does not answer) and
+  /// leaves `accessible` as it was.
+  caf::error check_accessible(std::optional<int64_t> epoch, bool& accessible);
 
   /// The database path of `node`'s checkpoint of `epoch`.
   std::string get_ckpt_db_name(const std::string& node, int64_t epoch) const;

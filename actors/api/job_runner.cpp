@@ -218,10 +218,8 @@ caf::expected<int64_t> job_runner::run_once(session& sess,
                          + ", before the groups after the epoch loop");
   auto committed = false;
   if (upload_ != nullptr && manager_ != nullptr) {
-    auto accessible = manager_->cp_accessible(epoch);
-    if (!accessible)
-      return std::move(accessible.error());
-    committed = *accessible;
+    if (auto err = manager_->check_accessible(epoch, committed))
+      return err;
   }
   if (upload_ != nullptr && manager_ != nullptr && !committed) {
     // The last save failed (a warning was logged then): what lies at the
@@ -295,10 +293,11 @@ caf::error job_runner::save_checkpoints(int64_t epoch, session& sess) {
                       "saving checkpoints needs a checkpoint manager");
   if (auto err = manager_->init(sess, job_.nodes_to_checkpoint()))
     return err;
-  auto accessible = manager_->cp_accessible();
-  if (!accessible) // metadata that cannot be trusted: never write over it
-    return std::move(accessible.error());
-  if (!*accessible) {
+  auto accessible = false;
+  // Metadata that cannot be trusted: never write over it.
+  if (auto err = manager_->check_accessible(std::nullopt, accessible))
+    return err;
+  if (!accessible) {
     detail::log().warn("checkpoint files cannot be accessed");
     return {};
   }

@@ -144,6 +144,22 @@ BOOST_AUTO_TEST_CASE(a_checkpointed_job_commits_epochs_zero_to_four) {
       std::filesystem::is_directory(ckpt.get_ckpt_db_name("trainer_0", epoch)));
 }
 
+BOOST_AUTO_TEST_CASE(cp_accessible_answers_no_for_an_epoch_never_committed) {
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json"), &ckpt};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  BOOST_TEST(ckpt.cp_accessible(4));
+  // Written as a port of Caffe2's test would: the answer, not "no error".
+  BOOST_TEST(!ckpt.cp_accessible(5));
+  if (ckpt.cp_accessible(5))
+    BOOST_ERROR("epoch 5 was never committed");
+  auto accessible = true;
+  BOOST_TEST(!ckpt.check_accessible(5, accessible));
+  BOOST_TEST(!accessible);
+}
+
 BOOST_AUTO_TEST_CASE(resuming_from_each_epoch_ends_with_total_145) {
   checkpoint_whole_pipeline();
   for (int64_t epoch = 1; epoch <= 4; ++epoch) {
@@ -237,7 +253,7 @@ BOOST_AUTO_TEST_CASE(an_unwritable_checkpoint_dir_costs_a_warning_not_the_job) {
     BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
     BOOST_TEST(*epochs == 4);
     BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
-    BOOST_TEST(!*ckpt.cp_accessible());
+    BOOST_TEST(!ckpt.cp_accessible());
     auto resume = ckpt.get_resume_from_epoch_id();
     BOOST_TEST((!resume || !resume->has_value()));
   }
@@ -332,6 +348,9 @@ BOOST_AUTO_TEST_CASE(missing_metadata_beside_checkpoints_fails_the_job) {
                why(epochs));
     BOOST_TEST(!ckpt.get_resume_from_epoch_id());
     BOOST_TEST(!ckpt.cp_accessible(4));
+    auto accessible = false;
+    BOOST_TEST(static_cast<bool>(ckpt.check_accessible(4, accessible)),
+               "metadata that cannot be trusted is an error, not a no");
   }
   BOOST_TEST((snapshot(dir.path()) == before), "the checkpoint dir changed");
   BOOST_REQUIRE(!file_metadata_handler{dir.str()}.reset());

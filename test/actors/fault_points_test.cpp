@@ -86,9 +86,10 @@ BOOST_AUTO_TEST_CASE(io_error_at_a_commit_point_fails_the_commit) {
   auto err = ckpt.write_checkpoint_metadata(1);
   BOOST_TEST(text(err).find("commit.rename.before") != std::string::npos,
              text(err));
-  auto committed = ckpt.cp_accessible(1);
-  BOOST_REQUIRE_MESSAGE(committed, why(committed));
-  BOOST_TEST(!*committed);
+  auto committed = true;
+  auto check = ckpt.check_accessible(1, committed);
+  BOOST_REQUIRE_MESSAGE(!check, text(check));
+  BOOST_TEST(!committed);
 }
 
 BOOST_AUTO_TEST_CASE(
