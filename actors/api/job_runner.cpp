@@ -126,8 +126,8 @@ job_runner::run_epochs(session& sess, std::optional<int64_t> resume_from,
   start.reset_workspaces = after_failure;
   auto runner = spawn_job_runner(sess.system(), std::move(cfg));
   // The runner bounds every request it makes; this wait is bounded by them.
-  auto done = detail::blocking_request<ckpt_epoch>(
-    sess.system(), runner, std::chrono::hours(24 * 365), start);
+  auto done = detail::blocking_request<ckpt_epoch>(sess.system(), runner,
+                                                   detail::never, start);
   if (!done)
     return std::move(done.error());
   return done->epoch;
