@@ -70,7 +70,8 @@ struct job_event {
 /// the thread that called `train`. An implementation must be thread-safe,
 /// must not block for long (a disk append is fine, waiting on the job is
 /// not) and must not call back into epochrt. An exception it throws is
-/// logged and otherwise ignored: an observer never fails a job.
+/// logged and otherwise ignored: an observer never fails a job (the policy
+/// of every observer, `epoch_observer` included).
 class job_events {
 public:
   virtual ~job_events();
