@@ -263,6 +263,20 @@ caf::error file_metadata_handler::write_final(int64_t epoch) {
   return store(*state, "write_final", epoch);
 }
 
+caf::error
+file_metadata_handler::commit(int64_t epoch, bool final,
+                              const std::vector<checkpoint_stats>& stats) {
+  auto state = load_for_change();
+  if (!state)
+    return std::move(state.error());
+  insert_sorted(state->committed_epochs, epoch);
+  if (final)
+    state->final_epoch = epoch;
+  state->last_action = "checkpoint_save";
+  state->last_stats = stats;
+  return store(*state, final ? "write_final" : "write", epoch);
+}
+
 caf::error file_metadata_handler::mark_final(int64_t epoch) {
   auto state = load_for_change();
   if (!state)

@@ -66,6 +66,11 @@ public:
 
   caf::error uncommit(int64_t epoch) override;
 
+  /// One durable write of the metadata file: the epoch, final or not, and
+  /// the stats together.
+  caf::error commit(int64_t epoch, bool final,
+                    const std::vector<checkpoint_stats>& stats) override;
+
   caf::expected<std::vector<int64_t>> committed_epochs() override;
 
   /// Stores the stats of a save. The stats of an action named "...load..."

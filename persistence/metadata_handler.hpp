@@ -87,6 +87,20 @@ public:
     return mark_final(epoch);
   }
 
+  /// Commits the save of `epoch` with its per-node stats (as `write`, or
+  /// `write_final` when `final`, and `report("checkpoint_save", stats)`),
+  /// in one durable write where the handler can: the checkpoint manager
+  /// commits through this call. The stats are informational: the default,
+  /// which calls `write` (or `write_final`) and then `report`, returns the
+  /// commit's error only, and a failed report leaves the commit in place.
+  virtual caf::error commit(int64_t epoch, bool final,
+                            const std::vector<checkpoint_stats>& stats) {
+    if (auto err = final ? write_final(epoch) : write(epoch))
+      return err;
+    (void)report("checkpoint_save", stats);
+    return {};
+  }
+
   /// The epoch recorded by `mark_final`, while it is still committed; an
   /// error when the metadata cannot be read or trusted.
   virtual caf::expected<std::optional<int64_t>> final_epoch() {

@@ -59,9 +59,10 @@ public:
     });
   }
 
-  caf::error write_final(int64_t epoch) {
-    return guard("write_final", [&] {
-      return handler_->write_final(epoch);
+  caf::error commit(int64_t epoch, bool final,
+                    const std::vector<checkpoint_stats>& stats) {
+    return guard("commit", [&] {
+      return handler_->commit(epoch, final, stats);
     });
   }
 
@@ -371,7 +372,7 @@ void commit_async(self_ptr self, int64_t epoch, bool final,
     notify_commit(st, epoch, {}, start, err);
   } else {
     st.last_stats = std::move(*stats);
-    err = final ? st.metadata->write_final(epoch) : st.metadata->write(epoch);
+    err = st.metadata->commit(epoch, final, st.last_stats);
     notify_commit(st, epoch, st.last_stats, start, err);
   }
   if (err) {
@@ -381,7 +382,6 @@ void commit_async(self_ptr self, int64_t epoch, bool final,
       st.lost_commits.insert_or_assign(epoch, err);
   } else {
     st.lost_commits.erase(epoch);
-    report(st, "checkpoint_save");
     detail::log().info("checkpoint of epoch {} committed", epoch);
     // Part of the commit for ckpt_flush: a job that ends after its last
     // commit leaves no old epoch behind.

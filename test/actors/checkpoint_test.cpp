@@ -61,6 +61,12 @@ public:
       throw std::runtime_error("disk on fire");
     return file_metadata_handler::write_final(epoch);
   }
+  caf::error commit(int64_t epoch, bool final,
+                    const std::vector<checkpoint_stats>& stats) override {
+    if (throw_on_write)
+      throw std::runtime_error("disk on fire");
+    return file_metadata_handler::commit(epoch, final, stats);
+  }
 };
 
 // Flips bytes in the middle of every data file of a LevelDB directory.

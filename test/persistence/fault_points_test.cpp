@@ -215,6 +215,26 @@ BOOST_AUTO_TEST_CASE(a_commit_passes_its_points_in_order) {
   BOOST_TEST(points == expected, boost::test_tools::per_element());
 }
 
+BOOST_AUTO_TEST_CASE(a_commit_with_its_stats_is_one_write_of_the_metadata) {
+  auto faults = plan(std::vector<fault_rule>{});
+  auto dir = (*this)("ckpt");
+  file_metadata_handler handler{dir, faults};
+  std::vector<checkpoint_stats> stats{{"trainer_0", "db", 10, 100, 2}};
+  auto points = trace((*this)("trace"), *faults, [&] {
+    BOOST_REQUIRE(!handler.commit(3, true, stats));
+  });
+  std::vector<std::string> expected{
+    "load.metadata", "commit.write.before", "commit.write.after",
+    "commit.rename.before", "commit.rename.after"};
+  BOOST_TEST(points == expected, boost::test_tools::per_element());
+  auto state = file_metadata_handler{dir}.load();
+  BOOST_REQUIRE(state);
+  BOOST_TEST(state->committed_epochs == (std::vector<int64_t>{3}));
+  BOOST_TEST(state->final_epoch == 3);
+  BOOST_TEST(state->last_action == "checkpoint_save");
+  BOOST_TEST((state->last_stats == stats));
+}
+
 BOOST_AUTO_TEST_CASE(commit_points_report_the_epoch_and_the_change) {
   auto faults = plan([] {
     auto x = rule(fault_point::commit_write_before, fault_kind::io_error);
