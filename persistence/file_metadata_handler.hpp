@@ -67,7 +67,8 @@ public:
   caf::error uncommit(int64_t epoch) override;
 
   /// One durable write of the metadata file: the epoch, final or not, and
-  /// the stats together.
+  /// the stats together. It does not call `write`, `write_final` or
+  /// `report`: a subclass that overrides those for commits overrides this.
   caf::error commit(int64_t epoch, bool final,
                     const std::vector<checkpoint_stats>& stats) override;
 

@@ -90,14 +90,22 @@ public:
   /// Commits the save of `epoch` with its per-node stats (as `write`, or
   /// `write_final` when `final`, and `report("checkpoint_save", stats)`),
   /// in one durable write where the handler can: the checkpoint manager
-  /// commits through this call. The stats are informational: the default,
-  /// which calls `write` (or `write_final`) and then `report`, returns the
-  /// commit's error only, and a failed report leaves the commit in place.
+  /// commits through this call. The stats are informational and best
+  /// effort: the default calls `write` (or `write_final`), then `report`,
+  /// returns the commit's error only, and leaves a commit in place whatever
+  /// `report` returns or throws. A handler that overrides `write`,
+  /// `write_final` or `report` to change what a commit does must override
+  /// this too when its base class implements it without them (as
+  /// file_metadata_handler does).
   virtual caf::error commit(int64_t epoch, bool final,
                             const std::vector<checkpoint_stats>& stats) {
     if (auto err = final ? write_final(epoch) : write(epoch))
       return err;
-    (void)report("checkpoint_save", stats);
+    try {
+      (void)report("checkpoint_save", stats);
+    } catch (...) {
+      // Best effort, as documented: the epoch is committed.
+    }
     return {};
   }
 

@@ -85,16 +85,17 @@ using steady = std::chrono::steady_clock;
 
 // At most this many connections per connect call: a bound for the retries
 // below, in case something answers connection_timeout at once every time.
-constexpr int max_connect_attempts = 5;
+constexpr int max_connect_attempts = 10;
 
 // CAF 0.17's BASP broker starts a new connection's "last seen" time at
 // zero, so a heartbeat tick that comes before the peer's first bytes finds
 // the connection silent for ages and closes it with connection_timeout:
 // about one connect in (heartbeat interval / handshake time), a few per
-// thousand with our intervals, and most with a very short interval. A peer
-// that really is silent also gets connection_timeout, from the admission
-// handshake or the request, but only once `timeout` has passed: an earlier
-// one is that tick, worth another connection while time is left.
+// thousand with our intervals, and most with a very short interval. Such an
+// early connection_timeout is worth another connection while time is left.
+// A peer that never answers CAF's handshake after admission gets the same
+// error at the first tick, and is tried again until the deadline or the
+// bound: the wait stays within `timeout` either way.
 bool worth_another_attempt(const caf::error& err, steady::time_point deadline,
                            int attempts) {
   return err == caf::sec::connection_timeout && attempts < max_connect_attempts
@@ -107,28 +108,38 @@ std::chrono::milliseconds time_left(steady::time_point deadline) {
   return std::max(left, std::chrono::milliseconds{1});
 }
 
-// One connect request of `self` to `connector`, and another after a
-// spurious connection_timeout; `finish` gets the result.
-void request_connection(caf::event_based_actor* self,
-                        const caf::io::middleman_actor& connector,
-                        const std::string& host, uint16_t port,
+// Ends what `connector_of` made for one attempt (the openssl manager's
+// actor is the system's, and stays).
+void release_connector(caf::local_actor* self,
+                       const caf::io::middleman_actor& connector) {
+  if (!uses_tls(self->system()))
+    self->send_exit(connector, caf::exit_reason::user_shutdown);
+}
+
+// One connect request of `self`, through a connector bounded by the time
+// left, and another after a spurious connection_timeout; `finish` gets the
+// result.
+void request_connection(caf::event_based_actor* self, const std::string& host,
+                        uint16_t port, std::optional<std::string> secret,
                         steady::time_point deadline, int attempts,
                         std::function<void(caf::expected<caf::actor>)> finish) {
-  self
-    ->request(connector, time_left(deadline), caf::connect_atom::value, host,
-              port)
+  auto left = time_left(deadline);
+  auto connector = connector_of(self->system(), left, secret);
+  self->request(connector, left, caf::connect_atom::value, host, port)
     .then(
       [=](const caf::node_id&, caf::strong_actor_ptr& ptr,
           const std::set<std::string>&) {
+        release_connector(self, connector);
         if (ptr)
           finish(caf::actor_cast<caf::actor>(std::move(ptr)));
         else
           finish(caf::make_error(caf::sec::no_actor_published_at_port));
       },
       [=](caf::error& err) {
+        release_connector(self, connector);
         if (worth_another_attempt(err, deadline, attempts))
-          request_connection(self, connector, host, port, deadline,
-                             attempts + 1, finish);
+          request_connection(self, host, port, secret, deadline, attempts + 1,
+                             finish);
         else
           finish(std::move(err));
       });
@@ -165,13 +176,12 @@ connect_actor(caf::actor_system& sys, const std::string& host, uint16_t port,
               std::chrono::milliseconds timeout,
               const std::optional<std::string>& secret) {
   auto deadline = steady::now() + timeout;
-  auto connector = connector_of(sys, timeout, secret);
   caf::expected<caf::actor> result{caf::sec::no_actor_published_at_port};
   caf::scoped_actor self{sys};
   for (int attempts = 1;; ++attempts) {
-    self
-      ->request(connector, time_left(deadline), caf::connect_atom::value, host,
-                port)
+    auto left = time_left(deadline);
+    auto connector = connector_of(sys, left, secret);
+    self->request(connector, left, caf::connect_atom::value, host, port)
       .receive(
         [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
             const std::set<std::string>&) {
@@ -183,11 +193,10 @@ connect_actor(caf::actor_system& sys, const std::string& host, uint16_t port,
         [&](caf::error& err) {
           result = std::move(err);
         });
+    release_connector(self.ptr(), connector);
     if (result || !worth_another_attempt(result.error(), deadline, attempts))
       break;
   }
-  if (!uses_tls(sys))
-    self->send_exit(connector, caf::exit_reason::user_shutdown);
   return result;
 }
 
@@ -195,19 +204,15 @@ void connect_actor_async(caf::actor_system& sys, const std::string& host,
                          uint16_t port, std::chrono::milliseconds timeout,
                          const std::optional<std::string>& secret,
                          std::function<void(caf::expected<caf::actor>)> done) {
-  auto connector = connector_of(sys, timeout, secret);
-  auto ours = !uses_tls(sys);
   // `done` goes in as an argument, not a capture: CAF 0.17 dereferences a
   // null pointer to spawn a function actor without arguments (UBSan).
   auto body = [=](caf::event_based_actor* self,
                   std::function<void(caf::expected<caf::actor>)> done) {
     auto finish = [=](caf::expected<caf::actor> result) {
-      if (ours)
-        self->send_exit(connector, caf::exit_reason::user_shutdown);
       done(std::move(result));
       self->quit();
     };
-    request_connection(self, connector, host, port, steady::now() + timeout, 1,
+    request_connection(self, host, port, secret, steady::now() + timeout, 1,
                        finish);
   };
   sys.spawn<caf::hidden>(body, std::move(done));

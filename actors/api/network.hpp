@@ -87,7 +87,9 @@ caf::expected<uint16_t> publish_actor(const caf::actor& whom,
 /// `secret` when given. Unlike CAF's `remote_actor`, which waits forever for
 /// a peer that accepts the connection and never completes the handshake (a
 /// frozen process), gives up after `timeout` with caf::sec::request_timeout
-/// or caf::sec::connection_timeout. Errors of the admission handshake:
+/// or caf::sec::connection_timeout. It may open up to ten connections
+/// within `timeout`: CAF 0.17 closes one that a heartbeat tick finds in
+/// its handshake, which is tried again. Errors of the admission handshake:
 /// actors_errc::auth_failed when one side lacks the secret or they differ.
 /// Blocks the calling thread: call it from a host thread, never from an
 /// actor.

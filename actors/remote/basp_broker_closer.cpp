@@ -3,11 +3,13 @@
 #include <future>
 
 #include <caf/actor_cast.hpp>
+#include <caf/actor_system_config.hpp>
 #include <caf/atom.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/io/abstract_broker.hpp>
 #include <caf/io/basp_broker.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/settings.hpp>
 
 namespace epochrt::detail {
 
@@ -42,7 +44,10 @@ void basp_broker_closer::start() {
 }
 
 void basp_broker_closer::stop() {
-  if (!system_.has_middleman())
+  // Without a multiplexer thread (manual multiplexing, CAF's test backend)
+  // nobody would run the task below: CAF's own stop handles that case.
+  if (!system_.has_middleman()
+      || caf::get_or(system_.config(), "middleman.manual-multiplexing", false))
     return;
   auto& middleman = system_.middleman();
   auto handle = middleman.named_broker<caf::io::basp_broker>(caf::atom("BASP"));
