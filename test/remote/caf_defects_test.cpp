@@ -40,30 +40,31 @@ namespace {
 // of some round (it did in the first three of every trial on this machine).
 constexpr int rounds = 12;
 
-// A server ticks every millisecond: the window between its broker's end
-// and its clock's end, a few milliseconds, always sees a tick.
-struct server_config : caf::actor_system_config {
-  server_config() {
+// An actor system configured as our processes are, with a heartbeat tick
+// every `heartbeat` (zero: no heartbeat).
+struct ticking_config : caf::actor_system_config {
+  explicit ticking_config(std::chrono::milliseconds heartbeat) {
     network_options options;
-    options.heartbeat_interval = 1ms;
+    options.heartbeat_interval = heartbeat;
     options.connection_timeout = 2000ms;
     BOOST_REQUIRE(!configure_network(*this, options));
     set("scheduler.max-threads", 2);
   }
 };
 
+// A server ticks every millisecond: the window between its broker's end
+// and its clock's end, a few milliseconds, always sees a tick.
+constexpr std::chrono::milliseconds server_heartbeat = 1ms;
+
 // A client starts without heartbeats: CAF 0.17 closes a connection that a
 // tick finds still in its handshake (its "last seen" time starts at zero),
 // which a 1 ms heartbeat makes likely. Its ticks start once it is connected
 // (`start_ticking`).
-struct client_config : caf::actor_system_config {
-  client_config() {
-    network_options options;
-    options.heartbeat_interval = 0ms;
-    BOOST_REQUIRE(!configure_network(*this, options));
-    set("scheduler.max-threads", 2);
-  }
-};
+constexpr std::chrono::milliseconds client_heartbeat = 0ms;
+
+// A 5 ms heartbeat: a tick finds about one connection in a hundred in its
+// handshake, the more the busier the machine.
+constexpr std::chrono::milliseconds fast_client_heartbeat = 5ms;
 
 // A class rather than a function of no arguments: CAF 0.17 spawns such a
 // function by dereferencing a null argument tuple, which UBSan rejects.
@@ -141,9 +142,9 @@ void start_ticking(caf::actor_system& sys) {
 // systems end in the order given. The brokers' addresses, for the caller
 // to check once both systems are gone.
 std::pair<caf::actor_addr, caf::actor_addr> connect_and_end(bool server_first) {
-  auto server_cfg = std::make_unique<server_config>();
+  auto server_cfg = std::make_unique<ticking_config>(server_heartbeat);
   auto server = std::make_unique<caf::actor_system>(*server_cfg);
-  auto client_cfg = std::make_unique<client_config>();
+  auto client_cfg = std::make_unique<ticking_config>(client_heartbeat);
   auto client = std::make_unique<caf::actor_system>(*client_cfg);
   auto server_broker = broker_of(*server);
   auto client_broker = broker_of(*client);
@@ -194,26 +195,14 @@ BOOST_AUTO_TEST_CASE(a_server_that_ends_first_frees_both_brokers) {
   }
 }
 
-// A 5 ms heartbeat: a tick finds about one connection in a hundred in its
-// handshake, the more the busier the machine.
-struct fast_ticking_client_config : caf::actor_system_config {
-  fast_ticking_client_config() {
-    network_options options;
-    options.heartbeat_interval = 5ms;
-    options.connection_timeout = 2000ms;
-    BOOST_REQUIRE(!configure_network(*this, options));
-    set("scheduler.max-threads", 2);
-  }
-};
-
 BOOST_AUTO_TEST_CASE(a_tick_during_the_handshake_does_not_fail_a_connect) {
-  server_config server_cfg;
+  ticking_config server_cfg{server_heartbeat};
   caf::actor_system server{server_cfg};
   actor_guard echo{server.spawn<echo_actor>()};
   auto port = publish_actor(echo.get(), "127.0.0.1", 0);
   BOOST_REQUIRE_MESSAGE(port, "publish: " << why(port));
   {
-    fast_ticking_client_config client_cfg;
+    ticking_config client_cfg{fast_client_heartbeat};
     caf::actor_system client{client_cfg};
     // Each call opens a connection and runs both handshakes, even to a
     // node already connected (CAF then keeps the first connection).
