@@ -19,15 +19,15 @@
 
 namespace epochrt {
 
-/// The group runner (actors/core/group_runner_actor.hpp): one task group
-/// across its nodes, `tasks_done` with every output in node order.
-using group_runner_actor
-  = caf::typed_actor<caf::replies_to<run_tasks>::with<tasks_done>>;
-
-/// The job runner (actors/core/job_runner_actor.hpp): the whole job, then
-/// `ckpt_epoch` with the last epoch run.
+/// The job runner (actors/core/job_runner_actor.hpp): the whole job, its
+/// recoveries included, then `job_result` with the last epoch run.
 using job_runner_actor
-  = caf::typed_actor<caf::replies_to<run_job>::with<ckpt_epoch>>;
+  = caf::typed_actor<caf::replies_to<run_job>::with<job_result>>;
+
+/// One attempt at a job (actors/core/job_attempt_actor.hpp), which the job
+/// runner spawns for the first run and after every recovery.
+using job_attempt_actor
+  = caf::typed_actor<caf::replies_to<run_attempt>::with<job_result>>;
 
 /// The checkpoint manager (actors/core/checkpoint_manager_actor.hpp): the
 /// requests of manager_protocol.hpp, fanned out to the persistence actors
@@ -42,7 +42,7 @@ using checkpoint_manager_actor
                      caf::replies_to<ckpt_load>::with<ckpt_result>,
                      caf::replies_to<ckpt_read>::with<blob_values>,
                      caf::replies_to<ckpt_exists>::with<checkpoint_status>,
-                     caf::replies_to<ckpt_resume_epoch>::with<ckpt_epoch>,
+                     caf::replies_to<ckpt_resume_epoch>::with<resume_point>,
                      caf::reacts_to<ckpt_write_metadata>,
                      caf::replies_to<ckpt_report>::with<ckpt_result>,
                      caf::replies_to<ckpt_accessible>::with<bool>>;

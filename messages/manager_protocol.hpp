@@ -65,10 +65,18 @@ struct ckpt_exists {
 
 /// The epoch to resume from: `user_epoch` if committed (an error otherwise),
 /// else the newest committed epoch below `before_epoch` (or the newest of all
-/// when it is -1), else -1. Replies `ckpt_epoch`.
+/// when it is -1), else -1. Replies `resume_point`.
 struct ckpt_resume_epoch {
   int64_t user_epoch = -1;
   int64_t before_epoch = -1;
+};
+
+/// Where a job resumes: the committed `epoch`, or -1 to start from scratch.
+struct resume_point {
+  int64_t epoch = -1;
+  /// True when the job had already ended after `epoch` (see
+  /// metadata_handler): only the groups after the epoch loop remain.
+  bool final = false;
 };
 
 /// Record `epoch` as committed. Replies `unit`.
@@ -88,16 +96,26 @@ struct ckpt_accessible {
   int64_t epoch = -1;
 };
 
-/// Start the job (runner). `resume_from_epoch` -1 runs it from scratch;
-/// with `fall_back`, a checkpoint of that epoch that cannot be loaded makes
-/// the runner try the newest committed epoch before it, down to a start
-/// from scratch. Replies `ckpt_epoch` with the last epoch run.
+/// Job runner: run the whole job, from `resume_from_epoch` (an error when it
+/// is not committed), or -1: from the newest committed epoch whose
+/// checkpoints load (older ones tried in turn), else from scratch. Replies
+/// `job_result`.
 struct run_job {
   int64_t resume_from_epoch = -1;
-  bool fall_back = false;
-  /// Empty every workspace before a start from scratch: nodes may hold the
-  /// state of an attempt that failed.
+};
+
+/// Job attempt: run the job once, from its resume point to the end of its
+/// exit group, as `run_job` says; with `reset_workspaces`, every workspace
+/// is emptied before a start from scratch (nodes may hold the state of an
+/// attempt that failed). Replies `job_result`.
+struct run_attempt {
+  int64_t resume_from_epoch = -1;
   bool reset_workspaces = false;
+};
+
+/// The end of a job (or of an attempt): the last epoch that ran.
+struct job_result {
+  int64_t last_epoch = -1;
 };
 
 /// Checkpoint manager: like `ckpt_save` with commit, but replies `unit` as
@@ -188,9 +206,24 @@ typename Inspector::result_type inspect(Inspector& f, ckpt_accessible& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, resume_point& x) {
+  return f(caf::meta::type_name("epochrt::resume_point"), x.epoch, x.final);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_job& x) {
-  return f(caf::meta::type_name("epochrt::run_job"), x.resume_from_epoch,
-           x.fall_back, x.reset_workspaces);
+  return f(caf::meta::type_name("epochrt::run_job"), x.resume_from_epoch);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_attempt& x) {
+  return f(caf::meta::type_name("epochrt::run_attempt"), x.resume_from_epoch,
+           x.reset_workspaces);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_result& x) {
+  return f(caf::meta::type_name("epochrt::job_result"), x.last_epoch);
 }
 
 template <class Inspector>

@@ -34,7 +34,7 @@ using persistence_actor = caf::typed_actor<
   caf::replies_to<init_checkpoint>::with<blob_names>,
   caf::replies_to<check_checkpoint>::with<checkpoint_status>,
   caf::replies_to<read_checkpoint>::with<blob_values>,
-  caf::replies_to<begin_save>::with<ckpt_epoch>,
+  caf::replies_to<begin_save>::with<snapshot_taken>,
   caf::replies_to<end_save>::with<checkpoint_stats>,
   caf::replies_to<prune_checkpoints>::with<pruned_checkpoints>>;
 

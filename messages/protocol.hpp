@@ -13,9 +13,8 @@
 #include <epochrt/messages/tensor.hpp>
 
 // The protocol of a node: what its node actor and its persistence actor take
-// (their typed handles are in node_protocols.hpp), and `ckpt_epoch`, which
-// the job runner and checkpoint manager answer with too. Every request is one
-// of these values; its reply is the named response type or a `caf::error`. The
+// (their typed handles are in node_protocols.hpp). Every request is one of
+// these values; its reply is the named response type or a `caf::error`. The
 // type of the request selects the handler, so no atoms are needed.
 
 namespace epochrt {
@@ -40,8 +39,8 @@ struct run_tasks {
 
   run_tasks(std::string group, int64_t epoch, std::vector<task_def> tasks,
             uint64_t run = 0, exchange_plan plan = {})
-    : group(std::move(group)), epoch(epoch), tasks(std::move(tasks)),
-      run(run), plan(std::move(plan)) {
+    : group(std::move(group)), epoch(epoch), tasks(std::move(tasks)), run(run),
+      plan(std::move(plan)) {
     // nop
   }
 
@@ -168,13 +167,10 @@ struct checkpoint_status {
   std::string problem;
 };
 
-/// An epoch: the one a snapshot was taken of (`begin_save`), or, from the
-/// job runner and checkpoint manager, the last epoch run or the epoch to
-/// resume from; -1 for none.
-struct ckpt_epoch {
+/// Persistence: the snapshot of `epoch` is taken (the answer to
+/// `begin_save`); its write goes on in the background.
+struct snapshot_taken {
   int64_t epoch = -1;
-  /// True when the job stopped after `epoch` (see metadata_handler).
-  bool final = false;
 };
 
 /// Node (from the job runner): drop every blob of the workspace, before a
@@ -184,7 +180,7 @@ struct reset_workspace {
 };
 
 /// Persistence: snapshot the workspace for the checkpoint `db` of `epoch`,
-/// reply `ckpt_epoch` as soon as the snapshot is taken, then write it. The
+/// reply `snapshot_taken` as soon as the snapshot is taken, then write it. The
 /// write's outcome is collected with `end_save`. Lets the epoch loop go on
 /// while the checkpoint is written: the snapshot is copy-on-write.
 /// Incremental unless `full`, as `save_checkpoint`.
@@ -320,8 +316,8 @@ typename Inspector::result_type inspect(Inspector& f, checkpoint_status& x) {
 }
 
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_epoch& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_epoch"), x.epoch, x.final);
+typename Inspector::result_type inspect(Inspector& f, snapshot_taken& x) {
+  return f(caf::meta::type_name("epochrt::snapshot_taken"), x.epoch);
 }
 
 template <class Inspector>

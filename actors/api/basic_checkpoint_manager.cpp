@@ -190,17 +190,16 @@ caf::error basic_checkpoint_manager::write_checkpoint_metadata(int64_t epoch) {
     sys_, actor_, options_.timeout, ckpt_write_metadata{epoch}));
 }
 
-caf::expected<std::optional<int64_t>>
-basic_checkpoint_manager::get_resume_from_epoch_id(
-  std::optional<int64_t> user_epoch) {
-  auto result = detail::blocking_request<ckpt_epoch>(
+caf::error basic_checkpoint_manager::get_resume_from_epoch_id(
+  std::optional<int64_t> user_epoch, std::optional<int64_t>& epoch) {
+  auto result = detail::blocking_request<resume_point>(
     sys_, actor_, options_.timeout,
     ckpt_resume_epoch{user_epoch.value_or(-1), -1});
   if (!result)
     return std::move(result.error());
-  if (result->epoch < 0)
-    return std::optional<int64_t>{};
-  return std::optional<int64_t>{result->epoch};
+  epoch = result->epoch < 0 ? std::optional<int64_t>{}
+                            : std::optional<int64_t>{result->epoch};
+  return {};
 }
 
 caf::error

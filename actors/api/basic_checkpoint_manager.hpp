@@ -127,10 +127,14 @@ public:
   /// Records `epoch` as committed.
   caf::error write_checkpoint_metadata(int64_t epoch);
 
-  /// The epoch to resume from: `user_epoch` when given (an error when it is
-  /// not committed), else the last committed epoch, else none.
-  caf::expected<std::optional<int64_t>>
-  get_resume_from_epoch_id(std::optional<int64_t> user_epoch = {});
+  /// Sets `epoch` to the epoch to resume from: `user_epoch` when given (an
+  /// error when it is not committed), else the last committed epoch, else
+  /// none (nullopt). An error, `epoch` left alone, when the metadata cannot
+  /// be read: never "none", which would restart a job over its checkpoints.
+  /// (The answer is passed out, not returned, so that no result reads as
+  /// `true` in a condition when there is no epoch to resume from.)
+  caf::error get_resume_from_epoch_id(std::optional<int64_t> user_epoch,
+                                      std::optional<int64_t>& epoch);
 
   /// Sets the nodes and path prefix, and passes them to the metadata handler.
   /// The job runner calls it with the job's nodes to checkpoint, before

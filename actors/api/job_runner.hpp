@@ -102,21 +102,6 @@ public:
   }
 
 private:
-  // The job up to the end of its epoch loop, once.
-  caf::expected<int64_t> run_epochs(session& sess,
-                                    std::optional<int64_t> resume_from,
-                                    bool after_failure);
-
-  // The whole job once: the epochs, then the upload, download and exit
-  // groups.
-  caf::expected<int64_t> run_once(session& sess,
-                                  std::optional<int64_t> resume_from,
-                                  bool after_failure);
-
-  // Waits for the checkpoint writes still running, then brings back the
-  // lost nodes.
-  caf::error recover(session& sess);
-
   job job_;
   basic_checkpoint_manager* manager_;
   std::optional<int64_t> resume_from_epoch_;

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include <epochrt/actors/api/actors_errc.hpp>
-#include <epochrt/actors/core/group_runner_actor.hpp>
+#include <epochrt/actors/core/group_run.hpp>
 #include <epochrt/actors/detail/blocking_request.hpp>
 #include <epochrt/actors/detail/exchange_setup.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>

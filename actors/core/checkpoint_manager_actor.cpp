@@ -497,13 +497,13 @@ manager_behavior(self_ptr self, std::string db_prefix,
       // the job is done.
       auto full = is_full(st, epoch) || final;
       ++st.pending_commits;
-      fan_out<ckpt_epoch>(
+      fan_out<snapshot_taken>(
         self, st.nodes, st.timeout, {"checkpoint snapshot", epoch},
         [dbs = *dbs, epoch, full, i = size_t{0}](const node_ref& node) mutable {
           return begin_save{node.name, epoch, dbs[i++], full};
         },
-        [self, rp, epoch, final,
-         started](caf::expected<std::vector<ckpt_epoch>> snapshots) mutable {
+        [self, rp, epoch, final, started](
+          caf::expected<std::vector<snapshot_taken>> snapshots) mutable {
           if (!snapshots || clock_type::now() - started > self->state.timeout) {
             // Never committed: the requester may already have moved on.
             rp.deliver(snapshots ? make_error(actors_errc::checkpoint_failed,
@@ -664,7 +664,7 @@ manager_behavior(self_ptr self, std::string db_prefix,
         });
       return rp;
     },
-    [=](ckpt_resume_epoch& msg) -> caf::result<ckpt_epoch> {
+    [=](ckpt_resume_epoch& msg) -> caf::result<resume_point> {
       if (msg.user_epoch < 0 && msg.before_epoch >= 0) {
         // Unreadable metadata is an error here, never "nothing committed":
         // that would restart the job from scratch over its checkpoints.
@@ -675,7 +675,10 @@ manager_behavior(self_ptr self, std::string db_prefix,
         for (auto epoch : *committed)
           if (epoch < msg.before_epoch)
             found = std::max(found, epoch);
-        return ckpt_epoch{found};
+        auto final = self->state.metadata->final_epoch();
+        if (!final)
+          return std::move(final.error());
+        return resume_point{found, found >= 0 && *final == found};
       }
       auto user = msg.user_epoch < 0 ? std::optional<int64_t>{}
                                      : std::optional<int64_t>{msg.user_epoch};
@@ -686,7 +689,7 @@ manager_behavior(self_ptr self, std::string db_prefix,
       auto final = self->state.metadata->final_epoch();
       if (!final)
         return std::move(final.error());
-      return ckpt_epoch{epoch, epoch >= 0 && *final == epoch};
+      return resume_point{epoch, epoch >= 0 && *final == epoch};
     },
     [=](ckpt_write_metadata& msg) -> caf::result<void> {
       if (auto err = self->state.metadata->write(msg.epoch))

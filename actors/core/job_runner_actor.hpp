@@ -1,66 +1,51 @@
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <functional>
-#include <map>
-#include <memory>
-#include <string>
-#include <vector>
 
+#include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
-#include <epochrt/actors/api/epoch_observer.hpp>
-#include <epochrt/actors/api/job_events.hpp>
-#include <epochrt/actors/detail/exchange_setup.hpp>
+#include <epochrt/actors/core/job_attempt_actor.hpp>
 #include <epochrt/messages/actor_protocols.hpp>
-#include <epochrt/messages/fault_injector.hpp>
-#include <epochrt/messages/job_def.hpp>
-#include <epochrt/messages/manager_protocol.hpp>
-#include <epochrt/messages/protocol.hpp>
 
 namespace epochrt {
 
+/// Replaces the nodes whose connection was lost and says where the job's
+/// nodes are now (host code: session::recover_lost_nodes, then the
+/// session's nodes). Run on a thread of its own, never on an actor's: it
+/// blocks until the nodes answer or the session gives up.
+using recover_nodes_fn = std::function<caf::expected<job_nodes>()>;
+
 /// What the job runner actor needs to drive a job.
 struct job_runner_config {
-  job_def job;
-  /// Node actors by name; every node the job's groups use.
-  std::map<std::string, node_actor> nodes;
-  /// The checkpoint manager actor, or an invalid handle for no checkpoints.
-  checkpoint_manager_actor checkpoint_manager;
-  /// The nodes to checkpoint, bound to their persistence actors.
-  std::vector<node_ref> checkpoint_nodes;
-  std::chrono::milliseconds group_timeout{std::chrono::hours(24)};
-  std::chrono::milliseconds checkpoint_timeout{std::chrono::hours(1)};
-  epoch_observer on_epoch;
-  /// Consulted at the job.* injection points. Null: no faults.
-  std::shared_ptr<fault_injector> faults;
-  /// Set (from any thread) to stop at the next epoch boundary. Null: the
-  /// job is never asked to stop.
-  std::shared_ptr<const std::atomic<bool>> stop;
-  /// Told of groups, epochs, snapshots and loads. Null: nobody.
-  std::shared_ptr<job_events> events;
-  /// Where the job's nodes exchange, for groups with channels or
-  /// collectives.
-  detail::exchange_setup exchange;
+  /// What every attempt gets; `attempt.where` is replaced after every
+  /// recovery.
+  job_attempt_config attempt;
+  /// How many lost nodes the job survives (job_runner_options).
+  int max_node_failures = 0;
+  /// Longest a node may take to cancel its tasks before a recovery.
+  std::chrono::milliseconds request_timeout{std::chrono::minutes(1)};
+  /// Null: a lost node fails the job.
+  recover_nodes_fn recover_nodes;
 };
 
-/// Spawns the actor that drives a job through its epochs (Caffe2's
-/// JobRunner.train up to the end of the epoch loop). Sent `run_job`, it runs
-/// the init group and saves checkpoint 0 (from scratch) or loads the
-/// checkpoint to resume from, then runs the epoch group until a stop
-/// condition holds, saving after every epoch, and replies `ckpt_epoch` with
-/// the last epoch, once the last epoch's commit has ended. A failed save is
-/// logged as a warning and the job goes on; a failed group fails the job, and
-/// so does a save or a last commit that a lost node cut short (`node_lost`,
-/// naming what the job was doing and its epoch), for the caller to recover.
+/// Spawns the actor that owns a job's control flow (Caffe2's
+/// JobRunner.train). Sent `run_job`, it runs the job as one attempt
+/// (job_attempt_actor.hpp: resume selection, init, epochs, fall-back, the
+/// last save, upload, download and exit) and replies `job_result` with the
+/// last epoch.
 ///
-/// Once `cfg.stop` is set, the runner starts no further epoch: before the
-/// next one would start (after init and its checkpoint, after a resume's
-/// load, after an epoch and its snapshots) it waits until every checkpoint
-/// write has ended, as at the end of the job, and fails with `stopped`,
-/// naming the last epoch that ran. The epoch running when the flag is set
-/// runs to its end and is saved.
+/// When an attempt fails with `node_lost` and fewer than
+/// `max_node_failures` losses came before, it recovers: every node cancels
+/// the tasks it still runs, every checkpoint write begun ends (a save begun
+/// before the loss may still commit), `recover_nodes` brings the lost nodes
+/// back, and a new attempt runs from the last committed epoch with every
+/// workspace reset, whatever epoch `run_job` asked for. The result is that
+/// of an uninterrupted run. Any other failure, a loss too many, a failed
+/// recovery or a loss while a stop was requested ends the job with an
+/// error (`node_lost` for a loss, `stopped` for a stop). Each loss and each
+/// recovery is a job_event (`node_lost`, `recovered`).
 job_runner_actor spawn_job_runner(caf::actor_system& sys,
                                   job_runner_config cfg);
 

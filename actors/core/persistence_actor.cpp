@@ -390,7 +390,7 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
         return std::move(result.error());
       return std::move(*result);
     },
-    [=](begin_save& msg) -> caf::result<ckpt_epoch> {
+    [=](begin_save& msg) -> caf::result<snapshot_taken> {
       if (msg.node != node)
         return wrong_node(msg.node);
       if (auto err = place(msg.db))
@@ -402,8 +402,8 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
       // Answer now, so the epoch loop goes on; write while it runs. This
       // actor has a thread of its own, and end_save waits in its mailbox
       // until the write is done.
-      auto rp = self->make_response_promise<ckpt_epoch>();
-      rp.deliver(ckpt_epoch{msg.epoch, false});
+      auto rp = self->make_response_promise<snapshot_taken>();
+      rp.deliver(snapshot_taken{msg.epoch});
       // Outcomes nobody collected (the manager gave up) are dropped here.
       written->erase(written->begin(), written->lower_bound(msg.epoch));
       written->insert_or_assign(msg.epoch,

@@ -1,9 +1,9 @@
 #pragma once
 
 // Internal to actors/: one task group run across its nodes from inside an
-// actor, on the shared gather. The group runner actor is this for a
-// blocking caller; the job runner calls it directly for every group of a
-// job, so that an epoch costs no actor spawned and no request in between.
+// actor, on the shared gather. start_group_run (core/group_run.hpp) is this for
+// a blocking caller; the job runner calls it directly for every group of a job,
+// so that an epoch costs no actor spawned and no request in between.
 
 #include <algorithm>
 #include <chrono>

@@ -430,7 +430,7 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
     },
     [=](begin_save& msg) {
       pass(c->persistence, std::move(msg), wrong_node(msg.node), "begin_save",
-           reply_of<ckpt_epoch>{});
+           reply_of<snapshot_taken>{});
     },
     [=](end_save& msg) {
       pass(c->persistence, std::move(msg), wrong_node(msg.node), "end_save",

@@ -504,9 +504,9 @@ proxy_actor::behavior_type proxy(proxy_ptr self, remote_node_config cfg,
       return forward<checkpoint_status>(self, "check_checkpoint",
                                         std::move(msg), t.checkpoint_timeout);
     },
-    [self, t](begin_save& msg) -> caf::result<ckpt_epoch> {
-      return forward<ckpt_epoch>(self, "begin_save", std::move(msg),
-                                 t.checkpoint_timeout);
+    [self, t](begin_save& msg) -> caf::result<snapshot_taken> {
+      return forward<snapshot_taken>(self, "begin_save", std::move(msg),
+                                     t.checkpoint_timeout);
     },
     [self, t](end_save& msg) -> caf::result<checkpoint_stats> {
       return forward<checkpoint_stats>(self, "end_save", std::move(msg),

@@ -261,8 +261,9 @@ BOOST_AUTO_TEST_CASE(an_unwritable_checkpoint_dir_costs_a_warning_not_the_job) {
     BOOST_TEST(*epochs == 4);
     BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
     BOOST_TEST(!ckpt.cp_accessible());
-    auto resume = ckpt.get_resume_from_epoch_id();
-    BOOST_TEST((!resume || !resume->has_value()));
+    std::optional<int64_t> resume;
+    auto err = ckpt.get_resume_from_epoch_id({}, resume);
+    BOOST_TEST((err || !resume.has_value()));
   }
   spdlog::get("epochrt")->sinks().pop_back();
   auto lines = sink->last_formatted();
@@ -353,7 +354,9 @@ BOOST_AUTO_TEST_CASE(missing_metadata_beside_checkpoints_fails_the_job) {
     BOOST_TEST(why(epochs).find(file_metadata_handler::file_name)
                  != std::string::npos,
                why(epochs));
-    BOOST_TEST(!ckpt.get_resume_from_epoch_id());
+    std::optional<int64_t> resume;
+    BOOST_TEST(static_cast<bool>(ckpt.get_resume_from_epoch_id({}, resume)),
+               "unreadable metadata is an error, not \"nothing to resume\"");
     BOOST_TEST(!ckpt.cp_accessible(4));
     auto accessible = false;
     BOOST_TEST(static_cast<bool>(ckpt.check_accessible(4, accessible)),

@@ -32,7 +32,8 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/core/checkpoint_manager_actor.hpp>
-#include <epochrt/actors/core/group_runner_actor.hpp>
+#include <epochrt/actors/core/group_run.hpp>
+#include <epochrt/actors/core/job_attempt_actor.hpp>
 #include <epochrt/actors/core/job_runner_actor.hpp>
 #include <epochrt/actors/core/node_actor.hpp>
 #include <epochrt/actors/core/persistence_actor.hpp>
@@ -283,16 +284,16 @@ constexpr bool converts_to
   = caf::detail::tl_subset_of<caf::signatures_of_t<To>,
                               caf::signatures_of_t<From>>::value;
 
-static_assert(takes<group_runner_actor, run_tasks>);
-static_assert(std::is_same_v<reply_to<group_runner_actor, run_tasks>,
-                             caf::detail::type_list<tasks_done>>);
-static_assert(!takes<group_runner_actor, fetch_blobs>);
-static_assert(!takes<group_runner_actor, run_job>);
-
 static_assert(takes<job_runner_actor, run_job>);
 static_assert(std::is_same_v<reply_to<job_runner_actor, run_job>,
-                             caf::detail::type_list<ckpt_epoch>>);
+                             caf::detail::type_list<job_result>>);
 static_assert(!takes<job_runner_actor, run_tasks>);
+static_assert(!takes<job_runner_actor, run_attempt>);
+
+static_assert(takes<job_attempt_actor, run_attempt>);
+static_assert(std::is_same_v<reply_to<job_attempt_actor, run_attempt>,
+                             caf::detail::type_list<job_result>>);
+static_assert(!takes<job_attempt_actor, run_job>);
 
 static_assert(takes<checkpoint_manager_actor, ckpt_load>);
 static_assert(std::is_same_v<reply_to<checkpoint_manager_actor, ckpt_load>,
@@ -321,7 +322,7 @@ static_assert(!converts_to<node_task_events, node_actor>);
 
 static_assert(takes<persistence_actor, begin_save>);
 static_assert(std::is_same_v<reply_to<persistence_actor, begin_save>,
-                             caf::detail::type_list<ckpt_epoch>>);
+                             caf::detail::type_list<snapshot_taken>>);
 static_assert(std::is_same_v<reply_to<persistence_actor, read_checkpoint>,
                              caf::detail::type_list<blob_values>>);
 static_assert(!takes<persistence_actor, run_tasks>);
@@ -337,12 +338,10 @@ static_assert(
   std::is_same_v<decltype(spawn_job_runner(std::declval<caf::actor_system&>(),
                                            std::declval<job_runner_config>())),
                  job_runner_actor>);
-static_assert(
-  std::is_same_v<decltype(spawn_group_runner(
-                   std::declval<caf::actor_system&>(),
-                   std::declval<std::map<std::string, node_actor>>(),
-                   milliseconds{})),
-                 group_runner_actor>);
+static_assert(std::is_same_v<
+              decltype(spawn_job_attempt(std::declval<caf::actor_system&>(),
+                                         std::declval<job_attempt_config>())),
+              job_attempt_actor>);
 static_assert(std::is_same_v<
               decltype(spawn_node(std::declval<caf::actor_system&>(), "",
                                   nullptr, nullptr, milliseconds{}, nullptr)),
@@ -618,15 +617,26 @@ task_def task_on(const std::string& name, const std::string& node) {
 
 } // namespace
 
-BOOST_FIXTURE_TEST_SUITE(group_runner, deterministic_fixture)
+// The outcome of a group run (start_group_run), once it is there.
+std::shared_ptr<std::optional<caf::expected<tasks_done>>>
+start_run(caf::actor_system& sys, std::map<std::string, node_actor> nodes,
+          milliseconds timeout, run_tasks group) {
+  auto outcome = std::make_shared<std::optional<caf::expected<tasks_done>>>();
+  start_group_run(sys, std::move(nodes), timeout, std::move(group),
+                  [outcome](caf::expected<tasks_done> done) {
+                    outcome->emplace(std::move(done));
+                  });
+  return outcome;
+}
 
-BOOST_AUTO_TEST_CASE(a_group_runner_merges_outputs_in_node_order) {
+BOOST_FIXTURE_TEST_SUITE(group_run, deterministic_fixture)
+
+BOOST_AUTO_TEST_CASE(a_group_run_merges_outputs_in_node_order) {
   std::map<std::string, node_actor> nodes{
     {"a", stand_in<node_actor>(spawn(task_echo, "a", 1))},
     {"b", stand_in<node_actor>(spawn(task_echo, "b", 2))}};
-  auto runner = spawn_group_runner(*sys, nodes, milliseconds(1000));
-  auto done = ask<tasks_done>(
-    runner,
+  auto done = start_run(
+    *sys, nodes, milliseconds(1000),
     run_tasks{"epoch",
               3,
               {task_on("tb", "b"), task_on("ta", "a"), task_on("tb2", "b")}});
@@ -644,9 +654,9 @@ BOOST_AUTO_TEST_CASE(a_task_on_an_unknown_node_fails_before_anything_runs) {
   auto held = std::make_shared<std::vector<caf::response_promise>>();
   std::map<std::string, node_actor> nodes{
     {"a", stand_in<node_actor>(spawn(task_holding, held))}};
-  auto runner = spawn_group_runner(*sys, nodes, milliseconds(1000));
-  auto done = ask<tasks_done>(
-    runner, run_tasks{"init", 0, {task_on("t0", "a"), task_on("t1", "x")}});
+  auto done
+    = start_run(*sys, nodes, milliseconds(1000),
+                run_tasks{"init", 0, {task_on("t0", "a"), task_on("t1", "x")}});
   this->run();
   BOOST_REQUIRE(done->has_value());
   BOOST_REQUIRE(!(*done)->engaged());
@@ -654,15 +664,14 @@ BOOST_AUTO_TEST_CASE(a_task_on_an_unknown_node_fails_before_anything_runs) {
   BOOST_TEST(held->empty());
 }
 
-BOOST_AUTO_TEST_CASE(a_group_runner_fails_fast_on_a_nodes_error) {
+BOOST_AUTO_TEST_CASE(a_group_run_fails_fast_on_a_nodes_error) {
   auto held = std::make_shared<std::vector<caf::response_promise>>();
   std::map<std::string, node_actor> nodes{
     {"busy", stand_in<node_actor>(spawn(task_holding, held))},
     {"bad",
      stand_in<node_actor>(spawn(task_failing, std::string{"task t1 failed"}))}};
-  auto runner = spawn_group_runner(*sys, nodes, milliseconds(60000));
-  auto done = ask<tasks_done>(
-    runner,
+  auto done = start_run(
+    *sys, nodes, milliseconds(60000),
     run_tasks{"epoch", 2, {task_on("t0", "busy"), task_on("t1", "bad")}});
   this->run();
   // No time has passed: the busy node is not waited for.
@@ -677,9 +686,8 @@ BOOST_AUTO_TEST_CASE(a_silent_node_fails_the_group_as_lost_at_the_timeout) {
   std::map<std::string, node_actor> nodes{
     {"ok", stand_in<node_actor>(spawn(task_echo, "ok", 1))},
     {"frozen", stand_in<node_actor>(spawn(task_holding, held))}};
-  auto runner = spawn_group_runner(*sys, nodes, milliseconds(300));
-  auto done = ask<tasks_done>(
-    runner,
+  auto done = start_run(
+    *sys, nodes, milliseconds(300),
     run_tasks{"download", 4, {task_on("t0", "ok"), task_on("t1", "frozen")}});
   this->run();
   BOOST_TEST(!done->has_value());
@@ -697,9 +705,8 @@ BOOST_AUTO_TEST_CASE(a_lost_remote_node_is_named_with_group_and_epoch) {
   nodes["far"] = stand_in<node_actor>(spawn(
     task_failing_with,
     make_error(actors_errc::node_lost, "node far at 127.0.0.1:1 is gone")));
-  auto runner = spawn_group_runner(*sys, nodes, milliseconds(1000));
-  auto done
-    = ask<tasks_done>(runner, run_tasks{"epoch", 9, {task_on("t", "far")}});
+  auto done = start_run(*sys, nodes, milliseconds(1000),
+                        run_tasks{"epoch", 9, {task_on("t", "far")}});
   this->run();
   BOOST_REQUIRE(done->has_value());
   BOOST_REQUIRE(!(*done)->engaged());
@@ -1112,51 +1119,51 @@ BOOST_AUTO_TEST_CASE(a_manager_names_node_request_and_epoch_of_a_timeout) {
   caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
 }
 
-// -- the job runner ----------------------------------------------------------
+// -- one attempt at a job -----------------------------------------------------
 
-BOOST_AUTO_TEST_CASE(a_job_runner_refuses_a_job_whose_loop_could_not_end) {
-  job_runner_config cfg;
+BOOST_AUTO_TEST_CASE(a_job_attempt_refuses_a_job_whose_loop_could_not_end) {
+  job_attempt_config cfg;
   cfg.job.name = "endless";
-  auto runner = spawn_job_runner(*sys, cfg);
-  auto epochs = ask<ckpt_epoch>(runner, run_job{});
+  auto attempt = spawn_job_attempt(*sys, cfg);
+  auto epochs = ask<job_result>(attempt, run_attempt{});
   BOOST_REQUIRE(!epochs);
   BOOST_TEST(is_error(epochs.error(), actors_errc::invalid_argument));
 }
 
-BOOST_AUTO_TEST_CASE(a_job_runner_fails_a_group_at_once_when_its_node_ends) {
+BOOST_AUTO_TEST_CASE(a_job_attempt_fails_a_group_at_once_when_its_node_ends) {
   auto dropping = sys->spawn(task_dropping, "dropping");
-  job_runner_config cfg;
+  job_attempt_config cfg;
   cfg.job.name = "j";
   cfg.job.init_group.tasks.push_back(task_on("init", "dropping"));
   cfg.job.epoch_group.tasks.push_back(task_on("step", "dropping"));
   cfg.job.stop_conditions.push_back(stop_condition{"dropping", "stop"});
-  cfg.nodes = {{"dropping", stand_in<node_actor>(dropping)}};
+  cfg.where.nodes = {{"dropping", stand_in<node_actor>(dropping)}};
   // Far beyond the test's own wait: only the node's end may fail the group.
   cfg.group_timeout = std::chrono::hours(1);
-  auto runner = spawn_job_runner(*sys, cfg);
-  auto epochs = ask<ckpt_epoch>(runner, run_job{}, milliseconds(5000));
+  auto attempt = spawn_job_attempt(*sys, cfg);
+  auto epochs = ask<job_result>(attempt, run_attempt{}, milliseconds(5000));
   BOOST_REQUIRE(!epochs);
   BOOST_TEST(is_node_lost(epochs.error()), error_text(epochs.error()));
   BOOST_TEST(contains(error_text(epochs.error()),
                       "node dropping (init group, epoch 0) is down"),
              error_text(epochs.error()));
-  // Should it still wait (the defect this guards against), the runner must
+  // Should it still wait (the defect this guards against), the attempt must
   // not hold the actor system open.
-  caf::anon_send_exit(runner, caf::exit_reason::kill);
+  caf::anon_send_exit(attempt, caf::exit_reason::kill);
 }
 
-BOOST_AUTO_TEST_CASE(a_job_runner_reports_the_group_and_epoch_of_a_lost_node) {
+BOOST_AUTO_TEST_CASE(a_job_attempt_reports_the_group_and_epoch_of_a_lost_node) {
   auto held = std::make_shared<std::vector<caf::response_promise>>();
   auto frozen = sys->spawn(task_holding, held);
-  job_runner_config cfg;
+  job_attempt_config cfg;
   cfg.job.name = "j";
   cfg.job.init_group.tasks.push_back(task_on("init", "frozen"));
   cfg.job.epoch_group.tasks.push_back(task_on("step", "frozen"));
   cfg.job.stop_conditions.push_back(stop_condition{"frozen", "stop"});
-  cfg.nodes = {{"frozen", stand_in<node_actor>(frozen)}};
+  cfg.where.nodes = {{"frozen", stand_in<node_actor>(frozen)}};
   cfg.group_timeout = milliseconds(200);
-  auto runner = spawn_job_runner(*sys, cfg);
-  auto epochs = ask<ckpt_epoch>(runner, run_job{});
+  auto attempt = spawn_job_attempt(*sys, cfg);
+  auto epochs = ask<job_result>(attempt, run_attempt{});
   BOOST_REQUIRE(!epochs);
   BOOST_TEST(is_node_lost(epochs.error()));
   BOOST_TEST(contains(error_text(epochs.error()),
@@ -1164,6 +1171,142 @@ BOOST_AUTO_TEST_CASE(a_job_runner_reports_the_group_and_epoch_of_a_lost_node) {
                       "within 200 ms"),
              error_text(epochs.error()));
   caf::anon_send_exit(frozen, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// -- the job runner: attempts and recoveries ----------------------------------
+
+namespace {
+
+// A node that answers every group with a true "stop" output of each task,
+// and takes a cancel and a reset: what a recovered node does.
+caf::behavior task_stopping(caf::event_based_actor*, std::string name) {
+  return {
+    [name](run_tasks& msg) {
+      tasks_done done{name, {}, {}};
+      for (auto& task : msg.tasks)
+        done.outputs.push_back(task_output{task.name, "stop", make_scalar(1)});
+      return done;
+    },
+    [](cancel_tasks&) {
+      // Nothing runs.
+    },
+    [](reset_workspace&) {
+      // Nothing is held.
+    },
+  };
+}
+
+// Init and epoch on node "a", until a's "stop" is true.
+job_runner_config one_node_job(caf::actor node) {
+  job_runner_config cfg;
+  auto& job = cfg.attempt.job;
+  job.name = "j";
+  job.init_group.tasks.push_back(task_on("init", "a"));
+  job.epoch_group.tasks.push_back(task_on("step", "a"));
+  job.stop_conditions.push_back(stop_condition{"a", "stop"});
+  cfg.attempt.where.nodes = {{"a", stand_in<node_actor>(std::move(node))}};
+  return cfg;
+}
+
+caf::error lost_a() {
+  return make_error(actors_errc::node_lost, "node a at 127.0.0.1:1 is gone");
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(job_runner, node_fixture)
+
+BOOST_AUTO_TEST_CASE(a_job_runner_recovers_a_lost_node_with_a_new_attempt) {
+  auto lost = sys->spawn(task_failing_with, lost_a());
+  auto back = sys->spawn(task_stopping, std::string{"a"});
+  auto cfg = one_node_job(lost);
+  cfg.max_node_failures = 1;
+  auto recoveries = std::make_shared<std::atomic<int>>(0);
+  cfg.recover_nodes = [recoveries, back]() -> caf::expected<job_nodes> {
+    ++*recoveries;
+    job_nodes where;
+    where.nodes = {{"a", stand_in<node_actor>(back)}};
+    return where;
+  };
+  auto runner = spawn_job_runner(*sys, cfg);
+  auto done = ask<job_result>(runner, run_job{});
+  BOOST_REQUIRE_MESSAGE(done, why(done));
+  BOOST_TEST(done->last_epoch == 1);
+  BOOST_TEST(recoveries->load() == 1);
+  caf::anon_send_exit(lost, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(back, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_CASE(a_job_runner_allowed_no_failure_ends_with_the_loss) {
+  auto lost = sys->spawn(task_failing_with, lost_a());
+  auto cfg = one_node_job(lost);
+  auto recoveries = std::make_shared<std::atomic<int>>(0);
+  cfg.recover_nodes = [recoveries]() -> caf::expected<job_nodes> {
+    ++*recoveries;
+    return make_error(actors_errc::node_lost, "not called");
+  };
+  auto runner = spawn_job_runner(*sys, cfg);
+  auto done = ask<job_result>(runner, run_job{});
+  BOOST_REQUIRE(!done);
+  BOOST_TEST(is_node_lost(done.error()));
+  BOOST_TEST(
+    contains(error_text(done.error()), "node a at 127.0.0.1:1 is gone"),
+    error_text(done.error()));
+  BOOST_TEST(recoveries->load() == 0);
+  caf::anon_send_exit(lost, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_CASE(a_job_runner_counts_a_loss_past_its_limit) {
+  auto lost = sys->spawn(task_failing_with, lost_a());
+  auto cfg = one_node_job(lost);
+  cfg.max_node_failures = 1;
+  cfg.recover_nodes = [lost]() -> caf::expected<job_nodes> {
+    job_nodes where; // the same node, lost again
+    where.nodes = {{"a", stand_in<node_actor>(lost)}};
+    return where;
+  };
+  auto runner = spawn_job_runner(*sys, cfg);
+  auto done = ask<job_result>(runner, run_job{});
+  BOOST_REQUIRE(!done);
+  BOOST_TEST(is_node_lost(done.error()));
+  BOOST_TEST(
+    contains(error_text(done.error()), "(failure 2, more than 1 allowed)"),
+    error_text(done.error()));
+  caf::anon_send_exit(lost, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_recovery_ends_the_job_naming_both_errors) {
+  auto lost = sys->spawn(task_failing_with, lost_a());
+  auto cfg = one_node_job(lost);
+  cfg.max_node_failures = 3;
+  cfg.recover_nodes = []() -> caf::expected<job_nodes> {
+    return make_error(actors_errc::node_lost, "no daemon at 127.0.0.1:1");
+  };
+  auto runner = spawn_job_runner(*sys, cfg);
+  auto done = ask<job_result>(runner, run_job{});
+  BOOST_REQUIRE(!done);
+  BOOST_TEST(is_node_lost(done.error()));
+  BOOST_TEST(contains(error_text(done.error()),
+                      "is gone; recovery failed: no daemon at 127.0.0.1:1"),
+             error_text(done.error()));
+  caf::anon_send_exit(lost, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_CASE(a_recovery_that_throws_ends_the_job_instead_of_waiting) {
+  auto lost = sys->spawn(task_failing_with, lost_a());
+  auto cfg = one_node_job(lost);
+  cfg.max_node_failures = 1;
+  cfg.recover_nodes = []() -> caf::expected<job_nodes> {
+    throw std::runtime_error("host code failed");
+  };
+  auto runner = spawn_job_runner(*sys, cfg);
+  auto done = ask<job_result>(runner, run_job{});
+  BOOST_REQUIRE(!done);
+  BOOST_TEST(contains(error_text(done.error()), "host code failed"),
+             error_text(done.error()));
+  caf::anon_send_exit(lost, caf::exit_reason::user_shutdown);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -60,13 +60,16 @@ void for_each_manager_sample(F&& f) {
   f(ckpt_load{4, "/y/", {"total", "w"}, true});
   f(ckpt_exists{2, true});
   f(ckpt_resume_epoch{5, 9});
-  f(ckpt_epoch{4, true});
+  f(resume_point{4, true});
   f(ckpt_write_metadata{6});
   f(ckpt_report{"checkpoint_save"});
   f(ckpt_accessible{3});
-  f(run_job{2, true});
+  f(run_job{2});
+  f(run_attempt{2, true});
+  f(job_result{8});
   f(reset_workspace{"no usable checkpoint"});
   f(begin_save{"trainer_0", 3, "/ckpt/trainer_0.3"});
+  f(snapshot_taken{3});
   f(end_save{"trainer_0", 3});
   f(ckpt_save_async{3, true});
   f(ckpt_flush{4});

@@ -371,8 +371,8 @@ void field_diff::visit(const std::string& path, const ckpt_resume_epoch& x,
   field(path, "before_epoch", x.before_epoch, y.before_epoch);
 }
 
-void field_diff::visit(const std::string& path, const ckpt_epoch& x,
-                       const ckpt_epoch& y) {
+void field_diff::visit(const std::string& path, const resume_point& x,
+                       const resume_point& y) {
   field(path, "epoch", x.epoch, y.epoch);
   field(path, "final", x.final, y.final);
 }
@@ -395,8 +395,22 @@ void field_diff::visit(const std::string& path, const ckpt_accessible& x,
 void field_diff::visit(const std::string& path, const run_job& x,
                        const run_job& y) {
   field(path, "resume_from_epoch", x.resume_from_epoch, y.resume_from_epoch);
-  field(path, "fall_back", x.fall_back, y.fall_back);
+}
+
+void field_diff::visit(const std::string& path, const run_attempt& x,
+                       const run_attempt& y) {
+  field(path, "resume_from_epoch", x.resume_from_epoch, y.resume_from_epoch);
   field(path, "reset_workspaces", x.reset_workspaces, y.reset_workspaces);
+}
+
+void field_diff::visit(const std::string& path, const job_result& x,
+                       const job_result& y) {
+  field(path, "last_epoch", x.last_epoch, y.last_epoch);
+}
+
+void field_diff::visit(const std::string& path, const snapshot_taken& x,
+                       const snapshot_taken& y) {
+  field(path, "epoch", x.epoch, y.epoch);
 }
 
 void field_diff::visit(const std::string& path, const reset_workspace& x,

@@ -181,7 +181,8 @@ private:
              const ckpt_exists& y);
   void visit(const std::string& path, const ckpt_resume_epoch& x,
              const ckpt_resume_epoch& y);
-  void visit(const std::string& path, const ckpt_epoch& x, const ckpt_epoch& y);
+  void visit(const std::string& path, const resume_point& x,
+             const resume_point& y);
   void visit(const std::string& path, const ckpt_write_metadata& x,
              const ckpt_write_metadata& y);
   void visit(const std::string& path, const ckpt_report& x,
@@ -189,6 +190,11 @@ private:
   void visit(const std::string& path, const ckpt_accessible& x,
              const ckpt_accessible& y);
   void visit(const std::string& path, const run_job& x, const run_job& y);
+  void visit(const std::string& path, const run_attempt& x,
+             const run_attempt& y);
+  void visit(const std::string& path, const job_result& x, const job_result& y);
+  void visit(const std::string& path, const snapshot_taken& x,
+             const snapshot_taken& y);
   void visit(const std::string& path, const reset_workspace& x,
              const reset_workspace& y);
   void visit(const std::string& path, const begin_save& x, const begin_save& y);

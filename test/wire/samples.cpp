@@ -426,8 +426,8 @@ ckpt_resume_epoch make_sample(type_tag<ckpt_resume_epoch>,
   return ckpt_resume_epoch{1ll << 43, 1ll << 44};
 }
 
-ckpt_epoch make_sample(type_tag<ckpt_epoch>, const sample_handles&) {
-  return ckpt_epoch{1ll << 45, true};
+resume_point make_sample(type_tag<resume_point>, const sample_handles&) {
+  return resume_point{1ll << 45, true};
 }
 
 ckpt_write_metadata make_sample(type_tag<ckpt_write_metadata>,
@@ -444,7 +444,19 @@ ckpt_accessible make_sample(type_tag<ckpt_accessible>, const sample_handles&) {
 }
 
 run_job make_sample(type_tag<run_job>, const sample_handles&) {
-  return run_job{1ll << 48, true, true};
+  return run_job{1ll << 48};
+}
+
+run_attempt make_sample(type_tag<run_attempt>, const sample_handles&) {
+  return run_attempt{1ll << 49, true};
+}
+
+job_result make_sample(type_tag<job_result>, const sample_handles&) {
+  return job_result{1ll << 50};
+}
+
+snapshot_taken make_sample(type_tag<snapshot_taken>, const sample_handles&) {
+  return snapshot_taken{1ll << 51};
 }
 
 reset_workspace make_sample(type_tag<reset_workspace>, const sample_handles&) {

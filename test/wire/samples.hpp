@@ -29,9 +29,10 @@ using wire_types = std::tuple<
   save_checkpoint, load_checkpoint, check_checkpoint, checkpoint_status,
   // The job runner and checkpoint manager protocol.
   node_ref, ckpt_set_params, ckpt_init, ckpt_save, ckpt_load, ckpt_exists,
-  ckpt_resume_epoch, ckpt_epoch, ckpt_write_metadata, ckpt_report,
-  ckpt_accessible, run_job, reset_workspace, begin_save, end_save,
-  ckpt_save_async, ckpt_flush, ckpt_result, ckpt_read,
+  ckpt_resume_epoch, resume_point, ckpt_write_metadata, ckpt_report,
+  ckpt_accessible, run_job, run_attempt, job_result, reset_workspace,
+  begin_save, snapshot_taken, end_save, ckpt_save_async, ckpt_flush,
+  ckpt_result, ckpt_read,
   // Attaching a node to a daemon, and reading a remote checkpoint.
   remote_hello, remote_challenge, remote_attach, remote_attached,
   read_checkpoint,
@@ -103,12 +104,15 @@ ckpt_load make_sample(type_tag<ckpt_load>, const sample_handles&);
 ckpt_exists make_sample(type_tag<ckpt_exists>, const sample_handles&);
 ckpt_resume_epoch make_sample(type_tag<ckpt_resume_epoch>,
                               const sample_handles&);
-ckpt_epoch make_sample(type_tag<ckpt_epoch>, const sample_handles&);
+resume_point make_sample(type_tag<resume_point>, const sample_handles&);
 ckpt_write_metadata make_sample(type_tag<ckpt_write_metadata>,
                                 const sample_handles&);
 ckpt_report make_sample(type_tag<ckpt_report>, const sample_handles&);
 ckpt_accessible make_sample(type_tag<ckpt_accessible>, const sample_handles&);
 run_job make_sample(type_tag<run_job>, const sample_handles&);
+run_attempt make_sample(type_tag<run_attempt>, const sample_handles&);
+job_result make_sample(type_tag<job_result>, const sample_handles&);
+snapshot_taken make_sample(type_tag<snapshot_taken>, const sample_handles&);
 reset_workspace make_sample(type_tag<reset_workspace>, const sample_handles&);
 begin_save make_sample(type_tag<begin_save>, const sample_handles&);
 end_save make_sample(type_tag<end_save>, const sample_handles&);
