@@ -20,6 +20,7 @@
 #include <caf/send.hpp>
 
 #include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/api/error_codes.hpp>
 #include <epochrt/actors/api/network.hpp>
 #include <epochrt/messages/error_text.hpp>
 
@@ -96,8 +97,7 @@ int serve_caf_item_sink() {
   pthread_sigmask(SIG_BLOCK, &stop, nullptr); // before any thread starts
   caf::actor_system_config cfg;
   if (auto err = configure_network(cfg)) {
-    std::fprintf(stderr, "%s\n",
-                 error_text(err, error_form::code_and_context).c_str());
+    std::fprintf(stderr, "%s\n", coded_error_text(err).c_str());
     return 1;
   }
   configure_scheduler(cfg, 2);
@@ -105,9 +105,8 @@ int serve_caf_item_sink() {
   auto sink = sys.spawn(item_sink);
   auto port = sys.middleman().publish(sink, 0, "127.0.0.1");
   if (!port) {
-    std::fprintf(
-      stderr, "publish: %s\n",
-      error_text(port.error(), error_form::code_and_context).c_str());
+    std::fprintf(stderr, "publish: %s\n",
+                 coded_error_text(port.error()).c_str());
     caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
     return 1;
   }
@@ -122,18 +121,16 @@ int serve_caf_item_sink() {
 int run_caf_item_client(uint16_t port, int items, int reps, int item_bytes) {
   caf::actor_system_config cfg;
   if (auto err = configure_network(cfg)) {
-    std::fprintf(stderr, "%s\n",
-                 error_text(err, error_form::code_and_context).c_str());
+    std::fprintf(stderr, "%s\n", coded_error_text(err).c_str());
     return 1;
   }
   configure_scheduler(cfg, 2);
   caf::actor_system sys{cfg};
   auto sink = sys.middleman().remote_actor("127.0.0.1", port);
   if (!sink) {
-    std::fprintf(
-      stderr, "connecting to the sink on port %u: %s\n",
-      static_cast<unsigned>(port),
-      error_text(sink.error(), error_form::code_and_context).c_str());
+    std::fprintf(stderr, "connecting to the sink on port %u: %s\n",
+                 static_cast<unsigned>(port),
+                 coded_error_text(sink.error()).c_str());
     return 1;
   }
   auto driver = sys.spawn(item_driver, *sink);

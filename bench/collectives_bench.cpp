@@ -60,6 +60,7 @@
 #include "bench/job_variants.hpp"
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/distributed_session.hpp>
+#include <epochrt/actors/api/error_codes.hpp>
 #include <epochrt/actors/api/job_runner.hpp>
 #include <epochrt/actors/api/local_session.hpp>
 #include <epochrt/actors/api/logging.hpp>
@@ -517,8 +518,7 @@ public:
 private:
   static caf::actor_system_config& configured(caf::actor_system_config& cfg) {
     if (auto err = epochrt::configure_network(cfg))
-      throw std::runtime_error(
-        epochrt::error_text(err, epochrt::error_form::code_and_context));
+      throw std::runtime_error(epochrt::coded_error_text(err));
     epochrt::configure_scheduler(cfg, 2);
     return cfg;
   }

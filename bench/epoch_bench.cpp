@@ -92,6 +92,7 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/distributed_session.hpp>
+#include <epochrt/actors/api/error_codes.hpp>
 #include <epochrt/actors/api/job_runner.hpp>
 #include <epochrt/actors/api/local_session.hpp>
 #include <epochrt/actors/api/logging.hpp>
@@ -712,11 +713,9 @@ void measure_caf_remote(const epoch_options& opts, caf::actor_system& sys,
   for (auto& peer : peers) {
     auto handle = sys.middleman().remote_actor("127.0.0.1", peer.port());
     if (!handle)
-      throw std::runtime_error(
-        "connecting to the CAF peer on port " + std::to_string(peer.port())
-        + ": "
-        + epochrt::error_text(handle.error(),
-                              epochrt::error_form::code_and_context));
+      throw std::runtime_error("connecting to the CAF peer on port "
+                               + std::to_string(peer.port()) + ": "
+                               + epochrt::coded_error_text(handle.error()));
     remote.push_back(std::move(*handle));
   }
   fanout_baseline baseline{sys, std::move(remote)};
@@ -731,8 +730,7 @@ void measure_remote(const epoch_options& opts, const registry_ptr& ops,
                     const std::vector<node_daemon>& caf_peers, figures& out) {
   caf::actor_system_config cfg;
   if (auto err = epochrt::configure_network(cfg))
-    throw std::runtime_error(
-      epochrt::error_text(err, epochrt::error_form::code_and_context));
+    throw std::runtime_error(epochrt::coded_error_text(err));
   epochrt::configure_scheduler(cfg, 2);
   caf::actor_system sys{cfg};
   std::map<std::string, epochrt::node_address> where;
@@ -871,9 +869,7 @@ int serve_caf_peer() {
   pthread_sigmask(SIG_BLOCK, &stop, nullptr); // before any thread starts
   caf::actor_system_config cfg;
   if (auto err = epochrt::configure_network(cfg)) {
-    std::fprintf(
-      stderr, "%s\n",
-      epochrt::error_text(err, epochrt::error_form::code_and_context).c_str());
+    std::fprintf(stderr, "%s\n", epochrt::coded_error_text(err).c_str());
     return 1;
   }
   epochrt::configure_scheduler(cfg, 2);
@@ -881,10 +877,8 @@ int serve_caf_peer() {
   auto peer = sys.spawn<echo_peer>();
   auto port = sys.middleman().publish(peer, 0, "127.0.0.1");
   if (!port) {
-    std::fprintf(
-      stderr, "publish: %s\n",
-      epochrt::error_text(port.error(), epochrt::error_form::code_and_context)
-        .c_str());
+    std::fprintf(stderr, "publish: %s\n",
+                 epochrt::coded_error_text(port.error()).c_str());
     caf::anon_send_exit(peer, caf::exit_reason::user_shutdown);
     return 1;
   }

@@ -2,8 +2,6 @@
 
 #include <caf/make_message.hpp>
 
-#include <epochrt/messages/error_text.hpp>
-
 namespace epochrt {
 
 std::string to_string(fault_errc x) {
@@ -22,17 +20,5 @@ caf::error make_error(fault_errc code, std::string context) {
   return caf::error{static_cast<uint8_t>(code), fault_category,
                     caf::make_message(std::move(context))};
 }
-
-namespace {
-
-// Names the codes of this category for error_text's code_and_context form.
-// Here, beside make_error: a program that can make such an error links
-// this registration.
-[[maybe_unused]] const bool names_registered
-  = register_error_category(fault_category, [](uint8_t code) {
-      return to_string(static_cast<fault_errc>(code));
-    });
-
-} // namespace
 
 } // namespace epochrt

@@ -4,6 +4,7 @@
 
 #include <caf/error.hpp>
 
+#include <epochrt/actors/api/error_codes.hpp>
 #include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/printable.hpp>
 
@@ -29,7 +30,7 @@ void print_error(std::string_view text) {
 }
 
 std::string describe(const caf::error& err) {
-  return one_line(error_text(err, error_form::code_and_context));
+  return one_line(coded_error_text(err));
 }
 
 } // namespace epochrt::cli

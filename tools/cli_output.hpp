@@ -36,7 +36,7 @@ std::string one_line(std::string_view text);
 /// Writes "epochrt: error: <text>" as one line to stderr.
 void print_error(std::string_view text);
 
-/// `error_text(err, error_form::code_and_context)` on one line.
+/// `coded_error_text(err)` on one line.
 std::string describe(const caf::error& err);
 
 } // namespace epochrt::cli

@@ -2,8 +2,6 @@
 
 #include <caf/make_message.hpp>
 
-#include <epochrt/messages/error_text.hpp>
-
 namespace epochrt {
 
 std::string to_string(actors_errc x) {
@@ -44,17 +42,5 @@ bool is_error(const caf::error& err, actors_errc code) noexcept {
   return err && err.category() == actors_category
     && err.code() == static_cast<uint8_t>(code);
 }
-
-namespace {
-
-// Names the codes of this category for error_text's code_and_context form.
-// Here, beside make_error: a program that can make such an error links
-// this registration.
-[[maybe_unused]] const bool names_registered
-  = register_error_category(actors_category, [](uint8_t code) {
-      return to_string(static_cast<actors_errc>(code));
-    });
-
-} // namespace
 
 } // namespace epochrt

@@ -1,3 +1,4 @@
+#include <epochrt/actors/api/error_codes.hpp>
 #include <epochrt/actors/remote/remote_node_actor.hpp>
 
 #include <functional>
@@ -119,8 +120,7 @@ void connection_lost(proxy_ptr self, const caf::error& reason) {
   else if (reason.category() == fault_category)
     st.lost_reason = error_text(reason); // Names the fault and its point.
   else
-    st.lost_reason = reason ? error_text(reason, error_form::code_and_context)
-                            : "the daemon went away";
+    st.lost_reason = reason ? coded_error_text(reason) : "the daemon went away";
   st.lost->store(true);
   detail::log().error("lost the connection to {}: {}", where(st),
                       st.lost_reason);
@@ -539,7 +539,7 @@ std::string why_unreachable(caf::actor_system& sys, const caf::error& err,
         "use TLS, or it refused this master's certificate)"
       : "it closed the connection during the handshake (is TLS on "
         "for one side only, or was its certificate refused?)";
-  return error_text(err, error_form::code_and_context);
+  return coded_error_text(err);
 }
 
 } // namespace

@@ -31,6 +31,7 @@
 #include "test/support/text.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/api/error_codes.hpp>
 #include <epochrt/actors/core/checkpoint_manager_actor.hpp>
 #include <epochrt/actors/core/group_run.hpp>
 #include <epochrt/actors/core/job_attempt_actor.hpp>
@@ -254,8 +255,7 @@ BOOST_AUTO_TEST_CASE(is_error_tells_categories_apart_by_more_than_the_code) {
 BOOST_AUTO_TEST_CASE(errors_of_the_actors_layer_render_with_their_code) {
   auto err = make_error(actors_errc::node_lost, "node a is down");
   BOOST_TEST(error_text(err) == "node a is down");
-  BOOST_TEST(error_text(err, error_form::code_and_context)
-             == "node_lost: node a is down");
+  BOOST_TEST(coded_error_text(err) == "node_lost: node a is down");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -27,6 +27,7 @@
 #include <caf/type_id.hpp>
 
 #include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/api/error_codes.hpp>
 #include <epochrt/actors/api/network.hpp>
 
 namespace {
@@ -128,9 +129,7 @@ int main(int argc, char** argv) {
   }
   caf::actor_system_config cfg;
   if (auto err = epochrt::configure_network(cfg)) {
-    std::cerr << "wire_echo_peer: "
-              << epochrt::error_text(err, epochrt::error_form::code_and_context)
-              << '\n';
+    std::cerr << "wire_echo_peer: " << epochrt::coded_error_text(err) << '\n';
     return 1;
   }
   cfg.set("scheduler.max-threads", 2);
