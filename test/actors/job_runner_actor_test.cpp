@@ -42,8 +42,8 @@ static_assert(std::is_same_v<reply_to<job_runner_actor, run_job>,
                              caf::detail::type_list<ckpt_epoch>>);
 static_assert(!takes<job_runner_actor, run_tasks>);
 
-// The handles others hold are narrow: what the job runner sends itself
-// (its fault-plan delays) is not part of what they can send it.
+// The handle others hold is the narrow one: what the job runner sends
+// itself (its fault-plan delays) is not part of what they can send it.
 static_assert(
   std::is_same_v<decltype(spawn_job_runner(std::declval<caf::actor_system&>(),
                                            std::declval<job_runner_config>())),

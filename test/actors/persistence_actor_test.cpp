@@ -13,9 +13,9 @@
 
 #include "test/actors/protocol_fixtures.hpp"
 #include "test/support/temp_dir.hpp"
-#include <epochrt/actors/core/node_actor.hpp>
 #include <epochrt/actors/core/persistence_actor.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
+#include <epochrt/messages/node_protocols.hpp>
 #include <epochrt/messages/protocol.hpp>
 
 using namespace epochrt;
