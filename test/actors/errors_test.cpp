@@ -1,5 +1,8 @@
-#include <epochrt/actors/api/error_codes.hpp>
+// The errors of the actors layer (actors/api/actors_errc.hpp): one
+// predicate that tells their codes apart by category too; and the names of
+// every layer's codes (actors/api/error_codes.hpp), from one list.
 
+#define BOOST_TEST_MODULE actors_errors
 #include <boost/test/unit_test.hpp>
 
 #include <caf/actor_system.hpp>
@@ -10,6 +13,7 @@
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/api/error_codes.hpp>
 #include <epochrt/messages/codec_errc.hpp>
 #include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/fault_errc.hpp>
@@ -18,7 +22,24 @@
 
 using namespace epochrt;
 
-BOOST_AUTO_TEST_SUITE(error_codes)
+BOOST_AUTO_TEST_SUITE(errors)
+
+BOOST_AUTO_TEST_CASE(is_node_lost_holds_for_node_lost_only) {
+  BOOST_TEST(is_node_lost(make_error(actors_errc::node_lost, "x")));
+  BOOST_TEST(!is_node_lost(make_error(actors_errc::task_failed, "x")));
+  BOOST_TEST(!is_node_lost(caf::error{}));
+}
+
+BOOST_AUTO_TEST_CASE(is_error_tells_categories_apart_by_more_than_the_code) {
+  // runtime_errc::bad_argument has node_lost's number in another category.
+  caf::error other{static_cast<uint8_t>(actors_errc::node_lost),
+                   caf::atom("ert_rt")};
+  BOOST_TEST(!is_node_lost(other));
+  BOOST_TEST(
+    is_error(make_error(actors_errc::rejected), actors_errc::rejected));
+  BOOST_TEST(
+    !is_error(make_error(actors_errc::rejected), actors_errc::auth_failed));
+}
 
 BOOST_AUTO_TEST_CASE(no_error_has_no_code_and_renders_as_nothing) {
   BOOST_TEST(error_code_name(caf::error{}).empty());

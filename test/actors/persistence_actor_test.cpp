@@ -1,0 +1,77 @@
+// The persistence actor (actors/core/persistence_actor.hpp): one node's
+// checkpoints, saved from its workspace and checked on disk. On a real
+// scheduler with bounded waits.
+
+#define BOOST_TEST_MODULE actors_persistence
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+#include <type_traits>
+
+#include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
+
+#include "test/actors/protocol_fixtures.hpp"
+#include "test/support/temp_dir.hpp"
+#include <epochrt/actors/core/persistence_actor.hpp>
+#include <epochrt/messages/manager_protocol.hpp>
+#include <epochrt/messages/node_protocols.hpp>
+#include <epochrt/messages/protocol.hpp>
+
+using namespace epochrt;
+using epochrt::test::converts_to;
+using epochrt::test::reply_to;
+using epochrt::test::scheduler_fixture;
+using epochrt::test::takes;
+using epochrt::test::why;
+
+namespace {
+
+static_assert(takes<persistence_actor, begin_save>);
+static_assert(std::is_same_v<reply_to<persistence_actor, begin_save>,
+                             caf::detail::type_list<snapshot_taken>>);
+static_assert(std::is_same_v<reply_to<persistence_actor, read_checkpoint>,
+                             caf::detail::type_list<blob_values>>);
+static_assert(!takes<persistence_actor, run_tasks>);
+static_assert(!takes<persistence_actor, ckpt_save>);
+
+// A persistence actor on a daemon is the node's proxy, which stands for
+// both.
+static_assert(converts_to<persistence_actor, node_and_persistence_actor>);
+
+// The handle others hold is the narrow one.
+static_assert(
+  std::is_same_v<decltype(spawn_persistence(std::declval<caf::actor_system&>(),
+                                            "", nullptr)),
+                 persistence_actor>);
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(persistence, scheduler_fixture)
+
+BOOST_AUTO_TEST_CASE(persistence_reports_a_missing_checkpoint_as_absent) {
+  test::temp_dir dir;
+  auto p = spawn_persistence(*sys, "n", ws, dir.str());
+  auto status
+    = ask<checkpoint_status>(p, check_checkpoint{dir.str() + "/n.3", false});
+  BOOST_REQUIRE_MESSAGE(status, why(status));
+  BOOST_TEST(!status->exists);
+  BOOST_TEST(!status->complete);
+  caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_CASE(persistence_saves_a_checkpoint_it_then_finds_complete) {
+  test::temp_dir dir;
+  ws->set("w", make_scalar<double>(1.5));
+  auto p = spawn_persistence(*sys, "n", ws, dir.str());
+  auto db = dir.str() + "/n.1";
+  auto stats = ask<checkpoint_stats>(p, save_checkpoint{"n", 1, db, {"w"}});
+  BOOST_REQUIRE_MESSAGE(stats, why(stats));
+  auto status = ask<checkpoint_status>(p, check_checkpoint{db, true});
+  BOOST_REQUIRE_MESSAGE(status, why(status));
+  BOOST_TEST(status->exists);
+  BOOST_TEST(status->complete);
+  BOOST_TEST(status->intact);
+  caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
+}
+BOOST_AUTO_TEST_SUITE_END()
