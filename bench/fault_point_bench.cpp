@@ -20,7 +20,7 @@
 #include <caf/actor_system_config.hpp>
 
 #include "bench/bench_util.hpp"
-#include <epochrt/actors/api/epochrt.hpp>
+#include <epochrt/epochrt.hpp>
 #include <epochrt/messages/fault_injector.hpp>
 
 using namespace epochrt;

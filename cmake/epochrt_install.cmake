@@ -8,20 +8,18 @@ install(TARGETS epochrt_messages epochrt_runtime epochrt_persistence
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# Headers keep their place in the tree under include/epochrt, the one
-# directory the package exports being include/. Of actors/, only the public
-# API (actors/api) is installed; no detail/ folder is, nor the strict JSON
-# reader that messages/ shares with runtime/ (nlohmann's json in its
-# interface is no part of ours).
-foreach(layer messages runtime persistence)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}/
-          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/epochrt/${layer}
-          FILES_MATCHING PATTERN "*.hpp" PATTERN "detail" EXCLUDE
-                         PATTERN "schema" EXCLUDE
-                         PATTERN "strict_json.hpp" EXCLUDE)
+# The public API (cmake/epochrt_public_api.cmake) and the headers it
+# includes, each at its place in the tree under include/epochrt, the one
+# directory the package exports being include/; beside them the short
+# names and the umbrella. Nothing else: no actor, no codec, no detail/.
+epochrt_public_header_closure(epochrt_installed_headers)
+foreach(header ${epochrt_installed_headers})
+  get_filename_component(folder ${header} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/${header}
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/epochrt/${folder})
 endforeach()
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/actors/api/
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/epochrt/actors/api
+install(DIRECTORY ${EPOCHRT_PUBLIC_INCLUDE_DIR}/epochrt/
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/epochrt
         FILES_MATCHING PATTERN "*.hpp")
 install(EXPORT epochrtTargets NAMESPACE epochrt::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/epochrt)

@@ -17,7 +17,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
-#include <epochrt/actors/api/epochrt.hpp>
+#include <epochrt/epochrt.hpp>
 
 using namespace std::chrono_literals;
 

@@ -12,7 +12,7 @@
 #include <caf/actor_system_config.hpp>
 
 #include "test/support/temp_dir.hpp"
-#include <epochrt/actors/api/epochrt.hpp>
+#include <epochrt/epochrt.hpp>
 
 namespace epochrt::test {
 

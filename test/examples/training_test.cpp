@@ -15,7 +15,7 @@
 
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
-#include <epochrt/actors/api/epochrt.hpp>
+#include <epochrt/epochrt.hpp>
 
 using namespace epochrt;
 using epochrt::test::background_process;

@@ -27,6 +27,35 @@ fi
 test -d "$work/prefix/include/epochrt/actors/api"
 test ! -e "$work/prefix/include/epochrt/actors/core"
 test ! -e "$work/prefix/include/epochrt/actors/remote"
+# Only the API is installed: every installed header is reachable from the
+# umbrella through #include <epochrt/...> lines, and each one reached is
+# installed (the compile below checks that too).
+include=$work/prefix/include
+declare -A reached=()
+todo=(epochrt/epochrt.hpp)
+while [ ${#todo[@]} -gt 0 ]; do
+  header=${todo[0]}
+  todo=("${todo[@]:1}")
+  [ -n "${reached[$header]:-}" ] && continue
+  reached[$header]=1
+  if [ ! -f "$include/$header" ]; then
+    echo "not installed but included: $header" >&2
+    exit 1
+  fi
+  while IFS= read -r next; do
+    todo+=("$next")
+  done < <(sed -nE 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<(epochrt\/[^>]+)>.*/\1/p' \
+             "$include/$header")
+done
+unreachable=0
+while IFS= read -r installed; do
+  if [ -z "${reached[$installed]:-}" ]; then
+    echo "installed but not reachable from <epochrt/epochrt.hpp>: $installed" >&2
+    unreachable=1
+  fi
+done < <(cd "$include" && find epochrt -type f | sort)
+[ "$unreachable" = 0 ]
+echo "installed headers: ${#reached[@]}, all reachable from <epochrt/epochrt.hpp>"
 cmake -S "$source/test/package/consumer" -B "$work/consumer" \
   -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DEPOCHRT_HOST_PROGRAM_SOURCE="$source/examples/host_program/main.cpp" \

@@ -28,7 +28,7 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
-#include <epochrt/actors/api/epochrt.hpp>
+#include <epochrt/epochrt.hpp>
 #include <epochrt/actors/api/network.hpp>
 
 using namespace epochrt;

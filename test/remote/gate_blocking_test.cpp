@@ -16,7 +16,7 @@
 #include <caf/actor_system_config.hpp>
 
 #include "test/support/temp_dir.hpp"
-#include <epochrt/actors/api/epochrt.hpp>
+#include <epochrt/epochrt.hpp>
 #include <epochrt/actors/api/network.hpp>
 #include <epochrt/actors/api/node_server.hpp>
 
