@@ -2,8 +2,8 @@
 # host project can `find_package(epochrt)` and link `epochrt::epochrt`.
 include(CMakePackageConfigHelpers)
 
-install(TARGETS epochrt_messages epochrt_runtime epochrt_persistence
-                epochrt_actors epochrt
+install(TARGETS epochrt_messages epochrt_faults epochrt_runtime
+                epochrt_persistence epochrt_actors epochrt
         EXPORT epochrtTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -11,9 +11,9 @@ install(TARGETS epochrt_messages epochrt_runtime epochrt_persistence
 # Headers keep their place in the tree under include/epochrt, the one
 # directory the package exports being include/. Of actors/, only the public
 # API (actors/api) is installed; no detail/ folder is, nor the strict JSON
-# reader that messages/ shares with runtime/ (nlohmann's json in its
-# interface is no part of ours).
-foreach(layer messages runtime persistence)
+# reader that messages/ shares with runtime/ and faults/ (nlohmann's json in
+# its interface is no part of ours).
+foreach(layer messages faults runtime persistence)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}/
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/epochrt/${layer}
           FILES_MATCHING PATTERN "*.hpp" PATTERN "detail" EXCLUDE

@@ -18,9 +18,9 @@
 #include <leveldb/options.h>
 #include <leveldb/write_batch.h>
 
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/chunk_codec.hpp>
 #include <epochrt/messages/codec.hpp>
-#include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/messages/names.hpp>
 #include <epochrt/persistence/db_name.hpp>
 #include <epochrt/persistence/detail/data_file.hpp>

@@ -7,8 +7,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/codec.hpp>
-#include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/persistence/detail/fs_util.hpp>
 #include <epochrt/persistence/digest.hpp>
 #include <epochrt/persistence/persistence_errc.hpp>

@@ -7,9 +7,9 @@
 #include <caf/error.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/faults/fault_errc.hpp>
 #include <epochrt/messages/codec_errc.hpp>
 #include <epochrt/messages/error_text.hpp>
-#include <epochrt/messages/fault_errc.hpp>
 #include <epochrt/messages/message_types.hpp>
 #include <epochrt/persistence/persistence_errc.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>

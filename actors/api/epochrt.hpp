@@ -19,10 +19,10 @@
 // node_server) where they live, and use a distributed_session that maps
 // their names to addresses.
 
+#include <epochrt/faults/fault_errc.hpp>
+#include <epochrt/faults/fault_injector.hpp>
+#include <epochrt/faults/fault_plan.hpp>
 #include <epochrt/messages/checkpoint_records.hpp>
-#include <epochrt/messages/fault_errc.hpp>
-#include <epochrt/messages/fault_injector.hpp>
-#include <epochrt/messages/fault_plan.hpp>
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/names.hpp>
 #include <epochrt/messages/tensor.hpp>

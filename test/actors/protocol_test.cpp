@@ -39,9 +39,9 @@
 #include <epochrt/actors/core/pooled_task.hpp>
 #include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/actors/detail/place_within.hpp>
-#include <epochrt/messages/fault_injector.hpp>
-#include <epochrt/messages/fault_plan.hpp>
-#include <epochrt/messages/fault_point.hpp>
+#include <epochrt/faults/fault_injector.hpp>
+#include <epochrt/faults/fault_plan.hpp>
+#include <epochrt/faults/fault_point.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>

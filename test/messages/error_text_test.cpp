@@ -7,7 +7,6 @@
 #include <caf/sec.hpp>
 
 #include <epochrt/messages/codec_errc.hpp>
-#include <epochrt/messages/fault_errc.hpp>
 
 using namespace epochrt;
 
@@ -28,9 +27,6 @@ BOOST_AUTO_TEST_CASE(the_code_form_names_the_code_before_the_context) {
   BOOST_TEST(error_text(make_error(codec_errc::malformed, "job.json: line 3"),
                         error_form::code_and_context)
              == "malformed: job.json: line 3");
-  BOOST_TEST(error_text(make_error(fault_errc::invalid_plan, "no point"),
-                        error_form::code_and_context)
-             == "invalid_plan: no point");
 }
 
 BOOST_AUTO_TEST_CASE(the_code_form_of_an_error_without_context_is_its_code) {
