@@ -21,7 +21,7 @@
 
 #include "bench/bench_util.hpp"
 #include <epochrt/epochrt.hpp>
-#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 
 using namespace epochrt;
 using epochrt::bench::median;

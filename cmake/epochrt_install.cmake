@@ -2,8 +2,8 @@
 # host project can `find_package(epochrt)` and link `epochrt::epochrt`.
 include(CMakePackageConfigHelpers)
 
-install(TARGETS epochrt_messages epochrt_runtime epochrt_persistence
-                epochrt_actors epochrt
+install(TARGETS epochrt_messages epochrt_faults epochrt_runtime
+                epochrt_persistence epochrt_actors epochrt
         EXPORT epochrtTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -12,9 +12,9 @@ set(EPOCHRT_PUBLIC_HEADERS
   messages/names.hpp
   messages/checkpoint_records.hpp
   # Fault plans (docs/fault-plans.md).
-  messages/fault_errc.hpp
-  messages/fault_plan.hpp
-  messages/fault_injector.hpp
+  faults/fault_errc.hpp
+  faults/fault_plan.hpp
+  faults/fault_injector.hpp
   # Jobs, ops and workspaces.
   runtime/runtime_errc.hpp
   runtime/job.hpp

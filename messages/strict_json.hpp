@@ -1,7 +1,7 @@
 #pragma once
 
 // Strictly checked JSON documents: the shared machinery of job files
-// (runtime/) and fault plans (messages/). Internal to epochrt: not
+// (runtime/) and fault plans (faults/). Internal to epochrt: not
 // installed, so nlohmann's JSON stays out of the public headers. Every
 // problem is one line naming the source and the field,
 // e.g. "plan.json: faults[2].hit: expected an integer, got a string".

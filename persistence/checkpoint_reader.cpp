@@ -19,9 +19,9 @@
 #include <leveldb/db.h>
 #include <leveldb/options.h>
 
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/chunk_codec.hpp>
 #include <epochrt/messages/codec.hpp>
-#include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/persistence/db_name.hpp>
 #include <epochrt/persistence/detail/data_file.hpp>
 #include <epochrt/persistence/detail/fs_util.hpp>

@@ -7,7 +7,7 @@
 #include <set>
 #include <system_error>
 
-#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/persistence/checkpoint_reader.hpp>
 #include <epochrt/persistence/detail/fs_util.hpp>
 #include <epochrt/persistence/persistence_errc.hpp>

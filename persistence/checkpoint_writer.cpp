@@ -20,10 +20,10 @@
 
 #include <epochrt/messages/chunk_codec.hpp>
 #include <epochrt/messages/codec.hpp>
-#include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/messages/names.hpp>
 #include <epochrt/persistence/db_name.hpp>
 #include <epochrt/persistence/detail/data_file.hpp>
+#include <epochrt/persistence/detail/disk_damage.hpp>
 #include <epochrt/persistence/detail/fs_util.hpp>
 #include <epochrt/persistence/detail/leveldb_util.hpp>
 #include <epochrt/persistence/digest.hpp>
@@ -41,154 +41,6 @@ int64_t unix_ms_now() {
   using namespace std::chrono;
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch())
     .count();
-}
-
-// The records of a write batch, copied out: only when a fault strikes.
-struct batch_records : leveldb::WriteBatch::Handler {
-  std::vector<std::pair<std::string, std::string>> puts;
-
-  void Put(const leveldb::Slice& key, const leveldb::Slice& value) override {
-    puts.emplace_back(key.ToString(), value.ToString());
-  }
-
-  void Delete(const leveldb::Slice&) override {
-    // A checkpoint writer never deletes.
-  }
-};
-
-// What a bad disk does to a batch it reports as written: corrupt_write
-// flips one bit in one record's value; short_write cuts the batch's values,
-// taken end to end, at one byte: records past the cut are lost, the one it
-// falls in keeps its head only. Only values are touched: a chunk's bytes
-// are what a checkpoint is made of, and a chunk that landed under another
-// key would fail the reader's name and index check all the same.
-void damage_batch(leveldb::WriteBatch& batch, const fault_action& action) {
-  batch_records records;
-  if (!batch.Iterate(&records).ok() || records.puts.empty())
-    return;
-  fault_draws pick{action.draw};
-  auto& puts = records.puts;
-  if (action.kind == fault_kind::corrupt_write) {
-    auto& value = puts[pick.below(puts.size())].second;
-    if (value.empty())
-      return;
-    value[pick.below(value.size())] ^= static_cast<char>(1 << pick.below(8));
-  } else if (action.kind == fault_kind::short_write) {
-    uint64_t total = 0;
-    for (auto& put : puts)
-      total += put.second.size();
-    if (total == 0)
-      return;
-    auto cut = pick.below(total);
-    size_t kept = 0;
-    for (; kept < puts.size() && cut > 0; ++kept) {
-      auto& value = puts[kept].second;
-      if (cut < value.size())
-        value.resize(cut);
-      cut -= value.size();
-    }
-    puts.resize(kept);
-  } else {
-    return;
-  }
-  batch.Clear();
-  for (auto& [key, value] : puts)
-    batch.Put(key, value);
-}
-
-caf::error damage_io_error(const std::string& what, int err) {
-  return make_error(persistence_errc::io_error, detail::errno_text(what, err));
-}
-
-// What a bad disk does to a closed database's files after reporting them
-// synced: corrupt_write flips one bit of one .log, .ldb or data file,
-// short_write cuts one at a byte. The file is chosen among the non-empty ones
-// in name order, so a plan's draw picks the same file every run.
-caf::error damage_files(const std::string& dir, const fault_action& action) {
-  std::vector<std::pair<std::string, uint64_t>> files;
-  std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator{dir, ec};
-       !ec && it != std::filesystem::end(it); it.increment(ec)) {
-    auto ext = it->path().extension();
-    std::error_code file_ec;
-    if ((ext != ".log" && ext != ".ldb" && ext != ".data")
-        || !it->is_regular_file(file_ec))
-      continue;
-    auto size = it->file_size(file_ec);
-    if (!file_ec && size > 0)
-      files.emplace_back(it->path().string(), size);
-  }
-  if (ec)
-    return make_error(persistence_errc::io_error,
-                      "list " + dir + ": " + ec.message());
-  if (files.empty())
-    return {};
-  std::sort(files.begin(), files.end());
-  fault_draws pick{action.draw};
-  auto& [file, size] = files[pick.below(files.size())];
-  auto offset = pick.below(size);
-  int fd = ::open(file.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0)
-    return damage_io_error("open " + file, errno);
-  caf::error err;
-  if (action.kind == fault_kind::corrupt_write) {
-    char byte = 0;
-    auto pos = static_cast<off_t>(offset);
-    if (::pread(fd, &byte, 1, pos) != 1)
-      err = damage_io_error("read " + file, errno);
-    byte ^= static_cast<char>(1 << pick.below(8));
-    if (!err && ::pwrite(fd, &byte, 1, pos) != 1)
-      err = damage_io_error("write " + file, errno);
-  } else if (action.kind == fault_kind::short_write) {
-    if (::ftruncate(fd, static_cast<off_t>(offset)) != 0)
-      err = damage_io_error("truncate " + file, errno);
-  }
-  if (!err && ::fsync(fd) != 0)
-    err = damage_io_error("fsync " + file, errno);
-  ::close(fd);
-  return err;
-}
-
-// Writes all of `bytes` at `offset`, across short writes and EINTR.
-caf::error pwrite_all(int fd, const char* bytes, size_t size, uint64_t offset,
-                      const std::string& file) {
-  while (size > 0) {
-    auto n = ::pwrite(fd, bytes, size, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return damage_io_error("write " + file, errno);
-    }
-    if (n == 0)
-      return damage_io_error("write " + file, EIO);
-    bytes += n;
-    size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return {};
-}
-
-// What a bad disk does to a payload it reports as written to the data
-// file, at [offset, offset + size): corrupt_write flips one bit of it;
-// short_write loses its tail from a byte on (the file is cut there, and
-// the next payload lands after a hole, as after a lost write).
-caf::error damage_payload(int fd, uint64_t offset, uint64_t size,
-                          const fault_action& action, const std::string& file) {
-  if (size == 0)
-    return {};
-  fault_draws pick{action.draw};
-  auto at = offset + pick.below(size);
-  if (action.kind == fault_kind::corrupt_write) {
-    char byte = 0;
-    if (::pread(fd, &byte, 1, static_cast<off_t>(at)) != 1)
-      return damage_io_error("read " + file, errno);
-    byte ^= static_cast<char>(1 << pick.below(8));
-    return pwrite_all(fd, &byte, 1, at, file);
-  }
-  if (action.kind == fault_kind::short_write
-      && ::ftruncate(fd, static_cast<off_t>(at)) != 0)
-    return damage_io_error("truncate " + file, errno);
-  return {};
 }
 
 } // namespace
@@ -228,15 +80,15 @@ struct checkpoint_writer::impl {
     return result;
   }
 
-  // A save.* point, with the writer's node and epoch as its site: a delay
-  // sleeps here, an io_error is returned as the step's error, any other
-  // kind is left in `action` for the step. Without a plan, a null test.
-  caf::error at(fault_point point, fault_action& action) {
-    action = {};
-    if (opts.faults == nullptr)
-      return {};
-    return strike_blocking(opts.faults, point,
-                           fault_site{result.node, result.epoch, {}}, action);
+  // The disk as the fault plan has it, with the writer's node and epoch as
+  // the site of its save.* points; null without a plan, and then each point
+  // is this null test.
+  std::unique_ptr<detail::disk_damage> disk;
+
+  // A save.* point where the step writes nothing: a delay sleeps here, an
+  // io_error is the step's error.
+  caf::error at(fault_point point) {
+    return disk ? disk->at(point) : caf::error{};
   }
 
   ~impl() {
@@ -258,13 +110,11 @@ struct checkpoint_writer::impl {
   caf::error flush(bool sync) {
     if (batch_bytes == 0 && !sync)
       return {};
-    fault_action action;
-    if (auto err = at(sync ? fault_point::save_manifest_before
-                           : fault_point::save_batch_before,
-                      action))
-      return err;
-    if (action)
-      damage_batch(batch, action); // and report success, as a bad disk would
+    if (disk)
+      if (auto err = disk->before_batch(sync ? fault_point::save_manifest_before
+                                             : fault_point::save_batch_before,
+                                        batch))
+        return err;
     leveldb::WriteOptions wopts;
     wopts.sync = sync;
     auto st = db->Write(wopts, &batch);
@@ -274,8 +124,7 @@ struct checkpoint_writer::impl {
     if (!st.ok())
       return detail::from_status(st, "write to " + partial);
     return at(sync ? fault_point::save_manifest_after
-                   : fault_point::save_batch_after,
-              action);
+                   : fault_point::save_batch_after);
   }
 
   // Adds one encoded chunk to the current batch; writes the batch when it
@@ -324,11 +173,11 @@ struct checkpoint_writer::impl {
     data_fd
       = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (data_fd < 0)
-      return damage_io_error("create " + file, errno);
+      return detail::io_error("create " + file, errno);
     data_id = detail::new_data_id();
     auto header = detail::data_header(data_id);
     data_end = header.size();
-    return pwrite_all(data_fd, header.data(), header.size(), 0, file);
+    return detail::pwrite_all(data_fd, header.data(), header.size(), 0, file);
   }
 
   // The payload of a numeric blob into the data file: hashed and written
@@ -338,9 +187,9 @@ struct checkpoint_writer::impl {
     if (data_fd < 0)
       if (auto err = open_data_file())
         return err;
-    fault_action action;
-    if (auto err = at(fault_point::save_batch_before, action))
-      return err;
+    if (disk)
+      if (auto err = disk->before_payload(fault_point::save_batch_before))
+        return err;
     auto file = data_path();
     auto total = value.data.size();
     auto piece = opts.data_piece_bytes;
@@ -349,12 +198,12 @@ struct checkpoint_writer::impl {
       auto size = std::min(piece, total - done_bytes);
       auto* bytes = value.data.data() + done_bytes;
       whole.update(bytes, size);
-      if (auto err
-          = pwrite_all(data_fd, bytes, size, data_end + done_bytes, file))
+      if (auto err = detail::pwrite_all(data_fd, bytes, size,
+                                        data_end + done_bytes, file))
         return err;
     }
-    if (action)
-      if (auto err = damage_payload(data_fd, data_end, total, action, file))
+    if (disk)
+      if (auto err = disk->payload_written(data_fd, data_end, total, file))
         return err;
     entry.digest = whole.digest();
     entry.chunks = 0;
@@ -362,7 +211,7 @@ struct checkpoint_writer::impl {
     entry.data_id = data_id;
     entry.offset = data_end;
     data_end += total;
-    return at(fault_point::save_batch_after, action);
+    return at(fault_point::save_batch_after);
   }
 
   // Whether the data file of `entry.data_epoch` beside this database is the
@@ -384,7 +233,7 @@ struct checkpoint_writer::impl {
       if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
           return gone("is gone (" + file + ")");
-        return damage_io_error("open " + file, errno);
+        return detail::io_error("open " + file, errno);
       }
       std::string header(detail::data_header_bytes, '\0');
       auto n = ::pread(fd, header.data(), header.size(), 0);
@@ -497,8 +346,10 @@ checkpoint_writer::create(std::string path, std::string node, int64_t epoch,
   self->opts = opts;
   self->result.node = std::move(node);
   self->result.epoch = epoch;
-  fault_action action;
-  if (auto err = self->at(fault_point::save_open, action))
+  if (opts.faults != nullptr)
+    self->disk = std::make_unique<detail::disk_damage>(
+      *opts.faults, self->result.node, self->result.epoch);
+  if (auto err = self->at(fault_point::save_open))
     return err; // nothing created yet
   auto partial = path + ".partial";
   if (auto err = detail::remove_tree(partial))
@@ -613,8 +464,8 @@ caf::expected<manifest> checkpoint_writer::finish() {
     });
     auto closed = ::close(fd) == 0 ? 0 : errno;
     if (sync_errno != 0 || closed != 0)
-      return damage_io_error("sync " + self.data_path(),
-                             sync_errno != 0 ? sync_errno : closed);
+      return detail::io_error("sync " + self.data_path(),
+                              sync_errno != 0 ? sync_errno : closed);
   }
   self.result.created_unix_ms = unix_ms_now();
   auto record = detail::manifest_value(encode(self.result));
@@ -641,29 +492,27 @@ caf::expected<manifest> checkpoint_writer::finish() {
         return detail::fsync_dir_files(self.partial);
       }))
     return err;
-  fault_action action;
-  if (auto err = self.at(fault_point::save_fsync_after, action))
-    return err;
-  if (action)
-    if (auto err = damage_files(self.partial, action))
+  if (self.disk)
+    if (auto err
+        = self.disk->after_sync(fault_point::save_fsync_after, self.partial))
       return err;
   // detail::replace_path, step by step for the save.rename.* and
   // save.dirsync.* points. After a failure past the swap, an exchanged old
   // database is at `partial`, which the destructor removes.
-  if (auto err = self.at(fault_point::save_rename_before, action))
+  if (auto err = self.at(fault_point::save_rename_before))
     return err;
   auto old = detail::swap_into_place(self.partial, self.path);
   if (!old)
     return std::move(old.error());
-  if (auto err = self.at(fault_point::save_rename_after, action))
+  if (auto err = self.at(fault_point::save_rename_after))
     return err;
-  if (auto err = self.at(fault_point::save_dirsync_before, action))
+  if (auto err = self.at(fault_point::save_dirsync_before))
     return err;
   if (auto err = self.synced([&self] {
         return detail::fsync_path(detail::parent_dir(self.path));
       }))
     return err;
-  if (auto err = self.at(fault_point::save_dirsync_after, action))
+  if (auto err = self.at(fault_point::save_dirsync_after))
     return err;
   if (!old->empty())
     if (auto err = detail::remove_tree(*old))

@@ -53,7 +53,9 @@ namespace epochrt {
 /// save.dirsync.before/after around the fsync of its directory. An injected
 /// io_error fails the call as a real one would (the partial directory is
 /// removed); short_write and corrupt_write damage what the step writes and
-/// report success, as a bad disk would: the reader finds the damage.
+/// report success, as a bad disk would: the reader finds the damage. The
+/// damage is detail/disk_damage's, which a writer without a plan never
+/// enters.
 ///
 /// Thread safety: none; one thread uses a writer at a time. Only one writer
 /// per `path` may exist at a time (they would share `<path>.partial`).

@@ -7,8 +7,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/codec.hpp>
-#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/persistence/detail/disk_damage.hpp>
 #include <epochrt/persistence/detail/fs_util.hpp>
 #include <epochrt/persistence/digest.hpp>
 #include <epochrt/persistence/persistence_errc.hpp>
@@ -172,34 +173,23 @@ caf::error file_metadata_handler::store(checkpoint_metadata& x,
   if (!faults_)
     return detail::write_file_durably(file_, bytes);
   // detail::write_file_durably, step by step for the commit.* points.
-  fault_site site{{}, epoch, change};
-  fault_action action;
-  auto at = [&](fault_point point) {
-    return strike_blocking(faults_.get(), point, site, action);
-  };
-  if (auto err = at(fault_point::commit_write_before))
+  detail::disk_damage disk{*faults_, {}, epoch, std::string{change}};
+  if (auto err = disk.before_bytes(fault_point::commit_write_before, bytes))
     return err;
-  if (action.kind == fault_kind::short_write && !bytes.empty()) {
-    bytes.resize(action.draw % bytes.size());
-  } else if (action.kind == fault_kind::corrupt_write && !bytes.empty()) {
-    // One bit of one byte, both from the draw.
-    auto pos = action.draw % bytes.size();
-    bytes[pos] ^= static_cast<char>(1 << ((action.draw / bytes.size()) % 8));
-  }
   auto tmp = detail::temp_path_of(file_);
   if (auto err = detail::write_synced_file(tmp, bytes))
     return err;
-  if (auto err = at(fault_point::commit_write_after)) {
+  if (auto err = disk.at(fault_point::commit_write_after)) {
     ::unlink(tmp.c_str());
     return err;
   }
-  if (auto err = at(fault_point::commit_rename_before)) {
+  if (auto err = disk.at(fault_point::commit_rename_before)) {
     ::unlink(tmp.c_str());
     return err;
   }
   if (auto err = detail::rename_durably(tmp, file_))
     return err;
-  return at(fault_point::commit_rename_after);
+  return disk.at(fault_point::commit_rename_after);
 }
 
 namespace {

@@ -37,7 +37,7 @@ struct writer_options {
   size_t write_buffer_bytes = size_t{128} << 20;
   /// LevelDB's target table file size.
   size_t max_file_bytes = size_t{64} << 20;
-  /// The fault plan consulted at the save.* points (messages/fault_point.hpp),
+  /// The fault plan consulted at the save.* points (faults/fault_point.hpp),
   /// with the writer's node and epoch as the site. Borrowed: it must outlive
   /// the writer. Null: no faults, and each point costs a null test.
   fault_injector* faults = nullptr;

@@ -4,8 +4,8 @@
 #include <iostream>
 
 #include "tools/cli_output.hpp"
-#include <epochrt/messages/fault_injector.hpp>
-#include <epochrt/messages/fault_plan.hpp>
+#include <epochrt/faults/fault_injector.hpp>
+#include <epochrt/faults/fault_plan.hpp>
 
 namespace epochrt::cli {
 

@@ -18,9 +18,9 @@
 
 #include "tools/child_process.hpp"
 #include "tools/cli_output.hpp"
-#include <epochrt/messages/fault_draws.hpp>
-#include <epochrt/messages/fault_plan.hpp>
-#include <epochrt/messages/fault_point.hpp>
+#include <epochrt/faults/fault_draws.hpp>
+#include <epochrt/faults/fault_plan.hpp>
+#include <epochrt/faults/fault_point.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
 #include <epochrt/runtime/builtin_ops.hpp>
 #include <epochrt/runtime/job_file.hpp>

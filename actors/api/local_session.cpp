@@ -8,7 +8,7 @@
 #include <epochrt/actors/core/exchange_hub.hpp>
 #include <epochrt/actors/core/node_actor.hpp>
 #include <epochrt/actors/core/persistence_actor.hpp>
-#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/names.hpp>
 #include <epochrt/runtime/worker_pool.hpp>
 #include <epochrt/runtime/workspace.hpp>

@@ -21,7 +21,7 @@
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/remote/node_gate_actor.hpp>
 #include <epochrt/actors/remote/proof.hpp>
-#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/names.hpp>
 #include <epochrt/messages/remote_protocol.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>

@@ -9,7 +9,7 @@
 #include <caf/fwd.hpp>
 
 #include <epochrt/actors/api/node_handle.hpp>
-#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/protocol.hpp>
 

@@ -3,8 +3,8 @@
 #include <utility>
 
 #include <epochrt/actors/core/exchange_hub.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/error_text.hpp>
-#include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt {

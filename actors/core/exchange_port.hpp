@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <epochrt/faults/fault_point.hpp>
 #include <epochrt/messages/exchange_protocol.hpp>
-#include <epochrt/messages/fault_point.hpp>
 #include <epochrt/runtime/exchange.hpp>
 
 namespace epochrt {

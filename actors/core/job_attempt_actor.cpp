@@ -15,7 +15,7 @@
 #include <epochrt/actors/detail/place_within.hpp>
 #include <epochrt/actors/detail/run_group.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>
-#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/runtime/exchange_plan.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 

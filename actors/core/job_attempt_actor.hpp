@@ -14,8 +14,8 @@
 #include <epochrt/actors/api/epoch_observer.hpp>
 #include <epochrt/actors/api/job_events.hpp>
 #include <epochrt/actors/detail/exchange_setup.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/actor_protocols.hpp>
-#include <epochrt/messages/fault_injector.hpp>
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>

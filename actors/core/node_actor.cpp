@@ -19,7 +19,7 @@
 #include <epochrt/actors/core/pooled_task.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>
-#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 #include <epochrt/runtime/worker_pool.hpp>

@@ -12,7 +12,7 @@
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/spawn_detached.hpp>
-#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/persistence/checkpoint_reader.hpp>
 #include <epochrt/persistence/checkpoint_retention.hpp>

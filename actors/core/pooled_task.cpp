@@ -10,7 +10,7 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/core/exchange_port.hpp>
-#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 #include <epochrt/runtime/task_runner.hpp>
 #include <epochrt/runtime/worker_pool.hpp>

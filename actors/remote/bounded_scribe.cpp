@@ -11,7 +11,7 @@
 #include <caf/io/network/operation.hpp>
 
 #include <epochrt/actors/detail/log.hpp>
-#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt::detail {

@@ -25,8 +25,8 @@
 #include <epochrt/actors/detail/epoch_of.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/remote/proof.hpp>
-#include <epochrt/messages/fault_errc.hpp>
-#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/faults/fault_errc.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/node_protocols.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/messages/remote_protocol.hpp>

@@ -18,10 +18,6 @@ namespace epochrt::detail {
 
 namespace {
 
-caf::error io_error(std::string_view what, int err) {
-  return make_error(persistence_errc::io_error, errno_text(what, err));
-}
-
 caf::error io_error(std::string_view what, const std::error_code& ec) {
   return make_error(persistence_errc::io_error,
                     std::string{what} + ": " + ec.message());
@@ -40,6 +36,10 @@ struct fd_guard {
 
 std::string errno_text(std::string_view what, int err) {
   return std::string{what} + ": " + std::strerror(err);
+}
+
+caf::error io_error(std::string_view what, int err) {
+  return make_error(persistence_errc::io_error, errno_text(what, err));
 }
 
 std::string parent_dir(const std::string& path) {
@@ -63,6 +63,24 @@ caf::expected<size_t> pread_full(int fd, char* into, size_t size,
     got += static_cast<size_t>(n);
   }
   return got;
+}
+
+caf::error pwrite_all(int fd, const char* bytes, size_t size, uint64_t offset,
+                      const std::string& file) {
+  while (size > 0) {
+    auto n = ::pwrite(fd, bytes, size, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return io_error("write " + file, errno);
+    }
+    if (n == 0)
+      return io_error("write " + file, EIO);
+    bytes += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return {};
 }
 
 caf::error fsync_path(const std::string& path) {

@@ -16,6 +16,9 @@ namespace epochrt::detail {
 /// "<what>: <strerror(err)>".
 std::string errno_text(std::string_view what, int err);
 
+/// persistence_errc::io_error with `errno_text(what, err)`.
+caf::error io_error(std::string_view what, int err);
+
 /// The directory that holds `path` ("." for a bare name).
 std::string parent_dir(const std::string& path);
 
@@ -27,6 +30,11 @@ caf::error fsync_path(const std::string& path);
 /// io_error naming `file`.
 caf::expected<size_t> pread_full(int fd, char* into, size_t size,
                                  uint64_t offset, const std::string& file);
+
+/// Writes all of `size` bytes at `offset`, across short writes and EINTR.
+/// Errors: io_error naming `file`.
+caf::error pwrite_all(int fd, const char* bytes, size_t size, uint64_t offset,
+                      const std::string& file);
 
 /// fsyncs every regular file directly inside `dir`, then `dir`.
 caf::error fsync_dir_files(const std::string& dir);

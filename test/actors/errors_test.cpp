@@ -14,9 +14,9 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/error_codes.hpp>
+#include <epochrt/faults/fault_errc.hpp>
 #include <epochrt/messages/codec_errc.hpp>
 #include <epochrt/messages/error_text.hpp>
-#include <epochrt/messages/fault_errc.hpp>
 #include <epochrt/persistence/persistence_errc.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 

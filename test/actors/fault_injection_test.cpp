@@ -7,9 +7,9 @@
 
 #include "test/actors/test_support.hpp"
 #include "test/support/text.hpp"
-#include <epochrt/messages/fault_errc.hpp>
-#include <epochrt/messages/fault_injector.hpp>
-#include <epochrt/messages/fault_plan.hpp>
+#include <epochrt/faults/fault_errc.hpp>
+#include <epochrt/faults/fault_injector.hpp>
+#include <epochrt/faults/fault_plan.hpp>
 
 using namespace epochrt;
 using namespace std::chrono_literals;

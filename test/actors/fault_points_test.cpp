@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "test/actors/test_support.hpp"
-#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 
 using namespace epochrt;
 using epochrt::test::system_fixture;

@@ -27,9 +27,9 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/core/node_actor.hpp>
 #include <epochrt/actors/core/pooled_task.hpp>
-#include <epochrt/messages/fault_injector.hpp>
-#include <epochrt/messages/fault_plan.hpp>
-#include <epochrt/messages/fault_point.hpp>
+#include <epochrt/faults/fault_injector.hpp>
+#include <epochrt/faults/fault_plan.hpp>
+#include <epochrt/faults/fault_point.hpp>
 #include <epochrt/messages/node_protocols.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/runtime/worker_pool.hpp>

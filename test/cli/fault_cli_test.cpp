@@ -15,7 +15,7 @@
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
 #include "test/support/text.hpp"
-#include <epochrt/messages/fault_point.hpp>
+#include <epochrt/faults/fault_point.hpp>
 
 using epochrt::test::process_result;
 using epochrt::test::process_runner;

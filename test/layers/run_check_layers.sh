@@ -4,8 +4,19 @@
 set -u
 tool=$1
 source_dir=$2
+# check-layers ranks no faults/ folder (unknown folders pass unchecked), so
+# faults/'s place in the layers, messages < faults < {runtime, persistence}
+# < actors, is checked here: faults/ includes none of the layers above it,
+# and messages/ does not include faults/.
+cd "$source_dir" || exit 2
+include='#[[:space:]]*include[[:space:]]*[<"](epochrt/)?'
+if grep -rnE "$include(runtime|persistence|actors|tools|bench|examples)/" faults \
+   || grep -rnE "${include}faults/" messages; then
+  echo "upward includes around faults/ (messages < faults < runtime, persistence)"
+  exit 1
+fi
 if [ ! -f "$tool" ]; then
   echo "check-layers not found at $tool: skipped (set EPOCHRT_CHECK_LAYERS)"
   exit 77
 fi
-exec bash "$tool" "$source_dir"
+exec bash "$tool" .

@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "test/persistence/test_util.hpp"
-#include <epochrt/messages/fault_errc.hpp>
-#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/faults/fault_errc.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/tensor.hpp>
 #include <epochrt/persistence/checkpoint_reader.hpp>
 #include <epochrt/persistence/checkpoint_writer.hpp>

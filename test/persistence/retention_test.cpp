@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "test/persistence/test_util.hpp"
-#include <epochrt/messages/fault_injector.hpp>
-#include <epochrt/messages/fault_plan.hpp>
+#include <epochrt/faults/fault_injector.hpp>
+#include <epochrt/faults/fault_plan.hpp>
 #include <epochrt/messages/tensor.hpp>
 #include <epochrt/persistence/checkpoint_reader.hpp>
 #include <epochrt/persistence/checkpoint_retention.hpp>

@@ -31,9 +31,9 @@
 #include <epochrt/actors/api/multi_node_checkpoint_manager.hpp>
 #include <epochrt/actors/api/network.hpp>
 #include <epochrt/actors/api/node_server.hpp>
-#include <epochrt/messages/fault_errc.hpp>
-#include <epochrt/messages/fault_injector.hpp>
-#include <epochrt/messages/fault_plan.hpp>
+#include <epochrt/faults/fault_errc.hpp>
+#include <epochrt/faults/fault_injector.hpp>
+#include <epochrt/faults/fault_plan.hpp>
 #include <epochrt/runtime/builtin_ops.hpp>
 #include <epochrt/runtime/job_file.hpp>
 #include <epochrt/runtime/op_registry.hpp>

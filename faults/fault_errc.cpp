@@ -1,4 +1,4 @@
-#include <epochrt/messages/fault_errc.hpp>
+#include <epochrt/faults/fault_errc.hpp>
 
 #include <caf/make_message.hpp>
 

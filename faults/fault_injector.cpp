@@ -1,4 +1,4 @@
-#include <epochrt/messages/fault_injector.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 
 #include <cerrno>
 #include <csignal>
@@ -8,7 +8,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <epochrt/messages/fault_errc.hpp>
+#include <epochrt/faults/fault_errc.hpp>
 
 namespace epochrt {
 

@@ -1,12 +1,12 @@
-#include <epochrt/messages/fault_plan.hpp>
+#include <epochrt/faults/fault_plan.hpp>
 
 #include <cerrno>
 #include <cmath>
 #include <utility>
 
-#include <epochrt/messages/strict_json.hpp>
-#include <epochrt/messages/fault_errc.hpp>
+#include <epochrt/faults/fault_errc.hpp>
 #include <epochrt/messages/names.hpp>
+#include <epochrt/messages/strict_json.hpp>
 
 namespace epochrt {
 

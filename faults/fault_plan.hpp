@@ -8,7 +8,7 @@
 
 #include <caf/expected.hpp>
 
-#include <epochrt/messages/fault_point.hpp>
+#include <epochrt/faults/fault_point.hpp>
 
 // Fault plans: which faults strike where and when. The JSON format (also
 // in docs/fault-plans.md):

@@ -15,9 +15,9 @@
 
 #include <caf/error.hpp>
 
-#include <epochrt/messages/fault_draws.hpp>
-#include <epochrt/messages/fault_plan.hpp>
-#include <epochrt/messages/fault_point.hpp>
+#include <epochrt/faults/fault_draws.hpp>
+#include <epochrt/faults/fault_plan.hpp>
+#include <epochrt/faults/fault_point.hpp>
 
 namespace epochrt {
 

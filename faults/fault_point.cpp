@@ -1,4 +1,4 @@
-#include <epochrt/messages/fault_point.hpp>
+#include <epochrt/faults/fault_point.hpp>
 
 #include <array>
 
