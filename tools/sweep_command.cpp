@@ -16,8 +16,10 @@
 
 #include <unistd.h>
 
-#include "tools/child_process.hpp"
 #include "tools/cli_output.hpp"
+#include "tools/process/child_process.hpp"
+#include "tools/process/node_daemon.hpp"
+#include "tools/process/text_file.hpp"
 #include <epochrt/messages/fault_draws.hpp>
 #include <epochrt/messages/fault_plan.hpp>
 #include <epochrt/messages/fault_point.hpp>
@@ -32,6 +34,10 @@ namespace epochrt::cli {
 namespace fs = std::filesystem;
 
 namespace {
+
+using process::child_process;
+using process::node_daemon;
+using process::read_text;
 
 // Where a hit was made: the master (the `epochrt run` process) or the
 // daemon of a node the sweep started.
@@ -75,18 +81,22 @@ const char* outcome_name(outcome x) {
   return "?";
 }
 
+// How a run of a program ended: by itself, or killed because it outlived
+// its time limit.
+struct run_status : process::exit_status {
+  bool timed_out = false;
+};
+
+// "exit 0", "exit 1", "killed by signal 9", "timed out".
+std::string describe(const run_status& status) {
+  return status.timed_out ? "timed out" : process::describe(status);
+}
+
 struct run_result {
-  child_status status;
+  run_status status;
   std::string out;
   std::string err;
 };
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in{path, std::ios::binary};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::vector<hit> read_trace(const fs::path& path, int phase,
                             const std::string& process) {
@@ -122,7 +132,7 @@ std::vector<hit> read_trace(const fs::path& path, int phase,
 }
 
 // Exited 0, in time.
-bool succeeded(const child_status& status) {
+bool succeeded(const run_status& status) {
   return !status.timed_out && status.signal == 0 && status.exit_code == 0;
 }
 
@@ -157,13 +167,22 @@ bool is_exchange_point(fault_point p) {
     || p == fault_point::collective_receive;
 }
 
+// Every child of the sweep leads its own process group, which it takes along
+// when it ends or is killed, and dies with the sweep (PR_SET_PDEATHSIG),
+// however the sweep ends: its group keeps it from the terminal's signals.
+child_process::options sweep_child() {
+  child_process::options o;
+  o.own_group = true;
+  o.parent_death_signal = SIGKILL;
+  return o;
+}
+
 // A daemon the sweep runs for one node.
 struct daemon {
   std::string node;
   fs::path root;
   uint16_t port = 0;
-  std::optional<child_process> proc;
-  int incarnation = 0;
+  std::optional<node_daemon> proc;
   // How often it died while a run was going on.
   int deaths = 0;
 };
@@ -185,60 +204,39 @@ private:
   std::string start_daemon(daemon& d, const fs::path& dir,
                            const std::optional<fs::path>& plan,
                            const std::optional<fs::path>& trace) {
-    ++d.incarnation;
-    auto out = dir / (d.node + ".out." + std::to_string(d.incarnation));
-    child_process::options o;
-    o.argv = {exe_,
-              "node",
-              "--listen",
-              "127.0.0.1:" + std::to_string(d.port),
-              "--checkpoint-root",
-              d.root.string(),
-              "--connection-timeout-ms",
-              std::to_string(opts_.connection_timeout_ms),
-              "-q"};
+    node_daemon::options o;
+    o.program = exe_;
+    o.root = d.root.string();
+    o.port = d.port;
+    o.args = {"--connection-timeout-ms",
+              std::to_string(opts_.connection_timeout_ms), "-q"};
     if (opts_.secret_file) {
-      o.argv.push_back("--secret-file");
-      o.argv.push_back(*opts_.secret_file);
+      o.args.push_back("--secret-file");
+      o.args.push_back(*opts_.secret_file);
     }
     if (plan) {
-      o.argv.push_back("--fault-plan");
-      o.argv.push_back(plan->string());
+      o.args.push_back("--fault-plan");
+      o.args.push_back(plan->string());
     }
     if (trace) {
-      o.argv.push_back("--fault-trace");
-      o.argv.push_back(trace->string());
+      o.args.push_back("--fault-trace");
+      o.args.push_back(trace->string());
     }
-    o.stdout_path = out.string();
-    o.stderr_path = (dir / (d.node + ".err")).string();
-    std::string error;
+    o.log_path = (dir / (d.node + ".err")).string();
+    o.ready_timeout = std::chrono::seconds(10);
+    o.launch = sweep_child();
     // The old port may be held for a moment by the daemon that just died.
     for (int attempt = 0; attempt < 50; ++attempt) {
-      auto proc = child_process::start(o, error);
-      if (!proc)
-        return error;
-      auto deadline
-        = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      child_status status;
-      bool ended = false;
-      while (std::chrono::steady_clock::now() < deadline) {
-        auto text = read_text(out);
-        auto at = text.find("listening on ");
-        if (at != std::string::npos
-            && text.find('\n', at) != std::string::npos) {
-          auto colon = text.rfind(':', text.find('\n', at));
-          d.port = static_cast<uint16_t>(
-            std::strtoul(text.c_str() + colon + 1, nullptr, 10));
-          d.proc = std::move(proc);
-          return {};
-        }
-        if (proc->poll(status)) {
-          ended = true;
-          break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      std::string error;
+      auto why = node_daemon::failure::cannot_start;
+      d.proc = node_daemon::start(o, error, &why);
+      if (d.proc) {
+        d.port = d.proc->port();
+        return {};
       }
-      if (!ended)
+      if (why == node_daemon::failure::cannot_start)
+        return error;
+      if (why == node_daemon::failure::silent)
         return "the daemon of node " + d.node + " did not start listening";
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -300,11 +298,13 @@ private:
   run_result run_job(const fs::path& dir, int k,
                      const std::optional<fs::path>& plan,
                      const std::optional<fs::path>& trace) {
-    child_process::options o;
+    auto out = dir / ("run" + std::to_string(k) + ".out");
+    auto err = dir / ("run" + std::to_string(k) + ".err");
+    auto o = sweep_child();
     o.argv = run_argv(plan, trace);
     o.cwd = (dir / "cwd").string();
-    o.stdout_path = (dir / ("run" + std::to_string(k) + ".out")).string();
-    o.stderr_path = (dir / ("run" + std::to_string(k) + ".err")).string();
+    o.out = process::output::file(out.string());
+    o.err = process::output::file(err.string());
     run_result result;
     std::string error;
     auto proc = child_process::start(o, error);
@@ -316,26 +316,26 @@ private:
     auto deadline = std::chrono::steady_clock::now()
       + std::chrono::milliseconds(opts_.timeout_ms);
     for (;;) {
-      if (proc->poll(result.status))
+      if (!proc->running()) {
+        static_cast<process::exit_status&>(result.status) = *proc->status();
         break;
+      }
       if (std::chrono::steady_clock::now() >= deadline) {
         proc->kill();
-        result.status = {};
         result.status.timed_out = true;
         break;
       }
       revive_daemons(dir);
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    result.out = read_text(o.stdout_path);
-    result.err = read_text(o.stderr_path);
+    result.out = read_text(out);
+    result.err = read_text(err);
     return result;
   }
 
   void revive_daemons(const fs::path& dir) {
     for (auto& d : daemons_) {
-      child_status status;
-      if (d.proc && d.proc->poll(status)) {
+      if (d.proc && !d.proc->running()) {
         d.proc.reset();
         ++d.deaths;
         if (auto err
@@ -415,20 +415,27 @@ private:
   }
 
   bool verifies(const fs::path& dir, std::string& why) {
-    child_process::options o;
+    auto err = dir / "verify.err";
+    auto o = sweep_child();
     o.argv = {exe_, "ckpt", "verify", (dir / "cwd" / "ckpt").string()};
-    o.stdout_path = (dir / "verify.out").string();
-    o.stderr_path = (dir / "verify.err").string();
+    o.out = process::output::file((dir / "verify.out").string());
+    o.err = process::output::file(err.string());
     std::string error;
     auto proc = child_process::start(o, error);
     if (!proc) {
       why = error;
       return false;
     }
-    auto status = proc->wait(std::chrono::milliseconds(opts_.timeout_ms));
+    run_status status;
+    if (proc->wait(std::chrono::milliseconds(opts_.timeout_ms)) < 0) {
+      proc->kill();
+      status.timed_out = true;
+    } else {
+      static_cast<process::exit_status&>(status) = *proc->status();
+    }
     if (succeeded(status))
       return true;
-    why = one_line(error_line(read_text(o.stderr_path)));
+    why = one_line(error_line(read_text(err)));
     if (why.empty())
       why = describe(status);
     return false;
