@@ -38,6 +38,19 @@ child_process start(const child_process::options& o) {
   return std::move(*proc);
 }
 
+// The first line the child writes to the file at `path`, once it is
+// complete (at most 10 s); empty when none comes.
+std::string first_line_of(const std::string& path) {
+  for (auto deadline = std::chrono::steady_clock::now() + 10s;
+       std::chrono::steady_clock::now() < deadline;
+       std::this_thread::sleep_for(10ms)) {
+    auto text = read_text(path);
+    if (auto end = text.find('\n'); end != std::string::npos)
+      return text.substr(0, end);
+  }
+  return {};
+}
+
 // True once no process `pid` exists (a zombie still counts as gone).
 bool gone(pid_t pid) {
   for (auto deadline = std::chrono::steady_clock::now() + 5s;
@@ -93,14 +106,20 @@ BOOST_AUTO_TEST_CASE(kill_ends_and_reaps_a_child_that_outlived_its_limit) {
 }
 
 BOOST_AUTO_TEST_CASE(stop_sends_its_signal_and_waits_for_the_child) {
-  auto proc = start(shell("trap 'exit 7' TERM; while :; do sleep 0.01; done"));
-  std::this_thread::sleep_for(100ms); // until the trap is set
+  temp_dir dir;
+  auto ready = dir.sub("ready");
+  auto proc = start(shell("trap 'exit 7' TERM; echo ready > " + ready
+                          + "; while :; do sleep 0.01; done"));
+  BOOST_TEST_REQUIRE(first_line_of(ready) == "ready"); // the trap is set
   BOOST_TEST(proc.stop(SIGTERM, 10s) == 7);
 }
 
 BOOST_AUTO_TEST_CASE(stop_kills_a_child_that_ignores_its_signal) {
-  auto proc = start(shell("trap '' TERM; while :; do sleep 0.01; done"));
-  std::this_thread::sleep_for(100ms);
+  temp_dir dir;
+  auto ready = dir.sub("ready");
+  auto proc = start(shell("trap '' TERM; echo ready > " + ready
+                          + "; while :; do sleep 0.01; done"));
+  BOOST_TEST_REQUIRE(first_line_of(ready) == "ready");
   BOOST_TEST(proc.stop(SIGTERM, 100ms) == 128 + SIGKILL);
 }
 
@@ -117,12 +136,13 @@ BOOST_AUTO_TEST_CASE(the_destructor_uses_the_stop_signal_and_grace) {
   temp_dir dir;
   auto mark = dir.sub("stopped");
   {
-    auto o = shell("trap 'echo term > " + mark
-                   + "; exit 0' TERM; while :; do sleep 0.01; done");
+    auto ready = dir.sub("ready");
+    auto o = shell("trap 'echo term > " + mark + "; exit 0' TERM; echo ready > "
+                   + ready + "; while :; do sleep 0.01; done");
     o.stop_signal = SIGTERM;
     o.stop_grace = 10s;
     auto proc = start(o);
-    std::this_thread::sleep_for(100ms);
+    BOOST_TEST_REQUIRE(first_line_of(ready) == "ready");
   }
   BOOST_TEST(read_text(mark) == "term\n");
 }
@@ -234,12 +254,8 @@ BOOST_AUTO_TEST_CASE(a_child_of_its_own_group_takes_the_group_along) {
   auto o = shell("sleep 30 & echo $! > " + file + "; wait");
   o.own_group = true;
   auto proc = start(o);
-  std::string text;
-  for (auto deadline = std::chrono::steady_clock::now() + 10s;
-       !contains(text, "\n") && std::chrono::steady_clock::now() < deadline;
-       std::this_thread::sleep_for(10ms))
-    text = read_text(file);
-  BOOST_TEST_REQUIRE(contains(text, "\n"));
+  auto text = first_line_of(file);
+  BOOST_TEST_REQUIRE(!text.empty());
   auto grandchild = static_cast<pid_t>(std::stol(text));
   proc.kill();
   BOOST_TEST(gone(grandchild));
