@@ -51,13 +51,13 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
+#include "bench/bench_processes.hpp"
 #include "bench/bench_util.hpp"
 #include "bench/caf_item_peer.hpp"
-#include "bench/child_process.hpp"
 #include "bench/command_line.hpp"
-#include "bench/daemon_process.hpp"
 #include "bench/gloo_allreduce.hpp"
 #include "bench/job_variants.hpp"
+#include "tools/process/text_file.hpp"
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/distributed_session.hpp>
 #include <epochrt/actors/api/error_codes.hpp>
@@ -79,6 +79,7 @@
 namespace {
 
 using namespace epochrt::bench;
+using epochrt::process::tail_of;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -605,15 +606,16 @@ void measure_gloo(const bench_options& opts, const std::string& self,
     iters.push_back(iters_for(mib));
   std::vector<child_process> workers;
   for (int rank = 0; rank < node_count; ++rank)
-    workers.push_back(child_process::start(
+    workers.push_back(start_child(
       {self, "--gloo-worker", std::to_string(rank), std::to_string(node_count),
        store, join(opts.sizes_mib), join(iters), std::to_string(opts.runs)},
       scratch + "/gloo_" + std::to_string(rank) + ".log", rank == 0));
-  bool timed_out = false;
-  auto text = workers[0].read_output(seconds(120), timed_out);
+  std::string text;
+  std::string ignored;
+  bool timed_out = !workers[0].read_to_end(seconds(120), text, ignored);
   int failed = 0;
   for (auto& w : workers)
-    if (w.finish(timed_out ? milliseconds{0} : milliseconds{10000}) != 0)
+    if (finish(w, timed_out ? milliseconds{0} : milliseconds{10000}) != 0)
       ++failed;
   if (timed_out || failed > 0) {
     out.gloo_skipped = std::string{"failed"} + (timed_out ? " (timed out)" : "")
@@ -639,33 +641,34 @@ void measure_mpi(const bench_options& opts, const char* argv0,
   // ob1 with only the self and tcp BTLs: every byte over loopback TCP (UCX
   // or the shared-memory BTL would bypass it). No binding: 3 ranks share 2
   // cores.
-  auto mpirun = child_process::start({EPOCHRT_BENCH_MPIEXEC,
-                                      "--allow-run-as-root",
-                                      "--oversubscribe",
-                                      "-np",
-                                      std::to_string(node_count),
-                                      "--bind-to",
-                                      "none",
-                                      "--mca",
-                                      "pml",
-                                      "ob1",
-                                      "--mca",
-                                      "btl",
-                                      "self,tcp",
-                                      "--mca",
-                                      "btl_tcp_if_include",
-                                      "lo",
-                                      "--mca",
-                                      "oob_tcp_if_include",
-                                      "lo",
-                                      program,
-                                      join(opts.sizes_mib),
-                                      join(iters),
-                                      std::to_string(opts.runs)},
-                                     scratch + "/mpi.log", true);
-  bool timed_out = false;
-  auto text = mpirun.read_output(seconds(120), timed_out);
-  auto status = mpirun.finish(timed_out ? milliseconds{0} : seconds(10));
+  auto mpirun = start_child({EPOCHRT_BENCH_MPIEXEC,
+                             "--allow-run-as-root",
+                             "--oversubscribe",
+                             "-np",
+                             std::to_string(node_count),
+                             "--bind-to",
+                             "none",
+                             "--mca",
+                             "pml",
+                             "ob1",
+                             "--mca",
+                             "btl",
+                             "self,tcp",
+                             "--mca",
+                             "btl_tcp_if_include",
+                             "lo",
+                             "--mca",
+                             "oob_tcp_if_include",
+                             "lo",
+                             program,
+                             join(opts.sizes_mib),
+                             join(iters),
+                             std::to_string(opts.runs)},
+                            scratch + "/mpi.log", true);
+  std::string text;
+  std::string ignored;
+  bool timed_out = !mpirun.read_to_end(seconds(120), text, ignored);
+  auto status = finish(mpirun, timed_out ? milliseconds{0} : seconds(10));
   if (timed_out || status != 0) {
     out.mpi_skipped = "mpirun failed (status " + std::to_string(status)
       + (timed_out ? ", timed out" : "") + "); its log:\n"
@@ -691,15 +694,16 @@ void measure_caf(const bench_options& opts, const std::string& self,
                  const std::string& scratch, figures& out) {
   progress("CAF request/response: %d items of 4 KiB between two processes",
            opts.items);
-  auto sink = node_daemon::start_program(
-    {self, "--serve-caf-sink"}, scratch + "/caf_sink.log", seconds(20));
-  auto client = child_process::start(
-    {self, "--caf-client", std::to_string(sink.port()),
-     std::to_string(opts.items), std::to_string(opts.runs), "4096"},
-    scratch + "/caf_client.log", true);
-  bool timed_out = false;
-  auto text = client.read_output(seconds(120), timed_out);
-  auto status = client.finish(timed_out ? milliseconds{0} : seconds(10));
+  auto sink = start_listening({self, "--serve-caf-sink"},
+                              scratch + "/caf_sink.log", seconds(20));
+  auto client = start_child({self, "--caf-client", std::to_string(sink.port()),
+                             std::to_string(opts.items),
+                             std::to_string(opts.runs), "4096"},
+                            scratch + "/caf_client.log", true);
+  std::string text;
+  std::string ignored;
+  bool timed_out = !client.read_to_end(seconds(120), text, ignored);
+  auto status = finish(client, timed_out ? milliseconds{0} : seconds(10));
   sink.stop();
   if (timed_out || status != 0) {
     out.caf_skipped = "the CAF client failed (status " + std::to_string(status)
@@ -942,7 +946,7 @@ int bench_main(int argc, char** argv) {
       for (int i = 0; i < node_count; ++i) {
         auto root = scratch + "/" + node_name(i);
         daemons.push_back(
-          node_daemon::start(binary, root, root + ".log", seconds(20)));
+          start_node_daemon(binary, root, root + ".log", seconds(20)));
         progress("  %s on 127.0.0.1:%u (pid %d)", node_name(i).c_str(),
                  daemons.back().port(), static_cast<int>(daemons.back().pid()));
       }

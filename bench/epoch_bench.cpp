@@ -87,8 +87,9 @@
 #include <csignal>
 #include <pthread.h>
 
+#include "bench/bench_processes.hpp"
 #include "bench/bench_util.hpp"
-#include "bench/daemon_process.hpp"
+#include "tools/process/text_file.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/distributed_session.hpp>
@@ -107,6 +108,7 @@
 namespace {
 
 using namespace epochrt::bench;
+using epochrt::process::tail_of;
 using std::chrono::milliseconds;
 
 struct epoch_options {
@@ -708,7 +710,7 @@ void measure_ops(const epoch_options& opts, const registry_ptr& ops,
 
 // The remote baseline: the fan-out to actors published by other processes.
 void measure_caf_remote(const epoch_options& opts, caf::actor_system& sys,
-                        const std::vector<node_daemon>& peers, figures& out) {
+                        const std::vector<child_process>& peers, figures& out) {
   std::vector<caf::actor> remote;
   for (auto& peer : peers) {
     auto handle = sys.middleman().remote_actor("127.0.0.1", peer.port());
@@ -727,7 +729,7 @@ void measure_caf_remote(const epoch_options& opts, caf::actor_system& sys,
 
 void measure_remote(const epoch_options& opts, const registry_ptr& ops,
                     const std::vector<node_daemon>& daemons,
-                    const std::vector<node_daemon>& caf_peers, figures& out) {
+                    const std::vector<child_process>& caf_peers, figures& out) {
   caf::actor_system_config cfg;
   if (auto err = epochrt::configure_network(cfg))
     throw std::runtime_error(epochrt::coded_error_text(err));
@@ -757,7 +759,7 @@ void measure_remote(const epoch_options& opts, const registry_ptr& ops,
 }
 
 void measure(const epoch_options& opts, const std::vector<node_daemon>& daemons,
-             const std::vector<node_daemon>& caf_peers, figures& out) {
+             const std::vector<child_process>& caf_peers, figures& out) {
   auto ops = std::make_shared<epochrt::op_registry>();
   if (auto err = epochrt::add_builtin_ops(*ops))
     throw std::runtime_error(epochrt::error_text(err));
@@ -909,7 +911,7 @@ int main(int argc, char** argv) {
   // Declared before the actor system, hence stopped after it: the session
   // detaches its nodes from the daemons before they go.
   std::vector<node_daemon> daemons;
-  std::vector<node_daemon> caf_peers;
+  std::vector<child_process> caf_peers;
   try {
     if (opts.remote) {
       scratch = make_scratch_dir({});
@@ -918,8 +920,8 @@ int main(int argc, char** argv) {
       progress("starting %d node daemon(s): %s", opts.nodes, binary.c_str());
       for (int i = 0; i < opts.nodes; ++i) {
         auto root = scratch + "/" + node_name(i);
-        daemons.push_back(node_daemon::start(binary, root, root + ".log",
-                                             std::chrono::seconds(20)));
+        daemons.push_back(start_node_daemon(binary, root, root + ".log",
+                                            std::chrono::seconds(20)));
         progress("  %s on 127.0.0.1:%u (pid %d)", node_name(i).c_str(),
                  daemons.back().port(), static_cast<int>(daemons.back().pid()));
       }
@@ -927,10 +929,10 @@ int main(int argc, char** argv) {
       // CAF actor each.
       auto self_path = sibling_program(argv[0], "epoch_bench");
       for (int i = 0; i < opts.nodes; ++i) {
-        caf_peers.push_back(node_daemon::start_program(
-          {self_path, "--serve-caf-peer"},
-          scratch + "/caf_peer_" + std::to_string(i) + ".log",
-          std::chrono::seconds(20)));
+        caf_peers.push_back(
+          start_listening({self_path, "--serve-caf-peer"},
+                          scratch + "/caf_peer_" + std::to_string(i) + ".log",
+                          std::chrono::seconds(20)));
         progress("  CAF peer %d on 127.0.0.1:%u", i, caf_peers.back().port());
       }
     }

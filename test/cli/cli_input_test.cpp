@@ -16,9 +16,9 @@
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
 
-using epochrt::test::background_process;
 using epochrt::test::process_result;
 using epochrt::test::process_runner;
+using epochrt::test::run_in_background;
 using epochrt::test::temp_dir;
 
 namespace {
@@ -127,7 +127,8 @@ BOOST_AUTO_TEST_CASE(a_duplicate_field_names_its_path) {
 
 BOOST_AUTO_TEST_CASE(control_characters_in_log_lines_are_escaped) {
   temp_dir dir;
-  auto root = dir.sub("a\x1b[31mb\xe2\x80\xa8" "c");
+  auto root = dir.sub("a\x1b[31mb\xe2\x80\xa8"
+                      "c");
   auto out = dir.sub("out");
   auto err = dir.sub("err");
   auto read = [](const std::string& path) {
@@ -136,8 +137,8 @@ BOOST_AUTO_TEST_CASE(control_characters_in_log_lines_are_escaped) {
                        std::istreambuf_iterator<char>{}};
   };
   {
-    background_process daemon{
-      EPOCHRT_CLI, {"node", "--checkpoint-root", root}, out, err};
+    auto daemon = run_in_background(
+      EPOCHRT_CLI, {"node", "--checkpoint-root", root}, out, err);
     for (int i = 0; i < 1000 && read(out).empty(); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     daemon.signal(SIGTERM);

@@ -366,12 +366,11 @@ BOOST_AUTO_TEST_CASE(sweep_in_a_work_dir_used_before_judges_only_its_own_runs) {
 BOOST_AUTO_TEST_CASE(the_sweeps_daemons_and_runs_die_with_it) {
   temp_dir dir;
   auto work = dir.str() + "/w";
-  epochrt::test::background_process sweep{
+  auto sweep = epochrt::test::run_in_background(
     EPOCHRT_CLI,
     {"sweep", jobs + "pipeline3.json", "--daemon", "trainer_1", "--max-runs",
      "50", "--work-dir", work},
-    dir.str() + "/out",
-    dir.str() + "/err"};
+    dir.str() + "/out", dir.str() + "/err");
   // Until its daemon of the first case is up.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (!std::filesystem::exists(work + "/reference/trainer_1.err")

@@ -24,14 +24,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test/remote/daemon_process.hpp"
+#include "test/support/eventually.hpp"
+#include "test/support/node_daemons.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
 #include "test/support/text.hpp"
 
-using epochrt::test::background_process;
 using epochrt::test::process_result;
 using epochrt::test::process_runner;
+using epochrt::test::run_in_background;
 using epochrt::test::temp_dir;
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -212,12 +213,11 @@ BOOST_AUTO_TEST_CASE(lines_are_appended_while_the_job_runs) {
   std::ofstream{plan} << R"({"faults": [{"point": "job.group.start",
     "fault": "delay", "detail": "epoch", "count": 0, "ms": 400}]})";
   auto err = dir.sub("err");
-  background_process job{EPOCHRT_CLI,
-                         {"run", jobs + "pipeline.json", "--checkpoint-dir",
-                          dir.sub("ckpt"), "--stats-json", stats,
-                          "--fault-plan", plan},
-                         dir.sub("out"),
-                         err};
+  auto job = run_in_background(EPOCHRT_CLI,
+                               {"run", jobs + "pipeline.json",
+                                "--checkpoint-dir", dir.sub("ckpt"),
+                                "--stats-json", stats, "--fault-plan", plan},
+                               dir.sub("out"), err);
   auto deadline = std::chrono::steady_clock::now() + 20s;
   while (!contains(read_file(err), "starting epoch 3")
          && std::chrono::steady_clock::now() < deadline)
@@ -384,20 +384,19 @@ BOOST_AUTO_TEST_CASE(a_resumed_job_traces_every_nodes_load) {
 
 BOOST_AUTO_TEST_CASE(a_lost_node_and_its_recovery_are_in_the_stats_and_trace) {
   temp_dir dir;
-  epochrt::test::daemon_process daemon{dir.str(), "trainer_1"};
+  auto daemon = epochrt::test::start_daemon(dir.str(), "trainer_1");
   auto plan = dir.sub("plan.json");
   std::ofstream{plan} << R"({"faults": [{"point": "job.group.start",
     "fault": "delay", "detail": "epoch", "count": 0, "ms": 400}]})";
   auto stats = dir.sub("stats.jsonl");
   auto trace = dir.sub("trace.json");
   auto err = dir.sub("run.err");
-  background_process job{
+  auto job = run_in_background(
     EPOCHRT_CLI,
     {"run", jobs + "pipeline3.json", "--checkpoint-dir", dir.sub("ckpt"),
      "--node", "trainer_1=" + daemon.address(), "--max-failures", "1",
      "--stats-json", stats, "--trace", trace, "--fault-plan", plan},
-    dir.sub("run.out"),
-    err};
+    dir.sub("run.out"), err);
   auto reached = [&](const std::string& text) {
     return epochrt::test::eventually(
       [&] {
@@ -409,7 +408,7 @@ BOOST_AUTO_TEST_CASE(a_lost_node_and_its_recovery_are_in_the_stats_and_trace) {
   daemon.kill();
   BOOST_TEST_REQUIRE(reached("recovering (failure 1 of at most 1)"),
                      read_file(err));
-  daemon.restart();
+  epochrt::test::restart(daemon);
   BOOST_TEST_REQUIRE(job.wait(30s) == 0, read_file(err));
   auto lines = json_lines(stats);
   auto lost = of_type(lines, "node_lost");

@@ -17,15 +17,17 @@
 #include <sstream>
 #include <thread>
 
-#include "test/remote/daemon_process.hpp"
+#include "test/support/eventually.hpp"
+#include "test/support/node_daemons.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
 #include "test/support/text.hpp"
 #include <epochrt/persistence/file_metadata_handler.hpp>
 
-using epochrt::test::background_process;
+using epochrt::process::child_process;
 using epochrt::test::process_result;
 using epochrt::test::process_runner;
+using epochrt::test::run_in_background;
 using epochrt::test::temp_dir;
 using namespace std::chrono_literals;
 
@@ -68,7 +70,7 @@ struct running_job {
     : out(dir.sub("run.out")), err(dir.sub("run.err")) {
     std::remove(out.c_str());
     std::remove(err.c_str());
-    proc.emplace(EPOCHRT_CLI, args, out, err);
+    proc = run_in_background(EPOCHRT_CLI, args, out, err);
   }
 
   /// Waits until stderr holds `text`; false after 20 s.
@@ -83,7 +85,7 @@ struct running_job {
 
   std::string out;
   std::string err;
-  std::optional<background_process> proc;
+  std::optional<child_process> proc;
 };
 
 /// A fault plan that holds the job: each rule a delay.
@@ -264,7 +266,7 @@ BOOST_AUTO_TEST_CASE(without_a_checkpoint_dir_a_stop_says_a_rerun_starts_over) {
 
 BOOST_AUTO_TEST_CASE(a_master_of_daemons_stops_the_same_way) {
   temp_dir dir;
-  epochrt::test::daemon_process daemon{dir.str(), "trainer_1"};
+  auto daemon = epochrt::test::start_daemon(dir.str(), "trainer_1");
   auto ckpt = dir.sub("ckpt");
   auto pipeline3 = EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline3.json";
   auto args = std::vector<std::string>{

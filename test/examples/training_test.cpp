@@ -18,8 +18,8 @@
 #include <epochrt/epochrt.hpp>
 
 using namespace epochrt;
-using epochrt::test::background_process;
 using epochrt::test::process_runner;
+using epochrt::test::run_in_background;
 using epochrt::test::temp_dir;
 
 namespace {
@@ -105,8 +105,8 @@ BOOST_AUTO_TEST_CASE(
   auto ckpt = dir.sub("ckpt");
   auto args = concat({"run", job, "--checkpoint-dir", ckpt}, fetch_model);
   {
-    background_process run{EPOCHRT_CLI, args, dir.sub("killed.out"),
-                           dir.sub("killed.err")};
+    auto run = run_in_background(EPOCHRT_CLI, args, dir.sub("killed.out"),
+                                 dir.sub("killed.err"));
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     auto committed = [&] {
       file_metadata_handler metadata{ckpt};

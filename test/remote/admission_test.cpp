@@ -22,17 +22,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "test/remote/daemon_process.hpp"
+#include "test/support/eventually.hpp"
+#include "test/support/node_daemons.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
+#include "tools/process/text_file.hpp"
 #include <epochrt/actors/remote/admission_protocol.hpp>
 #include <epochrt/actors/remote/proof.hpp>
 
 using namespace std::chrono_literals;
-using epochrt::test::daemon_process;
+using epochrt::process::node_daemon;
+using epochrt::process::read_text;
 using epochrt::test::eventually;
 using epochrt::test::process_runner;
-using epochrt::test::read_text;
+using epochrt::test::start_daemon;
 using epochrt::test::temp_dir;
 
 namespace {
@@ -156,7 +159,7 @@ std::string write_secret(const temp_dir& dir) {
 }
 
 // The pipeline job over one daemon, as a real master runs it.
-std::string run_master(const daemon_process& daemon,
+std::string run_master(const node_daemon& daemon,
                        const std::vector<std::string>& extra = {}) {
   std::vector<std::string> args{"run",
                                 EPOCHRT_SOURCE_DIR "/examples/jobs/"
@@ -204,10 +207,9 @@ BOOST_AUTO_TEST_CASE(
   headers_announcing_gigabytes_before_authentication_cost_the_daemon_nothing) {
   temp_dir dir;
   auto secret = write_secret(dir);
-  daemon_process daemon{
-    dir.str(),
-    "d",
-    {"--secret-file", secret, "--admission-timeout-ms", "60000"}};
+  auto daemon = start_daemon(
+    dir.str(), "d",
+    {"--secret-file", secret, "--admission-timeout-ms", "60000"});
   auto before = resident_mib(daemon.pid());
   std::vector<std::unique_ptr<raw_connection>> peers;
   for (uint32_t announced : {1u << 30, 1u << 30, 1u << 30, 0xFFFFFFFFu}) {
@@ -229,10 +231,9 @@ BOOST_AUTO_TEST_CASE(
   hundreds_of_unauthenticated_connections_hold_a_bounded_amount) {
   temp_dir dir;
   auto secret = write_secret(dir);
-  daemon_process daemon{
-    dir.str(),
-    "d",
-    {"--secret-file", secret, "--admission-timeout-ms", "60000"}};
+  auto daemon = start_daemon(
+    dir.str(), "d",
+    {"--secret-file", secret, "--admission-timeout-ms", "60000"});
   auto before = resident_mib(daemon.pid());
   std::vector<std::unique_ptr<raw_connection>> peers;
   for (int i = 0; i < 200; ++i) {
@@ -255,8 +256,8 @@ BOOST_AUTO_TEST_CASE(
 BOOST_AUTO_TEST_CASE(a_connection_that_never_proves_itself_is_closed_in_time) {
   temp_dir dir;
   auto secret = write_secret(dir);
-  daemon_process daemon{
-    dir.str(), "d", {"--secret-file", secret, "--admission-timeout-ms", "300"}};
+  auto daemon = start_daemon(
+    dir.str(), "d", {"--secret-file", secret, "--admission-timeout-ms", "300"});
   raw_connection silent{daemon.port()};
   raw_connection slow{daemon.port()};
   // A part of a hello, never the rest.
@@ -277,13 +278,13 @@ BOOST_AUTO_TEST_CASE(
   idle_connections_at_a_descriptor_limit_neither_spin_nor_lock_out_a_master) {
   temp_dir dir;
   auto secret = write_secret(dir);
-  std::unique_ptr<daemon_process> daemon;
+  std::unique_ptr<node_daemon> daemon;
   {
     descriptor_limit limit{128};
-    daemon = std::make_unique<daemon_process>(
+    daemon = std::make_unique<node_daemon>(start_daemon(
       dir.str(), "d",
       std::vector<std::string>{"--secret-file", secret,
-                               "--admission-timeout-ms", "60000"});
+                               "--admission-timeout-ms", "60000"}));
   }
   std::vector<std::unique_ptr<raw_connection>> peers;
   for (int i = 0; i < 150; ++i)
@@ -300,13 +301,13 @@ BOOST_AUTO_TEST_CASE(
 BOOST_AUTO_TEST_CASE(
   out_of_descriptors_the_daemon_logs_once_sheds_new_connections_and_recovers) {
   temp_dir dir;
-  std::unique_ptr<daemon_process> daemon;
+  std::unique_ptr<node_daemon> daemon;
   {
     // Room for CAF's own descriptors and a handful of connections.
     descriptor_limit limit{24};
-    daemon = std::make_unique<daemon_process>(
+    daemon = std::make_unique<node_daemon>(start_daemon(
       dir.str(), "d",
-      std::vector<std::string>{"--admission-timeout-ms", "60000"});
+      std::vector<std::string>{"--admission-timeout-ms", "60000"}));
   }
   {
     std::vector<std::unique_ptr<raw_connection>> peers;
@@ -335,7 +336,7 @@ BOOST_AUTO_TEST_CASE(
 
 BOOST_AUTO_TEST_CASE(an_admitted_peer_cannot_announce_more_than_the_limit) {
   temp_dir dir;
-  daemon_process daemon{dir.str(), "d", {"--max-tensor-bytes", "1024"}};
+  auto daemon = start_daemon(dir.str(), "d", {"--max-tensor-bytes", "1024"});
   auto before = resident_mib(daemon.pid());
   raw_connection peer{daemon.port()};
   // A master without a secret, to a daemon without one.

@@ -11,21 +11,26 @@
 #include <sstream>
 #include <sys/stat.h>
 
-#include "test/remote/daemon_process.hpp"
 #include "test/remote/test_certificates.hpp"
+#include "test/support/eventually.hpp"
+#include "test/support/node_daemons.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
 #include "test/support/text.hpp"
+#include "tools/process/text_file.hpp"
 
 namespace fs = std::filesystem;
 
 using namespace std::chrono_literals;
-using epochrt::test::background_process;
-using epochrt::test::daemon_process;
+using epochrt::process::child_process;
+using epochrt::process::node_daemon;
+using epochrt::process::read_text;
 using epochrt::test::eventually;
 using epochrt::test::process_result;
 using epochrt::test::process_runner;
-using epochrt::test::read_text;
+using epochrt::test::restart;
+using epochrt::test::run_in_background;
+using epochrt::test::start_daemon;
 using epochrt::test::temp_dir;
 using epochrt::test::test_ca;
 using epochrt::test::tls_identity;
@@ -107,12 +112,12 @@ std::string write_secret(const temp_dir& dir, const std::string& name,
 
 struct three_daemons {
   temp_dir dir;
-  std::vector<std::unique_ptr<daemon_process>> daemons;
+  std::vector<std::unique_ptr<node_daemon>> daemons;
 
   explicit three_daemons(const std::vector<std::string>& extra = {}) {
     for (int i = 0; i < 3; ++i)
-      daemons.push_back(std::make_unique<daemon_process>(
-        dir.str(), "d" + std::to_string(i), extra));
+      daemons.push_back(std::make_unique<node_daemon>(
+        start_daemon(dir.str(), "d" + std::to_string(i), extra)));
   }
 
   std::vector<std::string> node_args() const {
@@ -143,10 +148,10 @@ struct three_daemons {
 
   // A job run in the background, for the cases that hurt a daemon while it
   // runs; its stderr is polled for progress.
-  std::unique_ptr<background_process>
+  std::unique_ptr<child_process>
   start_run(const std::vector<std::string>& args) {
-    return std::make_unique<background_process>(
-      EPOCHRT_CLI, args, dir.sub("run.out"), dir.sub("run.err"));
+    return std::make_unique<child_process>(run_in_background(
+      EPOCHRT_CLI, args, dir.sub("run.out"), dir.sub("run.err")));
   }
 
   bool reached(const std::string& what, std::chrono::milliseconds timeout) {
@@ -234,7 +239,7 @@ BOOST_AUTO_TEST_CASE(a_killed_daemon_stops_the_job_naming_node_and_epoch) {
   BOOST_TEST(contains(err, "running the same command again resumes"), err);
   // The daemon comes back (a supervisor would restart it); the same command
   // resumes from the last committed epoch and ends with the right totals.
-  d.daemons[1]->restart();
+  restart(*d.daemons[1]);
   auto rerun = cli(args);
   BOOST_REQUIRE_MESSAGE(rerun.exit_code == 0, rerun.err);
   BOOST_TEST(contains(rerun.err, "resuming from epoch"), rerun.err);
@@ -250,7 +255,7 @@ BOOST_AUTO_TEST_CASE(with_max_failures_the_job_survives_a_restarted_daemon) {
   BOOST_REQUIRE(d.reached("starting epoch 2", 20s));
   d.daemons[1]->kill();
   BOOST_REQUIRE(d.reached("recovering (failure 1 of at most 2)", 20s));
-  d.daemons[1]->restart();
+  restart(*d.daemons[1]);
   auto code = run->wait(30s);
   auto out = read_text(d.dir.sub("run.out"));
   auto err = read_text(d.dir.sub("run.err"));
@@ -289,7 +294,7 @@ BOOST_AUTO_TEST_CASE(
   BOOST_REQUIRE(d.reached("starting the download group", 30s));
   d.daemons[1]->kill();
   BOOST_REQUIRE(d.reached("recovering (failure 1 of at most 3)", 20s));
-  d.daemons[1]->restart();
+  restart(*d.daemons[1]);
   auto code = run->wait(30s);
   auto out = read_text(d.dir.sub("run.out"));
   auto err = read_text(d.dir.sub("run.err"));
@@ -317,7 +322,7 @@ BOOST_AUTO_TEST_CASE(
                       "command again resumes from it"),
              err);
   // The rerun reloads the final epoch and runs download and exit on it.
-  d.daemons[1]->restart();
+  restart(*d.daemons[1]);
   auto rerun = cli(args);
   BOOST_REQUIRE_MESSAGE(rerun.exit_code == 0, rerun.err);
   for (auto node : {"trainer_0", "trainer_1", "trainer_2"})
@@ -357,7 +362,7 @@ BOOST_AUTO_TEST_CASE(
   temp_dir dir;
   auto good = write_secret(dir, "good", "the-right-secret-0123456789");
   auto bad = write_secret(dir, "bad", "a-wrong-secret-9876543210");
-  daemon_process daemon{dir.str(), "d", {"--secret-file", good}};
+  auto daemon = start_daemon(dir.str(), "d", {"--secret-file", good});
   auto node = "trainer_0=" + daemon.address();
   auto refused = cli({"run", EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json",
                       "--node", node, "--secret-file", bad});
@@ -379,7 +384,7 @@ BOOST_AUTO_TEST_CASE(
 BOOST_AUTO_TEST_CASE(a_master_without_the_secret_is_refused) {
   temp_dir dir;
   auto good = write_secret(dir, "good", "the-right-secret-0123456789");
-  daemon_process daemon{dir.str(), "d", {"--secret-file", good}};
+  auto daemon = start_daemon(dir.str(), "d", {"--secret-file", good});
   auto refused = cli({"run", EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json",
                       "--node", "trainer_0=" + daemon.address()});
   BOOST_TEST(refused.exit_code == 1);
@@ -396,7 +401,7 @@ BOOST_AUTO_TEST_CASE(a_master_without_the_secret_is_refused) {
 BOOST_AUTO_TEST_CASE(a_daemon_without_the_secret_is_not_trusted) {
   temp_dir dir;
   auto secret = write_secret(dir, "s", "the-right-secret-0123456789");
-  daemon_process daemon{dir.str(), "d"};
+  auto daemon = start_daemon(dir.str(), "d");
   auto refused
     = cli({"run", EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json", "--node",
            "trainer_0=" + daemon.address(), "--secret-file", secret});
@@ -417,17 +422,16 @@ BOOST_AUTO_TEST_CASE(listening_beyond_loopback_needs_a_secret) {
 
 BOOST_AUTO_TEST_CASE(a_second_master_is_refused_while_the_first_runs) {
   temp_dir dir;
-  daemon_process daemon{dir.str(), "d"};
+  auto daemon = start_daemon(dir.str(), "d");
   auto job_text = read_text(EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json");
   job_text = std::regex_replace(job_text, std::regex{"\"ops\": \\["},
                                 "\"ops\": [{\"type\": \"Sleep\", \"args\": "
                                 "{\"ms\": 200}},");
   std::ofstream{dir.sub("paced.json")} << job_text;
   auto node = "trainer_0=" + daemon.address();
-  background_process first{EPOCHRT_CLI,
-                           {"run", dir.sub("paced.json"), "--node", node},
-                           dir.sub("first.out"),
-                           dir.sub("first.err")};
+  auto first = run_in_background(EPOCHRT_CLI,
+                                 {"run", dir.sub("paced.json"), "--node", node},
+                                 dir.sub("first.out"), dir.sub("first.err"));
   BOOST_REQUIRE(eventually(
     [&] {
       return contains(read_text(dir.sub("first.err")), "starting epoch 1");
@@ -446,7 +450,7 @@ BOOST_AUTO_TEST_CASE(a_second_master_is_refused_while_the_first_runs) {
 BOOST_AUTO_TEST_CASE(a_daemon_stops_cleanly_on_sigterm_and_sigint) {
   temp_dir dir;
   for (auto sig : {SIGTERM, SIGINT}) {
-    daemon_process daemon{dir.str(), "d" + std::to_string(sig)};
+    auto daemon = start_daemon(dir.str(), "d" + std::to_string(sig));
     daemon.signal(sig);
     BOOST_TEST(daemon.wait(10s) == 0);
     BOOST_TEST(contains(daemon.log(), "shutting down"));
@@ -467,7 +471,7 @@ BOOST_AUTO_TEST_CASE(an_unreachable_daemon_is_reported_before_anything_runs) {
   // A port that was just free: nothing listens there.
   int port = 0;
   {
-    daemon_process daemon{dir.str(), "gone"};
+    auto daemon = start_daemon(dir.str(), "gone");
     port = daemon.port();
     daemon.kill();
   }
@@ -480,7 +484,7 @@ BOOST_AUTO_TEST_CASE(an_unreachable_daemon_is_reported_before_anything_runs) {
 
 BOOST_AUTO_TEST_CASE(a_daemon_frozen_before_the_job_is_given_up_on_in_time) {
   temp_dir dir;
-  daemon_process daemon{dir.str(), "d"};
+  auto daemon = start_daemon(dir.str(), "d");
   // The kernel still accepts its connections; nobody answers them.
   daemon.signal(SIGSTOP);
   auto started = std::chrono::steady_clock::now();
@@ -551,7 +555,7 @@ BOOST_AUTO_TEST_CASE(a_master_certified_by_another_ca_is_refused) {
   tls_setup tls;
   test_ca other{tls.dir.str(), "other"};
   auto intruder = other.issue("intruder");
-  daemon_process daemon{tls.dir.str(), "d", tls.daemon_flags()};
+  auto daemon = start_daemon(tls.dir.str(), "d", tls.daemon_flags());
   auto node = "trainer_0=" + daemon.address();
   // It even trusts the right CA: what counts is who signed its own
   // certificate.
@@ -572,8 +576,8 @@ BOOST_AUTO_TEST_CASE(a_daemon_certified_by_another_ca_is_not_trusted) {
   tls_setup tls;
   test_ca other{tls.dir.str(), "other"};
   auto impostor = other.issue("impostor");
-  daemon_process daemon{tls.dir.str(), "d",
-                        tls_setup::flags(impostor, tls.ca.ca_file())};
+  auto daemon = start_daemon(tls.dir.str(), "d",
+                             tls_setup::flags(impostor, tls.ca.ca_file()));
   auto refused
     = cli(concat({"run", pipeline, "--node", "trainer_0=" + daemon.address()},
                  tls.master_flags()));
@@ -584,13 +588,13 @@ BOOST_AUTO_TEST_CASE(a_daemon_certified_by_another_ca_is_not_trusted) {
 
 BOOST_AUTO_TEST_CASE(tls_on_one_side_only_is_refused) {
   tls_setup tls;
-  daemon_process tls_daemon{tls.dir.str(), "tls", tls.daemon_flags()};
+  auto tls_daemon = start_daemon(tls.dir.str(), "tls", tls.daemon_flags());
   auto plain_master
     = cli({"run", pipeline, "--node", "trainer_0=" + tls_daemon.address()});
   BOOST_TEST(plain_master.exit_code == 1);
   BOOST_TEST(contains(plain_master.err, "TLS on for one side only"),
              plain_master.err);
-  daemon_process plain_daemon{tls.dir.str(), "plain"};
+  auto plain_daemon = start_daemon(tls.dir.str(), "plain");
   auto tls_master = cli(
     concat({"run", pipeline, "--node", "trainer_0=" + plain_daemon.address()},
            tls.master_flags()));
@@ -603,8 +607,8 @@ BOOST_AUTO_TEST_CASE(tls_on_one_side_only_is_refused) {
 BOOST_AUTO_TEST_CASE(tls_and_a_secret_together_work) {
   tls_setup tls;
   auto secret = write_secret(tls.dir, "s", "the-right-secret-0123456789");
-  daemon_process daemon{tls.dir.str(), "d",
-                        concat(tls.daemon_flags(), {"--secret-file", secret})};
+  auto daemon = start_daemon(
+    tls.dir.str(), "d", concat(tls.daemon_flags(), {"--secret-file", secret}));
   auto served
     = cli(concat({"run", pipeline, "--node", "trainer_0=" + daemon.address(),
                   "--secret-file", secret, "--fetch", "trainer_0:total"},

@@ -11,7 +11,7 @@
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
 
-#include "test/remote/daemon_process.hpp"
+#include "test/support/node_daemons.hpp"
 #include "test/support/temp_dir.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/network.hpp>
@@ -26,7 +26,8 @@ namespace fs = std::filesystem;
 
 using namespace epochrt;
 using namespace std::chrono_literals;
-using epochrt::test::daemon_process;
+using epochrt::process::node_daemon;
+using epochrt::test::start_daemon;
 using epochrt::test::temp_dir;
 
 namespace {
@@ -41,7 +42,8 @@ struct config : caf::actor_system_config {
 // One daemon (tensors up to 1 KiB) and a master's actor system.
 struct client_fixture {
   temp_dir dir;
-  daemon_process daemon{dir.str(), "d", {"--max-tensor-bytes", "1024"}};
+  node_daemon daemon
+    = start_daemon(dir.str(), "d", {"--max-tensor-bytes", "1024"});
   config cfg;
   caf::actor_system sys{cfg};
   std::vector<node_and_persistence_actor> proxies;

@@ -24,10 +24,12 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/scoped_actor.hpp>
 
-#include "test/remote/daemon_process.hpp"
+#include "test/support/eventually.hpp"
+#include "test/support/node_daemons.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
 #include "test/support/text.hpp"
+#include "tools/process/text_file.hpp"
 #include <epochrt/actors/api/distributed_session.hpp>
 #include <epochrt/actors/api/job_runner.hpp>
 #include <epochrt/actors/api/network.hpp>
@@ -42,12 +44,15 @@
 #include <epochrt/runtime/op_registry.hpp>
 
 using namespace std::chrono_literals;
-using epochrt::test::background_process;
-using epochrt::test::daemon_process;
+using epochrt::process::child_process;
+using epochrt::process::node_daemon;
+using epochrt::process::read_text;
 using epochrt::test::eventually;
 using epochrt::test::process_result;
 using epochrt::test::process_runner;
-using epochrt::test::read_text;
+using epochrt::test::restart;
+using epochrt::test::run_in_background;
+using epochrt::test::start_daemon;
 using epochrt::test::temp_dir;
 
 namespace {
@@ -166,15 +171,15 @@ std::string write_file(const temp_dir& dir, const std::string& name,
 // them.
 struct daemons {
   temp_dir dir;
-  std::vector<std::unique_ptr<daemon_process>> procs;
+  std::vector<std::unique_ptr<node_daemon>> procs;
 
   explicit daemons(size_t n, const std::vector<std::string>& extra = {}) {
     for (size_t i = 0; i < n; ++i)
-      procs.push_back(std::make_unique<daemon_process>(
-        dir.str(), "d" + std::to_string(i), extra));
+      procs.push_back(std::make_unique<node_daemon>(
+        start_daemon(dir.str(), "d" + std::to_string(i), extra)));
   }
 
-  daemon_process& operator[](size_t i) {
+  node_daemon& operator[](size_t i) {
     return *procs.at(i);
   }
 
@@ -201,10 +206,10 @@ struct daemons {
   }
 
   // A run in the background, its stdout and stderr in run.out / run.err.
-  std::unique_ptr<background_process>
+  std::unique_ptr<child_process>
   start_run(const std::vector<std::string>& args) {
-    return std::make_unique<background_process>(
-      EPOCHRT_CLI, args, dir.sub("run.out"), dir.sub("run.err"));
+    return std::make_unique<child_process>(run_in_background(
+      EPOCHRT_CLI, args, dir.sub("run.out"), dir.sub("run.err")));
   }
 
   std::string run_err() const {
@@ -580,7 +585,7 @@ BOOST_AUTO_TEST_CASE(a_killed_daemon_fails_the_run_naming_the_all_reduce) {
   BOOST_TEST(contains(err, "all-reduce 'gradients'"), err);
   BOOST_TEST(contains(err, "node_lost"), err);
   // The surviving daemons ended their waits: they serve the next master.
-  d[1].restart();
+  restart(d[1]);
   auto fetches = data_parallel_fetches();
   auto again
     = cli(d.run_args(data_parallel, one_trainer_per_daemon(), fetches, "next"));
@@ -603,7 +608,7 @@ BOOST_AUTO_TEST_CASE(
   d[1].kill();
   BOOST_REQUIRE_MESSAGE(d.reached("recovering (failure 1 of at most 2)", 10s),
                         d.run_err());
-  d[1].restart();
+  restart(d[1]);
   auto code = run->wait(60s);
   auto err = d.run_err();
   BOOST_REQUIRE_MESSAGE(code == 0, err);
@@ -769,10 +774,9 @@ BOOST_AUTO_TEST_CASE(
   malformed_and_forged_exchange_messages_and_the_daemon_serves_on) {
   temp_dir dir;
   const uint64_t limit = 65536;
-  daemon_process daemon{dir.str(),
-                        "d",
-                        {"--max-tensor-bytes", std::to_string(limit),
-                         "--connection-timeout-ms", "2000"}};
+  auto daemon = start_daemon(dir.str(), "d",
+                             {"--max-tensor-bytes", std::to_string(limit),
+                              "--connection-timeout-ms", "2000"});
   {
     raw_master master{daemon.port(), "host"};
     BOOST_TEST(master.max_tensor_bytes == limit);
@@ -931,10 +935,9 @@ BOOST_AUTO_TEST_CASE(
   messages_for_runs_that_never_begin_are_dropped_with_their_master) {
   temp_dir dir;
   const uint64_t limit = 1 << 20;
-  daemon_process daemon{dir.str(),
-                        "d",
-                        {"--max-tensor-bytes", std::to_string(limit),
-                         "--connection-timeout-ms", "2000"}};
+  auto daemon = start_daemon(dir.str(), "d",
+                             {"--max-tensor-bytes", std::to_string(limit),
+                              "--connection-timeout-ms", "2000"});
   auto resident_mib = [&] {
     std::istringstream in{
       read_text("/proc/" + std::to_string(daemon.pid()) + "/status")};
@@ -981,7 +984,7 @@ BOOST_AUTO_TEST_CASE(
 
 BOOST_AUTO_TEST_CASE(a_plan_that_gives_a_node_an_invalid_daemon_address) {
   temp_dir dir;
-  daemon_process daemon{dir.str(), "d", {}};
+  auto daemon = start_daemon(dir.str(), "d", {});
   raw_master master{daemon.port(), "host"};
   caf::scoped_actor self{master.sys};
   auto peer_endpoint = caf::actor_cast<caf::actor>(self.ptr());

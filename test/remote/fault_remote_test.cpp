@@ -19,10 +19,11 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
-#include "test/remote/daemon_process.hpp"
+#include "test/support/node_daemons.hpp"
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
 #include "test/support/text.hpp"
+#include "tools/process/text_file.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/distributed_session.hpp>
@@ -41,10 +42,11 @@
 
 using namespace epochrt;
 using namespace std::chrono_literals;
-using epochrt::test::daemon_process;
+using epochrt::process::node_daemon;
+using epochrt::process::read_text;
 using epochrt::test::process_result;
 using epochrt::test::process_runner;
-using epochrt::test::read_text;
+using epochrt::test::start_daemon;
 using epochrt::test::temp_dir;
 
 namespace {
@@ -162,8 +164,10 @@ int64_t ms_since(clock_type::time_point start) {
 // a case that passes shows that nothing waited for it.
 struct master_fixture {
   temp_dir dir;
-  daemon_process d0{dir.str(), "d0", {"--connection-timeout-ms", "1000"}};
-  daemon_process d1{dir.str(), "d1", {"--connection-timeout-ms", "1000"}};
+  node_daemon d0
+    = start_daemon(dir.str(), "d0", {"--connection-timeout-ms", "1000"});
+  node_daemon d1
+    = start_daemon(dir.str(), "d1", {"--connection-timeout-ms", "1000"});
   std::shared_ptr<op_registry> ops = make_ops();
   network_config cfg;
   caf::actor_system sys{cfg};
@@ -558,10 +562,10 @@ BOOST_AUTO_TEST_CASE(
                                          "fault": "crash",
                                          "detail": "run_tasks",
                                          "hit": 4}]})");
-  auto crashing = std::make_unique<daemon_process>(
-    dir.str(), "d0",
-    std::vector<std::string>{"--connection-timeout-ms", "1000", "--fault-plan",
-                             plan});
+  auto crashing = std::make_unique<node_daemon>(
+    start_daemon(dir.str(), "d0",
+                 std::vector<std::string>{"--connection-timeout-ms", "1000",
+                                          "--fault-plan", plan}));
   auto port = crashing->port();
   std::vector<std::string> args{"run",
                                 pipeline3,
@@ -586,8 +590,8 @@ BOOST_AUTO_TEST_CASE(
   // A supervisor starts it again, without the plan, on the same port and
   // checkpoint root.
   crashing.reset();
-  daemon_process again{
-    dir.str(), "d0", {"--connection-timeout-ms", "1000"}, port};
+  auto again
+    = start_daemon(dir.str(), "d0", {"--connection-timeout-ms", "1000"}, port);
   auto second = cli(args);
   BOOST_TEST(second.exit_code == 0, second.err);
   BOOST_TEST(contains(second.out, "trainer_0:total=145"), second.out);
@@ -603,8 +607,8 @@ BOOST_AUTO_TEST_CASE(
                                          "fault": "freeze_node",
                                          "detail": "run_tasks",
                                          "hit": 3}]})");
-  daemon_process frozen{
-    dir.str(), "d0", {"--connection-timeout-ms", "1000", "--fault-plan", plan}};
+  auto frozen = start_daemon(
+    dir.str(), "d0", {"--connection-timeout-ms", "1000", "--fault-plan", plan});
   auto start = clock_type::now();
   auto result = cli({"run", pipeline3, "--checkpoint-dir", dir.sub("ckpt"),
                      "--connection-timeout-ms", "1000", "--node",
@@ -630,8 +634,8 @@ BOOST_AUTO_TEST_CASE(
                                          "fault": "kill_node",
                                          "detail": "run_tasks",
                                          "epoch": 2}]})");
-  daemon_process killed{
-    dir.str(), "d0", {"--connection-timeout-ms", "1000", "--fault-plan", plan}};
+  auto killed = start_daemon(
+    dir.str(), "d0", {"--connection-timeout-ms", "1000", "--fault-plan", plan});
   auto result = cli({"run", pipeline3, "--checkpoint-dir", dir.sub("ckpt"),
                      "--connection-timeout-ms", "1000", "--node",
                      "trainer_0=" + killed.address()});

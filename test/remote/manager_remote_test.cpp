@@ -7,7 +7,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
-#include "test/remote/daemon_process.hpp"
+#include "test/support/node_daemons.hpp"
 #include "test/support/temp_dir.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/distributed_session.hpp>
@@ -22,7 +22,8 @@
 
 using namespace epochrt;
 using namespace std::chrono_literals;
-using epochrt::test::daemon_process;
+using epochrt::process::node_daemon;
+using epochrt::test::start_daemon;
 using epochrt::test::temp_dir;
 
 namespace {
@@ -39,8 +40,8 @@ const int64_t totals[] = {100, 103, 115, 136, 145};
 
 struct mixed_fixture {
   temp_dir dir;
-  daemon_process d0{dir.str(), "d0"};
-  daemon_process d1{dir.str(), "d1"};
+  node_daemon d0 = start_daemon(dir.str(), "d0");
+  node_daemon d1 = start_daemon(dir.str(), "d1");
   network_config cfg;
   caf::actor_system sys{cfg};
   std::shared_ptr<op_registry> ops = [] {

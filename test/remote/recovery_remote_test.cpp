@@ -19,9 +19,10 @@
 #include <caf/actor_system_config.hpp>
 #include <spdlog/sinks/base_sink.h>
 
-#include "test/remote/daemon_process.hpp"
+#include "test/support/node_daemons.hpp"
 #include "test/support/temp_dir.hpp"
 #include "test/support/text.hpp"
+#include "tools/process/text_file.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/distributed_session.hpp>
@@ -38,8 +39,10 @@
 
 using namespace epochrt;
 using namespace std::chrono_literals;
-using epochrt::test::daemon_process;
-using epochrt::test::read_text;
+using epochrt::process::node_daemon;
+using epochrt::process::read_text;
+using epochrt::test::restart;
+using epochrt::test::start_daemon;
 using epochrt::test::temp_dir;
 
 namespace {
@@ -171,8 +174,8 @@ struct log_capture {
 struct recovery_fixture {
   log_capture capture;
   temp_dir dir;
-  daemon_process d0{dir.str(), "d0"};
-  daemon_process d1{dir.str(), "d1"};
+  node_daemon d0 = start_daemon(dir.str(), "d0");
+  node_daemon d1 = start_daemon(dir.str(), "d1");
   std::shared_ptr<op_registry> ops = [] {
     auto result = std::make_shared<op_registry>();
     add_test_ops(*result);
@@ -215,7 +218,7 @@ struct recovery_fixture {
   void lose_d1() {
     ++kills;
     d1.kill();
-    d1.restart();
+    restart(d1);
   }
 
   job make_job(bool victim_downloads = true, bool kill_in_download = false) {

@@ -1,8 +1,14 @@
 #pragma once
 
+// How the tests run programs, on the launcher of tools/process: to their
+// end with their output collected (process_runner), or in the background
+// (run_in_background). Failures to start throw, as a test wants.
+
 #include <chrono>
 #include <string>
 #include <vector>
+
+#include "tools/process/child_process.hpp"
 
 namespace epochrt::test {
 
@@ -35,40 +41,13 @@ private:
   std::chrono::milliseconds timeout_;
 };
 
-/// A child process left running in the background, its stdout and stderr
-/// going to files, so a test can watch its progress and kill it. The
-/// destructor kills and reaps a child still running.
-class background_process {
-public:
-  /// Starts `program` with `args`; stdout and stderr are appended to
-  /// `out_file` and `err_file`. Throws std::runtime_error on failure.
-  background_process(const std::string& program,
-                     const std::vector<std::string>& args,
-                     const std::string& out_file, const std::string& err_file);
-
-  ~background_process();
-
-  background_process(const background_process&) = delete;
-  background_process& operator=(const background_process&) = delete;
-
-  /// True while the child has not exited.
-  bool running();
-
-  /// Sends `signal` to a running child.
-  void signal(int signal);
-
-  /// The child's process id.
-  int pid() const noexcept {
-    return pid_;
-  }
-
-  /// Waits at most `timeout` for the child to exit; its exit code (128 + the
-  /// signal number when a signal ended it), or -1 when it still runs.
-  int wait(std::chrono::milliseconds timeout);
-
-private:
-  int pid_ = -1;
-  int exit_code_ = -1;
-};
+/// Starts `program` with `args` in the background, stdin /dev/null, stdout
+/// and stderr appended to `out_file` and `err_file`, so that a test can
+/// watch its progress, signal it and wait for it. Destroying the result
+/// kills a child still running. Throws std::runtime_error on failure.
+process::child_process run_in_background(const std::string& program,
+                                         const std::vector<std::string>& args,
+                                         const std::string& out_file,
+                                         const std::string& err_file);
 
 } // namespace epochrt::test

@@ -41,8 +41,8 @@
 #include <caf/type_id.hpp>
 
 #include "test/wire/field_diff.hpp"
-#include "test/wire/peer_process.hpp"
 #include "test/wire/samples.hpp"
+#include "tools/process/child_process.hpp"
 #include <epochrt/actors/api/network.hpp>
 #include <epochrt/messages/message_types.hpp>
 
@@ -111,11 +111,28 @@ public:
   }
 };
 
+// wire_echo_peer as a child process. Its stdin is a pipe that only we hold,
+// so it exits when we close it or die, however we die; destroying it closes
+// that pipe and gives it 5 s before SIGKILL. Its stderr is ours. Throws
+// std::runtime_error, the child gone, when it does not listen in time.
+process::child_process start_peer() {
+  process::child_process::options o;
+  o.argv = {WIRE_ECHO_PEER};
+  o.stdin_pipe = true;
+  o.out = process::output::pipe();
+  o.stop_grace = std::chrono::seconds(5);
+  std::string error;
+  auto peer = process::child_process::start(o, error);
+  if (!peer || peer->await_listening(peer_start_timeout, error) == 0)
+    throw std::runtime_error(error);
+  return std::move(*peer);
+}
+
 // One peer process and one actor system for the whole suite: starting them
 // costs more than all round trips together.
 class wire_session {
 public:
-  wire_session() : peer_(WIRE_ECHO_PEER, {}, peer_start_timeout) {
+  wire_session() : peer_(start_peer()) {
     handles_.remote = connect(peer_.port());
     // Answers nothing: it only needs to be a live actor of this process
     // whose handle the peer must send back.
@@ -182,7 +199,7 @@ public:
 private:
   test_config cfg_;
   caf::actor_system sys_{cfg_};
-  peer_process peer_;
+  process::child_process peer_;
   sample_handles handles_;
 };
 
@@ -435,13 +452,13 @@ BOOST_AUTO_TEST_CASE(the_peer_still_echoes_after_a_type_it_does_not_know) {
 }
 
 BOOST_AUTO_TEST_CASE(the_peer_exits_when_its_stdin_closes) {
-  peer_process peer{WIRE_ECHO_PEER, {}, peer_start_timeout};
+  auto peer = start_peer();
   peer.close_stdin();
   BOOST_TEST(peer.wait(peer_exit_timeout) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(the_peer_exits_on_sigterm) {
-  peer_process peer{WIRE_ECHO_PEER, {}, peer_start_timeout};
+  auto peer = start_peer();
   peer.signal(SIGTERM);
   BOOST_TEST(peer.wait(peer_exit_timeout) == 0);
 }

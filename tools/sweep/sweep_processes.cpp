@@ -1,0 +1,256 @@
+#include "tools/sweep/sweep_processes.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include "tools/cli_output.hpp"
+#include "tools/process/text_file.hpp"
+
+namespace epochrt::cli::sweep {
+
+namespace fs = std::filesystem;
+
+using process::child_process;
+using process::node_daemon;
+using process::read_text;
+
+namespace {
+
+// Every child of the sweep leads its own process group, which it takes along
+// when it ends or is killed, and dies with the sweep (PR_SET_PDEATHSIG),
+// however the sweep ends: its group keeps it from the terminal's signals.
+child_process::options sweep_child() {
+  child_process::options o;
+  o.own_group = true;
+  o.parent_death_signal = SIGKILL;
+  return o;
+}
+
+} // namespace
+
+sweep_processes::sweep_processes(const sweep_options& opts, std::string exe,
+                                 std::string job_file)
+  : opts_(opts), exe_(std::move(exe)), job_file_(std::move(job_file)) {
+  for (auto& name : opts_.daemon_nodes) {
+    daemon d;
+    d.node = name;
+    daemons_.push_back(std::move(d));
+  }
+}
+
+std::string
+sweep_processes::start_daemon(daemon& d, const fs::path& dir,
+                              const std::optional<fs::path>& plan,
+                              const std::optional<fs::path>& trace) {
+  node_daemon::options o;
+  o.program = exe_;
+  o.root = d.root.string();
+  o.port = d.port;
+  o.args = {"--connection-timeout-ms",
+            std::to_string(opts_.connection_timeout_ms), "-q"};
+  if (opts_.secret_file) {
+    o.args.push_back("--secret-file");
+    o.args.push_back(*opts_.secret_file);
+  }
+  if (plan) {
+    o.args.push_back("--fault-plan");
+    o.args.push_back(plan->string());
+  }
+  if (trace) {
+    o.args.push_back("--fault-trace");
+    o.args.push_back(trace->string());
+  }
+  o.log_path = (dir / (d.node + ".err")).string();
+  o.ready_timeout = std::chrono::seconds(10);
+  o.launch = sweep_child();
+  // The old port may be held for a moment by the daemon that just died.
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    std::string error;
+    auto why = node_daemon::failure::cannot_start;
+    d.proc = node_daemon::start(o, error, &why);
+    if (d.proc) {
+      d.port = d.proc->port();
+      return {};
+    }
+    if (why == node_daemon::failure::cannot_start)
+      return error;
+    if (why == node_daemon::failure::silent)
+      return "the daemon of node " + d.node + " did not start listening";
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return "the daemon of node " + d.node + " could not listen on port "
+    + std::to_string(d.port) + " again";
+}
+
+std::vector<std::string>
+sweep_processes::run_argv(const std::optional<fs::path>& plan,
+                          const std::optional<fs::path>& trace) {
+  std::vector<std::string> argv{
+    exe_,
+    "run",
+    job_file_,
+    "--checkpoint-dir",
+    "ckpt",
+    "--max-failures",
+    std::to_string(opts_.max_failures),
+    "--connection-timeout-ms",
+    std::to_string(opts_.connection_timeout_ms),
+    "--reconnect-timeout-ms",
+    std::to_string(std::max<int64_t>(opts_.timeout_ms / 4, 1000))};
+  if (opts_.keep_last > 0) {
+    argv.push_back("--keep-last");
+    argv.push_back(std::to_string(opts_.keep_last));
+  }
+  if (opts_.full_every > 0) {
+    argv.push_back("--full-every");
+    argv.push_back(std::to_string(opts_.full_every));
+  }
+  for (auto& f : opts_.fetches) {
+    argv.push_back("--fetch");
+    argv.push_back(f);
+  }
+  for (auto& n : opts_.remote_nodes) {
+    argv.push_back("--node");
+    argv.push_back(n);
+  }
+  for (auto& d : daemons_) {
+    argv.push_back("--node");
+    argv.push_back(d.node + "=127.0.0.1:" + std::to_string(d.port));
+  }
+  if (opts_.secret_file) {
+    argv.push_back("--secret-file");
+    argv.push_back(*opts_.secret_file);
+  }
+  if (plan) {
+    argv.push_back("--fault-plan");
+    argv.push_back(plan->string());
+  }
+  if (trace) {
+    argv.push_back("--fault-trace");
+    argv.push_back(trace->string());
+  }
+  return argv;
+}
+
+run_result sweep_processes::run_job(const fs::path& dir, int k,
+                                    const std::optional<fs::path>& plan,
+                                    const std::optional<fs::path>& trace) {
+  auto out = dir / ("run" + std::to_string(k) + ".out");
+  auto err = dir / ("run" + std::to_string(k) + ".err");
+  auto o = sweep_child();
+  o.argv = run_argv(plan, trace);
+  o.cwd = (dir / "cwd").string();
+  o.out = process::output::file(out.string());
+  o.err = process::output::file(err.string());
+  run_result result;
+  std::string error;
+  auto proc = child_process::start(o, error);
+  if (!proc) {
+    result.err = "epochrt: error: cannot start a run: " + error;
+    result.status.exit_code = 1;
+    return result;
+  }
+  auto deadline = std::chrono::steady_clock::now()
+    + std::chrono::milliseconds(opts_.timeout_ms);
+  for (;;) {
+    if (!proc->running()) {
+      static_cast<process::exit_status&>(result.status) = *proc->status();
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      proc->kill();
+      result.status.timed_out = true;
+      break;
+    }
+    revive_daemons(dir);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  result.out = read_text(out);
+  result.err = read_text(err);
+  return result;
+}
+
+void sweep_processes::revive_daemons(const fs::path& dir) {
+  for (auto& d : daemons_) {
+    if (d.proc && !d.proc->running()) {
+      d.proc.reset();
+      ++d.deaths;
+      if (auto err
+          = start_daemon(d, dir, std::nullopt, dir / (d.node + ".trace"));
+          !err.empty())
+        std::cerr << "epochrt: sweep: " << err << '\n';
+    }
+  }
+}
+
+std::string
+sweep_processes::start_daemons(const fs::path& dir, const std::string& plan_for,
+                               const std::optional<fs::path>& plan) {
+  for (auto& d : daemons_) {
+    d.proc.reset();
+    d.root = dir / "cwd";
+    auto err = start_daemon(d, dir, d.node == plan_for ? plan : std::nullopt,
+                            dir / (d.node + ".trace"));
+    if (!err.empty())
+      return err;
+  }
+  return {};
+}
+
+void sweep_processes::stop_daemons() {
+  for (auto& d : daemons_)
+    d.proc.reset();
+}
+
+std::string sweep_processes::restart_without_plan(const std::string& node,
+                                                  const fs::path& dir) {
+  for (auto& d : daemons_)
+    if (d.node == node && d.proc) {
+      d.proc.reset();
+      if (auto err
+          = start_daemon(d, dir, std::nullopt, dir / (d.node + ".trace"));
+          !err.empty())
+        return err;
+    }
+  return {};
+}
+
+int sweep_processes::deaths(const std::string& node) const {
+  int n = 0;
+  for (auto& d : daemons_)
+    if (d.node == node)
+      n += d.deaths;
+  return n;
+}
+
+bool sweep_processes::verifies(const fs::path& dir, std::string& why) {
+  auto err = dir / "verify.err";
+  auto o = sweep_child();
+  o.argv = {exe_, "ckpt", "verify", (dir / "cwd" / "ckpt").string()};
+  o.out = process::output::file((dir / "verify.out").string());
+  o.err = process::output::file(err.string());
+  std::string error;
+  auto proc = child_process::start(o, error);
+  if (!proc) {
+    why = error;
+    return false;
+  }
+  run_status status;
+  if (proc->wait(std::chrono::milliseconds(opts_.timeout_ms)) < 0) {
+    proc->kill();
+    status.timed_out = true;
+  } else {
+    static_cast<process::exit_status&>(status) = *proc->status();
+  }
+  if (succeeded(status))
+    return true;
+  why = one_line(error_line(read_text(err)));
+  if (why.empty())
+    why = describe(status);
+  return false;
+}
+
+} // namespace epochrt::cli::sweep
