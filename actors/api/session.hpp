@@ -45,7 +45,10 @@ struct session_options {
 /// Where task groups run (Caffe2's Session): a set of named nodes.
 ///
 /// The blocking calls here are for host threads; never call them from inside
-/// an actor. A session is used by one thread at a time.
+/// an actor. Thread-safe: epochrt's sessions (local_session,
+/// distributed_session) are, and a session of a host's own must be too,
+/// since a job runner calls `node` and `recover_lost_nodes` from a thread
+/// of its own while `job_runner::train` waits.
 class session {
 public:
   virtual ~session();
