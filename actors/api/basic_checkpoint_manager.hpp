@@ -71,7 +71,11 @@ public:
   /// checkpoints hold: the blobs of their workspaces now, or those of the
   /// checkpoints of `retrieve_from_epoch`. May be called again (by another
   /// job runner, with another session) with the same nodes. Nodes the
-  /// manager cannot checkpoint are refused (see `check_nodes`).
+  /// manager cannot checkpoint are refused (see `check_nodes`). Errors:
+  /// actors_errc::unknown_node (a node the session lacks), node_lost (a
+  /// node does not answer within the manager's timeout),
+  /// checkpoint_failed / persistence_errc (the checkpoints of
+  /// `retrieve_from_epoch` cannot be read).
   caf::error init(session& sess, const std::vector<std::string>& nodes,
                   std::optional<int64_t> retrieve_from_epoch = {},
                   std::string path_prefix = {});
@@ -79,7 +83,11 @@ public:
   /// Blobs listed by the last `init` for `node`.
   std::vector<std::string> blob_list(const std::string& node) const;
 
-  /// Loads every blob of the checkpoints of `epoch` into the nodes.
+  /// Loads every blob of the checkpoints of `epoch` into the nodes, every
+  /// digest checked; a node's workspace is written only when all its blobs
+  /// check out. Errors: actors_errc::not_initialized (no `init`), node_lost,
+  /// persistence_errc::not_found / incomplete / corrupt (naming the node and
+  /// database).
   caf::error load(int64_t epoch, std::string path_prefix = {});
 
   /// Loads only `blob_names` from every node's checkpoint of `epoch` into
@@ -107,7 +115,9 @@ public:
 
   /// Saves every node's checkpoint of `epoch`. Does not commit the epoch:
   /// `write_checkpoint_metadata` does (`job_runner::save_checkpoints` does
-  /// both).
+  /// both). Errors: actors_errc::not_initialized, node_lost,
+  /// persistence_errc::io_error / invalid_name (naming the node); a failed
+  /// save leaves no committed epoch behind.
   caf::error save(int64_t epoch);
 
   /// Stats of the last save or load, one entry per node.

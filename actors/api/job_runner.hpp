@@ -58,9 +58,27 @@ public:
                       job_runner_options options = {});
 
   /// Runs the job to its end — init or resume, the epochs, the upload, the
-  /// download group and the exit group — blocking the calling thread.
-  /// Returns the last epoch. An error when a group fails, a node is lost,
-  /// or `resume_from_epoch` is not a committed epoch (nothing runs then).
+  /// download group and the exit group — blocking the calling thread; the
+  /// job runner actor does the work (actors/core/job_runner_actor.hpp).
+  /// Returns the last epoch. Errors:
+  /// - persistence_errc::not_committed: `resume_from_epoch` is not a
+  ///   committed epoch (nothing runs); persistence_errc::corrupt: the
+  ///   checkpoint metadata cannot be trusted (nothing runs);
+  /// - actors_errc::no_checkpoint_manager: `resume_from_epoch` without a
+  ///   manager; actors_errc::invalid_argument: a job whose epoch loop could
+  ///   never end, or a stop condition no epoch task outputs;
+  /// - actors_errc::task_failed (and runtime_errc codes it wraps): a task
+  ///   failed; actors_errc::unknown_node: a group names a node the session
+  ///   lacks;
+  /// - actors_errc::node_lost: a node was lost more often than
+  ///   `max_node_failures` allows, or its recovery failed (the text names
+  ///   the node, what the job was doing and the epoch);
+  /// - actors_errc::checkpoint_failed: the checkpoint to resume from, asked
+  ///   for by `resume_from_epoch`, cannot be loaded;
+  /// - actors_errc::stopped: `request_stop` was called.
+  /// A failed save is a warning, not an error: the job goes on.
+  /// Thread-safety: one `train` of a runner at a time; the session is used
+  /// from this thread and from the runner's own thread (session.hpp).
   caf::expected<int64_t> train(session& sess);
 
   /// Asks `train` to stop the job gracefully: the epoch running now runs to
