@@ -31,10 +31,14 @@ template <class Self, class Work, class Next>
 void on_own_thread(Self* self, std::string what, Work work, Next next) {
   using result_type = decltype(work());
   auto result = std::make_shared<std::optional<result_type>>();
+  // The work goes in as spawn arguments, not captures: CAF 0.17 starts an
+  // actor spawned from a function of no further arguments by dereferencing
+  // a null argument tuple (UBSan rejects it).
   auto worker = spawn_detached(
     self->system(),
-    [work = std::move(work), result,
-     what](caf::event_based_actor* worker) mutable -> caf::behavior {
+    [](caf::event_based_actor* worker, Work work,
+       std::shared_ptr<std::optional<result_type>> result,
+       std::string what) -> caf::behavior {
       return {
         [work = std::move(work), result, what, worker](host_work_atom) mutable {
           try {
@@ -49,7 +53,8 @@ void on_own_thread(Self* self, std::string what, Work work, Next next) {
           worker->quit();
         },
       };
-    });
+    },
+    std::move(work), result, what);
   if (!worker) {
     next(result_type{make_error(actors_errc::task_failed,
                                 "cannot start a thread for " + what)});

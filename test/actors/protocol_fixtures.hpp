@@ -131,12 +131,16 @@ inline caf::behavior task_holding(caf::event_based_actor* self,
   };
 }
 
-// A fake node that fails every group it is sent with `err`.
+// A fake node that fails every group it is sent with `err`, and has no task
+// to cancel.
 inline caf::behavior task_failing_with(caf::event_based_actor*,
                                        caf::error err) {
   return {
     [err](run_tasks&) -> caf::result<tasks_done> {
       return err;
+    },
+    [](cancel_tasks&) {
+      // Nothing runs.
     },
   };
 }
