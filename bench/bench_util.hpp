@@ -11,9 +11,18 @@
 #include <utility>
 #include <vector>
 
+#include <epochrt/logging.hpp>
 #include <epochrt/messages/tensor.hpp>
 
 namespace epochrt::bench {
+
+/// epochrt's logging in a benchmark: info with --verbose, warn otherwise
+/// (info lines between the figures are noise).
+inline log_options bench_logging(bool verbose) {
+  log_options result;
+  result.level = verbose ? log_level::info : log_level::warn;
+  return result;
+}
 
 constexpr double mib = 1024.0 * 1024.0;
 

@@ -642,8 +642,6 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   if (!parse_options(argc, argv, opts, exit_code))
     return exit_code;
-  epochrt::set_log_level(opts.verbose ? epochrt::log_level::info
-                                      : epochrt::log_level::warn);
   std::string scratch;
   try {
     scratch = make_scratch_dir(opts.dir);
@@ -657,7 +655,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   {
     caf::actor_system_config cfg;
-    epochrt::configure(cfg);
+    epochrt::configure(cfg, bench_logging(opts.verbose));
     cfg.set("scheduler.max-threads", size_t{2});
     // Declared first, destroyed last: every session, node and manager of
     // the run lives in a scope inside this one and is gone before the

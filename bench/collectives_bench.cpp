@@ -479,7 +479,7 @@ void measure_inproc(const bench_options& opts, const registry_ptr& ops,
                     figures& out) {
   progress("in-process all-reduce, %d nodes of one local_session", node_count);
   caf::actor_system_config cfg;
-  epochrt::configure(cfg);
+  epochrt::configure(cfg, bench_logging(opts.verbose));
   epochrt::configure_scheduler(cfg, 2);
   caf::actor_system sys{cfg};
   epochrt::local_session local{sys, ops, bench_timeouts()};
@@ -496,9 +496,9 @@ void measure_inproc(const bench_options& opts, const registry_ptr& ops,
 // (each part starts from fresh connections and empty workspaces).
 class daemon_session {
 public:
-  daemon_session(const registry_ptr& ops,
+  daemon_session(const bench_options& opts, const registry_ptr& ops,
                  const std::vector<node_daemon>& daemons)
-    : sys_(configured(cfg_)) {
+    : sys_(configured(cfg_, opts.verbose)) {
     std::map<std::string, epochrt::node_address> where;
     for (size_t i = 0; i < daemons.size(); ++i)
       where.emplace(node_name(static_cast<int>(i)),
@@ -517,8 +517,9 @@ public:
   }
 
 private:
-  static caf::actor_system_config& configured(caf::actor_system_config& cfg) {
-    if (auto err = epochrt::configure_network(cfg))
+  static caf::actor_system_config& configured(caf::actor_system_config& cfg,
+                                              bool verbose) {
+    if (auto err = epochrt::configure_network(cfg, {}, bench_logging(verbose)))
       throw std::runtime_error(epochrt::coded_error_text(err));
     epochrt::configure_scheduler(cfg, 2);
     return cfg;
@@ -534,7 +535,7 @@ private:
 void measure_daemons(const bench_options& opts, const registry_ptr& ops,
                      const std::vector<node_daemon>& daemons, figures& out) {
   progress("all-reduce over %d daemons", node_count);
-  daemon_session ds{ops, daemons};
+  daemon_session ds{opts, ops, daemons};
   measure_allreduce(ds.get(), opts, "daemons", epochrt::workspace_type::global,
                     out.daemons_s, nullptr);
 }
@@ -545,7 +546,7 @@ void measure_channel(const bench_options& opts, const registry_ptr& ops,
            "(capacity %d) and a consumer on daemon %s",
            opts.items, node_name(0).c_str(), opts.capacity,
            node_name(1).c_str());
-  daemon_session ds{ops, daemons};
+  daemon_session ds{opts, ops, daemons};
   auto& sess = ds.get();
   auto channels = channel_defs(opts.capacity);
   time_group(sess, channel_group(std::max(1, opts.items / 10)),
@@ -780,7 +781,7 @@ void measure_epoch(const bench_options& opts, const registry_ptr& ops,
                                + "' is not one of trainer_0..2, the daemons");
   auto full = loaded->def();
   progress("an epoch of %s over %d daemons", opts.job.c_str(), node_count);
-  daemon_session ds{ops, daemons};
+  daemon_session ds{opts, ops, daemons};
   auto& sess = ds.get();
   auto compute = without_collectives(full);
   auto collectives = collectives_only(full, discover_inputs(sess, full));
@@ -922,8 +923,6 @@ int bench_main(int argc, char** argv) {
   int exit_code = 0;
   if (!parse_options(argc, argv, opts, exit_code))
     return exit_code;
-  epochrt::set_log_level(opts.verbose ? epochrt::log_level::info
-                                      : epochrt::log_level::warn);
   auto ops = std::make_shared<epochrt::op_registry>();
   if (auto err = epochrt::add_builtin_ops(*ops)) {
     std::fprintf(stderr, "%s\n", epochrt::error_text(err).c_str());

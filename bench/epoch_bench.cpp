@@ -636,7 +636,7 @@ epoch_group(const epoch_options& opts, epochrt::session& sess, figures& out) {
 void measure_in_process(const epoch_options& opts, const registry_ptr& ops,
                         figures& out) {
   caf::actor_system_config cfg;
-  epochrt::configure(cfg);
+  epochrt::configure(cfg, bench_logging(opts.verbose));
   epochrt::configure_scheduler(cfg, 2);
   caf::actor_system sys{cfg};
   if (opts.caf) {
@@ -670,7 +670,7 @@ void measure_in_process(const epoch_options& opts, const registry_ptr& ops,
 void measure_scale(const epoch_options& opts, const registry_ptr& ops,
                    int nodes, bool with_op, figures& out) {
   caf::actor_system_config cfg;
-  epochrt::configure(cfg);
+  epochrt::configure(cfg, bench_logging(opts.verbose));
   epochrt::configure_scheduler(cfg, 2);
   caf::actor_system sys{cfg};
   {
@@ -697,7 +697,7 @@ void measure_scale(const epoch_options& opts, const registry_ptr& ops,
 void measure_ops(const epoch_options& opts, const registry_ptr& ops,
                  figures& out) {
   caf::actor_system_config cfg;
-  epochrt::configure(cfg);
+  epochrt::configure(cfg, bench_logging(opts.verbose));
   epochrt::configure_scheduler(cfg, 2);
   caf::actor_system sys{cfg};
   epochrt::local_session local{sys, ops, bench_timeouts()};
@@ -731,7 +731,8 @@ void measure_remote(const epoch_options& opts, const registry_ptr& ops,
                     const std::vector<node_daemon>& daemons,
                     const std::vector<child_process>& caf_peers, figures& out) {
   caf::actor_system_config cfg;
-  if (auto err = epochrt::configure_network(cfg))
+  if (auto err
+      = epochrt::configure_network(cfg, {}, bench_logging(opts.verbose)))
     throw std::runtime_error(epochrt::coded_error_text(err));
   epochrt::configure_scheduler(cfg, 2);
   caf::actor_system sys{cfg};
@@ -899,8 +900,6 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   if (!parse_options(argc, argv, opts, exit_code))
     return exit_code;
-  epochrt::set_log_level(opts.verbose ? epochrt::log_level::info
-                                      : epochrt::log_level::warn);
   progress("epoch_bench: %d node(s), %d run(s) of %d CAF / %d local / %d "
            "remote round(s)",
            opts.nodes, opts.runs, opts.caf_rounds, opts.rounds,

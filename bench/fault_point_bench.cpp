@@ -104,7 +104,6 @@ int main(int argc, char** argv) {
     else if (std::strcmp(argv[i], "--epochs") == 0)
       epochs = std::max(10, std::atoi(argv[i + 1]));
   }
-  set_log_level(log_level::warn);
   // A plan about another point: every point on the path is disarmed.
   fault_plan other;
   fault_rule rule;
@@ -132,7 +131,7 @@ int main(int argc, char** argv) {
               median(flag), median(flag) - median(bare));
 
   caf::actor_system_config cfg;
-  configure(cfg);
+  configure(cfg, bench::bench_logging(false));
   caf::actor_system sys{cfg};
   auto ops = std::make_shared<op_registry>();
   if (auto err = add_builtin_ops(*ops)) {

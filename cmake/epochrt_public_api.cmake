@@ -38,7 +38,6 @@ set(EPOCHRT_PUBLIC_HEADERS
   actors/api/session.hpp
   actors/api/local_session.hpp
   actors/api/distributed_session.hpp
-  actors/api/node_handle.hpp
   actors/api/node_address.hpp
   actors/api/network.hpp
   actors/api/tls_options.hpp
@@ -56,10 +55,23 @@ set(EPOCHRT_PUBLIC_HEADERS
 # include path in the build, installed as include/epochrt/.
 set(EPOCHRT_PUBLIC_INCLUDE_DIR ${PROJECT_BINARY_DIR}/public)
 
-# Writes <epochrt/NAME.hpp> for every public header, and <epochrt/epochrt.hpp>.
-# configure_file rewrites a file only when it changes: no rebuild otherwise.
+# Writes <epochrt/NAME.hpp> for every public header, and <epochrt/epochrt.hpp>,
+# and removes the short name of a header no longer public (the directory is
+# installed as it is). configure_file rewrites a file only when it changes:
+# no rebuild otherwise.
 function(epochrt_generate_public_headers)
   set(umbrella_includes "")
+  set(generated ${EPOCHRT_PUBLIC_INCLUDE_DIR}/epochrt/epochrt.hpp)
+  foreach(header ${EPOCHRT_PUBLIC_HEADERS})
+    get_filename_component(name ${header} NAME)
+    list(APPEND generated ${EPOCHRT_PUBLIC_INCLUDE_DIR}/epochrt/${name})
+  endforeach()
+  file(GLOB existing ${EPOCHRT_PUBLIC_INCLUDE_DIR}/epochrt/*)
+  foreach(file ${existing})
+    if(NOT file IN_LIST generated)
+      file(REMOVE ${file})
+    endif()
+  endforeach()
   foreach(header ${EPOCHRT_PUBLIC_HEADERS})
     if(NOT EXISTS ${PROJECT_SOURCE_DIR}/${header})
       message(FATAL_ERROR "public header ${header} does not exist")

@@ -11,6 +11,7 @@
 #include <caf/message.hpp>
 #include <caf/meta/type_name.hpp>
 
+#include <epochrt/messages/collective_kind.hpp>
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/tensor.hpp>
 
@@ -35,34 +36,6 @@
 //                           exchange_node_lost (a node of the run is gone)
 
 namespace epochrt {
-
-/// What a collective does.
-enum class collective_kind : uint8_t {
-  /// Every participant gets the elementwise reduction of every
-  /// participant's blobs (Caffe2's Allreduce).
-  all_reduce,
-  /// Every participant gets the root's blobs (Caffe2's Broadcast).
-  broadcast,
-  /// Every participant gets every participant's blob, stacked in
-  /// participant order along a new first dimension (Caffe2's Allgather).
-  all_gather,
-  /// Every participant waits until all have arrived (Caffe2's Barrier).
-  barrier,
-};
-
-/// "all-reduce", "broadcast", "all-gather", "barrier": what errors call it.
-const char* describe(collective_kind x) noexcept;
-
-/// The same with its article: "an all-reduce", "a broadcast".
-std::string describe_one(collective_kind x);
-
-/// The reduction of an all-reduce.
-enum class reduce_op : uint8_t { sum, mean, min, max };
-
-/// "sum", "mean", "min", "max": the names job files use.
-const char* to_string(reduce_op x) noexcept;
-
-std::optional<reduce_op> reduce_op_from_name(std::string_view name) noexcept;
 
 /// A task of a group: its node and its name.
 struct task_ref {

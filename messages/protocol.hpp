@@ -10,6 +10,7 @@
 #include <epochrt/messages/checkpoint_records.hpp>
 #include <epochrt/messages/exchange_protocol.hpp>
 #include <epochrt/messages/job_def.hpp>
+#include <epochrt/messages/task_output.hpp>
 #include <epochrt/messages/tensor.hpp>
 
 // The protocol of a node: what its node actor and its persistence actor take
@@ -55,13 +56,6 @@ struct run_tasks {
 /// once all of them have ended. Before a node's workspace is reloaded after
 /// a failed epoch.
 struct cancel_tasks {};
-
-/// One output of a finished task.
-struct task_output {
-  std::string task;
-  std::string blob;
-  tensor value;
-};
 
 /// An op that ran for at least `slow_op_threshold_us`: the `index`-th op
 /// its task ran (counting every iteration), from `offset_us` after its

@@ -9,7 +9,7 @@
 
 #include <caf/error.hpp>
 
-#include <epochrt/messages/exchange_protocol.hpp>
+#include <epochrt/messages/collective_kind.hpp>
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/tensor.hpp>
 

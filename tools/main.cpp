@@ -404,7 +404,7 @@ int run_main(int argc, char** argv) {
     print_error(parse_error_text(app, e));
     return exit_bad_input;
   }
-  epochrt::set_log_level(log_level_of(args));
+  args.run.log = args.node.log = log_level_of(args);
   if (run->parsed()) {
     // On a terminal, a live line replaces the info logs; -q silences it.
     args.run.progress = !args.quiet && args.verbose == 0 && ::isatty(2) == 1;

@@ -87,7 +87,7 @@ int run_node(const node_options& opts) {
     return exit_failure;
   }
   caf::actor_system_config cfg;
-  if (auto err = configure_network(cfg, *network)) {
+  if (auto err = configure_network(cfg, *network, log_options{opts.log, {}})) {
     print_error(describe(err));
     return exit_bad_input;
   }

@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include <epochrt/logging.hpp>
+
 #include "tools/network_flags.hpp"
 
 namespace epochrt::cli {
@@ -32,6 +34,8 @@ struct node_options {
   /// Threads that run the tasks of the daemon's nodes; 0: the default
   /// (node_server_options::worker_threads).
   size_t worker_threads = 0;
+  /// Log lines below this level are dropped (-q, -v).
+  log_level log = log_level::info;
 };
 
 /// Runs `epochrt node`: a node daemon that serves one master at a time

@@ -358,8 +358,10 @@ int run_job(const run_options& opts) {
   observers watch;
   if (!watch.open(opts, *loaded))
     return exit_bad_input;
-  if (opts.progress) // the live line replaces the info log lines
-    set_log_level(log_level::warn);
+  log_options logging;
+  logging.level = opts.log;
+  if (opts.progress && logging.level < log_level::warn)
+    logging.level = log_level::warn; // the live line replaces the info lines
   // Before the actor system: its threads must start with the signals
   // blocked, so that only the watcher takes them.
   stop_signals signals;
@@ -368,8 +370,8 @@ int run_job(const run_options& opts) {
   // before the system shuts down.
   caf::actor_system_config cfg;
   if (remote.empty()) {
-    configure(cfg);
-  } else if (auto err = configure_network(cfg, *network)) {
+    configure(cfg, logging);
+  } else if (auto err = configure_network(cfg, *network, logging)) {
     print_error(describe(err));
     return exit_bad_input;
   }

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <epochrt/logging.hpp>
+
 #include "tools/network_flags.hpp"
 
 namespace epochrt::cli {
@@ -66,6 +68,9 @@ struct run_options {
   /// Shows one live progress line on stderr (a terminal) instead of the
   /// info log lines.
   bool progress = false;
+  /// Log lines below this level are dropped (-q, -v); with `progress`, at
+  /// least warn: the live line replaces the info lines.
+  log_level log = log_level::info;
 };
 
 /// Runs `epochrt run`: checks every argument and loads the job before

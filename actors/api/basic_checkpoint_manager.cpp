@@ -8,6 +8,7 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/session.hpp>
 #include <epochrt/actors/core/checkpoint_manager_actor.hpp>
+#include <epochrt/actors/core/node_handle.hpp>
 #include <epochrt/actors/detail/blocking_request.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>
@@ -20,6 +21,10 @@
 namespace epochrt {
 
 namespace {
+
+checkpoint_manager_actor typed(const caf::actor& manager) {
+  return caf::actor_cast<checkpoint_manager_actor>(manager);
+}
 
 // The manager's own request to its actor waits for the slowest node's
 // timeout plus a margin, so that the node's failure is what gets reported.
@@ -45,8 +50,8 @@ basic_checkpoint_manager::basic_checkpoint_manager(caf::actor_system& sys,
   policy.full_every = std::max<int64_t>(options_.full_every, 0);
   policy.keep_last = options_.keep_last;
   policy.events = options_.events;
-  actor_
-    = spawn_checkpoint_manager(sys_, db_prefix_, options_.metadata, policy);
+  actor_ = caf::actor_cast<caf::actor>(
+    spawn_checkpoint_manager(sys_, db_prefix_, options_.metadata, policy));
 }
 
 basic_checkpoint_manager::~basic_checkpoint_manager() {
@@ -76,10 +81,10 @@ basic_checkpoint_manager::init(session& sess,
     path_prefix_ = path_prefix;
   msg.path_prefix = std::move(path_prefix);
   if (retrieve_from_epoch)
-    detail::log().info("initializing checkpoints from epoch {}",
-                       *retrieve_from_epoch);
+    detail::log(sys_).info("initializing checkpoints from epoch {}",
+                           *retrieve_from_epoch);
   auto result = detail::blocking_request<ckpt_result>(
-    sys_, actor_, margin(options_.timeout), std::move(msg));
+    sys_, typed(actor_), margin(options_.timeout), std::move(msg));
   if (!result)
     return std::move(result.error());
   nodes_ = nodes;
@@ -97,9 +102,9 @@ basic_checkpoint_manager::blob_list(const std::string& node) const {
 
 caf::error basic_checkpoint_manager::load(int64_t epoch,
                                           std::string path_prefix) {
-  detail::log().info("loading checkpoints of epoch {}", epoch);
+  detail::log(sys_).info("loading checkpoints of epoch {}", epoch);
   auto result = detail::blocking_request<ckpt_result>(
-    sys_, actor_, margin(options_.timeout),
+    sys_, typed(actor_), margin(options_.timeout),
     ckpt_load{epoch, std::move(path_prefix), {}, false});
   if (!result)
     return std::move(result.error());
@@ -110,11 +115,13 @@ caf::error basic_checkpoint_manager::load(int64_t epoch,
 caf::expected<bool> basic_checkpoint_manager::check(int64_t epoch,
                                                     bool verify_data) {
   auto status = detail::blocking_request<checkpoint_status>(
-    sys_, actor_, margin(options_.timeout), ckpt_exists{epoch, verify_data});
+    sys_, typed(actor_), margin(options_.timeout),
+    ckpt_exists{epoch, verify_data});
   if (!status)
     return std::move(status.error());
   if (!status->problem.empty())
-    detail::log().info("checkpoint of epoch {}: {}", epoch, status->problem);
+    detail::log(sys_).info("checkpoint of epoch {}: {}", epoch,
+                           status->problem);
   return status->exists && status->complete && (!verify_data || status->intact);
 }
 
@@ -137,17 +144,17 @@ caf::expected<bool> basic_checkpoint_manager::load_blobs_locally(
   if (!exists)
     return std::move(exists.error());
   if (!*exists) {
-    detail::log().info("no complete checkpoint of epoch {}", epoch);
+    detail::log(sys_).info("no complete checkpoint of epoch {}", epoch);
     return false;
   }
   auto result = detail::blocking_request<ckpt_result>(
-    sys_, actor_, margin(options_.timeout),
+    sys_, typed(actor_), margin(options_.timeout),
     ckpt_load{epoch, {}, blob_names, true});
   if (!result)
     return std::move(result.error());
   last_stats_ = std::move(result->stats);
-  detail::log().info("loaded {} blobs from the checkpoints of epoch {}",
-                     blob_names.size(), epoch);
+  detail::log(sys_).info("loaded {} blobs from the checkpoints of epoch {}",
+                         blob_names.size(), epoch);
   return true;
 }
 
@@ -155,7 +162,8 @@ caf::expected<size_t>
 basic_checkpoint_manager::read_blobs(const std::vector<std::string>& blob_names,
                                      int64_t epoch, workspace& into) {
   auto values = detail::blocking_request<blob_values>(
-    sys_, actor_, margin(options_.timeout), ckpt_read{epoch, blob_names});
+    sys_, typed(actor_), margin(options_.timeout),
+    ckpt_read{epoch, blob_names});
   if (!values)
     return std::move(values.error());
   std::vector<std::pair<std::string, tensor>> blobs;
@@ -167,9 +175,9 @@ basic_checkpoint_manager::read_blobs(const std::vector<std::string>& blob_names,
 }
 
 caf::error basic_checkpoint_manager::save(int64_t epoch) {
-  detail::log().info("saving checkpoints of epoch {}", epoch);
+  detail::log(sys_).info("saving checkpoints of epoch {}", epoch);
   auto result = detail::blocking_request<ckpt_result>(
-    sys_, actor_, margin(options_.timeout), ckpt_save{epoch});
+    sys_, typed(actor_), margin(options_.timeout), ckpt_save{epoch});
   if (!result)
     return std::move(result.error());
   last_stats_ = std::move(result->stats);
@@ -179,7 +187,7 @@ caf::error basic_checkpoint_manager::save(int64_t epoch) {
 caf::expected<std::vector<checkpoint_stats>>
 basic_checkpoint_manager::report_checkpoint_stats(const std::string& action) {
   auto reported = detail::blocking_request<ckpt_result>(
-    sys_, actor_, options_.timeout, ckpt_report{action});
+    sys_, typed(actor_), options_.timeout, ckpt_report{action});
   if (!reported)
     return std::move(reported.error());
   return std::move(reported->stats);
@@ -187,13 +195,13 @@ basic_checkpoint_manager::report_checkpoint_stats(const std::string& action) {
 
 caf::error basic_checkpoint_manager::write_checkpoint_metadata(int64_t epoch) {
   return as_error(detail::blocking_request<caf::unit_t>(
-    sys_, actor_, options_.timeout, ckpt_write_metadata{epoch}));
+    sys_, typed(actor_), options_.timeout, ckpt_write_metadata{epoch}));
 }
 
 caf::error basic_checkpoint_manager::get_resume_from_epoch_id(
   std::optional<int64_t> user_epoch, std::optional<int64_t>& epoch) {
   auto result = detail::blocking_request<resume_point>(
-    sys_, actor_, options_.timeout,
+    sys_, typed(actor_), options_.timeout,
     ckpt_resume_epoch{user_epoch.value_or(-1), -1});
   if (!result)
     return std::move(result.error());
@@ -210,7 +218,7 @@ basic_checkpoint_manager::set_params(const std::vector<std::string>& nodes,
   if (!path_prefix.empty())
     path_prefix_ = path_prefix;
   auto done = as_error(detail::blocking_request<caf::unit_t>(
-    sys_, actor_, options_.timeout,
+    sys_, typed(actor_), options_.timeout,
     ckpt_set_params{nodes, std::move(path_prefix)}));
   if (!done)
     nodes_ = nodes;
@@ -225,7 +233,7 @@ basic_checkpoint_manager::check_nodes(const std::vector<std::string>&) const {
 bool basic_checkpoint_manager::cp_accessible(std::optional<int64_t> epoch) {
   auto accessible = false;
   if (auto err = check_accessible(epoch, accessible))
-    detail::log().warn("cp_accessible: {}", error_text(err));
+    detail::log(sys_).warn("cp_accessible: {}", error_text(err));
   return accessible;
 }
 
@@ -233,7 +241,7 @@ caf::error
 basic_checkpoint_manager::check_accessible(std::optional<int64_t> epoch,
                                            bool& accessible) {
   auto answer = detail::blocking_request<bool>(
-    sys_, actor_, options_.timeout, ckpt_accessible{epoch.value_or(-1)});
+    sys_, typed(actor_), options_.timeout, ckpt_accessible{epoch.value_or(-1)});
   if (!answer)
     return std::move(answer.error());
   accessible = *answer;

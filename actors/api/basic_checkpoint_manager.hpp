@@ -11,7 +11,6 @@
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
-#include <epochrt/messages/actor_protocols.hpp>
 #include <epochrt/messages/checkpoint_records.hpp>
 
 namespace epochrt {
@@ -175,11 +174,6 @@ public:
     return options_.timeout;
   }
 
-  /// The manager's actor, for a job runner to talk to directly.
-  const checkpoint_manager_actor& actor() const noexcept {
-    return actor_;
-  }
-
   /// The nodes given to the last `set_params` or `init`.
   const std::vector<std::string>& nodes() const noexcept {
     return nodes_;
@@ -197,11 +191,17 @@ protected:
   virtual caf::error check_nodes(const std::vector<std::string>& nodes) const;
 
 private:
+  // Hands the manager's actor to the job runner actor, which talks to it
+  // directly.
+  friend class job_runner;
+
   caf::actor_system& sys_;
   std::string db_prefix_;
   std::string path_prefix_;
   checkpoint_options options_;
-  checkpoint_manager_actor actor_;
+  // Spawned as a checkpoint_manager_actor; untyped here so that the
+  // protocol stays out of the API.
+  caf::actor actor_;
   std::vector<std::string> nodes_;
   std::map<std::string, std::vector<std::string>> blob_lists_;
   std::vector<checkpoint_stats> last_stats_;

@@ -7,6 +7,7 @@
 #include <caf/error.hpp>
 
 #include <epochrt/actors/api/error_codes.hpp>
+#include <epochrt/actors/detail/log.hpp>
 #include <epochrt/messages/message_types.hpp>
 
 namespace epochrt {
@@ -32,8 +33,9 @@ void configure_scheduler(caf::actor_system_config& cfg, size_t threads) {
   cfg.set("work-stealing.moderate-poll-attempts", size_t{0});
 }
 
-void configure(caf::actor_system_config& cfg) {
+void configure(caf::actor_system_config& cfg, const log_options& logging) {
   add_message_types(cfg);
+  detail::attach_logger(cfg, logging);
   for (auto category : detail::epochrt_error_categories())
     cfg.add_error_category(category, renderer());
 }

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <string>
 
+#include <epochrt/actors/api/logging.hpp>
 #include <epochrt/messages/error_text.hpp>
 
 namespace caf {
@@ -12,10 +13,11 @@ class actor_system_config;
 namespace epochrt {
 
 /// Prepares a host's actor_system_config for epochrt: registers every message
-/// type and the error categories of all layers. Call once, before the
-/// actor_system is built from `cfg`. Leaves the scheduler, logging and
-/// signal handling of the host untouched.
-void configure(caf::actor_system_config& cfg);
+/// type and the error categories of all layers, and gives the system its
+/// own epochrt logger, made from `logging`. Call once, before the
+/// actor_system is built from `cfg`. Leaves the scheduler, CAF's logging
+/// and signal handling of the host untouched.
+void configure(caf::actor_system_config& cfg, const log_options& logging = {});
 
 /// Sets `cfg`'s scheduler up the way epochrt is measured and tuned
 /// (bench/epoch_bench): `threads` scheduler threads (0: the hardware

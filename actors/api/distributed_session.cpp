@@ -9,6 +9,7 @@
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/core/exchange_hub.hpp>
+#include <epochrt/actors/core/node_handle.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/remote/remote_node_actor.hpp>
 #include <epochrt/messages/names.hpp>
@@ -104,8 +105,8 @@ caf::error distributed_session::recover_lost_nodes() {
     for (int attempt = 1;; ++attempt) {
       auto handle = connect(name);
       if (handle) {
-        detail::log().info("node {} is back at {} (attempt {})", name,
-                           addresses_.at(name).str(), attempt);
+        detail::log(sys_).info("node {} is back at {} (attempt {})", name,
+                               addresses_.at(name).str(), attempt);
         break;
       }
       // A daemon that refuses us will not change its mind.
@@ -119,8 +120,8 @@ caf::error distributed_session::recover_lost_nodes() {
                             + addresses_.at(name).str() + " within "
                             + std::to_string(options_.reconnect_timeout.count())
                             + " ms: " + error_text(handle.error()));
-      detail::log().info("node {} not back yet ({}); retrying in {} ms", name,
-                         error_text(handle.error()), pause.count());
+      detail::log(sys_).info("node {} not back yet ({}); retrying in {} ms",
+                             name, error_text(handle.error()), pause.count());
       std::this_thread::sleep_for(pause);
       pause = std::min(pause * 2, options_.reconnect_backoff_max);
     }

@@ -4,7 +4,7 @@
 #include <functional>
 #include <vector>
 
-#include <epochrt/messages/protocol.hpp>
+#include <epochrt/messages/task_output.hpp>
 
 namespace epochrt {
 

@@ -79,8 +79,4 @@ public:
   virtual void on_event(const job_event& event) = 0;
 };
 
-/// Calls `events->on_event(event)` when `events` is set, turning an
-/// exception into a warning.
-void notify(job_events* events, const job_event& event) noexcept;
-
 } // namespace epochrt

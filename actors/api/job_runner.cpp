@@ -4,12 +4,12 @@
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/basic_checkpoint_manager.hpp>
-#include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/session.hpp>
 #include <epochrt/actors/api/upload_task_group_builder.hpp>
+#include <epochrt/actors/core/node_handle.hpp>
 #include <epochrt/actors/detail/blocking_request.hpp>
 #include <epochrt/actors/detail/log.hpp>
-#include <epochrt/messages/protocol.hpp>
+#include <epochrt/messages/error_text.hpp>
 
 namespace epochrt {
 
@@ -83,7 +83,8 @@ caf::expected<int64_t> job_runner::train(session& sess) {
   attempt.stop = stop_;
   attempt.events = options_.events;
   if (manager_ != nullptr) {
-    attempt.checkpoint_manager = manager_->actor();
+    attempt.checkpoint_manager
+      = caf::actor_cast<checkpoint_manager_actor>(manager_->actor_);
     // The runner must wait as long as the manager may take: giving up
     // earlier would start the next epoch while a save is still running.
     attempt.checkpoint_timeout = manager_->timeout();
@@ -124,8 +125,9 @@ caf::expected<bool> job_runner::load_blobs_from_checkpoints(
     if (auto reported
         = manager_->report_checkpoint_stats("checkpoint_partial_load");
         !reported)
-      detail::log().warn("could not report checkpoint stats: {}",
-                         error_text(reported.error()));
+      detail::log(sess.system())
+        .warn("could not report checkpoint stats: {}",
+              error_text(reported.error()));
   return result;
 }
 
@@ -146,8 +148,8 @@ caf::expected<bool> job_runner::load_blobs_from_checkpoints(
   auto read = manager_->read_blobs(blob_names, epoch, into);
   if (!read)
     return std::move(read.error());
-  detail::log().info("brought {} blobs of the checkpoints of epoch {} here",
-                     *read, epoch);
+  detail::log(sess.system())
+    .info("brought {} blobs of the checkpoints of epoch {} here", *read, epoch);
   return true;
 }
 
@@ -162,12 +164,13 @@ caf::error job_runner::save_checkpoints(int64_t epoch, session& sess) {
   if (auto err = manager_->check_accessible(std::nullopt, accessible))
     return err;
   if (!accessible) {
-    detail::log().warn("checkpoint files cannot be accessed");
+    detail::log(sess.system()).warn("checkpoint files cannot be accessed");
     return {};
   }
   if (auto err = manager_->save(epoch)) {
-    detail::log().warn("unable to write checkpoint for epoch {}: {}", epoch,
-                       error_text(err));
+    detail::log(sess.system())
+      .warn("unable to write checkpoint for epoch {}: {}", epoch,
+            error_text(err));
     return {};
   }
   if (auto err = manager_->write_checkpoint_metadata(epoch))

@@ -7,6 +7,7 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/core/exchange_hub.hpp>
 #include <epochrt/actors/core/node_actor.hpp>
+#include <epochrt/actors/core/node_handle.hpp>
 #include <epochrt/actors/core/persistence_actor.hpp>
 #include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/names.hpp>
@@ -14,6 +15,11 @@
 #include <epochrt/runtime/workspace.hpp>
 
 namespace epochrt {
+
+struct local_session::local_node {
+  node_handle handle;
+  std::shared_ptr<workspace> ws;
+};
 
 local_session::local_session(caf::actor_system& sys,
                              std::shared_ptr<const op_registry> ops,
@@ -35,8 +41,8 @@ local_session::~local_session() {
   if (auto& faults = options().faults)
     faults->interrupt_delays();
   for (auto& [name, node] : nodes_) {
-    caf::anon_send_exit(node.handle.node, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(node.handle.persistence,
+    caf::anon_send_exit(node->handle.node, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(node->handle.persistence,
                         caf::exit_reason::user_shutdown);
   }
   // Waiting tasks are woken (and fail); queued tasks are dropped (each
@@ -62,23 +68,23 @@ local_session::get_or_create(const std::string& name) {
   std::lock_guard<std::mutex> guard{mtx_};
   auto i = nodes_.find(name);
   if (i == nodes_.end()) {
-    local_node created;
-    created.ws = std::make_shared<workspace>();
-    created.handle.name = name;
-    created.handle.persistence
-      = spawn_persistence(sys_, name, created.ws, {}, options().faults);
-    if (!created.handle.persistence)
+    auto created = std::make_unique<local_node>();
+    created->ws = std::make_shared<workspace>();
+    created->handle.name = name;
+    created->handle.persistence
+      = spawn_persistence(sys_, name, created->ws, {}, options().faults);
+    if (!created->handle.persistence)
       return make_error(actors_errc::node_lost,
                         "node " + name
                           + " could not be started: no thread for its "
                             "persistence actor (out of memory or threads)");
-    created.handle.node
-      = spawn_node(sys_, name, created.ws, ops_, options().group_timeout, pool_,
-                   options().faults, hub_);
-    created.handle.exchange = hub_->endpoint();
+    created->handle.node
+      = spawn_node(sys_, name, created->ws, ops_, options().group_timeout,
+                   pool_, options().faults, hub_);
+    created->handle.exchange = hub_->endpoint();
     i = nodes_.emplace(name, std::move(created)).first;
   }
-  return &i->second;
+  return i->second.get();
 }
 
 caf::expected<node_handle> local_session::node(const std::string& name) {

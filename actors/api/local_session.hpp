@@ -49,10 +49,8 @@ private:
   // exchange.
   friend class distributed_session;
 
-  struct local_node {
-    node_handle handle;
-    std::shared_ptr<workspace> ws;
-  };
+  // A node's handle and workspace (defined in local_session.cpp).
+  struct local_node;
 
   caf::expected<local_node*> get_or_create(const std::string& name);
 
@@ -65,7 +63,7 @@ private:
   std::shared_ptr<exchange_hub> hub_;
   caf::error start_error_;
   std::mutex mtx_;
-  std::map<std::string, local_node> nodes_;
+  std::map<std::string, std::unique_ptr<local_node>> nodes_;
 };
 
 } // namespace epochrt

@@ -22,11 +22,12 @@
 namespace epochrt {
 
 caf::error configure_network(caf::actor_system_config& cfg,
-                             const network_options& options) {
+                             const network_options& options,
+                             const log_options& logging) {
   if (options.tls)
     if (auto err = check_tls_options(*options.tls))
       return err;
-  configure(cfg);
+  configure(cfg, logging);
   cfg.load<caf::io::middleman>();
   // Frees CAF's BASP broker at shutdown, which CAF 0.17 may leak (see the
   // class).

@@ -12,6 +12,7 @@
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
+#include <epochrt/actors/api/logging.hpp>
 #include <epochrt/actors/api/tls_options.hpp>
 
 namespace epochrt {
@@ -64,10 +65,12 @@ struct admission_options {
 /// is off, which leaves a frozen peer undetected forever), plus TLS when
 /// `options.tls` is set. Call once, before the actor_system is built from
 /// `cfg`. Master and daemons must agree on the message types and on TLS,
-/// so every process calls this. The error of `check_tls_options` when the
-/// TLS files are not usable; `cfg` is then unchanged.
+/// so every process calls this. `logging` as for `configure`. The error of
+/// `check_tls_options` when the TLS files are not usable; `cfg` is then
+/// unchanged.
 [[nodiscard]] caf::error configure_network(caf::actor_system_config& cfg,
-                                           const network_options& options = {});
+                                           const network_options& options = {},
+                                           const log_options& logging = {});
 
 /// True when `sys` was configured with TLS.
 bool uses_tls(caf::actor_system& sys);

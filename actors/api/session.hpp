@@ -8,12 +8,16 @@
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
-#include <epochrt/actors/api/node_handle.hpp>
 #include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/job_def.hpp>
-#include <epochrt/messages/protocol.hpp>
+#include <epochrt/messages/task_output.hpp>
+#include <epochrt/messages/tensor.hpp>
 
 namespace epochrt {
+
+// How epochrt's actors reach a node (actors/core/node_handle.hpp): not
+// part of the API.
+struct node_handle;
 
 /// Time limits of a session. Every request epochrt sends has one.
 struct session_options {
@@ -45,10 +49,11 @@ struct session_options {
 /// Where task groups run (Caffe2's Session): a set of named nodes.
 ///
 /// The blocking calls here are for host threads; never call them from inside
-/// an actor. Thread-safe: epochrt's sessions (local_session,
-/// distributed_session) are, and a session of a host's own must be too,
-/// since a job runner calls `node` and `recover_lost_nodes` from a thread
-/// of its own while `job_runner::train` waits.
+/// an actor. Thread-safe: a job runner calls `node` and
+/// `recover_lost_nodes` from a thread of its own while `job_runner::train`
+/// waits. A host uses epochrt's sessions (local_session,
+/// distributed_session); `node` hands out epochrt's private node handles,
+/// so a session of a host's own can only wrap one of those.
 class session {
 public:
   virtual ~session();
@@ -59,14 +64,19 @@ public:
   /// The actor system the session's actors live in.
   virtual caf::actor_system& system() = 0;
 
-  /// The node called `name`. Sessions that create nodes on demand do so
-  /// here; an error when the name is invalid or the node cannot be reached.
+  /// The node called `name`, for epochrt's actors. Sessions that create
+  /// nodes on demand do so here; an error when the name is invalid or the
+  /// node cannot be reached.
   virtual caf::expected<node_handle> node(const std::string& name) = 0;
 
   /// Replaces the nodes whose connection was lost with fresh ones at the
   /// same place, blocking until they answer or the session gives up. The
   /// replacements start with empty workspaces. Sessions whose nodes cannot
-  /// be lost (in-process nodes) return actors_errc::node_lost.
+  /// be lost (in-process nodes) return actors_errc::node_lost. Returns in
+  /// bounded time (distributed_session: `reconnect_timeout` per lost node),
+  /// and a wrapping session must too: the job runner calls it while
+  /// `job_runner::train` waits, and neither can end a call that uses the
+  /// session before it returns.
   virtual caf::error recover_lost_nodes();
 
   const session_options& options() const noexcept {

@@ -15,6 +15,7 @@
 #include <epochrt/actors/api/job_events.hpp>
 #include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/actors/detail/log.hpp>
+#include <epochrt/actors/detail/notify.hpp>
 #include <epochrt/actors/detail/spawn_detached.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
@@ -203,10 +204,11 @@ dbs_of(const manager_state& st, int64_t epoch, const std::string& prefix) {
 
 // Stats go to the metadata handler as they come; a handler that cannot take
 // them costs a warning, never the checkpoint.
-void report(manager_state& st, const char* action) {
+void report(self_ptr self, const char* action) {
+  auto& st = self->state;
   if (auto err = st.metadata->report(action, st.last_stats))
-    detail::log().warn("could not report {} stats: {}", action,
-                       error_text(err));
+    detail::log(self->system())
+      .warn("could not report {} stats: {}", action, error_text(err));
 }
 
 // What ckpt_flush{epoch} replies once no write is pending: the loss that
@@ -253,7 +255,8 @@ void apply_retention(self_ptr self, int64_t epoch, std::function<void()> done) {
   }
   auto committed = st.metadata->committed_epochs();
   if (!committed) {
-    detail::log().warn("retention skipped: {}", error_text(committed.error()));
+    detail::log(self->system())
+      .warn("retention skipped: {}", error_text(committed.error()));
     done();
     return;
   }
@@ -271,7 +274,8 @@ void apply_retention(self_ptr self, int64_t epoch, std::function<void()> done) {
     for (auto e : kept) {
       auto db = db_of(st, node.name, e, {});
       if (!db) {
-        detail::log().warn("retention skipped: {}", error_text(db.error()));
+        detail::log(self->system())
+          .warn("retention skipped: {}", error_text(db.error()));
         done();
         return;
       }
@@ -287,28 +291,32 @@ void apply_retention(self_ptr self, int64_t epoch, std::function<void()> done) {
   auto prune = [self, request, dropped, kept,
                 done](caf::expected<std::vector<pruned_checkpoints>> checked) {
     if (!checked) {
-      detail::log().warn("retention skipped, a kept checkpoint is not "
-                         "readable: {}",
-                         error_text(checked.error()));
+      detail::log(self->system())
+        .warn("retention skipped, a kept checkpoint is not "
+              "readable: {}",
+              error_text(checked.error()));
       done();
       return;
     }
     auto& st = self->state;
     for (auto e : dropped)
       if (auto err = st.metadata->uncommit(e)) {
-        detail::log().warn("retention could not uncommit epoch {}: {}", e,
-                           error_text(err));
+        detail::log(self->system())
+          .warn("retention could not uncommit epoch {}: {}", e,
+                error_text(err));
         done();
         return;
       }
-    detail::log().info("keeping epochs {} to {}: removing older checkpoints",
-                       kept.front(), kept.back());
+    detail::log(self->system())
+      .info("keeping epochs {} to {}: removing older checkpoints", kept.front(),
+            kept.back());
     fan_out<pruned_checkpoints>(
       self, st.nodes, st.timeout, {"checkpoint retention", -1}, request(false),
-      [done](caf::expected<std::vector<pruned_checkpoints>> results) {
+      [self, done](caf::expected<std::vector<pruned_checkpoints>> results) {
         if (!results) {
-          detail::log().warn("old checkpoints were not all removed: {}",
-                             error_text(results.error()));
+          detail::log(self->system())
+            .warn("old checkpoints were not all removed: {}",
+                  error_text(results.error()));
         } else {
           size_t removed = 0;
           uint64_t bytes = 0;
@@ -317,9 +325,10 @@ void apply_retention(self_ptr self, int64_t epoch, std::function<void()> done) {
             bytes += result.bytes;
           }
           if (removed > 0)
-            detail::log().info("removed {} old checkpoint databases ({} "
-                               "bytes)",
-                               removed, bytes);
+            detail::log(self->system())
+              .info("removed {} old checkpoint databases ({} "
+                    "bytes)",
+                    removed, bytes);
         }
         done();
       });
@@ -331,9 +340,10 @@ void apply_retention(self_ptr self, int64_t epoch, std::function<void()> done) {
 
 // Tells the observer, if any, of every node's write of `epoch` and of its
 // commit (from `start`, the metadata's write, to now), or why it failed.
-void notify_commit(const manager_state& st, int64_t epoch,
+void notify_commit(self_ptr self, int64_t epoch,
                    const std::vector<checkpoint_stats>& stats,
                    job_event::clock::time_point start, const caf::error& err) {
+  auto& st = self->state;
   auto* events = st.events.get();
   if (events == nullptr)
     return;
@@ -347,7 +357,7 @@ void notify_commit(const manager_state& st, int64_t epoch,
     event.node = node.node;
     event.stats = node;
     event.start = start - std::chrono::microseconds(node.duration_us);
-    notify(events, event);
+    detail::notify(self->system(), events, event);
   }
   event = job_event{};
   event.what = job_event::kind::commit;
@@ -357,7 +367,7 @@ void notify_commit(const manager_state& st, int64_t epoch,
   event.ok = !err;
   if (err)
     event.detail = error_text(err);
-  notify(events, event);
+  detail::notify(self->system(), events, event);
 }
 
 // Commits an epoch whose every node finished writing; a failure is logged
@@ -369,20 +379,21 @@ void commit_async(self_ptr self, int64_t epoch, bool final,
   auto start = job_event::clock::now();
   if (!stats) {
     err = std::move(stats.error());
-    notify_commit(st, epoch, {}, start, err);
+    notify_commit(self, epoch, {}, start, err);
   } else {
     st.last_stats = std::move(*stats);
     err = st.metadata->commit(epoch, final, st.last_stats);
-    notify_commit(st, epoch, st.last_stats, start, err);
+    notify_commit(self, epoch, st.last_stats, start, err);
   }
   if (err) {
-    detail::log().warn("unable to write checkpoint for epoch {}: {}", epoch,
-                       error_text(err));
+    detail::log(self->system())
+      .warn("unable to write checkpoint for epoch {}: {}", epoch,
+            error_text(err));
     if (is_node_lost(err))
       st.lost_commits.insert_or_assign(epoch, err);
   } else {
     st.lost_commits.erase(epoch);
-    detail::log().info("checkpoint of epoch {} committed", epoch);
+    detail::log(self->system()).info("checkpoint of epoch {} committed", epoch);
     // Part of the commit for ckpt_flush: a job that ends after its last
     // commit leaves no old epoch behind.
     apply_retention(self, epoch, [self] {
@@ -560,7 +571,7 @@ manager_behavior(self_ptr self, std::string db_prefix,
             return;
           }
           self->state.last_stats = *stats;
-          report(self->state, "checkpoint_save");
+          report(self, "checkpoint_save");
           rp.deliver(ckpt_result{std::move(*stats), {}, {}});
         });
       return rp;
@@ -586,8 +597,7 @@ manager_behavior(self_ptr self, std::string db_prefix,
             return;
           }
           self->state.last_stats = *stats;
-          report(self->state,
-                 partial ? "checkpoint_partial_load" : "checkpoint_load");
+          report(self, partial ? "checkpoint_partial_load" : "checkpoint_load");
           rp.deliver(ckpt_result{std::move(*stats), {}, {}});
         });
       return rp;

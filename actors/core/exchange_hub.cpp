@@ -270,6 +270,7 @@ exchange_hub::make(caf::actor_system& sys, std::shared_ptr<worker_pool> pool,
                    exchange_hub_options options) {
   std::shared_ptr<exchange_hub> result{
     new exchange_hub(std::move(pool), options)};
+  result->system_ = &sys;
   result->endpoint_ = spawn_exchange_endpoint(sys, result);
   return result;
 }
@@ -416,8 +417,8 @@ void exchange_hub::link_up(const caf::node_id& node, const caf::actor& peer,
     std::lock_guard<std::mutex> guard{routes_mtx_};
     direct_nodes_.insert(node);
   }
-  detail::log().info("exchange: connected directly to the daemon at {}",
-                     address);
+  detail::log(*system_).info("exchange: connected directly to the daemon at {}",
+                             address);
   caf::send_as(endpoint_, peer, exchange_link_atom::value);
 }
 
@@ -1670,8 +1671,10 @@ constexpr bool is_request_v
       exchange_put> || std::is_same_v<Message, exchange_take> || std::is_same_v<Message, exchange_close>;
 
 void log_refusal(const caf::actor& sender, const std::string& what) {
-  detail::log().warn("exchange: refused a message from {}: {}",
-                     caf::to_string(sender.node()), what);
+  // A proxy lives in this process's system: its logger is ours.
+  detail::log(sender.home_system())
+    .warn("exchange: refused a message from {}: {}",
+          caf::to_string(sender.node()), what);
 }
 
 } // namespace

@@ -291,6 +291,8 @@ private:
   void cancel_in(run_state& st, const std::string& node, const caf::error& why,
                  deferred& later);
 
+  // The system of the endpoint; its logger is the hub's.
+  caf::actor_system* system_ = nullptr;
   caf::actor endpoint_;
   std::shared_ptr<worker_pool> pool_;
   exchange_hub_options options_;

@@ -11,6 +11,7 @@
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/actors/detail/log.hpp>
+#include <epochrt/actors/detail/notify.hpp>
 #include <epochrt/actors/detail/on_own_thread.hpp>
 #include <epochrt/actors/detail/place_within.hpp>
 #include <epochrt/actors/detail/run_group.hpp>
@@ -60,17 +61,8 @@ using outputs_continuation = std::function<void(std::vector<task_output>&)>;
 void emit(attempt_ptr self, job_event::kind what, int64_t epoch,
           job_event::clock::time_point start, bool ok = true,
           std::string detail = {}) {
-  auto* events = self->state.cfg.events.get();
-  if (events == nullptr)
-    return;
-  job_event event;
-  event.what = what;
-  event.epoch = epoch;
-  event.start = start;
-  event.end = job_event::clock::now();
-  event.ok = ok;
-  event.detail = std::move(detail);
-  notify(events, event);
+  detail::notify_span(self->system(), self->state.cfg.events.get(), what, epoch,
+                      start, ok, std::move(detail));
 }
 
 // The tasks of a group that succeeded, and their slow ops, as their nodes
@@ -91,14 +83,14 @@ void emit_task_timings(attempt_ptr self, int64_t epoch,
     event.detail = t.task;
     std::tie(event.start, event.end) = detail::place_within(
       group_start, group_end, t.offset_us, t.duration_us);
-    notify(events, event);
+    detail::notify(self->system(), events, event);
     for (auto& op : t.slow_ops) {
       job_event slow = event;
       slow.what = job_event::kind::op;
       slow.detail = t.task + ": " + op.type;
       std::tie(slow.start, slow.end) = detail::place_within(
         event.start, event.end, op.offset_us, op.duration_us);
-      notify(events, slow);
+      detail::notify(self->system(), events, slow);
     }
   }
 }
@@ -250,7 +242,7 @@ caf::expected<bool> should_stop(const job_def& job,
 // after the last epoch, not at all while the last checkpoint is missing.
 void save(attempt_ptr self, int64_t epoch, bool final, continuation next) {
   auto& cfg = self->state.cfg;
-  detail::log().info("saving checkpoints for epoch {}", epoch);
+  detail::log(self->system()).info("saving checkpoints for epoch {}", epoch);
   auto start = job_event::clock::now();
   self
     ->request(cfg.checkpoint_manager,
@@ -258,7 +250,7 @@ void save(attempt_ptr self, int64_t epoch, bool final, continuation next) {
               ckpt_save_async{epoch, final})
     .then(
       [self, epoch, next, start] {
-        detail::log().debug("snapshots of epoch {} taken", epoch);
+        detail::log(self->system()).debug("snapshots of epoch {} taken", epoch);
         emit(self, job_event::kind::snapshot, epoch, start);
         next();
       },
@@ -272,8 +264,9 @@ void save(attempt_ptr self, int64_t epoch, bool final, continuation next) {
                           err));
           return;
         }
-        detail::log().warn("unable to write checkpoint for epoch {}: {}", epoch,
-                           error_text(err));
+        detail::log(self->system())
+          .warn("unable to write checkpoint for epoch {}: {}", epoch,
+                error_text(err));
         next();
       });
 }
@@ -306,25 +299,22 @@ void deliver(attempt_ptr self, int64_t epoch) {
   self->quit();
 }
 
-bool stop_requested(const job_attempt_config& cfg) {
-  return cfg.stop && cfg.stop->load(std::memory_order_relaxed);
-}
-
 // The download group, then the exit group, on the state of `epoch`.
 void run_download_and_exit(attempt_ptr self, int64_t epoch) {
   auto& job = self->state.cfg.job;
-  detail::log().info("starting the download group");
-  run_job_group(self, job.download_group, "download", epoch,
-                [self, epoch](std::vector<task_output>&) {
-                  detail::log().info("finished the download group");
-                  detail::log().info("starting the exit group");
-                  run_job_group(self, self->state.cfg.job.exit_group, "exit",
-                                epoch,
-                                [self, epoch](std::vector<task_output>&) {
-                                  detail::log().info("finished the exit group");
-                                  deliver(self, epoch);
-                                });
-                });
+  detail::log(self->system()).info("starting the download group");
+  run_job_group(
+    self, job.download_group, "download", epoch,
+    [self, epoch](std::vector<task_output>&) {
+      detail::log(self->system()).info("finished the download group");
+      detail::log(self->system()).info("starting the exit group");
+      run_job_group(
+        self, self->state.cfg.job.exit_group, "exit", epoch,
+        [self, epoch](std::vector<task_output>&) {
+          detail::log(self->system()).info("finished the exit group");
+          deliver(self, epoch);
+        });
+    });
 }
 
 // Builds the upload group (host code, on a thread of its own) and runs it.
@@ -349,8 +339,9 @@ void run_upload(attempt_ptr self, int64_t epoch, continuation next) {
       // The group outlives this continuation: the runs refer to it.
       auto shared = std::make_shared<task_group_def>(std::move(*group));
       run_job_group(self, *shared, "upload", epoch,
-                    [next, shared](std::vector<task_output>&) {
-                      detail::log().info("finished uploading the checkpoints");
+                    [self, next, shared](std::vector<task_output>&) {
+                      detail::log(self->system())
+                        .info("finished uploading the checkpoints");
                       next();
                     });
     });
@@ -375,9 +366,10 @@ void upload_then(attempt_ptr self, int64_t epoch, continuation next) {
         }
         // The last save failed (a warning was logged then): what lies at
         // the epoch's path, if anything, is not a checkpoint to hand on.
-        detail::log().warn("not uploading the checkpoints of epoch {}: that "
-                           "epoch is not committed",
-                           epoch);
+        detail::log(self->system())
+          .warn("not uploading the checkpoints of epoch {}: that "
+                "epoch is not committed",
+                epoch);
         next();
       },
       [self](caf::error& err) {
@@ -391,8 +383,8 @@ void upload_then(attempt_ptr self, int64_t epoch, continuation next) {
 // the state the final checkpoint holds.
 void finish(attempt_ptr self, int64_t epoch) {
   after_flush(self, epoch, [self, epoch] {
-    detail::log().info("finished training after epoch {}", epoch);
-    if (stop_requested(self->state.cfg)) {
+    detail::log(self->system()).info("finished training after epoch {}", epoch);
+    if (self->state.cfg.stop_requested()) {
       fail(self,
            make_error(actors_errc::stopped,
                       "stopped on request after epoch " + std::to_string(epoch)
@@ -408,17 +400,19 @@ void finish(attempt_ptr self, int64_t epoch) {
 // Host code: an exception here would kill the attempt and leave the job runner
 // waiting for a reply that never comes. An observer never changes the job
 // (see epoch_observer.hpp): what it throws costs a warning.
-void call_observer(const job_attempt_config& cfg, int64_t epoch,
+void call_observer(attempt_ptr self, int64_t epoch,
                    const std::vector<task_output>& outputs) {
+  auto& cfg = self->state.cfg;
   if (!cfg.on_epoch)
     return;
   try {
     cfg.on_epoch(epoch, outputs);
   } catch (const std::exception& ex) {
-    detail::log().warn("the epoch observer threw after epoch {}: {}", epoch,
-                       ex.what());
+    detail::log(self->system())
+      .warn("the epoch observer threw after epoch {}: {}", epoch, ex.what());
   } catch (...) {
-    detail::log().warn("the epoch observer threw after epoch {}", epoch);
+    detail::log(self->system())
+      .warn("the epoch observer threw after epoch {}", epoch);
   }
 }
 
@@ -451,7 +445,8 @@ void check_stop(attempt_ptr self, int64_t epoch,
 // commit before the reply, as at the end of a job.
 void stop_after(attempt_ptr self, int64_t epoch) {
   after_flush(self, epoch, [self, epoch] {
-    detail::log().info("stopped on request after epoch {}", epoch);
+    detail::log(self->system())
+      .info("stopped on request after epoch {}", epoch);
     self->state.promise.deliver(
       make_error(actors_errc::stopped,
                  "stopped on request after epoch " + std::to_string(epoch)));
@@ -460,23 +455,24 @@ void stop_after(attempt_ptr self, int64_t epoch) {
 }
 
 void run_epoch(attempt_ptr self, int64_t epoch) {
-  if (stop_requested(self->state.cfg)) {
+  if (self->state.cfg.stop_requested()) {
     stop_after(self, epoch - 1);
     return;
   }
   self->state.epoch_start = job_event::clock::now();
   emit(self, job_event::kind::epoch_started, epoch, self->state.epoch_start);
   at_point(self, fault_point::job_epoch_start, epoch, {}, [self, epoch] {
-    detail::log().info("starting epoch {}", epoch);
+    detail::log(self->system()).info("starting epoch {}", epoch);
     run_job_group(
       self, self->state.cfg.job.epoch_group, "epoch", epoch,
       [self, epoch](std::vector<task_output>& outputs) {
         auto& cfg = self->state.cfg;
         // The outputs are described only for a log that shows them.
-        if (detail::log().should_log(spdlog::level::info))
-          detail::log().info("finished epoch {}:{}", epoch,
-                             describe_outputs(cfg.job.epoch_group, outputs));
-        call_observer(cfg, epoch, outputs);
+        if (detail::log(self->system()).should_log(spdlog::level::info))
+          detail::log(self->system())
+            .info("finished epoch {}:{}", epoch,
+                  describe_outputs(cfg.job.epoch_group, outputs));
+        call_observer(self, epoch, outputs);
         auto shared
           = std::make_shared<std::vector<task_output>>(std::move(outputs));
         at_point(self, fault_point::job_stop_check, epoch, {},
@@ -504,14 +500,14 @@ void init_manager(attempt_ptr self, int64_t retrieve_from, continuation next,
 }
 
 void start_from_scratch(attempt_ptr self) {
-  detail::log().info("starting the init group");
+  detail::log(self->system()).info("starting the init group");
   run_job_group(self, self->state.cfg.job.init_group, "init", 0,
                 [self](std::vector<task_output>&) {
                   if (!self->state.cfg.checkpoint_manager) {
                     run_epoch(self, 1);
                     return;
                   }
-                  detail::log().info("preparing checkpoints");
+                  detail::log(self->system()).info("preparing checkpoints");
                   init_manager(
                     self, -1,
                     [self] {
@@ -576,8 +572,9 @@ void after_failed_resume(attempt_ptr self, int64_t epoch, caf::error& err) {
                       + error_text(err)));
     return;
   }
-  detail::log().warn("cannot resume from epoch {}: {}; trying an earlier one",
-                     epoch, error_text(err));
+  detail::log(self->system())
+    .warn("cannot resume from epoch {}: {}; trying an earlier one", epoch,
+          error_text(err));
   auto& cfg = self->state.cfg;
   self
     ->request(cfg.checkpoint_manager,
@@ -586,8 +583,9 @@ void after_failed_resume(attempt_ptr self, int64_t epoch, caf::error& err) {
     .then(
       [self](resume_point& earlier) {
         if (earlier.epoch < 0) {
-          detail::log().warn("no usable checkpoint left; starting from "
-                             "scratch");
+          detail::log(self->system())
+            .warn("no usable checkpoint left; starting from "
+                  "scratch");
           reset_then_start_from_scratch(self);
         } else {
           resume_from(self, earlier);
@@ -602,7 +600,8 @@ void after_failed_resume(attempt_ptr self, int64_t epoch, caf::error& err) {
 // had already ended after this one.
 void continue_after(attempt_ptr self, const resume_point& point) {
   if (point.final) {
-    detail::log().info("the job had stopped after epoch {}", point.epoch);
+    detail::log(self->system())
+      .info("the job had stopped after epoch {}", point.epoch);
     finish(self, point.epoch);
   } else {
     run_epoch(self, point.epoch + 1);
@@ -624,13 +623,13 @@ void notify_loads(attempt_ptr self, int64_t epoch,
   for (auto& node : stats) {
     event.node = node.node;
     event.stats = node;
-    notify(events, event);
+    detail::notify(self->system(), events, event);
   }
 }
 
 void resume_from(attempt_ptr self, resume_point point) {
   auto epoch = point.epoch;
-  detail::log().info("resuming from epoch {}", epoch);
+  detail::log(self->system()).info("resuming from epoch {}", epoch);
   auto on_error = [self, epoch](caf::error& err) {
     after_failed_resume(self, epoch, err);
   };
@@ -645,7 +644,8 @@ void resume_from(attempt_ptr self, resume_point point) {
                   ckpt_load{point.epoch, {}, {}, false})
         .then(
           [self, point, start](ckpt_result& loaded) {
-            detail::log().info("checkpoint of epoch {} loaded", point.epoch);
+            detail::log(self->system())
+              .info("checkpoint of epoch {} loaded", point.epoch);
             notify_loads(self, point.epoch, start, loaded.stats);
             continue_after(self, point);
           },

@@ -54,6 +54,11 @@ struct job_attempt_config {
   /// Set (from any thread) to stop at the next epoch boundary. Null: the
   /// job is never asked to stop.
   std::shared_ptr<const std::atomic<bool>> stop;
+
+  /// True once `stop` is set.
+  bool stop_requested() const noexcept {
+    return stop && stop->load(std::memory_order_relaxed);
+  }
   /// Told of groups, epochs, snapshots and loads. Null: nobody.
   std::shared_ptr<job_events> events;
   /// The upload group of the last epoch, run when that epoch is committed.

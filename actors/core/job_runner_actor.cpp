@@ -8,6 +8,7 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/actors/detail/log.hpp>
+#include <epochrt/actors/detail/notify.hpp>
 #include <epochrt/actors/detail/on_own_thread.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>
 #include <epochrt/messages/error_text.hpp>
@@ -31,17 +32,12 @@ struct runner_state {
 
 using runner_ptr = job_runner_actor::stateful_pointer<runner_state>;
 
+// Tells the job's observer, if any, that `what` happened from `start` to
+// now.
 void emit(runner_ptr self, job_event::kind what,
           job_event::clock::time_point start, std::string detail) {
-  auto* events = self->state.cfg.attempt.events.get();
-  if (events == nullptr)
-    return;
-  job_event event;
-  event.what = what;
-  event.start = start;
-  event.end = job_event::clock::now();
-  event.detail = std::move(detail);
-  notify(events, event);
+  detail::notify_span(self->system(), self->state.cfg.attempt.events.get(),
+                      what, -1, start, true, std::move(detail));
 }
 
 void end_job(runner_ptr self, caf::expected<job_result> result) {
@@ -50,11 +46,6 @@ void end_job(runner_ptr self, caf::expected<job_result> result) {
   else
     self->state.promise.deliver(std::move(result.error()));
   self->quit();
-}
-
-bool stop_requested(const job_runner_config& cfg) {
-  auto& stop = cfg.attempt.stop;
-  return stop && stop->load(std::memory_order_relaxed);
 }
 
 void after_failure(runner_ptr self, caf::error err);
@@ -126,8 +117,9 @@ void recover(runner_ptr self, caf::error loss) {
     [self, loss](caf::expected<std::vector<caf::unit_t>> cancelled) {
       // A node that cannot cancel is the lost one, or will be replaced.
       if (!cancelled)
-        detail::log().debug("tasks not stopped everywhere: {}",
-                            error_text(cancelled.error()));
+        detail::log(self->system())
+          .debug("tasks not stopped everywhere: {}",
+                 error_text(cancelled.error()));
       auto bring_back = [self, loss] {
         detail::on_own_thread(self, "recovering the lost nodes",
                               self->state.cfg.recover_nodes,
@@ -165,7 +157,7 @@ void after_failure(runner_ptr self, caf::error err) {
   emit(self, job_event::kind::node_lost, self->state.lost_at, error_text(err));
   // A recovery may take as long as a reconnect: a job asked to stop stops
   // instead, from what is committed.
-  if (stop_requested(cfg)) {
+  if (cfg.attempt.stop_requested()) {
     end_job(self,
             make_error(actors_errc::stopped,
                        "stopped on request after " + error_text(err)));
@@ -181,8 +173,9 @@ void after_failure(runner_ptr self, caf::error err) {
     end_job(self, std::move(err));
     return;
   }
-  detail::log().warn("{}; recovering (failure {} of at most {})",
-                     error_text(err), failures, cfg.max_node_failures);
+  detail::log(self->system())
+    .warn("{}; recovering (failure {} of at most {})", error_text(err),
+          failures, cfg.max_node_failures);
   recover(self, std::move(err));
 }
 

@@ -256,7 +256,8 @@ node_behavior(node_self_actor::pointer self, std::string name,
         // mailbox; only an exit ends the actor. Its tasks answer nothing
         // either: its groups stay pending with it.
         st->tasks->set_faulted();
-        detail::log().warn("node {}: frozen by the fault plan", name);
+        detail::log(self->system())
+          .warn("node {}: frozen by the fault plan", name);
         if (st->hub)
           st->hub->node_frozen(name);
         self->set_default_handler(caf::skip);

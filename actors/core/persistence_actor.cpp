@@ -125,7 +125,8 @@ struct saved_payloads {
 };
 
 caf::expected<checkpoint_stats>
-write(const std::string& node, int64_t epoch, const std::string& db, bool full,
+write(const caf::actor_system& sys, const std::string& node, int64_t epoch,
+      const std::string& db, bool full,
       const std::vector<workspace::named_blob>& snapshot, saved_payloads& saved,
       clock_type::time_point start, fault_injector* faults) {
   // The snapshot was taken between `start` and now.
@@ -159,8 +160,8 @@ write(const std::string& node, int64_t epoch, const std::string& db, bool full,
         if (err.category() != persistence_category
             || err.code() != static_cast<uint8_t>(persistence_errc::not_found))
           return err;
-        detail::log().info("writing blob '{}' again: {}", blob.name,
-                           error_text(err));
+        detail::log(sys).info("writing blob '{}' again: {}", blob.name,
+                              error_text(err));
       }
     if (auto err = (*writer)->put(blob.name, *blob.value))
       return err;
@@ -185,13 +186,14 @@ write(const std::string& node, int64_t epoch, const std::string& db, bool full,
 }
 
 caf::expected<checkpoint_stats>
-save(const std::string& node, workspace& ws, const save_checkpoint& msg,
-     saved_payloads& saved, fault_injector* faults) {
+save(const caf::actor_system& sys, const std::string& node, workspace& ws,
+     const save_checkpoint& msg, saved_payloads& saved,
+     fault_injector* faults) {
   auto start = clock_type::now();
   auto snapshot = take_snapshot(ws, msg.blob_names, node, msg.epoch, faults);
   if (!snapshot)
     return std::move(snapshot.error());
-  return write(node, msg.epoch, msg.db, msg.full, *snapshot, saved, start,
+  return write(sys, node, msg.epoch, msg.db, msg.full, *snapshot, saved, start,
                faults);
 }
 
@@ -347,9 +349,9 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
         return wrong_node(msg.node);
       if (auto err = place(msg.db))
         return err;
-      detail::log().debug("saving {} ({} blobs asked)", msg.db,
-                          msg.blob_names.size());
-      auto result = save(node, *ws, msg, *saved, faults.get());
+      detail::log(self->system())
+        .debug("saving {} ({} blobs asked)", msg.db, msg.blob_names.size());
+      auto result = save(self->system(), node, *ws, msg, *saved, faults.get());
       if (!result)
         return std::move(result.error());
       return std::move(*result);
@@ -407,8 +409,9 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
       // Outcomes nobody collected (the manager gave up) are dropped here.
       written->erase(written->begin(), written->lower_bound(msg.epoch));
       written->insert_or_assign(msg.epoch,
-                                write(node, msg.epoch, msg.db, msg.full,
-                                      *snapshot, *saved, start, faults.get()));
+                                write(self->system(), node, msg.epoch, msg.db,
+                                      msg.full, *snapshot, *saved, start,
+                                      faults.get()));
       return rp;
     },
     [=](prune_checkpoints& msg) -> caf::result<pruned_checkpoints> {

@@ -9,7 +9,7 @@
 
 #include <caf/actor.hpp>
 
-#include <epochrt/actors/api/node_handle.hpp>
+#include <epochrt/actors/core/node_handle.hpp>
 #include <epochrt/messages/exchange_protocol.hpp>
 
 namespace epochrt::detail {

@@ -112,8 +112,8 @@ public:
   /// returns true, or returns false and the gate closes the socket.
   using hand_off_fn = std::function<bool(int)>;
 
-  admission_gate(int listen_fd, admission_options settings)
-    : listen_fd_(listen_fd), settings_(std::move(settings)) {
+  admission_gate(int listen_fd, admission_options settings, spdlog::logger& log)
+    : listen_fd_(listen_fd), settings_(std::move(settings)), log_(log) {
     std::tie(addr_, port_) = local_address_of(listen_fd_);
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -239,8 +239,8 @@ private:
         + 1;
       auto n = ::poll(fds.data(), fds.size(), static_cast<int>(wait));
       if (n < 0 && errno != EINTR) {
-        log().error("admission of connections stopped: poll failed: {}",
-                    std::strerror(errno));
+        log_.error("admission of connections stopped: poll failed: {}",
+                   std::strerror(errno));
         break;
       }
       if (n <= 0)
@@ -303,8 +303,8 @@ private:
       }
       if (out_of_descriptors_) {
         out_of_descriptors_ = false;
-        log().info("file descriptors are available again: accepting "
-                   "connections");
+        log_.info("file descriptors are available again: accepting "
+                  "connections");
       }
       welcome(fd);
     }
@@ -317,10 +317,10 @@ private:
   void out_of_resources(int err) {
     if (!out_of_descriptors_) {
       out_of_descriptors_ = true;
-      log().warn("cannot accept a connection: {}; new connections are "
-                 "closed until descriptors are free again, the ones served "
-                 "go on",
-                 std::strerror(err));
+      log_.warn("cannot accept a connection: {}; new connections are "
+                "closed until descriptors are free again, the ones served "
+                "go on",
+                std::strerror(err));
     }
     if (reserve_fd_ >= 0) {
       ::close(reserve_fd_);
@@ -464,15 +464,15 @@ private:
     auto now = clock_type::now();
     if (now >= window_end_) {
       if (suppressed_ > 0)
-        log().warn("{} more refused or timed-out connections were not logged",
-                   suppressed_);
+        log_.warn("{} more refused or timed-out connections were not logged",
+                  suppressed_);
       window_end_ = now + log_window;
       lines_in_window_ = 0;
       suppressed_ = 0;
     }
     if (lines_in_window_ < log_lines_per_window) {
       ++lines_in_window_;
-      log().warn("{}", line);
+      log_.warn("{}", line);
     } else {
       ++suppressed_;
     }
@@ -484,6 +484,9 @@ private:
   // connection when the process is out of descriptors.
   int reserve_fd_ = -1;
   admission_options settings_;
+  // The system's logger, which outlives the gate (the system stops its
+  // doormen before it goes).
+  spdlog::logger& log_;
   std::string addr_;
   uint16_t port_ = 0;
   std::mutex mtx_;
@@ -508,7 +511,8 @@ admission_doorman::open(caf::io::network::default_multiplexer& mx,
     return std::move(fd.error());
   auto max_message_bytes = settings.max_message_bytes;
   auto faults = settings.faults;
-  auto gate = std::make_shared<admission_gate>(*fd, std::move(settings));
+  auto gate = std::make_shared<admission_gate>(*fd, std::move(settings),
+                                               log(mx.system()));
   caf::intrusive_ptr<admission_doorman> result{
     new admission_doorman(mx, gate, max_message_bytes, std::move(faults)),
     false};

@@ -82,8 +82,9 @@ bool bounded_scribe::strike_heartbeat(const void* buf, size_t size,
     case fault_kind::partition:
       partitioned_until_ = std::chrono::steady_clock::now()
         + std::chrono::milliseconds{action.ms};
-      log().warn("no heartbeat from {} reaches CAF for {} ms (fault plan)",
-                 addr(), action.ms);
+      log(stream_.backend().system())
+        .warn("no heartbeat from {} reaches CAF for {} ms (fault plan)", addr(),
+              action.ms);
       return true;
     case fault_kind::kill_node:
       kill_process(error_text(
@@ -110,10 +111,11 @@ bool bounded_scribe::consume(caf::execution_unit* ctx, const void* buf,
   auto result = scribe::consume(ctx, buf, size);
   if (refused_size_ == 0)
     return result;
-  log().warn("closed the connection from {}: it announced a message of {} "
-             "bytes, more than the {} this daemon accepts "
-             "(--max-tensor-bytes)",
-             addr(), refused_size_, max_read_bytes_);
+  log(stream_.backend().system())
+    .warn("closed the connection from {}: it announced a message of {} "
+          "bytes, more than the {} this daemon accepts "
+          "(--max-tensor-bytes)",
+          addr(), refused_size_, max_read_bytes_);
   ::shutdown(stream_.fd(), SHUT_RDWR);
   // What CAF's own stream does on a failed read: the broker is told the
   // connection closed (BASP forgets the peer), and reading stops.

@@ -124,8 +124,9 @@ void take_away(caf::event_based_actor* self, gate_state& g,
   if (g.lost)
     return;
   g.lost = true;
-  detail::log().warn("node {}: {}; the node stops in {} ms", node, why,
-                     g.silence_limit.count());
+  detail::log(self->system())
+    .warn("node {}: {}; the node stops in {} ms", node, why,
+          g.silence_limit.count());
   defer(self, g, g.silence_limit, [self, err] {
     self->send_exit(self, err);
   });
@@ -160,8 +161,9 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
     if (g->delayed.erase(key) > 0)
       return true;
     if (!remember(*g, key)) {
-      detail::log().warn("node {}: ignored a second copy of a {} request",
-                         shared->node, type);
+      detail::log(self->system())
+        .warn("node {}: ignored a second copy of a {} request", shared->node,
+              type);
       self->make_response_promise();
       return false;
     }
@@ -264,11 +266,12 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
     auto& sender = self->current_sender();
     if (sender && sender->node() == shared->master)
       return {};
-    detail::log().warn("node {}: refused a request from {}, which is not "
-                       "its master",
-                       shared->node,
-                       sender ? caf::to_string(sender->node())
-                              : std::string{"an anonymous sender"});
+    detail::log(self->system())
+      .warn("node {}: refused a request from {}, which is not "
+            "its master",
+            shared->node,
+            sender ? caf::to_string(sender->node())
+                   : std::string{"an anonymous sender"});
     return make_error(actors_errc::rejected,
                       "node " + shared->node
                         + " obeys only the master it is attached to");
@@ -368,8 +371,9 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
       checks->erase(i);
       auto& check = *pending.check;
       if (check.problem) {
-        detail::log().warn("node {}: refused tasks: {}", c->node,
-                           error_text(check.problem));
+        detail::log(self->system())
+          .warn("node {}: refused tasks: {}", c->node,
+                error_text(check.problem));
         pending.promise.deliver(std::move(check.problem));
         return;
       }
@@ -387,8 +391,8 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
     [=](put_blobs& msg) {
       auto problem = check_put(msg, c->limits);
       if (problem)
-        detail::log().warn("node {}: refused blobs: {}", c->node,
-                           error_text(problem));
+        detail::log(self->system())
+          .warn("node {}: refused blobs: {}", c->node, error_text(problem));
       pass(c->node_host, std::move(msg), std::move(problem), "put_blobs",
            reply_of<void>{});
     },

@@ -122,8 +122,8 @@ void connection_lost(proxy_ptr self, const caf::error& reason) {
   else
     st.lost_reason = reason ? coded_error_text(reason) : "the daemon went away";
   st.lost->store(true);
-  detail::log().error("lost the connection to {}: {}", where(st),
-                      st.lost_reason);
+  detail::log(self->system())
+    .error("lost the connection to {}: {}", where(st), st.lost_reason);
   auto pending = std::move(*st.pending);
   st.pending->clear();
   for (auto& [id, rp] : pending)
@@ -166,9 +166,10 @@ void lose(proxy_ptr self, uint64_t id, std::chrono::milliseconds timeout,
           std::string why) {
   auto& st = self->state;
   auto delay = std::min(timeout, st.silence_limit);
-  detail::log().warn("{}: a message was lost ({}); the node is lost in {} ms "
-                     "unless it answers",
-                     where(st), why, delay.count());
+  detail::log(self->system())
+    .warn("{}: a message was lost ({}); the node is lost in {} ms "
+          "unless it answers",
+          where(st), why, delay.count());
   defer(self, delay, [self, id, why = std::move(why)] {
     if (self->state.pending->count(id) > 0)
       connection_lost(
@@ -403,7 +404,7 @@ void handshake(proxy_ptr self, caf::response_promise rp) {
               st.gate = attached.gate;
               *st.monitored = st.gate;
               self->monitor(st.gate);
-              detail::log().info("attached {}", where(st));
+              detail::log(self->system()).info("attached {}", where(st));
               rp.deliver(std::move(attached.exchange));
             },
             [self, fail, timeout](caf::error& err) mutable {

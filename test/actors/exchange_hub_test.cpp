@@ -12,6 +12,7 @@
 
 #include "test/actors/test_support.hpp"
 #include <epochrt/actors/core/exchange_hub.hpp>
+#include <epochrt/actors/core/node_handle.hpp>
 #include <epochrt/runtime/worker_pool.hpp>
 
 using namespace epochrt;

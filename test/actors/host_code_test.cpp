@@ -14,6 +14,7 @@
 
 #include "test/actors/test_support.hpp"
 #include "test/support/thread_starved_child.hpp"
+#include <epochrt/actors/core/node_handle.hpp>
 
 using namespace epochrt;
 using namespace epochrt::test;

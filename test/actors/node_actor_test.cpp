@@ -30,6 +30,7 @@
 #include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/faults/fault_plan.hpp>
 #include <epochrt/faults/fault_point.hpp>
+#include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/node_protocols.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/runtime/worker_pool.hpp>

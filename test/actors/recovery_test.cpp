@@ -11,6 +11,7 @@
 #include <caf/send.hpp>
 
 #include "test/actors/test_support.hpp"
+#include <epochrt/actors/core/node_handle.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
 

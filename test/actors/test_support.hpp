@@ -11,14 +11,16 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
+#include "test/support/log_capture.hpp"
 #include "test/support/temp_dir.hpp"
 #include <epochrt/epochrt.hpp>
 
 namespace epochrt::test {
 
-inline std::unique_ptr<caf::actor_system_config> make_config() {
+inline std::unique_ptr<caf::actor_system_config>
+make_config(const log_options& logging = {}) {
   auto cfg = std::make_unique<caf::actor_system_config>();
-  configure(*cfg);
+  configure(*cfg, logging);
   cfg->set("scheduler.max-threads", 2);
   return cfg;
 }
@@ -30,10 +32,11 @@ std::string why(const caf::expected<T>& x) {
   return x ? std::string{} : error_text(x.error());
 }
 
-/// One actor system per test case; sessions and managers declared after it
-/// are destroyed before it.
+/// One actor system per test case, whose log lines `logs` keeps; sessions
+/// and managers declared after it are destroyed before it.
 struct system_fixture {
-  std::unique_ptr<caf::actor_system_config> cfg = make_config();
+  log_capture logs;
+  std::unique_ptr<caf::actor_system_config> cfg = make_config(logs.options());
   caf::actor_system sys{*cfg};
   std::shared_ptr<op_registry> ops = [] {
     auto result = std::make_shared<op_registry>();

@@ -55,7 +55,15 @@ while IFS= read -r installed; do
   fi
 done < <(cd "$include" && find epochrt -type f | sort)
 [ "$unreachable" = 0 ]
-echo "installed headers: ${#reached[@]}, all reachable from <epochrt/epochrt.hpp>"
+# No wire protocol, codec or actor is part of the API: none is installed.
+private=$(cd "$include" && find epochrt -type f \
+  \( -name '*protocol*' -o -name 'codec*' -o -name '*_actor.hpp' \
+     -o -name 'message_types.hpp' -o -name 'node_handle.hpp' \))
+if [ -n "$private" ]; then
+  echo "private headers installed:" $private >&2
+  exit 1
+fi
+echo "installed headers: ${#reached[@]}, all reachable from <epochrt/epochrt.hpp>, no protocol among them"
 cmake -S "$source/test/package/consumer" -B "$work/consumer" \
   -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DEPOCHRT_HOST_PROGRAM_SOURCE="$source/examples/host_program/main.cpp" \

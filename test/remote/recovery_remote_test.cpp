@@ -17,8 +17,8 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
-#include <spdlog/sinks/base_sink.h>
 
+#include "test/support/log_capture.hpp"
 #include "test/support/node_daemons.hpp"
 #include "test/support/temp_dir.hpp"
 #include "test/support/text.hpp"
@@ -31,7 +31,6 @@
 #include <epochrt/actors/api/multi_node_checkpoint_manager.hpp>
 #include <epochrt/actors/api/network.hpp>
 #include <epochrt/actors/api/upload_task_group_builder.hpp>
-#include <epochrt/actors/detail/log.hpp>
 #include <epochrt/runtime/builtin_ops.hpp>
 #include <epochrt/runtime/job_file.hpp>
 #include <epochrt/runtime/op_registry.hpp>
@@ -48,8 +47,8 @@ using epochrt::test::temp_dir;
 namespace {
 
 struct network_config : caf::actor_system_config {
-  network_config() {
-    BOOST_REQUIRE(!configure_network(*this));
+  explicit network_config(const log_options& logging = {}) {
+    BOOST_REQUIRE(!configure_network(*this, {}, logging));
   }
 };
 
@@ -57,28 +56,6 @@ struct plain_config : caf::actor_system_config {
   plain_config() {
     configure(*this);
   }
-};
-
-// Every line epochrt logs while a test runs.
-class capture_sink : public spdlog::sinks::base_sink<std::mutex> {
-public:
-  std::string text() {
-    std::lock_guard<std::mutex> guard{mutex_};
-    return text_;
-  }
-
-protected:
-  void sink_it_(const spdlog::details::log_msg& msg) override {
-    text_.append(msg.payload.data(), msg.payload.size());
-    text_ += '\n';
-  }
-
-  void flush_() override {
-    // nop
-  }
-
-private:
-  std::string text_;
 };
 
 // What each phase's hook does: set by a test, called by host code or by the
@@ -155,24 +132,9 @@ public:
   }
 };
 
-// Adds a capture_sink to epochrt's logger for its lifetime. Declared
-// before the actor system, so that no actor logs while it is removed.
-struct log_capture {
-  std::shared_ptr<capture_sink> sink = std::make_shared<capture_sink>();
-
-  log_capture() {
-    detail::log().sinks().push_back(sink);
-  }
-
-  ~log_capture() {
-    auto& sinks = detail::log().sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink), sinks.end());
-  }
-};
-
 // trainer_0 and trainer_1 on daemons d0 and d1, trainer_2 in the master.
 struct recovery_fixture {
-  log_capture capture;
+  test::log_capture capture; // before the system: it outlives every actor
   temp_dir dir;
   node_daemon d0 = start_daemon(dir.str(), "d0");
   node_daemon d1 = start_daemon(dir.str(), "d1");
@@ -181,7 +143,7 @@ struct recovery_fixture {
     add_test_ops(*result);
     return result;
   }();
-  network_config cfg;
+  network_config cfg{capture.options()};
   caf::actor_system sys{cfg};
   distributed_session sess{
     sys,
@@ -253,7 +215,7 @@ struct recovery_fixture {
   }
 
   std::string logged() {
-    return capture.sink->text();
+    return capture.text();
   }
 };
 
