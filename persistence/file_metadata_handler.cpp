@@ -1,6 +1,7 @@
 #include <epochrt/persistence/file_metadata_handler.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <system_error>
 
@@ -9,6 +10,7 @@
 
 #include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/codec.hpp>
+#include <epochrt/messages/error_text.hpp>
 #include <epochrt/persistence/detail/disk_damage.hpp>
 #include <epochrt/persistence/detail/fs_util.hpp>
 #include <epochrt/persistence/digest.hpp>
@@ -66,6 +68,11 @@ bool has_databases(const std::string& dir) {
   return false;
 }
 
+bool has_code(const caf::error& err, persistence_errc code) {
+  return err.category() == persistence_category
+    && err.code() == static_cast<uint8_t>(code);
+}
+
 } // namespace
 
 std::string file_metadata_handler::to_file_bytes(const checkpoint_metadata& x) {
@@ -108,6 +115,7 @@ file_metadata_handler::file_metadata_handler(
   std::string dir, std::shared_ptr<fault_injector> faults)
   : dir_(std::move(dir)), faults_(std::move(faults)) {
   file_ = (fs::path{dir_} / file_name).string();
+  previous_file_ = (fs::path{dir_} / previous_file_name).string();
 }
 
 caf::error
@@ -122,44 +130,97 @@ file_metadata_handler::set_params(const std::string& db_prefix,
 }
 
 caf::expected<checkpoint_metadata>
-file_metadata_handler::load_for_change() const {
+file_metadata_handler::read_generation(const std::string& path) const {
+  auto bytes = detail::read_file(path);
+  if (!bytes)
+    return std::move(bytes.error());
+  return from_file_bytes(*bytes, path);
+}
+
+caf::expected<checkpoint_metadata>
+file_metadata_handler::load_state(bool missing_is_damage,
+                                  std::string* fallback_reason) const {
   if (faults_) {
     fault_action action;
     if (auto err = strike_blocking(faults_.get(), fault_point::load_metadata,
                                    fault_site{}, action))
       return err;
   }
-  auto bytes = detail::read_file(file_);
-  if (!bytes) {
-    auto& err = bytes.error();
-    if (err.category() == persistence_category
-        && err.code() == static_cast<uint8_t>(persistence_errc::not_found))
+  auto latest = read_generation(file_);
+  if (!latest && has_code(latest.error(), persistence_errc::not_found)) {
+    if (!missing_is_damage)
       return checkpoint_metadata{};
-    return std::move(bytes.error());
+    latest = make_error(persistence_errc::corrupt,
+                        "metadata file " + file_
+                          + " is missing but the directory holds checkpoint "
+                            "databases; run with --from-scratch to start "
+                            "over");
   }
-  return from_file_bytes(*bytes, file_);
+  if (latest || !has_code(latest.error(), persistence_errc::corrupt))
+    return latest;
+  // The latest generation is damaged: the one before it, if it is sound,
+  // holds every commit but the last change.
+  auto previous = read_generation(previous_file_);
+  if (!previous)
+    return latest;
+  if (fallback_reason != nullptr)
+    *fallback_reason = error_text(latest.error());
+  return previous;
 }
 
-caf::expected<checkpoint_metadata> file_metadata_handler::load() const {
+caf::expected<checkpoint_metadata>
+file_metadata_handler::load_for_change() const {
+  return load_state(false, nullptr);
+}
+
+caf::expected<checkpoint_metadata>
+file_metadata_handler::load(std::string* fallback_reason) const {
   std::error_code ec;
   // Checked before reading: a file that appears in between is read below.
   auto missing = !fs::exists(file_, ec) && !ec;
-  if (missing && has_databases(dir_))
-    return make_error(persistence_errc::corrupt,
-                      "metadata file " + file_
-                        + " is missing but the directory holds checkpoint "
-                          "databases; run with --from-scratch to start over");
-  return load_for_change();
+  return load_state(missing && has_databases(dir_), fallback_reason);
 }
 
 caf::error file_metadata_handler::reset() {
+  // The generation before a reset is another job's: never fall back to it.
+  if (::unlink(previous_file_.c_str()) != 0 && errno != ENOENT)
+    return make_error(persistence_errc::io_error,
+                      "remove " + previous_file_ + ": "
+                        + std::generic_category().message(errno));
   checkpoint_metadata empty;
   return store(empty, "reset");
+}
+
+caf::error file_metadata_handler::keep_previous_generation() const {
+  // Only a sound file is worth keeping: after a fall-back the file being
+  // replaced is the damaged one, and the previous generation stays.
+  auto current = read_generation(file_);
+  if (!current)
+    return has_code(current.error(), persistence_errc::io_error)
+      ? current.error()
+      : caf::error{};
+  auto tmp = detail::temp_path_of(previous_file_);
+  ::unlink(tmp.c_str());
+  if (::link(file_.c_str(), tmp.c_str()) != 0)
+    return make_error(persistence_errc::io_error,
+                      "link " + file_ + " to " + tmp + ": "
+                        + std::generic_category().message(errno));
+  // Made durable by the fsync of the directory after the new file's rename.
+  if (::rename(tmp.c_str(), previous_file_.c_str()) != 0) {
+    auto err = errno;
+    ::unlink(tmp.c_str());
+    return make_error(persistence_errc::io_error,
+                      "rename " + tmp + " to " + previous_file_ + ": "
+                        + std::generic_category().message(err));
+  }
+  return {};
 }
 
 caf::error file_metadata_handler::store(checkpoint_metadata& x,
                                         std::string_view change,
                                         int64_t epoch) {
+  // A reset starts a new line of generations.
+  auto keep_previous = change != "reset";
   if (!db_prefix_.empty())
     x.db_prefix = db_prefix_;
   if (!node_names_.empty())
@@ -170,8 +231,17 @@ caf::error file_metadata_handler::store(checkpoint_metadata& x,
     return make_error(persistence_errc::io_error,
                       "create " + dir_ + ": " + ec.message());
   auto bytes = to_file_bytes(x);
-  if (!faults_)
-    return detail::write_file_durably(file_, bytes);
+  if (!faults_) {
+    auto tmp = detail::temp_path_of(file_);
+    if (auto err = detail::write_synced_file(tmp, bytes))
+      return err;
+    if (keep_previous)
+      if (auto err = keep_previous_generation()) {
+        ::unlink(tmp.c_str());
+        return err;
+      }
+    return detail::rename_durably(tmp, file_);
+  }
   // detail::write_file_durably, step by step for the commit.* points.
   detail::disk_damage disk{*faults_, {}, epoch, std::string{change}};
   if (auto err = disk.before_bytes(fault_point::commit_write_before, bytes))
@@ -187,6 +257,11 @@ caf::error file_metadata_handler::store(checkpoint_metadata& x,
     ::unlink(tmp.c_str());
     return err;
   }
+  if (keep_previous)
+    if (auto err = keep_previous_generation()) {
+      ::unlink(tmp.c_str());
+      return err;
+    }
   if (auto err = detail::rename_durably(tmp, file_))
     return err;
   return disk.at(fault_point::commit_rename_after);

@@ -22,6 +22,13 @@ class fault_injector;
 /// Every change is written to a temporary sibling, fsynced, renamed over
 /// the file and the directory fsynced, so the file always holds the old or
 /// the new state, and a change has reached the disk when the call returns.
+/// The file it replaces, when sound, is kept as `epochrt.metadata.prev`:
+/// the previous generation. When the latest generation is damaged (its
+/// digest fails, it does not decode, or it is missing beside databases),
+/// every read falls back to the previous one, which lacks only the last
+/// change (a job resumed from it redoes at most the epoch that change
+/// committed), and the next change writes a sound latest generation again.
+/// Only when both are damaged is the metadata corrupt.
 /// Every call reads the file afresh, so several instances (one after the
 /// other, e.g. a restarted master) see each other's commits. The file
 /// carries a digest over every byte of it: a file whose digest does not
@@ -47,6 +54,9 @@ class file_metadata_handler : public metadata_handler {
 public:
   /// The file name used inside the checkpoint directory.
   static constexpr const char* file_name = "epochrt.metadata";
+
+  /// The previous generation's file name.
+  static constexpr const char* previous_file_name = "epochrt.metadata.prev";
 
   /// Keeps metadata in `dir` (created on the first change if missing).
   /// `faults`, shared with whoever else consults the same plan: the plan
@@ -89,16 +99,21 @@ public:
   caf::expected<std::optional<int64_t>> final_epoch() override;
 
   /// The full state as stored; an empty one when no file exists and the
-  /// directory holds no checkpoint database. Errors: corrupt (the file is
-  /// shorter than its header, its digest does not match, it does not
-  /// decode, or it is missing while a `<node>.<epoch>` database exists:
-  /// such a directory must not be taken for a fresh one), io_error.
-  caf::expected<checkpoint_metadata> load() const;
+  /// directory holds no checkpoint database. When the latest generation is
+  /// damaged and the previous one is sound: the previous one, and
+  /// `*fallback_reason` (when given) says what is wrong with the latest.
+  /// Errors: corrupt (the file is shorter than its header, its digest does
+  /// not match, it does not decode, or it is missing while a
+  /// `<node>.<epoch>` database exists: such a directory must not be taken
+  /// for a fresh one; and no sound previous generation), io_error.
+  caf::expected<checkpoint_metadata> load(std::string* fallback_reason
+                                          = nullptr) const;
 
   /// Replaces whatever metadata the directory holds (missing, corrupt or
-  /// not) by an empty state, durably: the deliberate way to start over in
-  /// a directory whose metadata cannot be trusted (`run --from-scratch`).
-  /// Databases already there count as uncommitted and get overwritten.
+  /// not) by an empty state, durably, and removes the previous generation:
+  /// the deliberate way to start over in a directory whose metadata cannot
+  /// be trusted (`run --from-scratch`). Databases already there count as
+  /// uncommitted and get overwritten.
   caf::error reset();
 
   /// The bytes of the file for `x`: a header (8-byte magic, then the
@@ -127,8 +142,23 @@ private:
   // reset()) at its start and is now committing what it wrote.
   caf::expected<checkpoint_metadata> load_for_change() const;
 
+  // The latest generation, or the previous one when the latest is damaged
+  // (a missing latest counts as damaged when `missing_is_damage`, and as
+  // an empty state otherwise).
+  caf::expected<checkpoint_metadata>
+  load_state(bool missing_is_damage, std::string* fallback_reason) const;
+
+  // The record in `path`, verified.
+  caf::expected<checkpoint_metadata>
+  read_generation(const std::string& path) const;
+
+  // Links the file about to be replaced, when it is sound, to the
+  // previous generation's name.
+  caf::error keep_previous_generation() const;
+
   std::string dir_;
   std::string file_;
+  std::string previous_file_;
   std::string db_prefix_;
   std::vector<std::string> node_names_;
   std::shared_ptr<fault_injector> faults_;

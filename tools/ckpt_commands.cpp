@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -149,6 +150,28 @@ opened_reader open_checkpoint(const std::string& dir, const std::string& node,
   return result;
 }
 
+// The metadata of `dir`; none, with the error printed, when it cannot be
+// trusted. When its latest generation is damaged and the previous one is
+// read instead, says so and sets `*fell_back`.
+std::optional<checkpoint_metadata> read_metadata(const std::string& dir,
+                                                 bool* fell_back = nullptr) {
+  file_metadata_handler handler{dir};
+  std::string damage;
+  auto metadata = handler.load(&damage);
+  if (!metadata) {
+    print_error(handler.file_path() + ": " + describe(metadata.error()));
+    return std::nullopt;
+  }
+  if (!damage.empty()) {
+    print_warning(damage + "; reading the previous generation ("
+                  + file_metadata_handler::previous_file_name
+                  + "), which lacks the last change");
+    if (fell_back != nullptr)
+      *fell_back = true;
+  }
+  return std::move(*metadata);
+}
+
 } // namespace
 
 int ckpt_ls(const std::string& dir, bool json) {
@@ -159,12 +182,9 @@ int ckpt_ls(const std::string& dir, bool json) {
     print_error(dir + ": " + describe(listing.error()));
     return exit_failure;
   }
-  file_metadata_handler handler{dir};
-  auto metadata = handler.load();
-  if (!metadata) {
-    print_error(handler.file_path() + ": " + describe(metadata.error()));
+  auto metadata = read_metadata(dir);
+  if (!metadata)
     return exit_failure;
-  }
   auto& committed = metadata->committed_epochs;
   if (json) {
     auto databases = nlohmann::json::array();
@@ -294,15 +314,15 @@ int ckpt_diff(const ckpt_diff_options& opts) {
 int ckpt_verify(const std::string& dir) {
   if (!check_directory(dir))
     return exit_bad_input;
-  file_metadata_handler handler{dir};
-  auto metadata = handler.load();
-  if (!metadata) {
-    print_error(handler.file_path() + ": " + describe(metadata.error()));
+  // A damaged latest generation is damage, even though runs resume from
+  // the previous one.
+  auto fell_back = false;
+  auto metadata = read_metadata(dir, &fell_back);
+  if (!metadata)
     return exit_failure;
-  }
   if (metadata->committed_epochs.empty()) {
     std::cout << "no committed epochs" << std::endl;
-    return exit_ok;
+    return fell_back ? exit_failure : exit_ok;
   }
   auto listing = list_checkpoints(dir);
   if (!listing) {
@@ -310,7 +330,7 @@ int ckpt_verify(const std::string& dir) {
     return exit_failure;
   }
   auto nodes = nodes_of(*metadata, *listing);
-  auto result = exit_ok;
+  auto result = fell_back ? exit_failure : exit_ok;
   for (auto epoch : metadata->committed_epochs) {
     auto prefix = "epoch " + std::to_string(epoch);
     if (nodes.empty()) {
@@ -342,12 +362,9 @@ int ckpt_gc(const std::string& dir, size_t keep_last) {
     print_error("--keep-last must be at least 1");
     return exit_bad_input;
   }
-  file_metadata_handler handler{dir};
-  auto metadata = handler.load();
-  if (!metadata) {
-    print_error(handler.file_path() + ": " + describe(metadata.error()));
+  auto metadata = read_metadata(dir);
+  if (!metadata)
     return exit_failure;
-  }
   auto [dropped, kept] = plan_retention(metadata->committed_epochs, keep_last);
   if (kept.empty()) {
     std::cout << "gc: no committed epochs" << std::endl;
@@ -382,6 +399,7 @@ int ckpt_gc(const std::string& dir, size_t keep_last) {
   }
   // Uncommit first: a crash after this leaves old databases of uncommitted
   // epochs, which the next gc removes, never a committed epoch without them.
+  file_metadata_handler handler{dir};
   for (auto epoch : dropped)
     if (auto err = handler.uncommit(epoch)) {
       print_error(handler.file_path() + ": " + describe(err));

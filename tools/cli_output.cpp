@@ -20,6 +20,11 @@ std::string one_line(std::string_view text) {
   return result;
 }
 
+void print_warning(std::string_view text) {
+  std::cout.flush();
+  std::cerr << "epochrt: warning: " << printable(one_line(text)) << std::endl;
+}
+
 void print_error(std::string_view text) {
   // Flush stdout first so that, on a terminal, results printed so far come
   // before the error that ends them.

@@ -36,6 +36,9 @@ std::string one_line(std::string_view text);
 /// Writes "epochrt: error: <text>" as one line to stderr.
 void print_error(std::string_view text);
 
+/// Writes "epochrt: warning: <text>" as one line to stderr.
+void print_warning(std::string_view text);
+
 /// `coded_error_text(err)` on one line.
 std::string describe(const caf::error& err);
 

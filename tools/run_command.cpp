@@ -156,13 +156,18 @@ bool check_metadata(const std::string& dir, const run_options& opts) {
   std::error_code ec;
   if (!std::filesystem::exists(dir, ec))
     return true; // created by the first save
-  if (auto metadata = handler.load(); !metadata) {
+  std::string damage;
+  if (auto metadata = handler.load(&damage); !metadata) {
     auto text = describe(metadata.error());
     if (text.find("--from-scratch") == std::string::npos)
       text += "; run with --from-scratch to start over";
     print_error(text);
     return false;
   }
+  if (!damage.empty())
+    print_warning(damage + "; resuming from the previous generation ("
+                  + file_metadata_handler::previous_file_name
+                  + "), which lacks the last commit");
   return true;
 }
 

@@ -1005,12 +1005,18 @@ fs::path metadata_path(const std::string& ckpt) {
   return fs::path{ckpt} / epochrt::file_metadata_handler::file_name;
 }
 
+fs::path previous_metadata_path(const std::string& ckpt) {
+  return fs::path{ckpt} / epochrt::file_metadata_handler::previous_file_name;
+}
+
 } // namespace
 
 // Exhaustive, through the C++ API on the file a real run wrote: no single
-// flipped bit and no truncation passes for metadata.
+// flipped bit and no truncation passes for metadata. (Without the previous
+// generation, which the reads would fall back to.)
 BOOST_AUTO_TEST_CASE(every_flipped_bit_of_a_real_metadata_file_is_corrupt) {
   checkpointed_pipeline job;
+  BOOST_REQUIRE(fs::remove(previous_metadata_path(job.ckpt)));
   auto file = metadata_path(job.ckpt);
   auto good = read_file(file);
   BOOST_REQUIRE(good.size() > 16);
@@ -1043,12 +1049,14 @@ BOOST_AUTO_TEST_CASE(every_flipped_bit_of_a_real_metadata_file_is_corrupt) {
              boost::test_tools::per_element());
 }
 
-// A sample of the flips through the CLI: verify and run each refuse with
-// one line naming the file, and leave the directory as it was. The bytes
-// include the header, the record's first word and its finalEpoch field
-// (bytes 16-23 of the record, the flip of issue 8) and the last byte.
-BOOST_AUTO_TEST_CASE(a_flipped_bit_makes_verify_and_run_refuse) {
+// A sample of the flips through the CLI, with no previous generation to
+// fall back to: verify and run each refuse with one line naming the file,
+// and leave the directory as it was. The bytes include the header, the
+// record's first word and its finalEpoch field (bytes 16-23 of the record,
+// the flip of issue 8) and the last byte.
+BOOST_AUTO_TEST_CASE(a_flipped_bit_without_a_previous_generation_is_refused) {
   checkpointed_pipeline job;
+  BOOST_REQUIRE(fs::remove(previous_metadata_path(job.ckpt)));
   auto file = metadata_path(job.ckpt);
   auto good = read_file(file);
   std::vector<std::pair<size_t, int>> flips{{0, 0},
@@ -1082,12 +1090,37 @@ BOOST_AUTO_TEST_CASE(a_flipped_bit_makes_verify_and_run_refuse) {
   }
 }
 
-// Deleting the metadata never turns a directory of checkpoints into a
-// fresh one: verify and ls fail, run refuses and names --from-scratch, and
-// nothing is overwritten until --from-scratch is given.
+// A flipped bit in the latest generation costs its last commit, not the
+// job: run warns, resumes from the previous generation's last epoch and
+// gets the uninterrupted result, and its commits make the latest sound
+// again; verify reports the damage until then.
+BOOST_AUTO_TEST_CASE(a_flipped_bit_resumes_from_the_previous_generation) {
+  checkpointed_pipeline job;
+  auto file = metadata_path(job.ckpt);
+  auto bad = read_file(file);
+  bad[bad.size() / 2] = static_cast<char>(bad[bad.size() / 2] ^ 0x04);
+  write_file(file, bad);
+  auto verify = cli({"ckpt", "verify", job.ckpt});
+  BOOST_TEST(verify.exit_code == 1);
+  BOOST_TEST(contains(verify.err, "previous generation"), verify.err);
+  auto rerun = job.run();
+  REQUIRE_EXIT(rerun, 0);
+  BOOST_TEST(contains(rerun.err, "warning"), rerun.err);
+  BOOST_TEST(contains(rerun.err, file.string()), rerun.err);
+  BOOST_TEST(value_of(rerun.out, "trainer_0:total") == "145");
+  BOOST_TEST(value_of(rerun.out, "epochs") == "4");
+  auto again = cli({"ckpt", "verify", job.ckpt});
+  REQUIRE_EXIT(again, 0);
+  BOOST_TEST(again.err.empty(), again.err);
+}
+
+// Deleting the metadata (both generations) never turns a directory of
+// checkpoints into a fresh one: verify and ls fail, run refuses and names
+// --from-scratch, and nothing is overwritten until --from-scratch is given.
 BOOST_AUTO_TEST_CASE(missing_metadata_beside_databases_is_refused) {
   checkpointed_pipeline job;
   fs::remove(metadata_path(job.ckpt));
+  fs::remove(previous_metadata_path(job.ckpt));
   auto before = snapshot(job.ckpt);
   auto verify = cli({"ckpt", "verify", job.ckpt});
   check_one_error(verify, 1);

@@ -95,18 +95,112 @@ BOOST_AUTO_TEST_CASE(corrupt_metadata_file_is_an_error) {
   BOOST_TEST(has_code(handler.final_epoch(), persistence_errc::corrupt));
 }
 
-BOOST_AUTO_TEST_CASE(truncated_metadata_file_is_an_error) {
+BOOST_AUTO_TEST_CASE(
+  truncated_metadata_file_without_a_previous_one_is_an_error) {
   auto dir = (*this)("ckpt");
   {
     file_metadata_handler handler{dir};
-    BOOST_REQUIRE(!handler.write(1));
-    BOOST_REQUIRE(!handler.write(2));
+    BOOST_REQUIRE(!handler.write(1)); // the first file: no previous one
   }
   auto file = fs::path{dir} / file_metadata_handler::file_name;
   fs::resize_file(file, fs::file_size(file) - 8);
   file_metadata_handler handler{dir};
   BOOST_TEST(
     has_code(handler.last_epoch(std::nullopt), persistence_errc::corrupt));
+}
+
+namespace {
+
+fs::path latest_of(const std::string& dir) {
+  return fs::path{dir} / file_metadata_handler::file_name;
+}
+
+fs::path previous_of(const std::string& dir) {
+  return fs::path{dir} / file_metadata_handler::previous_file_name;
+}
+
+void flip_a_bit(const fs::path& file) {
+  std::fstream f{file, std::ios::in | std::ios::out | std::ios::binary};
+  f.seekg(-1, std::ios::end);
+  char c = 0;
+  f.get(c);
+  f.seekp(-1, std::ios::end);
+  f.put(static_cast<char>(c ^ 0x10));
+}
+
+std::vector<int64_t> committed(const std::string& dir) {
+  auto epochs = file_metadata_handler{dir}.committed_epochs();
+  BOOST_REQUIRE_MESSAGE(epochs, describe(epochs));
+  return *epochs;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_damaged_latest_generation_falls_back_to_the_previous) {
+  auto dir = (*this)("ckpt");
+  file_metadata_handler handler{dir};
+  BOOST_REQUIRE(!handler.write(1));
+  BOOST_REQUIRE(!handler.write(2));
+  flip_a_bit(latest_of(dir));
+  BOOST_TEST(committed(dir) == (std::vector<int64_t>{1}),
+             boost::test_tools::per_element());
+  std::string damage;
+  auto state = file_metadata_handler{dir}.load(&damage);
+  BOOST_REQUIRE(state);
+  BOOST_TEST(damage.find(latest_of(dir).string()) != std::string::npos, damage);
+  auto last = handler.last_epoch(std::nullopt);
+  BOOST_REQUIRE(last);
+  BOOST_TEST(**last == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_change_after_a_fall_back_keeps_the_sound_generation) {
+  auto dir = (*this)("ckpt");
+  file_metadata_handler handler{dir};
+  BOOST_REQUIRE(!handler.write(1));
+  BOOST_REQUIRE(!handler.write(2));
+  flip_a_bit(latest_of(dir));
+  BOOST_REQUIRE(!handler.write(3)); // on the previous generation: {1, 3}
+  BOOST_TEST(committed(dir) == (std::vector<int64_t>{1, 3}),
+             boost::test_tools::per_element());
+  // The damaged file was not kept: the previous generation is still {1}.
+  flip_a_bit(latest_of(dir));
+  BOOST_TEST(committed(dir) == (std::vector<int64_t>{1}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(both_generations_damaged_is_corrupt) {
+  auto dir = (*this)("ckpt");
+  file_metadata_handler handler{dir};
+  BOOST_REQUIRE(!handler.write(1));
+  BOOST_REQUIRE(!handler.write(2));
+  flip_a_bit(latest_of(dir));
+  flip_a_bit(previous_of(dir));
+  BOOST_TEST(has_code(handler.committed_epochs(), persistence_errc::corrupt));
+  BOOST_TEST(has_code(handler.write(3), persistence_errc::corrupt));
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_latest_beside_databases_falls_back_too) {
+  auto dir = (*this)("ckpt");
+  file_metadata_handler handler{dir};
+  BOOST_REQUIRE(!handler.write(1));
+  BOOST_REQUIRE(!handler.write(2));
+  fs::create_directories(fs::path{dir} / "trainer_0.1");
+  std::ofstream{fs::path{dir} / "trainer_0.1" / "CURRENT"} << "MANIFEST-1\n";
+  fs::remove(latest_of(dir));
+  BOOST_TEST(committed(dir) == (std::vector<int64_t>{1}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(reset_forgets_the_previous_generation) {
+  auto dir = (*this)("ckpt");
+  file_metadata_handler handler{dir};
+  BOOST_REQUIRE(!handler.write(1));
+  BOOST_REQUIRE(!handler.write(2));
+  BOOST_REQUIRE(!handler.reset());
+  BOOST_TEST(!fs::exists(previous_of(dir)));
+  flip_a_bit(latest_of(dir));
+  // Never the generation of the job that was reset away.
+  BOOST_TEST(has_code(handler.committed_epochs(), persistence_errc::corrupt));
 }
 
 BOOST_AUTO_TEST_CASE(report_stores_action_and_stats) {
