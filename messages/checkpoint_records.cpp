@@ -30,7 +30,8 @@ bool operator==(const checkpoint_metadata& x,
                 const checkpoint_metadata& y) noexcept {
   return x.db_prefix == y.db_prefix && x.node_names == y.node_names
     && x.committed_epochs == y.committed_epochs && x.last_stats == y.last_stats
-    && x.last_action == y.last_action && x.final_epoch == y.final_epoch;
+    && x.last_action == y.last_action && x.final_epoch == y.final_epoch
+    && x.job_definition == y.job_definition;
 }
 
 } // namespace epochrt

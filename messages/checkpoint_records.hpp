@@ -89,6 +89,9 @@ struct checkpoint_metadata {
   /// The epoch after which a stop condition held, or -1. A job resumed from
   /// it has nothing left of its epoch loop.
   int64_t final_epoch = -1;
+  /// The definition of the job whose epochs these are
+  /// (runtime/job_definition.hpp); empty when it was never recorded.
+  std::string job_definition;
 };
 
 bool operator==(const blob_entry& x, const blob_entry& y) noexcept;
@@ -127,7 +130,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, checkpoint_metadata& x) {
   return f(caf::meta::type_name("epochrt::checkpoint_metadata"), x.db_prefix,
            x.node_names, x.committed_epochs, x.last_stats, x.last_action,
-           x.final_epoch);
+           x.final_epoch, x.job_definition);
 }
 
 } // namespace epochrt

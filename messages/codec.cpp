@@ -335,7 +335,8 @@ caf::error from_schema(sc::ReduceOp x, reduce_op& out) {
       out = reduce_op::max;
       return {};
   }
-  return invalid("unknown reduction " + std::to_string(static_cast<uint16_t>(x)));
+  return invalid("unknown reduction "
+                 + std::to_string(static_cast<uint16_t>(x)));
 }
 
 // Every reader and writer, declared up front for the list templates.
@@ -645,8 +646,7 @@ caf::error read(sc::TaskRef::Reader r, task_ref& x) {
 
 void write(sc::ChannelPlan::Builder b, const channel_plan& x) {
   write(b.initChannel(), x.channel);
-  write_list(b.initPutters(static_cast<unsigned>(x.putters.size())),
-             x.putters);
+  write_list(b.initPutters(static_cast<unsigned>(x.putters.size())), x.putters);
   write_list(b.initTakers(static_cast<unsigned>(x.takers.size())), x.takers);
 }
 
@@ -1049,6 +1049,7 @@ void write(sc::CheckpointMetadata::Builder b, const checkpoint_metadata& x) {
              x.last_stats);
   b.setLastAction(text(x.last_action));
   b.setFinalEpoch(x.final_epoch);
+  b.setJobDefinition(text(x.job_definition));
 }
 
 caf::error read(sc::CheckpointMetadata::Reader r, checkpoint_metadata& x) {
@@ -1064,6 +1065,7 @@ caf::error read(sc::CheckpointMetadata::Reader r, checkpoint_metadata& x) {
     return err;
   x.last_action = to_std(r.getLastAction());
   x.final_epoch = r.getFinalEpoch();
+  x.job_definition = to_std(r.getJobDefinition());
   return {};
 }
 

@@ -129,6 +129,12 @@ file_metadata_handler::set_params(const std::string& db_prefix,
   return {};
 }
 
+caf::error
+file_metadata_handler::set_job_definition(const std::string& definition) {
+  job_definition_ = definition;
+  return {};
+}
+
 caf::expected<checkpoint_metadata>
 file_metadata_handler::read_generation(const std::string& path) const {
   auto bytes = detail::read_file(path);
@@ -225,6 +231,8 @@ caf::error file_metadata_handler::store(checkpoint_metadata& x,
     x.db_prefix = db_prefix_;
   if (!node_names_.empty())
     x.node_names = node_names_;
+  if (!job_definition_.empty())
+    x.job_definition = job_definition_;
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec)

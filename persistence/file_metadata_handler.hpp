@@ -69,6 +69,9 @@ public:
                         const std::vector<std::string>& node_names,
                         const std::string& path_prefix) override;
 
+  /// Kept in memory and stored with every change from then on.
+  caf::error set_job_definition(const std::string& definition) override;
+
   caf::expected<std::optional<int64_t>>
   last_epoch(std::optional<int64_t> user_epoch) override;
 
@@ -161,6 +164,7 @@ private:
   std::string previous_file_;
   std::string db_prefix_;
   std::vector<std::string> node_names_;
+  std::string job_definition_;
   std::shared_ptr<fault_injector> faults_;
 };
 

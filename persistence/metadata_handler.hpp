@@ -36,6 +36,14 @@ public:
                                 const std::string& path_prefix)
     = 0;
 
+  /// Tells the handler the definition of the job whose epochs it records
+  /// (runtime/job_definition.hpp), to keep with every commit so that a run
+  /// of another job can refuse to resume them. The default keeps nothing.
+  virtual caf::error set_job_definition(const std::string& definition) {
+    (void)definition;
+    return {};
+  }
+
   /// With `user_epoch`: that epoch if it is committed, else a
   /// persistence_errc::not_committed error that names the committed epochs.
   /// Without: the last committed epoch, or nullopt when none is. An error

@@ -58,6 +58,12 @@ caf::error epoch_limiter(job& j, int64_t num_epochs) {
   return caf::none;
 }
 
+bool is_epoch_limit_argument(const task_def& task, const op_def& op,
+                             const std::string& arg) noexcept {
+  return task.name.rfind(init_task, 0) == 0 && op.type == "CreateCounter"
+    && arg == init_count;
+}
+
 std::optional<int64_t> epoch_limit(const job& j) {
   std::optional<int64_t> limit;
   for (auto& task : j.init_group().tasks) {

@@ -2,12 +2,15 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include <caf/error.hpp>
 
 namespace epochrt {
 
 class job;
+struct op_def;
+struct task_def;
 
 /// Makes `j` stop after `num_epochs` epochs (Caffe2's epoch_limiter): an
 /// init task creates a counter at `num_epochs - 1`, an epoch task counts it
@@ -30,5 +33,10 @@ caf::error epoch_limiter(job& j, int64_t num_epochs);
 /// Read from the limiters' own tasks, so it holds for a job built in code
 /// as for one loaded from a file.
 std::optional<int64_t> epoch_limit(const job& j);
+
+/// True when argument `arg` of `op` in init task `task` is the count an
+/// epoch_limiter starts from: what a job's epoch limit changes.
+bool is_epoch_limit_argument(const task_def& task, const op_def& op,
+                             const std::string& arg) noexcept;
 
 } // namespace epochrt

@@ -1,7 +1,7 @@
 // The `epochrt` command: runs job files and inspects checkpoint directories.
 //
 //   epochrt [-v|-q] run JOB.json [--checkpoint-dir DIR] [--resume-from EPOCH]
-//                   [--from-scratch]
+//                   [--from-scratch] [--allow-job-change]
 //                                [--upload-dir DIR] [--fetch NODE:BLOB]...
 //                                [--node NAME=HOST:PORT]... [--secret-file F]
 //                                [--max-failures K] [--tls-cert F --tls-key F
@@ -158,6 +158,9 @@ int run_main(int argc, char** argv) {
   run->add_flag("--from-scratch", args.run.from_scratch,
                 "Start over in the checkpoint directory, forgetting what it "
                 "holds (needed when its metadata is missing or corrupt)");
+  run->add_flag("--allow-job-change", args.run.allow_job_change,
+                "Resume checkpoints that a different definition of the job "
+                "committed (the job file was edited since)");
   run
     ->add_option("--keep-last", args.run.keep_last,
                  "Keep the checkpoints of the last K committed epochs, "

@@ -37,6 +37,7 @@
 #include <epochrt/runtime/builtin_ops.hpp>
 #include <epochrt/runtime/epoch_limiter.hpp>
 #include <epochrt/runtime/job.hpp>
+#include <epochrt/runtime/job_definition.hpp>
 #include <epochrt/runtime/job_file.hpp>
 #include <epochrt/runtime/op_registry.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -169,6 +170,32 @@ bool check_metadata(const std::string& dir, const run_options& opts) {
                   + file_metadata_handler::previous_file_name
                   + "), which lacks the last commit");
   return true;
+}
+
+/// Before anything runs: the checkpoints of `dir` were committed by this
+/// job (the definition the metadata records), or --allow-job-change says
+/// to resume them anyway. Metadata that records no definition (written
+/// before definitions were recorded) is taken as this job's.
+bool check_same_job(const std::string& dir, const run_options& opts,
+                    const std::string& definition) {
+  if (opts.from_scratch || opts.allow_job_change)
+    return true;
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec))
+    return true;
+  auto metadata = file_metadata_handler{dir}.load();
+  if (!metadata || metadata->committed_epochs.empty()
+      || metadata->job_definition.empty())
+    return true; // check_metadata reported what cannot be trusted
+  auto difference = first_difference(metadata->job_definition, definition);
+  if (difference.empty())
+    return true;
+  print_error("the checkpoints in " + dir
+              + " were committed by another definition of the job ("
+              + difference
+              + "); give --allow-job-change to resume them anyway, or "
+                "--from-scratch to start over");
+  return false;
 }
 
 /// The --node arguments: NAME=HOST:PORT, each a node of the job, each named
@@ -322,6 +349,10 @@ int run_job(const run_options& opts) {
   // Untrusted metadata is exit 1 whatever else was asked.
   if (opts.checkpoint_dir && !check_metadata(*opts.checkpoint_dir, opts))
     return exit_failure;
+  auto definition = job_definition(*loaded);
+  if (opts.checkpoint_dir
+      && !check_same_job(*opts.checkpoint_dir, opts, definition))
+    return exit_bad_input;
   if (opts.resume_from
       && !check_resume_epoch(*opts.checkpoint_dir, *opts.resume_from))
     return exit_bad_input;
@@ -392,6 +423,14 @@ int run_job(const run_options& opts) {
   if (opts.checkpoint_dir) {
     checkpoint_options ckpt_opts;
     ckpt_opts.faults = *faults;
+    // Every commit records which job made it.
+    auto metadata
+      = std::make_shared<file_metadata_handler>(*opts.checkpoint_dir, *faults);
+    if (auto err = metadata->set_job_definition(definition)) {
+      print_error(describe(err));
+      return exit_failure;
+    }
+    ckpt_opts.metadata = std::move(metadata);
     ckpt_opts.full_every = opts.full_every;
     ckpt_opts.keep_last = opts.keep_last;
     ckpt_opts.events = watch.events();

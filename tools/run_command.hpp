@@ -25,6 +25,9 @@ struct run_options {
   /// the databases there get overwritten. Without it a run refuses a
   /// directory whose metadata cannot be trusted.
   bool from_scratch = false;
+  /// Resume checkpoints that another job definition committed (a job file
+  /// edited since); without it such a run is refused.
+  bool allow_job_change = false;
   /// Every epoch divisible by this is saved in full; the others only write
   /// the blobs that changed (checkpoint_options::full_every). 0: never.
   int64_t full_every = 0;

@@ -286,4 +286,5 @@ struct CheckpointMetadata {
   lastStats @3 :List(CheckpointStats);
   lastAction @4 :Text;
   finalEpoch @5 :Int64 = -1;   # the epoch after which the job stopped
+  jobDefinition @6 :Text;       # canonical JSON of the job that committed
 }

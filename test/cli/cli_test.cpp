@@ -1148,6 +1148,59 @@ BOOST_AUTO_TEST_CASE(from_scratch_needs_a_checkpoint_dir) {
   check_one_error(r, 2);
 }
 
+// The checkpoints belong to the job that committed them: a job file edited
+// since is refused before anything runs, naming the first difference, and
+// --allow-job-change resumes them anyway (then recording the new job).
+BOOST_AUTO_TEST_CASE(an_edited_job_does_not_resume_another_jobs_checkpoints) {
+  checkpointed_pipeline job;
+  auto edited = job.tmp.sub("edited.json");
+  auto text = read_file(pipeline);
+  auto at = text.find("\"value\": 100");
+  BOOST_REQUIRE(at != std::string::npos);
+  text.replace(at, 12, "\"value\": 107");
+  write_file(edited, text);
+  auto before = snapshot(job.ckpt);
+  auto refused = cli({"run", edited, "--checkpoint-dir", job.ckpt});
+  check_one_error(refused, 2);
+  BOOST_TEST(contains(refused.err,
+                      "init[0].steps[0].ops[0].args.value: 100 "
+                      "-> 107"),
+             refused.err);
+  BOOST_TEST(contains(refused.err, "--allow-job-change"), refused.err);
+  BOOST_TEST((snapshot(job.ckpt) == before), "the checkpoint dir changed");
+  // The unchanged job still resumes its own.
+  REQUIRE_EXIT(job.run(), 0);
+  auto allowed
+    = cli({"run", edited, "--checkpoint-dir", job.ckpt, "--resume-from", "2",
+           "--allow-job-change", "--fetch", "trainer_0:total"});
+  REQUIRE_EXIT(allowed, 0);
+  BOOST_TEST(value_of(allowed.out, "trainer_0:total") == "145");
+  // Its commits recorded the edited job: now the original is the other one.
+  auto original = job.run();
+  check_one_error(original, 2);
+  BOOST_TEST(contains(original.err, "107 -> 100"), original.err);
+}
+
+// A job's epoch limit is not part of what it is: training it for longer
+// resumes its checkpoints.
+BOOST_AUTO_TEST_CASE(a_changed_epoch_limit_resumes_the_same_jobs_checkpoints) {
+  temp_dir tmp;
+  auto limited = [&](int epochs) {
+    auto text = read_file(pipeline);
+    auto at = text.find("\"stop_conditions\"");
+    BOOST_REQUIRE(at != std::string::npos);
+    text.insert(at, "\"epoch_limit\": " + std::to_string(epochs) + ",\n  ");
+    auto path = tmp.sub("limit" + std::to_string(epochs) + ".json");
+    write_file(path, text);
+    return path;
+  };
+  auto ckpt = tmp.sub("ckpt");
+  auto two = cli({"run", limited(2), "--checkpoint-dir", ckpt});
+  REQUIRE_EXIT(two, 0);
+  auto three = cli({"run", limited(3), "--checkpoint-dir", ckpt});
+  REQUIRE_EXIT(three, 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // -- help and version ---------------------------------------------------------

@@ -213,6 +213,7 @@ void field_diff::visit(const std::string& path, const checkpoint_metadata& x,
   field(path, "last_stats", x.last_stats, y.last_stats);
   field(path, "last_action", x.last_action, y.last_action);
   field(path, "final_epoch", x.final_epoch, y.final_epoch);
+  field(path, "job_definition", x.job_definition, y.job_definition);
 }
 
 void field_diff::visit(const std::string& path, const blob_value& x,

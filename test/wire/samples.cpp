@@ -316,6 +316,7 @@ checkpoint_metadata make_sample(type_tag<checkpoint_metadata>,
   x.last_stats = {sample_stats("trainer_0"), sample_stats("trainer_1")};
   x.last_action = "save";
   x.final_epoch = 1ll << 40;
+  x.job_definition = R"({"epoch":[{"name":"t"}]})";
   return x;
 }
 
