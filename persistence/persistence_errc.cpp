@@ -20,6 +20,8 @@ std::string to_string(persistence_errc x) {
       return "invalid_argument";
     case persistence_errc::not_committed:
       return "not_committed";
+    case persistence_errc::locked:
+      return "locked";
   }
   return "unknown";
 }
@@ -27,6 +29,12 @@ std::string to_string(persistence_errc x) {
 caf::error make_error(persistence_errc code, std::string context) {
   return caf::error{static_cast<uint8_t>(code), persistence_category,
                     caf::make_message(std::move(context))};
+}
+
+bool is_error(const caf::error& err, persistence_errc code) noexcept {
+  // CAF 0.17's category() of no error reads through a null pointer.
+  return err && err.category() == persistence_category
+    && err.code() == static_cast<uint8_t>(code);
 }
 
 } // namespace epochrt

@@ -27,6 +27,9 @@ enum class persistence_errc : uint8_t {
   invalid_argument,
   /// An epoch that the metadata does not record as committed.
   not_committed,
+  /// A directory whose lock another job holds (see `dir_lock`); the
+  /// context names the directory and the holder's pid.
+  locked,
 };
 
 /// The category of `persistence_errc` in a `caf::error` (CAF atoms hold at
@@ -36,5 +39,8 @@ constexpr caf::atom_value persistence_category = caf::atom("ert_persis");
 std::string to_string(persistence_errc x);
 
 caf::error make_error(persistence_errc code, std::string context = {});
+
+/// Is `err` the error `code` of the checkpoint store? False for no error.
+bool is_error(const caf::error& err, persistence_errc code) noexcept;
 
 } // namespace epochrt

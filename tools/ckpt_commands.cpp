@@ -19,7 +19,9 @@
 #include <epochrt/persistence/checkpoint_reader.hpp>
 #include <epochrt/persistence/checkpoint_retention.hpp>
 #include <epochrt/persistence/db_name.hpp>
+#include <epochrt/persistence/dir_lock.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
 
 namespace epochrt::cli {
 
@@ -361,6 +363,13 @@ int ckpt_gc(const std::string& dir, size_t keep_last) {
   if (keep_last == 0) {
     print_error("--keep-last must be at least 1");
     return exit_bad_input;
+  }
+  // gc rewrites the metadata and removes databases: never beside a job.
+  auto lock = dir_lock::acquire(dir);
+  if (!lock) {
+    print_error("gc: " + describe(lock.error()));
+    return is_error(lock.error(), persistence_errc::locked) ? exit_bad_input
+                                                            : exit_failure;
   }
   auto metadata = read_metadata(dir);
   if (!metadata)

@@ -246,6 +246,9 @@ int run_main(int argc, char** argv) {
                  "Every checkpoint and file of the nodes goes under DIR "
                  "(default: the working directory)")
     ->type_name("DIR");
+  node->add_flag("--shared-root", args.node.shared_root,
+                 "Do not lock DIR: daemons of one job, each with other "
+                 "nodes, share it (as epochrt sweep's do on one machine)");
   node
     ->add_option("--secret-file", args.node.secret_file,
                  "Obey only masters that prove they know this secret")

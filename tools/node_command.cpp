@@ -17,6 +17,7 @@
 #include <epochrt/actors/api/node_address.hpp>
 #include <epochrt/actors/api/node_server.hpp>
 #include <epochrt/actors/api/secret_file.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
 #include <epochrt/runtime/builtin_ops.hpp>
 #include <epochrt/runtime/op_registry.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -53,6 +54,7 @@ int run_node(const node_options& opts) {
   options.host = address->host;
   options.port = address->port;
   options.checkpoint_root = opts.checkpoint_root;
+  options.lock_root = !opts.shared_root;
   options.max_tensor_bytes = opts.max_tensor_bytes;
   if (opts.secret_file) {
     auto secret = read_secret_file(*opts.secret_file);
@@ -97,6 +99,7 @@ int run_node(const node_options& opts) {
   if (!server) {
     print_error(describe(server.error()));
     return is_error(server.error(), actors_errc::invalid_argument)
+        || is_error(server.error(), persistence_errc::locked)
       ? exit_bad_input
       : exit_failure;
   }

@@ -16,6 +16,8 @@ struct node_options {
   std::string listen = "127.0.0.1:0";
   /// Where the attached nodes' checkpoints and files go.
   std::string checkpoint_root = ".";
+  /// Leaves the root unlocked (node_server_options::lock_root).
+  bool shared_root = false;
   /// The file holding the secret masters must prove they know.
   std::optional<std::string> secret_file;
   /// Largest tensor a master may send.
@@ -43,8 +45,8 @@ struct node_options {
 /// it accepts connections; logs to stderr. Returns the exit code: 0 after a
 /// signal, exit_bad_input for bad arguments (a non-loopback address with
 /// neither a secret nor TLS, a bad secret file, a fault plan that cannot be
-/// read or is invalid — one line on stderr), exit_failure when the address
-/// cannot be listened on.
+/// read or is invalid, a root another daemon holds — one line on stderr),
+/// exit_failure when the address cannot be listened on.
 int run_node(const node_options& opts);
 
 } // namespace epochrt::cli

@@ -33,7 +33,9 @@
 #include <epochrt/actors/api/upload_task_group_builder.hpp>
 #include <epochrt/messages/printable.hpp>
 #include <epochrt/messages/tensor.hpp>
+#include <epochrt/persistence/dir_lock.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
 #include <epochrt/runtime/builtin_ops.hpp>
 #include <epochrt/runtime/epoch_limiter.hpp>
 #include <epochrt/runtime/job.hpp>
@@ -198,6 +200,29 @@ bool check_same_job(const std::string& dir, const run_options& opts,
   return false;
 }
 
+/// One job per directory: takes the lock of --checkpoint-dir (see
+/// dir_lock) for the checkpoint manager to keep. False, with one line
+/// naming the holder's pid, when another process holds it. A directory
+/// that does not exist yet is left to the manager, which creates and locks
+/// it before its first write (a bad daemon address then creates nothing);
+/// one that cannot be made or locked too: its saves warn, as before.
+bool lock_checkpoint_dir(const run_options& opts,
+                         std::shared_ptr<dir_lock>& lock) {
+  std::error_code ec;
+  if (!opts.checkpoint_dir
+      || (!opts.from_scratch
+          && !std::filesystem::exists(*opts.checkpoint_dir, ec)))
+    return true;
+  auto locked = dir_lock::acquire(*opts.checkpoint_dir);
+  if (!locked && is_error(locked.error(), persistence_errc::locked)) {
+    print_error(describe(locked.error()));
+    return false;
+  }
+  if (locked)
+    lock = std::make_shared<dir_lock>(std::move(*locked));
+  return true;
+}
+
 /// The --node arguments: NAME=HOST:PORT, each a node of the job, each named
 /// once.
 bool parse_remote_nodes(const run_options& opts,
@@ -346,6 +371,11 @@ int run_job(const run_options& opts) {
     print_error(job_file_error(opts.job_file, loaded.error()));
     return exit_bad_input;
   }
+  // One job per directory: --from-scratch writes the metadata at once, so
+  // it locks first.
+  std::shared_ptr<dir_lock> lock;
+  if (opts.from_scratch && !lock_checkpoint_dir(opts, lock))
+    return exit_bad_input;
   // Untrusted metadata is exit 1 whatever else was asked.
   if (opts.checkpoint_dir && !check_metadata(*opts.checkpoint_dir, opts))
     return exit_failure;
@@ -391,6 +421,10 @@ int run_job(const run_options& opts) {
     }
     session_opts.secret = std::move(*secret);
   }
+  // Past the checks of bad input, which leave the directory alone, before
+  // anything is written or any daemon contacted.
+  if (!lock && !lock_checkpoint_dir(opts, lock))
+    return exit_bad_input;
   observers watch;
   if (!watch.open(opts, *loaded))
     return exit_bad_input;
@@ -434,6 +468,7 @@ int run_job(const run_options& opts) {
     ckpt_opts.full_every = opts.full_every;
     ckpt_opts.keep_last = opts.keep_last;
     ckpt_opts.events = watch.events();
+    ckpt_opts.lock = std::move(lock);
     manager = std::make_unique<multi_node_checkpoint_manager>(
       sys, *opts.checkpoint_dir, std::move(ckpt_opts));
   }
@@ -461,6 +496,12 @@ int run_job(const run_options& opts) {
               << std::endl;
     return signals.received() == SIGINT ? exit_stopped_sigint
                                         : exit_stopped_sigterm;
+  }
+  if (!epochs && is_error(epochs.error(), persistence_errc::locked)) {
+    // Another run made and locked the directory after our look: refused by
+    // the manager's set_params, before anything ran.
+    print_error(describe(epochs.error()));
+    return exit_bad_input;
   }
   if (!epochs) {
     auto text = "job '" + runner.get_job().name()

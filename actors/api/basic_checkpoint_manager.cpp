@@ -15,7 +15,9 @@
 #include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/persistence/db_name.hpp>
+#include <epochrt/persistence/dir_lock.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
 #include <epochrt/runtime/workspace.hpp>
 
 namespace epochrt {
@@ -41,7 +43,8 @@ caf::error as_error(caf::expected<caf::unit_t> x) {
 basic_checkpoint_manager::basic_checkpoint_manager(caf::actor_system& sys,
                                                    std::string db_prefix,
                                                    checkpoint_options options)
-  : sys_(sys), db_prefix_(std::move(db_prefix)), options_(std::move(options)) {
+  : sys_(sys), db_prefix_(std::move(db_prefix)), options_(std::move(options)),
+    lock_(std::move(options_.lock)) {
   if (!options_.metadata)
     options_.metadata
       = std::make_shared<file_metadata_handler>(db_prefix_, options_.faults);
@@ -56,6 +59,30 @@ basic_checkpoint_manager::basic_checkpoint_manager(caf::actor_system& sys,
 
 basic_checkpoint_manager::~basic_checkpoint_manager() {
   caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown);
+}
+
+caf::error basic_checkpoint_manager::lock_directory() {
+  if (lock_)
+    return {};
+  auto locked = dir_lock::acquire(db_prefix_);
+  if (!locked)
+    return std::move(locked.error());
+  lock_ = std::make_shared<dir_lock>(std::move(*locked));
+  return {};
+}
+
+caf::error basic_checkpoint_manager::lock_for_writing() {
+  auto err = lock_directory();
+  if (!err || is_error(err, persistence_errc::locked))
+    return err;
+  // A directory that cannot be made or locked cannot be written either:
+  // the write reports that itself, as Caffe2's manager does (a failed save
+  // does not fail a job). Only another holder refuses.
+  if (!lock_warned_)
+    detail::log(sys_).warn("checkpoint directory {} not locked: {}", db_prefix_,
+                           error_text(err));
+  lock_warned_ = true;
+  return {};
 }
 
 caf::error
@@ -175,6 +202,8 @@ basic_checkpoint_manager::read_blobs(const std::vector<std::string>& blob_names,
 }
 
 caf::error basic_checkpoint_manager::save(int64_t epoch) {
+  if (auto err = lock_for_writing())
+    return err;
   detail::log(sys_).info("saving checkpoints of epoch {}", epoch);
   auto result = detail::blocking_request<ckpt_result>(
     sys_, typed(actor_), margin(options_.timeout), ckpt_save{epoch});
@@ -186,6 +215,11 @@ caf::error basic_checkpoint_manager::save(int64_t epoch) {
 
 caf::expected<std::vector<checkpoint_stats>>
 basic_checkpoint_manager::report_checkpoint_stats(const std::string& action) {
+  // The stats of a save are written to the metadata file; a load's are not
+  // (loads are readers, see file_metadata_handler::report).
+  if (action.find("load") == std::string::npos)
+    if (auto err = lock_for_writing())
+      return err;
   auto reported = detail::blocking_request<ckpt_result>(
     sys_, typed(actor_), options_.timeout, ckpt_report{action});
   if (!reported)
@@ -194,6 +228,8 @@ basic_checkpoint_manager::report_checkpoint_stats(const std::string& action) {
 }
 
 caf::error basic_checkpoint_manager::write_checkpoint_metadata(int64_t epoch) {
+  if (auto err = lock_for_writing())
+    return err;
   return as_error(detail::blocking_request<caf::unit_t>(
     sys_, typed(actor_), options_.timeout, ckpt_write_metadata{epoch}));
 }
@@ -214,6 +250,8 @@ caf::error
 basic_checkpoint_manager::set_params(const std::vector<std::string>& nodes,
                                      std::string path_prefix) {
   if (auto err = check_nodes(nodes))
+    return err;
+  if (auto err = lock_for_writing())
     return err;
   if (!path_prefix.empty())
     path_prefix_ = path_prefix;

@@ -15,6 +15,7 @@
 
 namespace epochrt {
 
+class dir_lock;
 class fault_injector;
 class job_events;
 class metadata_handler;
@@ -45,6 +46,11 @@ struct checkpoint_options {
   /// Told of every node's write of a checkpoint and of every commit (see
   /// `job_events` for the thread it is called on). Null: nobody.
   std::shared_ptr<job_events> events;
+  /// The lock of the checkpoint directory (`db_prefix`), when the caller
+  /// took it before making the manager (as `epochrt run` does, before it
+  /// reads the metadata); the manager holds it from then on. Null: the
+  /// manager takes it itself (see `basic_checkpoint_manager`).
+  std::shared_ptr<dir_lock> lock;
 };
 
 /// What CheckpointManager and MultiNodeCheckpointManager share: Caffe2's
@@ -55,6 +61,20 @@ struct checkpoint_options {
 /// path_prefix)`. Blocking calls, for host threads; one thread at a time.
 /// The manager owns its actor and stops it when destroyed; it borrows the
 /// actor system, which must outlive it.
+///
+/// One job per directory: before its first write the manager locks
+/// `db_prefix` (`<db_prefix>/LOCK`, see `dir_lock`; `lock_directory`) and
+/// holds the lock until it is destroyed, or its process dies (a lock the
+/// caller took already comes in `checkpoint_options::lock`). `set_params`
+/// (which `job_runner::train` calls first, so a job is refused before
+/// anything runs), `save`, `write_checkpoint_metadata` and
+/// `report_checkpoint_stats` of an action other than a load take it, so a
+/// second manager on a locked directory, in this process or another,
+/// fails them with persistence_errc::locked naming the holder's pid.
+/// Reads take no lock: `init` (which writes nothing), `load`,
+/// `load_blobs_locally`, `read_blobs`, the checks, `cp_accessible` and
+/// `get_resume_from_epoch_id` work beside a job that holds it. (Databases
+/// a `path_prefix` places outside `db_prefix` are not covered.)
 class basic_checkpoint_manager {
 public:
   virtual ~basic_checkpoint_manager();
@@ -66,11 +86,21 @@ public:
     return db_prefix_;
   }
 
+  /// Takes the lock of the checkpoint directory, creating the directory
+  /// when missing, and keeps it until the manager is destroyed; nothing
+  /// when it holds it already. The writing calls take it themselves (and,
+  /// when the directory cannot be made or locked, log that and go on: the
+  /// write fails on it too); a host calls it to be refused before anything
+  /// runs. Errors: persistence_errc::locked (another manager, `epochrt ckpt
+  /// gc` or a daemon holds it; the text names its pid), io_error.
+  caf::error lock_directory();
+
   /// Binds the manager to `nodes` of `session` and lists the blobs their
   /// checkpoints hold: the blobs of their workspaces now, or those of the
   /// checkpoints of `retrieve_from_epoch`. May be called again (by another
   /// job runner, with another session) with the same nodes. Nodes the
-  /// manager cannot checkpoint are refused (see `check_nodes`). Errors:
+  /// manager cannot checkpoint are refused (see `check_nodes`). Takes no
+  /// lock: it writes nothing, and a reader binds with it too. Errors:
   /// actors_errc::unknown_node (a node the session lacks), node_lost (a
   /// node does not answer within the manager's timeout),
   /// checkpoint_failed / persistence_errc (the checkpoints of
@@ -91,8 +121,9 @@ public:
 
   /// Loads only `blob_names` from every node's checkpoint of `epoch` into
   /// that node, skipping names a checkpoint lacks; binds the manager to
-  /// `nodes` first if `init` was not called. False, with nothing loaded,
-  /// when any node's checkpoint of `epoch` does not exist or is incomplete.
+  /// `nodes` first if `init` was not called. False, with
+  /// nothing loaded, when any node's checkpoint of `epoch` does not exist or is
+  /// incomplete.
   caf::expected<bool>
   load_blobs_locally(session& sess, const std::vector<std::string>& nodes,
                      const std::vector<std::string>& blob_names, int64_t epoch);
@@ -114,7 +145,8 @@ public:
 
   /// Saves every node's checkpoint of `epoch`. Does not commit the epoch:
   /// `write_checkpoint_metadata` does (`job_runner::save_checkpoints` does
-  /// both). Errors: actors_errc::not_initialized, node_lost,
+  /// both). Errors: persistence_errc::locked (see `lock_directory`),
+  /// actors_errc::not_initialized, node_lost,
   /// persistence_errc::io_error / invalid_name (naming the node); a failed
   /// save leaves no committed epoch behind.
   caf::error save(int64_t epoch);
@@ -128,12 +160,15 @@ public:
   /// job runner's — to the metadata handler under `action`, and returns
   /// them, one entry per node: durations (with the snapshot and sync parts
   /// of a save), bytes, blobs written and reused. An error when the handler
-  /// cannot keep them. (Unlike Caffe2's, it returns the figures: test the
-  /// result with `if (!stats)`, not `if (auto err = ...)`.)
+  /// cannot keep them, or persistence_errc::locked (see `lock_directory`;
+  /// not for an action naming a load, which writes nothing). (Unlike
+  /// Caffe2's, it returns the figures: test the result with `if (!stats)`,
+  /// not `if (auto err = ...)`.)
   caf::expected<std::vector<checkpoint_stats>>
   report_checkpoint_stats(const std::string& action);
 
-  /// Records `epoch` as committed.
+  /// Records `epoch` as committed. Errors: persistence_errc::locked (see
+  /// `lock_directory`), those of the metadata handler.
   caf::error write_checkpoint_metadata(int64_t epoch);
 
   /// Sets `epoch` to the epoch to resume from: `user_epoch` when given (an
@@ -148,7 +183,8 @@ public:
   /// Sets the nodes and path prefix, and passes them to the metadata handler.
   /// The job runner calls it with the job's nodes to checkpoint, before
   /// anything runs: nodes the manager cannot checkpoint (see `check_nodes`)
-  /// are refused there, so such a job fails at once.
+  /// and a directory another job holds (persistence_errc::locked, see
+  /// `lock_directory`) are refused there, so such a job fails at once.
   caf::error set_params(const std::vector<std::string>& nodes,
                         std::string path_prefix = {});
 
@@ -191,6 +227,11 @@ protected:
   virtual caf::error check_nodes(const std::vector<std::string>& nodes) const;
 
 private:
+  // `lock_directory` for the writing calls: only persistence_errc::locked
+  // refuses; a directory that cannot be made or locked is logged and left
+  // to the write, which fails on it too.
+  caf::error lock_for_writing();
+
   // Hands the manager's actor to the job runner actor, which talks to it
   // directly.
   friend class job_runner;
@@ -205,6 +246,10 @@ private:
   std::vector<std::string> nodes_;
   std::map<std::string, std::vector<std::string>> blob_lists_;
   std::vector<checkpoint_stats> last_stats_;
+  // Held from the first write (`lock_directory`), or from construction
+  // (`checkpoint_options::lock`), until destruction.
+  std::shared_ptr<dir_lock> lock_;
+  bool lock_warned_ = false;
 };
 
 } // namespace epochrt

@@ -10,6 +10,7 @@
 #include <epochrt/actors/detail/blocking_request.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/messages/error_text.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
 
 namespace epochrt {
 
@@ -168,6 +169,9 @@ caf::error job_runner::save_checkpoints(int64_t epoch, session& sess) {
     return {};
   }
   if (auto err = manager_->save(epoch)) {
+    // Another job's directory is no failed save to shrug off.
+    if (is_error(err, persistence_errc::locked))
+      return err;
     detail::log(sess.system())
       .warn("unable to write checkpoint for epoch {}: {}", epoch,
             error_text(err));

@@ -64,6 +64,8 @@ public:
   /// - persistence_errc::not_committed: `resume_from_epoch` is not a
   ///   committed epoch (nothing runs); persistence_errc::corrupt: the
   ///   checkpoint metadata cannot be trusted (nothing runs);
+  ///   persistence_errc::locked: another job holds the checkpoint
+  ///   directory (nothing runs; see `basic_checkpoint_manager`);
   /// - actors_errc::no_checkpoint_manager: `resume_from_epoch` without a
   ///   manager; actors_errc::invalid_argument: a job whose epoch loop could
   ///   never end, or a stop condition no epoch task outputs;
@@ -112,7 +114,8 @@ public:
                               int64_t epoch, session& sess, workspace& into);
 
   /// Saves and commits the checkpoints of `epoch`. A checkpoint directory
-  /// that cannot be written is logged as a warning and returns no error.
+  /// that cannot be written is logged as a warning and returns no error;
+  /// one another job holds is persistence_errc::locked.
   caf::error save_checkpoints(int64_t epoch, session& sess);
 
   const job& get_job() const noexcept {

@@ -18,6 +18,7 @@
 #include <epochrt/actors/remote/gatekeeper_actor.hpp>
 #include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/remote_protocol.hpp>
+#include <epochrt/persistence/dir_lock.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 #include <epochrt/runtime/worker_pool.hpp>
 
@@ -99,12 +100,13 @@ auto peer_connector(caf::actor_system& sys,
 
 node_server::node_server(caf::actor_system& sys, caf::actor gatekeeper,
                          uint16_t port, std::string root,
+                         std::unique_ptr<dir_lock> lock,
                          std::shared_ptr<fault_injector> faults,
                          std::shared_ptr<worker_pool> pool,
                          std::shared_ptr<exchange_hub> hub)
   : sys_(sys), gatekeeper_(std::move(gatekeeper)), port_(port),
-    root_(std::move(root)), faults_(std::move(faults)), pool_(std::move(pool)),
-    hub_(std::move(hub)) {
+    root_(std::move(root)), lock_(std::move(lock)), faults_(std::move(faults)),
+    pool_(std::move(pool)), hub_(std::move(hub)) {
   // nop
 }
 
@@ -125,6 +127,15 @@ node_server::start(caf::actor_system& sys,
   auto root = make_root(options.checkpoint_root);
   if (!root)
     return std::move(root.error());
+  // Before the port is bound: a second daemon on this root must not be
+  // reachable even for a moment.
+  std::unique_ptr<dir_lock> lock;
+  if (options.lock_root) {
+    auto locked = dir_lock::acquire(*root);
+    if (!locked)
+      return std::move(locked.error());
+    lock = std::make_unique<dir_lock>(std::move(*locked));
+  }
   auto made = worker_pool::make({options.worker_threads});
   if (!made)
     return std::move(made.error());
@@ -176,9 +187,9 @@ node_server::start(caf::actor_system& sys,
                         node_address{host, *bound}.str(),
                         uses_tls(sys) ? " (TLS)" : "", *root,
                         secret_required ? ", secret required" : "");
-  return std::unique_ptr<node_server>{
-    new node_server(sys, std::move(keeper), *bound, std::move(*root),
-                    std::move(faults), std::move(pool), std::move(hub))};
+  return std::unique_ptr<node_server>{new node_server(
+    sys, std::move(keeper), *bound, std::move(*root), std::move(lock),
+    std::move(faults), std::move(pool), std::move(hub))};
 }
 
 node_server::~node_server() {

@@ -12,6 +12,7 @@
 
 namespace epochrt {
 
+class dir_lock;
 class exchange_hub;
 class fault_injector;
 
@@ -31,6 +32,12 @@ struct node_server_options {
   /// Every checkpoint and every path argument of an op lands under this
   /// directory, created when missing. Default: the working directory.
   std::string checkpoint_root = ".";
+  /// Whether the server locks `checkpoint_root` for its life (see
+  /// `dir_lock`), so that a second daemon on the same root is refused.
+  /// False only for daemons of one job that share a root on purpose, each
+  /// hosting other nodes (as `epochrt sweep` runs them on one machine).
+  /// Default: true.
+  bool lock_root = true;
   /// The shared secret a master must prove it knows before it is obeyed.
   /// None: no authentication by secret; allowed on loopback, or on any
   /// address when TLS authenticates the master by its certificate.
@@ -75,9 +82,12 @@ constexpr uint64_t message_overhead_bytes = uint64_t{1} << 20;
 /// closes the port and drops every node.
 class node_server {
 public:
-  /// Listens and serves in `sys`'s threads. actors_errc::invalid_argument
-  /// when a non-loopback address has neither a secret nor TLS (see `host`),
-  /// or the root cannot be made; actors_errc::unreachable when the address
+  /// Listens and serves in `sys`'s threads, with the root locked (unless
+  /// `lock_root` is false) until the server is destroyed.
+  /// actors_errc::invalid_argument when a non-loopback address has neither
+  /// a secret nor TLS (see `host`), or the root cannot be made;
+  /// persistence_errc::locked when another daemon (or job) holds the
+  /// root's lock, naming its pid; actors_errc::unreachable when the address
   /// cannot be listened on; runtime_errc::op_failed when the threads of the
   /// worker pool cannot be created.
   static caf::expected<std::unique_ptr<node_server>>
@@ -104,7 +114,8 @@ public:
 
 private:
   node_server(caf::actor_system& sys, caf::actor gatekeeper, uint16_t port,
-              std::string root, std::shared_ptr<fault_injector> faults,
+              std::string root, std::unique_ptr<dir_lock> lock,
+              std::shared_ptr<fault_injector> faults,
               std::shared_ptr<worker_pool> pool,
               std::shared_ptr<exchange_hub> hub);
 
@@ -112,6 +123,8 @@ private:
   caf::actor gatekeeper_;
   uint16_t port_;
   std::string root_;
+  // Kept past stop(): writes of the dropped nodes may still be ending.
+  std::unique_ptr<dir_lock> lock_;
   std::shared_ptr<fault_injector> faults_;
   std::shared_ptr<worker_pool> pool_;
   std::shared_ptr<exchange_hub> hub_;

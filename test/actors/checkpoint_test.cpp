@@ -13,6 +13,8 @@
 
 #include <sstream>
 
+#include <unistd.h>
+
 #include "test/actors/test_support.hpp"
 
 using namespace epochrt;
@@ -690,6 +692,88 @@ BOOST_AUTO_TEST_CASE(partial_loads_work_across_nodes) {
           BOOST_TEST(scalar(*sess, node, "total") == expected_totals[epoch]);
     }
   }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// One job per directory: a manager locks its directory before its first
+// write and keeps it until destroyed; readers need no lock.
+BOOST_FIXTURE_TEST_SUITE(one_job_per_directory, system_fixture)
+
+namespace {
+
+// True when `err` is persistence_errc::locked naming this process.
+bool locked_by_us(const caf::error& err) {
+  return is_error(err, persistence_errc::locked)
+    && error_text(err).find("in use by process " + std::to_string(::getpid()))
+    != std::string::npos;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_second_manager_on_a_directory_in_use_is_refused) {
+  checkpoint_manager first{sys, dir.str(), "trainer_0"};
+  {
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline.json"), &first};
+    BOOST_REQUIRE(runner.train(*sess));
+  }
+  checkpoint_manager second{sys, dir.str(), "trainer_0"};
+  auto sess = new_session();
+  BOOST_TEST(locked_by_us(second.lock_directory()));
+  BOOST_TEST(locked_by_us(second.set_params({"trainer_0"})));
+  // init writes nothing (a reader binds with it); the save after it is
+  // refused.
+  BOOST_REQUIRE(!second.init(*sess, {"trainer_0"}));
+  BOOST_TEST(locked_by_us(second.save(5)));
+  BOOST_TEST(locked_by_us(second.write_checkpoint_metadata(5)));
+  job_runner runner{load_example("pipeline.json"), &second};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE(!epochs);
+  BOOST_TEST(locked_by_us(epochs.error()), error_text(epochs.error()));
+  // Refused before anything ran: the first job's epochs are as it left them.
+  BOOST_TEST(!sess->fetch("trainer_0", "total"));
+  file_metadata_handler metadata{dir.str()};
+  BOOST_TEST(*metadata.committed_epochs()
+               == (std::vector<int64_t>{0, 1, 2, 3, 4}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(a_reader_beside_the_holder_needs_no_lock) {
+  checkpoint_manager holder{sys, dir.str(), "trainer_0"};
+  {
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline.json"), &holder};
+    BOOST_REQUIRE(runner.train(*sess));
+  }
+  checkpoint_manager reader{sys, dir.str(), "trainer_0"};
+  auto sess = new_session();
+  auto loaded
+    = reader.load_blobs_locally(*sess, {"trainer_0"}, {"total"}, int64_t{3});
+  BOOST_REQUIRE_MESSAGE(loaded, why(loaded));
+  BOOST_TEST(*loaded);
+  BOOST_TEST(scalar(*sess, "trainer_0", "total") == expected_totals[3]);
+  BOOST_REQUIRE(!reader.init(*sess, {"trainer_0"}, int64_t{4}));
+  BOOST_REQUIRE(!reader.load(4));
+  BOOST_TEST(scalar(*sess, "trainer_0", "total") == expected_totals[4]);
+  auto intact = reader.check_db_intact(4);
+  BOOST_TEST((intact && *intact));
+  BOOST_TEST(reader.cp_accessible(4));
+  std::optional<int64_t> resume;
+  BOOST_TEST(!reader.get_resume_from_epoch_id({}, resume));
+  BOOST_TEST((resume == int64_t{4}));
+  // The holder still holds it.
+  BOOST_TEST(locked_by_us(reader.lock_directory()));
+}
+
+BOOST_AUTO_TEST_CASE(a_destroyed_manager_leaves_the_directory_to_the_next) {
+  checkpoint_whole_pipeline();
+  checkpoint_manager next{sys, dir.str(), "trainer_0"};
+  auto sess = new_session();
+  job_runner runner{load_example("pipeline.json"), &next, int64_t{2}};
+  auto last = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(last, why(last));
+  BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

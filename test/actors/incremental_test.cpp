@@ -255,16 +255,19 @@ BOOST_AUTO_TEST_CASE(retention_keeps_epochs_committed_after_the_one_saved) {
 BOOST_AUTO_TEST_CASE(a_job_with_keep_last_ends_with_the_last_epochs_only) {
   checkpoint_options opts;
   opts.keep_last = 2;
-  multi_node_checkpoint_manager ckpt{sys, dir.str(), opts};
   auto fresh = new_session();
-  job_runner runner{load_example("incremental.json"), &ckpt};
-  auto epochs = runner.train(*fresh);
-  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  {
+    multi_node_checkpoint_manager ckpt{sys, dir.str(), opts};
+    job_runner runner{load_example("incremental.json"), &ckpt};
+    auto epochs = runner.train(*fresh);
+    BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  }
   file_metadata_handler metadata{dir.str()};
   BOOST_TEST(*metadata.committed_epochs() == (std::vector<int64_t>{7, 8}),
              boost::test_tools::per_element());
-  // Resumed, it loads epoch 8 through its references and has nothing left
-  // to do.
+  // Resumed by a new manager (the first, destroyed, released the
+  // directory), it loads epoch 8 through its references and has nothing
+  // left to do.
   auto again = new_session();
   multi_node_checkpoint_manager ckpt2{sys, dir.str(), opts};
   job_runner resumed{load_example("incremental.json"), &ckpt2};

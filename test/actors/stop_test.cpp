@@ -121,20 +121,23 @@ BOOST_AUTO_TEST_CASE(a_stop_after_the_last_epoch_leaves_download_to_the_rerun) {
 }
 
 BOOST_AUTO_TEST_CASE(request_stop_from_another_thread_stops_the_job) {
-  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
-  auto sess = new_session();
-  job_runner runner{load_example("pipeline.json"), &ckpt};
-  std::thread stopper{[&runner] {
-    runner.request_stop();
-  }};
-  auto epochs = runner.train(*sess);
-  stopper.join();
-  // The job may have ended before the request came: then it is complete.
-  if (epochs) {
-    BOOST_TEST(*epochs == 4);
-  } else {
-    BOOST_TEST(is_stopped(epochs.error()), error_text(epochs.error()));
+  {
+    checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+    auto sess = new_session();
+    job_runner runner{load_example("pipeline.json"), &ckpt};
+    std::thread stopper{[&runner] {
+      runner.request_stop();
+    }};
+    auto epochs = runner.train(*sess);
+    stopper.join();
+    // The job may have ended before the request came: then it is complete.
+    if (epochs) {
+      BOOST_TEST(*epochs == 4);
+    } else {
+      BOOST_TEST(is_stopped(epochs.error()), error_text(epochs.error()));
+    }
   }
+  // Its manager, destroyed, released the directory for the next one.
   checkpoint_manager again{sys, dir.str(), "trainer_0"};
   auto resumed_sess = new_session();
   job_runner resumed{load_example("pipeline.json"), &again};

@@ -20,6 +20,7 @@
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
 #include "test/support/text.hpp"
+#include <epochrt/persistence/dir_lock.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
 #include <epochrt/persistence/persistence_errc.hpp>
 
@@ -103,11 +104,14 @@ std::string read_file(const fs::path& path) {
 }
 
 /// Every file under `dir` with its size and contents: equal snapshots mean
-/// nothing was written.
+/// nothing was written. The lock file is left out: every run that takes
+/// the directory's lock writes its own pid there, checkpoints or not.
 std::map<std::string, std::string> snapshot(const fs::path& dir) {
   std::map<std::string, std::string> result;
   for (auto& entry : fs::recursive_directory_iterator(dir)) {
     auto rel = fs::relative(entry.path(), dir).string();
+    if (rel == epochrt::dir_lock::file_name)
+      continue;
     result[rel] = entry.is_regular_file() ? read_file(entry.path()) : "<dir>";
   }
   return result;

@@ -49,8 +49,10 @@ sweep_processes::start_daemon(daemon& d, const fs::path& dir,
   o.program = exe_;
   o.root = d.root.string();
   o.port = d.port;
+  // Every daemon of a case shares the case's root, each with its own
+  // nodes, like the master's working directory: none may lock it.
   o.args = {"--connection-timeout-ms",
-            std::to_string(opts_.connection_timeout_ms), "-q"};
+            std::to_string(opts_.connection_timeout_ms), "-q", "--shared-root"};
   if (opts_.secret_file) {
     o.args.push_back("--secret-file");
     o.args.push_back(*opts_.secret_file);
