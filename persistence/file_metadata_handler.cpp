@@ -68,11 +68,6 @@ bool has_databases(const std::string& dir) {
   return false;
 }
 
-bool has_code(const caf::error& err, persistence_errc code) {
-  return err.category() == persistence_category
-    && err.code() == static_cast<uint8_t>(code);
-}
-
 } // namespace
 
 std::string file_metadata_handler::to_file_bytes(const checkpoint_metadata& x) {
@@ -153,7 +148,7 @@ file_metadata_handler::load_state(bool missing_is_damage,
       return err;
   }
   auto latest = read_generation(file_);
-  if (!latest && has_code(latest.error(), persistence_errc::not_found)) {
+  if (!latest && is_error(latest.error(), persistence_errc::not_found)) {
     if (!missing_is_damage)
       return checkpoint_metadata{};
     latest = make_error(persistence_errc::corrupt,
@@ -162,7 +157,7 @@ file_metadata_handler::load_state(bool missing_is_damage,
                             "databases; run with --from-scratch to start "
                             "over");
   }
-  if (latest || !has_code(latest.error(), persistence_errc::corrupt))
+  if (latest || !is_error(latest.error(), persistence_errc::corrupt))
     return latest;
   // The latest generation is damaged: the one before it, if it is sound,
   // holds every commit but the last change.
@@ -202,7 +197,7 @@ caf::error file_metadata_handler::keep_previous_generation() const {
   // replaced is the damaged one, and the previous generation stays.
   auto current = read_generation(file_);
   if (!current)
-    return has_code(current.error(), persistence_errc::io_error)
+    return is_error(current.error(), persistence_errc::io_error)
       ? current.error()
       : caf::error{};
   auto tmp = detail::temp_path_of(previous_file_);

@@ -336,11 +336,14 @@ BOOST_AUTO_TEST_CASE(an_unreadable_committed_set_never_restarts_from_scratch) {
                why(epochs));
 }
 
-// Deleted metadata beside databases: resuming fails and writes nothing;
-// reset() (what `run --from-scratch` does) is the way to start over.
+// Deleted metadata (both generations) beside databases: resuming fails and
+// writes nothing; reset() (what `run --from-scratch` does) is the way to
+// start over.
 BOOST_AUTO_TEST_CASE(missing_metadata_beside_checkpoints_fails_the_job) {
   checkpoint_whole_pipeline();
   std::filesystem::remove(dir.path() / file_metadata_handler::file_name);
+  std::filesystem::remove(dir.path()
+                          / file_metadata_handler::previous_file_name);
   auto before = snapshot(dir.path());
   {
     checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
