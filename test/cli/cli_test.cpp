@@ -31,6 +31,9 @@ using epochrt::test::process_result;
 using epochrt::test::process_runner;
 using epochrt::test::temp_dir;
 
+using epochrt::test::read_file;
+using epochrt::test::value_of;
+
 namespace {
 
 const std::string jobs_dir = EPOCHRT_SOURCE_DIR "/examples/jobs/";
@@ -54,14 +57,6 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 using epochrt::test::contains;
-
-/// The value of the "KEY=..." line of `out`, or "<missing>".
-std::string value_of(const std::string& out, const std::string& key) {
-  for (auto& line : lines_of(out))
-    if (line.rfind(key + "=", 0) == 0)
-      return line.substr(key.size() + 1);
-  return "<missing>";
-}
 
 /// One line on stderr, "epochrt: error: ..." (logs aside, which epochrt
 /// writes with a "[epochrt]" tag).
@@ -96,11 +91,6 @@ void write_file(const fs::path& path, const std::string& text) {
   std::ofstream out{path, std::ios::binary};
   out << text;
   BOOST_REQUIRE(out.good());
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in{path, std::ios::binary};
-  return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
 }
 
 /// Every file under `dir` with its size and contents: equal snapshots mean

@@ -30,16 +30,12 @@ using epochrt::test::run_in_background;
 using epochrt::test::temp_dir;
 using namespace std::chrono_literals;
 
+using epochrt::test::read_file;
+using epochrt::test::value_of;
+
 namespace {
 
 const std::string pipeline = EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline.json";
-
-std::string read_file(const std::string& path) {
-  std::ifstream in{path};
-  return std::string{std::istreambuf_iterator<char>{in},
-                     std::istreambuf_iterator<char>{}};
-}
-
 std::string describe(const process_result& r) {
   std::ostringstream out;
   out << "exit " << r.exit_code << (r.timed_out ? " (timed out)" : "")
@@ -47,15 +43,6 @@ std::string describe(const process_result& r) {
       << r.out << "stderr:\n"
       << r.err;
   return out.str();
-}
-
-/// The value of the "KEY=..." line of `out`, or "<missing>".
-std::string value_of(const std::string& out, const std::string& key) {
-  std::istringstream in{out};
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(key + "=", 0) == 0)
-      return line.substr(key.size() + 1);
-  return "<missing>";
 }
 
 /// The committed epochs of a checkpoint directory, as "0,1,2".

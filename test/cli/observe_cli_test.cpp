@@ -37,18 +37,14 @@ using epochrt::test::temp_dir;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
+using epochrt::test::read_file;
+
 namespace {
 
 const std::string jobs = EPOCHRT_SOURCE_DIR "/examples/jobs/";
 
 process_result cli(const std::vector<std::string>& args) {
   return process_runner{EPOCHRT_CLI, 60s}.run(args);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in{path};
-  return std::string{std::istreambuf_iterator<char>{in},
-                     std::istreambuf_iterator<char>{}};
 }
 
 using epochrt::test::contains;

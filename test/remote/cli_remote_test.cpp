@@ -35,6 +35,8 @@ using epochrt::test::temp_dir;
 using epochrt::test::test_ca;
 using epochrt::test::tls_identity;
 
+using epochrt::test::value_of;
+
 namespace {
 
 const std::string pipeline3
@@ -44,15 +46,6 @@ const std::string pipeline3
 const std::string final_total = "145";
 
 using epochrt::test::contains;
-
-std::string value_of(const std::string& out, const std::string& key) {
-  std::istringstream in{out};
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(key + "=", 0) == 0)
-      return line.substr(key.size() + 1);
-  return "<missing>";
-}
-
 process_result cli(const std::vector<std::string>& args) {
   return process_runner{EPOCHRT_CLI, 60s}.run(args);
 }

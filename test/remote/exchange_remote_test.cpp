@@ -55,6 +55,8 @@ using epochrt::test::run_in_background;
 using epochrt::test::start_daemon;
 using epochrt::test::temp_dir;
 
+using epochrt::test::value_of;
+
 namespace {
 
 using clock_type = std::chrono::steady_clock;
@@ -66,15 +68,6 @@ const std::string reader_pipeline = jobs + "reader_pipeline.json";
 const std::vector<std::string> trainers{"trainer_0", "trainer_1", "trainer_2"};
 
 using epochrt::test::contains;
-
-std::string value_of(const std::string& out, const std::string& key) {
-  std::istringstream in{out};
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(key + "=", 0) == 0)
-      return line.substr(key.size() + 1);
-  return "<missing>";
-}
-
 std::string last_line(const std::string& text) {
   auto end = text.find_last_not_of('\n');
   if (end == std::string::npos)
