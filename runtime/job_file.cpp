@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <epochrt/messages/strict_json.hpp>
 #include <epochrt/messages/names.hpp>
+#include <epochrt/messages/strict_json.hpp>
 #include <epochrt/runtime/epoch_limiter.hpp>
 #include <epochrt/runtime/op_registry.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>

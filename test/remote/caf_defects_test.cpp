@@ -28,8 +28,8 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
-#include <epochrt/epochrt.hpp>
 #include <epochrt/actors/api/network.hpp>
+#include <epochrt/epochrt.hpp>
 
 using namespace epochrt;
 using namespace std::chrono_literals;

@@ -16,9 +16,9 @@
 #include <caf/actor_system_config.hpp>
 
 #include "test/support/temp_dir.hpp"
-#include <epochrt/epochrt.hpp>
 #include <epochrt/actors/api/network.hpp>
 #include <epochrt/actors/api/node_server.hpp>
+#include <epochrt/epochrt.hpp>
 
 using namespace epochrt;
 using namespace std::chrono_literals;
