@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include <caf/actor_system.hpp>
@@ -115,24 +116,18 @@ std::string job_file_error(const std::string& path, const caf::error& err) {
   return text;
 }
 
-/// Checks, without writing anything, that `epoch` is committed in `dir`:
-/// an explicit --resume-from must fail before the job starts, leaving the
-/// directory exactly as it was.
-bool check_resume_epoch(const std::string& dir, int64_t epoch) {
+/// Checks, without writing anything, that `epoch` is committed in `dir`
+/// (whose metadata `check_metadata` read): an explicit --resume-from must
+/// fail before the job starts, leaving the directory exactly as it was.
+bool check_resume_epoch(const std::string& dir,
+                        const checkpoint_metadata& metadata, int64_t epoch) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     print_error("--resume-from " + std::to_string(epoch) + ": " + dir
                 + " is not a checkpoint directory");
     return false;
   }
-  file_metadata_handler handler{dir};
-  auto metadata = handler.load();
-  if (!metadata) {
-    print_error("--resume-from " + std::to_string(epoch) + ": "
-                + handler.file_path() + ": " + describe(metadata.error()));
-    return false;
-  }
-  auto& committed = metadata->committed_epochs;
+  auto& committed = metadata.committed_epochs;
   if (std::find(committed.begin(), committed.end(), epoch) == committed.end()) {
     auto last = committed.empty() ? std::string{"none"}
                                   : std::to_string(committed.back());
@@ -144,52 +139,50 @@ bool check_resume_epoch(const std::string& dir, int64_t epoch) {
   return true;
 }
 
-/// Before anything runs: the metadata of `dir` can be trusted, or
-/// --from-scratch replaces it by an empty one. Metadata that is corrupt, or
-/// missing beside checkpoint databases, is never taken for a fresh start.
-bool check_metadata(const std::string& dir, const run_options& opts) {
+/// Before anything runs: the metadata of `dir`, which can be trusted, or
+/// which --from-scratch replaced by an empty one (empty too for a
+/// directory the first save creates). None, with the error printed, when
+/// it is corrupt, or missing beside checkpoint databases: never taken for a
+/// fresh start.
+std::optional<checkpoint_metadata> check_metadata(const std::string& dir,
+                                                  const run_options& opts) {
   file_metadata_handler handler{dir};
   if (opts.from_scratch) {
     if (auto err = handler.reset()) {
       print_error("--from-scratch: " + describe(err));
-      return false;
+      return std::nullopt;
     }
-    return true;
+    return checkpoint_metadata{};
   }
   std::error_code ec;
   if (!std::filesystem::exists(dir, ec))
-    return true; // created by the first save
+    return checkpoint_metadata{};
   std::string damage;
-  if (auto metadata = handler.load(&damage); !metadata) {
+  auto metadata = handler.load(&damage);
+  if (!metadata) {
     auto text = describe(metadata.error());
     if (text.find("--from-scratch") == std::string::npos)
       text += "; run with --from-scratch to start over";
     print_error(text);
-    return false;
+    return std::nullopt;
   }
   if (!damage.empty())
     print_warning(damage + "; resuming from the previous generation ("
                   + file_metadata_handler::previous_file_name
                   + "), which lacks the last commit");
-  return true;
+  return std::move(*metadata);
 }
 
 /// Before anything runs: the checkpoints of `dir` were committed by this
-/// job (the definition the metadata records), or --allow-job-change says
-/// to resume them anyway. Metadata that records no definition (written
-/// before definitions were recorded) is taken as this job's.
-bool check_same_job(const std::string& dir, const run_options& opts,
-                    const std::string& definition) {
-  if (opts.from_scratch || opts.allow_job_change)
+/// job (the definition `metadata` records), or --allow-job-change says to
+/// resume them anyway. Metadata that records no definition (written before
+/// definitions were recorded) is taken as this job's.
+bool check_same_job(const std::string& dir, const checkpoint_metadata& metadata,
+                    const run_options& opts, const std::string& definition) {
+  if (opts.allow_job_change || metadata.committed_epochs.empty()
+      || metadata.job_definition.empty())
     return true;
-  std::error_code ec;
-  if (!std::filesystem::exists(dir, ec))
-    return true;
-  auto metadata = file_metadata_handler{dir}.load();
-  if (!metadata || metadata->committed_epochs.empty()
-      || metadata->job_definition.empty())
-    return true; // check_metadata reported what cannot be trusted
-  auto difference = first_difference(metadata->job_definition, definition);
+  auto difference = first_difference(metadata.job_definition, definition);
   if (difference.empty())
     return true;
   print_error("the checkpoints in " + dir
@@ -376,16 +369,19 @@ int run_job(const run_options& opts) {
   std::shared_ptr<dir_lock> lock;
   if (opts.from_scratch && !lock_checkpoint_dir(opts, lock))
     return exit_bad_input;
-  // Untrusted metadata is exit 1 whatever else was asked.
-  if (opts.checkpoint_dir && !check_metadata(*opts.checkpoint_dir, opts))
-    return exit_failure;
   auto definition = job_definition(*loaded);
-  if (opts.checkpoint_dir
-      && !check_same_job(*opts.checkpoint_dir, opts, definition))
-    return exit_bad_input;
-  if (opts.resume_from
-      && !check_resume_epoch(*opts.checkpoint_dir, *opts.resume_from))
-    return exit_bad_input;
+  if (opts.checkpoint_dir) {
+    // Untrusted metadata is exit 1 whatever else was asked.
+    auto metadata = check_metadata(*opts.checkpoint_dir, opts);
+    if (!metadata)
+      return exit_failure;
+    if (!check_same_job(*opts.checkpoint_dir, *metadata, opts, definition))
+      return exit_bad_input;
+    if (opts.resume_from
+        && !check_resume_epoch(*opts.checkpoint_dir, *metadata,
+                               *opts.resume_from))
+      return exit_bad_input;
+  }
   auto job_nodes = loaded->nodes();
   // A --fetch of a node the job does not have can never succeed: bad input,
   // refused before anything runs.
