@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <filesystem>
-#include <system_error>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -354,12 +352,8 @@ checkpoint_writer::create(std::string path, std::string node, int64_t epoch,
   auto partial = path + ".partial";
   if (auto err = detail::remove_tree(partial))
     return err;
-  std::error_code ec;
-  std::filesystem::create_directories(detail::parent_dir(path), ec);
-  if (ec)
-    return make_error(persistence_errc::io_error,
-                      "create " + detail::parent_dir(path) + ": "
-                        + ec.message());
+  if (auto err = detail::create_parent_dirs(path))
+    return err;
   // From here on, the destructor of `self` removes the partial directory.
   self->partial = partial;
   leveldb::Options options;

@@ -47,6 +47,15 @@ std::string parent_dir(const std::string& path) {
   return parent.empty() ? std::string{"."} : parent.string();
 }
 
+caf::error create_parent_dirs(const std::string& path) {
+  auto parent = parent_dir(path);
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec)
+    return io_error("create " + parent, ec);
+  return {};
+}
+
 caf::expected<size_t> pread_full(int fd, char* into, size_t size,
                                  uint64_t offset, const std::string& file) {
   size_t got = 0;

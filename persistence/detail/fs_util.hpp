@@ -22,6 +22,9 @@ caf::error io_error(std::string_view what, int err);
 /// The directory that holds `path` ("." for a bare name).
 std::string parent_dir(const std::string& path);
 
+/// Creates the directory that holds `path`, and its missing parents.
+caf::error create_parent_dirs(const std::string& path);
+
 /// fsyncs a file or directory.
 caf::error fsync_path(const std::string& path);
 
