@@ -73,6 +73,11 @@ enum class fault_point : uint8_t {
   // Retention: removing the databases of old epochs (checkpoint_retention).
   gc_remove_before,
   gc_remove_after,
+  // Receiving a copy of a database from another host (persistence/
+  // checkpoint_copy).
+  copy_write,
+  copy_rename_before,
+  copy_rename_after,
   // The job runner.
   job_group_start,
   job_group_end,

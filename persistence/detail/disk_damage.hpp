@@ -14,7 +14,7 @@ class WriteBatch;
 namespace epochrt::detail {
 
 /// The disk under the store's writers as a fault plan has it: at each
-/// save.* or commit.* point it says what the disk does there. A delay
+/// save.*, commit.* or copy.* point it says what the disk does there. A delay
 /// sleeps; an io_error is returned as the step's error, the writer failing
 /// as after a real one; a short_write or corrupt_write damages what the step
 /// writes, and the step goes on and reports success, as a bad disk would
