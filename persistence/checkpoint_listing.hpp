@@ -18,9 +18,10 @@ struct db_listing {
 };
 
 /// Every `<node>.<epoch>` database directly inside `dir`, sorted by node,
-/// then epoch. Skips everything else: unfinished `.partial` directories,
-/// the metadata file, directories that are not LevelDB databases, names
-/// that are not a valid node name followed by a non-negative epoch.
+/// then epoch. Skips everything else: unfinished `.partial` and `.copying`
+/// directories (checkpoint_writer, database_copy), the metadata file,
+/// directories that are not LevelDB databases, names that are not a valid
+/// node name followed by a non-negative epoch.
 /// Errors: not_found (no such directory), io_error.
 ///
 /// Opens each database (on a private view, see checkpoint_reader) to look

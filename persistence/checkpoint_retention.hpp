@@ -53,7 +53,8 @@ struct retention_options {
 /// and prefix), except those whose data files a kept checkpoint refers to
 /// (incremental checkpoints). Never touches a database of an epoch at or
 /// after the oldest kept one, nor anything not named like the node's
-/// databases.
+/// databases (a writer's `.partial` or a copy's `.copying` directory: the
+/// next writer or copy of that path removes it).
 ///
 /// Crash-safe: each database is first renamed to `<db>.deleting` (one
 /// atomic step, with the directory fsynced), then removed; leftovers of an

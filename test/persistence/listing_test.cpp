@@ -41,6 +41,7 @@ BOOST_AUTO_TEST_CASE(lists_databases_sorted_with_completeness) {
   }
   // Things that are not checkpoints.
   fs::create_directories(root / "trainer_0.5.partial");
+  write_db((*this)("trainer_0.6.copying"), "trainer_0", 6); // a copy underway
   fs::create_directories(root / "not_a_db.6");
   fs::create_directories(root / "noepoch");
   std::ofstream{root / file_metadata_handler::file_name} << "x";

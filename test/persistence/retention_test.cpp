@@ -120,6 +120,7 @@ BOOST_AUTO_TEST_CASE(other_nodes_newer_epochs_and_strangers_are_untouched) {
   save("trainer_0", 7); // newer than every kept one: a save in progress
   fs::create_directories((*this)("trainer_0.notanepoch"));
   fs::create_directories((*this)("trainer_0.1.partial"));
+  fs::create_directories((*this)("trainer_0.1.copying"));
   fs::create_directories((*this)("trainer_00.1"));
   auto report = remove_old_databases(kept("trainer_0", {3}));
   BOOST_REQUIRE(report);
@@ -129,6 +130,7 @@ BOOST_AUTO_TEST_CASE(other_nodes_newer_epochs_and_strangers_are_untouched) {
   BOOST_TEST(fs::exists(db("trainer_0", 7)));
   BOOST_TEST(fs::exists((*this)("trainer_0.notanepoch")));
   BOOST_TEST(fs::exists((*this)("trainer_0.1.partial")));
+  BOOST_TEST(fs::exists((*this)("trainer_0.1.copying")));
   BOOST_TEST(fs::exists((*this)("trainer_00.1")));
 }
 
