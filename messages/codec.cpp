@@ -822,11 +822,19 @@ caf::error read(sc::PutBlobs::Reader r, put_blobs& x) {
 void write(sc::InitCheckpoint::Builder b, const init_checkpoint& x) {
   b.setNode(text(x.node));
   b.setDb(text(x.db));
+  write_texts(
+    b.initReplicaHolders(static_cast<unsigned>(x.replica_holders.size())),
+    x.replica_holders);
+  write_texts(
+    b.initReplicaSources(static_cast<unsigned>(x.replica_sources.size())),
+    x.replica_sources);
 }
 
 caf::error read(sc::InitCheckpoint::Reader r, init_checkpoint& x) {
   x.node = to_std(r.getNode());
   x.db = to_std(r.getDb());
+  read_texts(r.getReplicaHolders(), x.replica_holders);
+  read_texts(r.getReplicaSources(), x.replica_sources);
   return {};
 }
 

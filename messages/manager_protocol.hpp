@@ -16,11 +16,14 @@
 
 namespace epochrt {
 
-/// A node as the checkpoint manager sees it: its name and the persistence
-/// actor that reads and writes its checkpoints.
+/// A node as the checkpoint manager sees it: its name, the persistence
+/// actor that reads and writes its checkpoints, and the address of the
+/// daemon it runs on ("host:port"; empty in the manager's process), which
+/// decides where copies of its checkpoints go.
 struct node_ref {
   std::string name;
   persistence_actor persistence;
+  std::string address;
 };
 
 /// Set the nodes and where their checkpoints go (Caffe2's set_params).
@@ -152,7 +155,8 @@ struct ckpt_result {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_ref& x) {
-  return f(caf::meta::type_name("epochrt::node_ref"), x.name, x.persistence);
+  return f(caf::meta::type_name("epochrt::node_ref"), x.name, x.persistence,
+           x.address);
 }
 
 template <class Inspector>

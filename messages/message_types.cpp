@@ -8,6 +8,7 @@
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/messages/remote_protocol.hpp>
+#include <epochrt/messages/replica_protocol.hpp>
 #include <epochrt/messages/tensor.hpp>
 
 namespace epochrt {
@@ -93,7 +94,20 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<remote_hello>("epochrt::remote_hello")
     .add_message_type<remote_challenge>("epochrt::remote_challenge")
     .add_message_type<remote_attach>("epochrt::remote_attach")
-    .add_message_type<remote_attached>("epochrt::remote_attached");
+    .add_message_type<remote_attached>("epochrt::remote_attached")
+    // Copies of checkpoints between daemons.
+    .add_message_type<database_file>("epochrt::database_file")
+    .add_message_type<database_listing>("epochrt::database_listing")
+    .add_message_type<copy_offer>("epochrt::copy_offer")
+    .add_message_type<copy_ticket>("epochrt::copy_ticket")
+    .add_message_type<copy_data>("epochrt::copy_data")
+    .add_message_type<copy_close>("epochrt::copy_close")
+    .add_message_type<copy_list>("epochrt::copy_list")
+    .add_message_type<copy_listings>("epochrt::copy_listings")
+    .add_message_type<copy_open>("epochrt::copy_open")
+    .add_message_type<copy_read>("epochrt::copy_read")
+    .add_message_type<copy_piece>("epochrt::copy_piece")
+    .add_message_type<copy_prune>("epochrt::copy_prune");
 }
 
 } // namespace epochrt

@@ -113,6 +113,12 @@ struct put_blobs {
 struct init_checkpoint {
   std::string node;
   std::string db;
+  /// Copies (`--replicas`): the daemons ("host:port") that keep a copy of
+  /// every database this node saves from now on, and those that may hold
+  /// one to restore a database that is missing or damaged here, in the
+  /// order to try them. Empty: no copies (and every node in one process).
+  std::vector<std::string> replica_holders;
+  std::vector<std::string> replica_sources;
 };
 
 struct blob_names {
@@ -277,7 +283,8 @@ typename Inspector::result_type inspect(Inspector& f, put_blobs& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, init_checkpoint& x) {
-  return f(caf::meta::type_name("epochrt::init_checkpoint"), x.node, x.db);
+  return f(caf::meta::type_name("epochrt::init_checkpoint"), x.node, x.db,
+           x.replica_holders, x.replica_sources);
 }
 
 template <class Inspector>

@@ -14,6 +14,7 @@
 
 #include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/checkpoint_records.hpp>
+#include <epochrt/messages/codec.hpp>
 #include <epochrt/persistence/checkpoint_reader.hpp>
 #include <epochrt/persistence/db_name.hpp>
 #include <epochrt/persistence/detail/data_file.hpp>
@@ -120,15 +121,28 @@ caf::expected<database_listing> list_database(const std::string& db,
 
 // -- list_for_copy and holds_database -----------------------------------------
 
+namespace {
+
+// What tells one write of a database from another: its manifest, which
+// holds every payload's digest and the time of the write.
+uint64_t manifest_digest(const manifest& man) {
+  auto bytes = encode(man);
+  return digest_bytes(bytes.data(), bytes.size());
+}
+
+} // namespace
+
 caf::expected<std::vector<database_listing>>
 list_for_copy(const std::string& db, int64_t epoch) {
   // The data files the manifest refers to, by epoch, with their ids.
   std::map<int64_t, uint64_t> referenced;
+  uint64_t own_manifest = 0;
   {
     auto reader = checkpoint_reader::open(db);
     if (!reader)
       return std::move(reader.error());
     auto& man = (*reader)->get_manifest();
+    own_manifest = manifest_digest(man);
     if (man.epoch != epoch)
       return corrupt("the manifest of " + db + " is of epoch "
                      + std::to_string(man.epoch) + ", not "
@@ -169,6 +183,7 @@ list_for_copy(const std::string& db, int64_t epoch) {
   auto own = list_database(db, epoch);
   if (!own)
     return std::move(own.error());
+  own->manifest_digest = own_manifest;
   if (auto it = referenced.find(epoch);
       it != referenced.end() && it->second != own->data_id)
     return corrupt(db + ": its manifest refers to a data file "
@@ -193,8 +208,12 @@ bool holds_database(const std::string& db, const database_listing& listing) {
   if (!id || *id != listing.data_id)
     return false;
   auto reader = checkpoint_reader::open(db);
-  return reader
-    && (listing.epoch < 0 || (*reader)->get_manifest().epoch == listing.epoch);
+  if (!reader)
+    return false;
+  auto& man = (*reader)->get_manifest();
+  return (listing.epoch < 0 || man.epoch == listing.epoch)
+    && (listing.manifest_digest == 0
+        || manifest_digest(man) == listing.manifest_digest);
 }
 
 // -- database_file_reader -----------------------------------------------------

@@ -10,6 +10,7 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include <epochrt/messages/replica_protocol.hpp>
 #include <epochrt/persistence/digest.hpp>
 
 // Copies of checkpoint databases, byte for byte, as another host keeps them
@@ -31,23 +32,10 @@ namespace epochrt {
 
 class fault_injector;
 
-/// A plain file of a database directory.
-struct database_file {
-  std::string name;
-  uint64_t bytes = 0;
-};
-
-/// One database as a copy needs it.
-struct database_listing {
-  int64_t epoch = -1;
-  /// The id in its data file's header (detail/data_file.hpp); 0 when it has
-  /// no data file.
-  uint64_t data_id = 0;
-  /// Every regular file of the directory except LevelDB's LOCK and info
-  /// logs (LOG, LOG.old), which belong to whoever opens the database,
-  /// sorted by name.
-  std::vector<database_file> files;
-};
+// database_file and database_listing, what a copy sends ahead of the
+// bytes, are in messages/replica_protocol.hpp. A listing's manifest_digest
+// is set for the database a copy is of (0 for the earlier ones it refers
+// to, which a data file's id tells apart).
 
 /// What a copy of the checkpoint database at `db`, of `epoch`, needs: the
 /// databases of the earlier epochs whose data files its manifest refers to
@@ -67,10 +55,12 @@ list_for_copy(const std::string& db, int64_t epoch);
 /// `listing` describes, so that a copy can skip it (an incremental copy
 /// sends only what the receiver lacks): its manifest opens (and is of
 /// `listing.epoch`, when not negative), its data file's header carries
-/// `listing.data_id` (no data file when 0), and every listed file exists
-/// with its size. A data file's id is random per write, so a database of
-/// the same epoch written again is told apart; without a data file only
-/// the names and sizes of the files tell. Never fails: false when in doubt.
+/// `listing.data_id` (no data file when 0), its manifest has
+/// `listing.manifest_digest` (when not 0), and every listed file exists
+/// with its size. A data file's id is random per write and a manifest
+/// holds every payload's digest and the time it was written, so a database
+/// of the same epoch written again is told apart. Never fails: false when
+/// in doubt.
 bool holds_database(const std::string& db, const database_listing& listing);
 
 /// Reads one file of a database sequentially, in pieces of the caller's

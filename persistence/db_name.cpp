@@ -47,4 +47,25 @@ caf::expected<std::string> db_path_of_epoch(const std::string& db_path,
     + std::to_string(epoch);
 }
 
+caf::expected<int64_t> epoch_of_db_path(std::string_view db_path) {
+  auto bad = [&] {
+    return make_error(persistence_errc::invalid_name,
+                      std::string{db_path.substr(0, 256)}
+                        + " does not end in a database's epoch");
+  };
+  auto dot = db_path.find_last_of('.');
+  if (dot == std::string_view::npos)
+    return bad();
+  auto digits = db_path.substr(dot + 1);
+  if (digits.empty() || digits.size() > 18)
+    return bad();
+  int64_t epoch = 0;
+  for (auto c : digits) {
+    if (c < '0' || c > '9')
+      return bad();
+    epoch = epoch * 10 + (c - '0');
+  }
+  return epoch;
+}
+
 } // namespace epochrt

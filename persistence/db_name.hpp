@@ -33,4 +33,9 @@ caf::expected<std::string> checked_db_name(int64_t epoch, std::string_view node,
 caf::expected<std::string> db_path_of_epoch(const std::string& db_path,
                                             int64_t own_epoch, int64_t epoch);
 
+/// The epoch a database path names (`db_name`: the part after its last
+/// dot). Errors: persistence_errc::invalid_name when that part is not a
+/// non-negative decimal number.
+caf::expected<int64_t> epoch_of_db_path(std::string_view db_path);
+
 } // namespace epochrt

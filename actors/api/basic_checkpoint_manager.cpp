@@ -53,6 +53,7 @@ basic_checkpoint_manager::basic_checkpoint_manager(caf::actor_system& sys,
   policy.full_every = std::max<int64_t>(options_.full_every, 0);
   policy.keep_last = options_.keep_last;
   policy.events = options_.events;
+  policy.replicas = options_.replicas;
   actor_ = caf::actor_cast<caf::actor>(
     spawn_checkpoint_manager(sys_, db_prefix_, options_.metadata, policy));
 }
@@ -101,7 +102,8 @@ basic_checkpoint_manager::init(session& sess,
     auto handle = sess.node(name);
     if (!handle)
       return std::move(handle.error());
-    msg.nodes.push_back(node_ref{name, handle->persistence});
+    msg.nodes.push_back(
+      node_ref{name, handle->persistence, daemon_address(*handle)});
   }
   msg.retrieve_from_epoch = retrieve_from_epoch.value_or(-1);
   if (!path_prefix.empty())

@@ -46,6 +46,14 @@ struct checkpoint_options {
   /// Told of every node's write of a checkpoint and of every commit (see
   /// `job_events` for the thread it is called on). Null: nobody.
   std::shared_ptr<job_events> events;
+  /// Copies on other hosts (`--replicas`): every database of a node on a
+  /// daemon is copied to this many other daemons, daemon to daemon, and an
+  /// epoch commits only once its copies are durable too, so a committed
+  /// epoch survives the loss of any `replicas` hosts with their disks. A
+  /// database missing or damaged where its node runs is restored from a
+  /// copy before an older epoch is tried. Needs at least `replicas` + 1
+  /// daemons; nodes in this process get no copies. 0: none.
+  size_t replicas = 0;
   /// The lock of the checkpoint directory (`db_prefix`), when the caller
   /// took it before making the manager (as `epochrt run` does, before it
   /// reads the metadata); the manager holds it from then on. Null: the

@@ -56,7 +56,8 @@ caf::expected<job_nodes> attach_nodes(session& sess, const job& the_job,
       auto handle = sess.node(name);
       if (!handle)
         return std::move(handle.error());
-      where.checkpoint_nodes.push_back(node_ref{name, handle->persistence});
+      where.checkpoint_nodes.push_back(
+        node_ref{name, handle->persistence, daemon_address(*handle)});
     }
   return where;
 }

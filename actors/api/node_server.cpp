@@ -16,6 +16,8 @@
 #include <epochrt/actors/core/exchange_hub.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/remote/gatekeeper_actor.hpp>
+#include <epochrt/actors/remote/replica_links.hpp>
+#include <epochrt/actors/remote/replica_store_actor.hpp>
 #include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/remote_protocol.hpp>
 #include <epochrt/persistence/dir_lock.hpp>
@@ -99,14 +101,14 @@ auto peer_connector(caf::actor_system& sys,
 } // namespace
 
 node_server::node_server(caf::actor_system& sys, caf::actor gatekeeper,
-                         uint16_t port, std::string root,
+                         caf::actor store, uint16_t port, std::string root,
                          std::unique_ptr<dir_lock> lock,
                          std::shared_ptr<fault_injector> faults,
                          std::shared_ptr<worker_pool> pool,
                          std::shared_ptr<exchange_hub> hub)
-  : sys_(sys), gatekeeper_(std::move(gatekeeper)), port_(port),
-    root_(std::move(root)), lock_(std::move(lock)), faults_(std::move(faults)),
-    pool_(std::move(pool)), hub_(std::move(hub)) {
+  : sys_(sys), gatekeeper_(std::move(gatekeeper)), store_(std::move(store)),
+    port_(port), root_(std::move(root)), lock_(std::move(lock)),
+    faults_(std::move(faults)), pool_(std::move(pool)), hub_(std::move(hub)) {
   // nop
 }
 
@@ -174,11 +176,24 @@ node_server::start(caf::actor_system& sys,
   keeper_cfg.faults = options.faults;
   keeper_cfg.pool = pool;
   keeper_cfg.hub = hub;
+  keeper_cfg.store = spawn_replica_store(sys, *root, faults);
+  if (!keeper_cfg.store) {
+    hub->shutdown();
+    return make_error(actors_errc::invalid_argument,
+                      "no thread for the daemon's replica store");
+  }
+  auto links = std::make_shared<replica_links>(sys, keeper_cfg.secret,
+                                               options.admission_timeout);
+  keeper_cfg.find_store = [links](const std::string& address, bool reconnect) {
+    return links->store_at(address, reconnect);
+  };
+  auto store = keeper_cfg.store;
   auto keeper = spawn_gatekeeper(sys, std::move(keeper_cfg));
   auto bound = publish_actor(keeper, host, port, admission);
   if (!bound) {
     hub->shutdown();
     caf::anon_send_exit(keeper, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(store, caf::exit_reason::user_shutdown);
     return make_error(actors_errc::unreachable,
                       "cannot listen on " + node_address{host, port}.str()
                         + ": " + caf::to_string(bound.error()));
@@ -188,8 +203,8 @@ node_server::start(caf::actor_system& sys,
                         uses_tls(sys) ? " (TLS)" : "", *root,
                         secret_required ? ", secret required" : "");
   return std::unique_ptr<node_server>{new node_server(
-    sys, std::move(keeper), *bound, std::move(*root), std::move(lock),
-    std::move(faults), std::move(pool), std::move(hub))};
+    sys, std::move(keeper), std::move(store), *bound, std::move(*root),
+    std::move(lock), std::move(faults), std::move(pool), std::move(hub))};
 }
 
 node_server::~node_server() {
@@ -206,6 +221,8 @@ void node_server::stop() {
   sys_.middleman().unpublish(gatekeeper_, port_);
   caf::anon_send_exit(gatekeeper_, caf::exit_reason::user_shutdown);
   gatekeeper_ = nullptr;
+  caf::anon_send_exit(store_, caf::exit_reason::user_shutdown);
+  store_ = nullptr;
   // Waiting tasks are woken (and fail) before the pool drops its queue.
   hub_->shutdown();
   // Queued work is dropped; running tasks end at their next op once their

@@ -113,14 +113,15 @@ public:
   void stop();
 
 private:
-  node_server(caf::actor_system& sys, caf::actor gatekeeper, uint16_t port,
-              std::string root, std::unique_ptr<dir_lock> lock,
+  node_server(caf::actor_system& sys, caf::actor gatekeeper, caf::actor store,
+              uint16_t port, std::string root, std::unique_ptr<dir_lock> lock,
               std::shared_ptr<fault_injector> faults,
               std::shared_ptr<worker_pool> pool,
               std::shared_ptr<exchange_hub> hub);
 
   caf::actor_system& sys_;
   caf::actor gatekeeper_;
+  caf::actor store_; // the replica store
   uint16_t port_;
   std::string root_;
   // Kept past stop(): writes of the dropped nodes may still be ending.

@@ -13,6 +13,7 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/job_events.hpp>
+#include <epochrt/actors/core/replica_plan.hpp>
 #include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/notify.hpp>
@@ -128,6 +129,7 @@ struct manager_state {
   std::chrono::milliseconds timeout;
   int64_t full_every = 0; // checkpoint_policy
   size_t keep_last = 0;
+  size_t replicas = 0;                 // checkpoint_policy
   std::vector<std::string> node_names; // from set_params
   std::vector<node_ref> nodes;         // from init
   std::vector<checkpoint_stats> last_stats;
@@ -444,6 +446,7 @@ manager_behavior(self_ptr self, std::string db_prefix,
   st.timeout = policy.timeout;
   st.full_every = policy.full_every;
   st.keep_last = policy.keep_last;
+  st.replicas = policy.replicas;
   st.events = std::move(policy.events);
   return {
     [=](ckpt_set_params& msg) -> caf::result<void> {
@@ -471,13 +474,19 @@ manager_behavior(self_ptr self, std::string db_prefix,
           return std::move(db.error());
         dbs.push_back(std::move(*db));
       }
+      auto copies = plan_replicas(msg.nodes, st.replicas);
+      if (!copies)
+        return std::move(copies.error());
       st.nodes = std::move(msg.nodes);
       auto rp = self->make_response_promise<ckpt_result>();
       fan_out<blob_names>(
         self, st.nodes, st.timeout,
         {"checkpoint init", msg.retrieve_from_epoch},
-        [dbs, i = size_t{0}](const node_ref& node) mutable {
-          return init_checkpoint{node.name, dbs[i++]};
+        [dbs, copies = std::move(*copies),
+         i = size_t{0}](const node_ref& node) mutable {
+          auto& plan = copies[i];
+          auto& db = dbs[i++];
+          return init_checkpoint{node.name, db, plan.holders, plan.sources};
         },
         [self, rp](caf::expected<std::vector<blob_names>> lists) mutable {
           if (!lists) {

@@ -27,6 +27,10 @@ struct checkpoint_policy {
   size_t keep_last = 0;
   /// Told of each node's write and of each commit. Null: nobody.
   std::shared_ptr<job_events> events;
+  /// Copies of every database of a node on a daemon, each on this many
+  /// other daemons (replica_plan.hpp); an epoch commits once they are
+  /// durable too. 0: none.
+  size_t replicas = 0;
 };
 
 /// Spawns the checkpoint manager actor of the checkpoints under `db_prefix`.

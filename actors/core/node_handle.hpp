@@ -28,4 +28,10 @@ struct node_handle {
   node_address address;
 };
 
+/// Where the node's daemon is, as "host:port"; empty for a node in the
+/// session's process.
+inline std::string daemon_address(const node_handle& handle) {
+  return handle.address.host.empty() ? std::string{} : handle.address.str();
+}
+
 } // namespace epochrt

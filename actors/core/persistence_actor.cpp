@@ -10,10 +10,12 @@
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/detail/blocking_request.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/spawn_detached.hpp>
 #include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/protocol.hpp>
+#include <epochrt/messages/replica_protocol.hpp>
 #include <epochrt/persistence/checkpoint_reader.hpp>
 #include <epochrt/persistence/checkpoint_retention.hpp>
 #include <epochrt/persistence/checkpoint_writer.hpp>
@@ -317,10 +319,106 @@ checkpoint_status check(const std::string& node, const check_checkpoint& msg,
   return status;
 }
 
+// A step of a copy (a piece, an offer, a listing) that takes longer than
+// this means the other daemon is gone: the copy fails instead of holding
+// the save for the whole checkpoint timeout.
+constexpr auto copy_step_timeout = std::chrono::seconds(30);
+
+// What copies of this node's databases need (init_checkpoint, and the
+// daemon's means).
+struct replica_context {
+  std::vector<std::string> holders;
+  std::vector<std::string> sources;
+  store_finder find_store;
+  place_function place; // as the master names a database -> here
+  fault_injector* faults = nullptr;
+};
+
+bool restorable(const caf::error& err) {
+  return is_error(err, persistence_errc::not_found)
+    || is_error(err, persistence_errc::incomplete)
+    || is_error(err, persistence_errc::corrupt);
+}
+
+// Runs `step` against the store at `address`, and once more over a fresh
+// connection when it fails: the daemon there may have been restarted.
+template <class F>
+auto with_store(const replica_context& ctx, const std::string& address, F step)
+  -> decltype(step(std::declval<caf::actor>())) {
+  auto store = ctx.find_store(address, false);
+  if (store) {
+    auto result = step(*store);
+    if (result)
+      return result;
+  }
+  store = ctx.find_store(address, true);
+  if (!store)
+    return std::move(store.error());
+  return step(*store);
+}
+
+// Pushes the database `db` (as the master names it) of `epoch` to every
+// holder; the first failure fails the save.
+caf::error push_to_holders(caf::actor_system& sys, const std::string& node,
+                           const std::string& db, int64_t epoch,
+                           const replica_context& ctx) {
+  for (auto& holder : ctx.holders) {
+    auto pushed = with_store(ctx, holder, [&](const caf::actor& store) {
+      return push_copy(sys, store, node, db, epoch, ctx.place,
+                       copy_step_timeout);
+    });
+    if (!pushed)
+      return make_error(actors_errc::checkpoint_failed,
+                        "the copy of " + db + " to the daemon at " + holder
+                          + " failed: " + error_text(pushed.error()));
+    detail::log(sys).debug("{} copied to {} ({} databases, {} bytes)", db,
+                           holder, pushed->databases, pushed->bytes);
+  }
+  return {};
+}
+
+// Runs `attempt` (a read of the database `db`, as the master names it, of
+// `epoch`); when it fails because the database is missing or damaged here,
+// pulls it from each source in turn and runs `attempt` again, until one
+// succeeds: a damaged copy is skipped for the next. The first error, with
+// what each source said, when none does.
+template <class F>
+auto with_restore(caf::actor_system& sys, const std::string& node,
+                  const std::string& db, int64_t epoch,
+                  const replica_context& ctx, F attempt)
+  -> decltype(attempt()) {
+  auto result = attempt();
+  if (result || ctx.sources.empty() || !restorable(result.error()))
+    return result;
+  auto why = error_text(result.error());
+  detail::log(sys).warn("{}: {}; restoring it from a copy", db, why);
+  for (auto& source : ctx.sources) {
+    auto pulled = with_store(ctx, source, [&](const caf::actor& store) {
+      return pull_copy(sys, store, node, db, epoch, ctx.place,
+                       copy_step_timeout, ctx.faults);
+    });
+    if (!pulled) {
+      why += "; no copy from " + source + ": " + error_text(pulled.error());
+      continue;
+    }
+    auto again = attempt();
+    if (again) {
+      detail::log(sys).warn("{} restored from the copy at {} ({} databases, "
+                            "{} bytes)",
+                            db, source, pulled->databases, pulled->bytes);
+      return again;
+    }
+    why += "; the copy from " + source
+      + " failed too: " + error_text(again.error());
+  }
+  return make_error(persistence_errc::corrupt, db + ": " + why);
+}
+
 persistence_actor::behavior_type
 persistence_behavior(persistence_actor::pointer self, std::string node,
                      std::shared_ptr<workspace> ws, std::string root,
-                     std::shared_ptr<fault_injector> faults) {
+                     std::shared_ptr<fault_injector> faults,
+                     store_finder find_store) {
   // The handlers below hold `faults` (captured by value); the writers and
   // readers they make borrow it, and end before the handler returns.
   // Outcomes of writes started by begin_save, until end_save collects them.
@@ -334,24 +432,45 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
                         + "'");
   };
   // Where a database named by a request really lives (see resolve_under).
-  auto place = [root](std::string& db) -> caf::error {
+  auto locate = [root](const std::string& db) -> caf::expected<std::string> {
     if (root.empty())
-      return {};
-    auto placed = resolve_under(root, db);
+      return db;
+    return resolve_under(root, db);
+  };
+  auto place = [locate](std::string& db) -> caf::error {
+    auto placed = locate(db);
     if (!placed)
       return std::move(placed.error());
     db = std::move(*placed);
     return {};
   };
+  // Set by every init_checkpoint; read by the handlers below.
+  auto copies = std::make_shared<replica_context>();
+  copies->find_store = std::move(find_store);
+  copies->place = locate;
+  copies->faults = faults.get();
+  // A save's database is copied once it is durable here.
+  auto copied = [self, node, copies](
+                  caf::expected<checkpoint_stats> stats, const std::string& db,
+                  int64_t epoch) -> caf::expected<checkpoint_stats> {
+    if (!stats || copies->holders.empty())
+      return stats;
+    if (auto err = push_to_holders(self->system(), node, db, epoch, *copies))
+      return err;
+    return stats;
+  };
   return {
     [=](save_checkpoint& msg) -> caf::result<checkpoint_stats> {
       if (msg.node != node)
         return wrong_node(msg.node);
+      auto wire_db = msg.db;
       if (auto err = place(msg.db))
         return err;
       detail::log(self->system())
         .debug("saving {} ({} blobs asked)", msg.db, msg.blob_names.size());
-      auto result = save(self->system(), node, *ws, msg, *saved, faults.get());
+      auto result
+        = copied(save(self->system(), node, *ws, msg, *saved, faults.get()),
+                 wire_db, msg.epoch);
       if (!result)
         return std::move(result.error());
       return std::move(*result);
@@ -359,9 +478,13 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
     [=](load_checkpoint& msg) -> caf::result<checkpoint_stats> {
       if (msg.node != node)
         return wrong_node(msg.node);
+      auto wire_db = msg.db;
       if (auto err = place(msg.db))
         return err;
-      auto result = load(node, *ws, msg, *saved, faults.get());
+      auto result
+        = with_restore(self->system(), node, wire_db, msg.epoch, *copies, [&] {
+            return load(node, *ws, msg, *saved, faults.get());
+          });
       if (!result)
         return std::move(result.error());
       return std::move(*result);
@@ -369,10 +492,25 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
     [=](init_checkpoint& msg) -> caf::result<blob_names> {
       if (msg.node != node)
         return wrong_node(msg.node);
-      if (!msg.db.empty())
-        if (auto err = place(msg.db))
-          return err;
-      auto result = list_blobs(node, *ws, msg, faults.get());
+      if (!msg.replica_holders.empty() && !copies->find_store)
+        return make_error(actors_errc::invalid_argument,
+                          "node " + node
+                            + " runs in the master's process: its "
+                              "checkpoints cannot be copied to other daemons");
+      copies->holders = std::move(msg.replica_holders);
+      copies->sources = std::move(msg.replica_sources);
+      if (msg.db.empty())
+        return list_blobs(node, *ws, msg, faults.get());
+      auto wire_db = msg.db;
+      auto epoch = epoch_of_db_path(wire_db);
+      if (!epoch)
+        return std::move(epoch.error());
+      if (auto err = place(msg.db))
+        return err;
+      auto result
+        = with_restore(self->system(), node, wire_db, *epoch, *copies, [&] {
+            return list_blobs(node, *ws, msg, faults.get());
+          });
       if (!result)
         return std::move(result.error());
       return std::move(*result);
@@ -395,6 +533,7 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
     [=](begin_save& msg) -> caf::result<snapshot_taken> {
       if (msg.node != node)
         return wrong_node(msg.node);
+      auto wire_db = msg.db;
       if (auto err = place(msg.db))
         return err;
       auto start = clock_type::now();
@@ -408,15 +547,17 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
       rp.deliver(snapshot_taken{msg.epoch});
       // Outcomes nobody collected (the manager gave up) are dropped here.
       written->erase(written->begin(), written->lower_bound(msg.epoch));
-      written->insert_or_assign(msg.epoch,
-                                write(self->system(), node, msg.epoch, msg.db,
-                                      msg.full, *snapshot, *saved, start,
-                                      faults.get()));
+      written->insert_or_assign(
+        msg.epoch,
+        copied(write(self->system(), node, msg.epoch, msg.db, msg.full,
+                     *snapshot, *saved, start, faults.get()),
+               wire_db, msg.epoch));
       return rp;
     },
     [=](prune_checkpoints& msg) -> caf::result<pruned_checkpoints> {
       if (msg.node != node)
         return wrong_node(msg.node);
+      auto wire_kept = msg.kept;
       for (auto& db : msg.kept)
         if (auto err = place(db))
           return err;
@@ -431,6 +572,20 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
       for (auto& gone : report->removed)
         if (gone == saved->db)
           saved->forget();
+      // The copies go with them. A copy left behind costs space, not
+      // correctness: the next pruning removes it.
+      if (!msg.check_only)
+        for (auto& holder : copies->holders) {
+          auto pruned = with_store(*copies, holder, [&](const caf::actor& s) {
+            return detail::blocking_request<pruned_checkpoints>(
+              self->system(), s, copy_step_timeout,
+              copy_prune{node, wire_kept});
+          });
+          if (!pruned)
+            detail::log(self->system())
+              .warn("old copies of node {} at {} were not removed: {}", node,
+                    holder, error_text(pruned.error()));
+        }
       return pruned_checkpoints{std::move(report->removed), report->bytes};
     },
     [=](end_save& msg) -> caf::result<checkpoint_stats> {
@@ -455,10 +610,11 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
 persistence_actor spawn_persistence(caf::actor_system& sys, std::string node,
                                     std::shared_ptr<workspace> ws,
                                     std::string checkpoint_root,
-                                    std::shared_ptr<fault_injector> faults) {
+                                    std::shared_ptr<fault_injector> faults,
+                                    store_finder find_store) {
   return detail::spawn_detached(sys, persistence_behavior, std::move(node),
                                 std::move(ws), std::move(checkpoint_root),
-                                std::move(faults));
+                                std::move(faults), std::move(find_store));
 }
 
 } // namespace epochrt

@@ -5,6 +5,7 @@
 
 #include <caf/fwd.hpp>
 
+#include <epochrt/actors/core/replica_client.hpp>
 #include <epochrt/messages/node_protocols.hpp>
 
 namespace epochrt {
@@ -32,12 +33,24 @@ class workspace;
 /// never leave its root, whatever path the master sends. Empty: paths are
 /// used as given, for a process that trusts its own checkpoint manager.
 ///
+/// Copies (`--replicas`), on a daemon: `init_checkpoint` names the daemons
+/// that keep copies of this node's databases and those that may hold one.
+/// Each database saved from then on is pushed to every holder's replica
+/// store (replica_client.hpp) before the save answers, so that its epoch
+/// commits only once the copies are durable; a load or an init that finds
+/// its database missing, incomplete or damaged pulls it (and the databases
+/// it refers to) from the first holder that has it intact and tries again;
+/// retention removes the holders' copies with the node's own databases.
+/// `find_store` reaches other daemons' stores; null (a node in the master's
+/// process): an init that names holders fails.
+///
 /// Returns an invalid handle when the actor's thread cannot be created
 /// (detail::spawn_detached); nothing is left running then.
 persistence_actor spawn_persistence(caf::actor_system& sys, std::string node,
                                     std::shared_ptr<workspace> ws,
                                     std::string checkpoint_root = {},
                                     std::shared_ptr<fault_injector> faults
-                                    = nullptr);
+                                    = nullptr,
+                                    store_finder find_store = nullptr);
 
 } // namespace epochrt

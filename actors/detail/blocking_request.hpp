@@ -94,6 +94,35 @@ private:
   reply_promise<Reply> promise_;
 };
 
+/// A request sent by `start_request`, whose reply a thread waits for later.
+template <class Reply>
+struct pending_reply {
+  std::future<caf::expected<Reply>> reply;
+  caf::actor asker;
+
+  /// The reply, waited for at most `timeout` (then
+  /// `caf::sec::request_timeout`, and the request is abandoned).
+  caf::expected<Reply> get(std::chrono::milliseconds timeout) {
+    return await_or_stop(reply, asker, timeout);
+  }
+};
+
+/// Sends `request` to `dest` and returns at once; the reply is collected
+/// with `pending_reply::get`. Several requests may be in flight this way
+/// (a transfer's window). For threads outside CAF's scheduler, as
+/// `blocking_request`, and for a detached actor's own thread.
+template <class Reply, class Handle, class Request>
+pending_reply<Reply>
+start_request(caf::actor_system& sys, const Handle& dest, Request&& request) {
+  using request_type = std::decay_t<Request>;
+  auto promise = std::make_shared<std::promise<caf::expected<Reply>>>();
+  pending_reply<Reply> result;
+  result.reply = promise->get_future();
+  result.asker = sys.spawn<blocking_asker<Reply, Handle, request_type>>(
+    dest, request_type{std::forward<Request>(request)}, std::move(promise));
+  return result;
+}
+
 /// Sends `request` to `dest` and blocks the calling thread until the reply
 /// or an error arrives, at most `timeout` (then `caf::sec::request_timeout`,
 /// and the request is abandoned). `dest` is an untyped or a typed handle;

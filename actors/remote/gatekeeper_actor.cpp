@@ -18,6 +18,7 @@
 #include <epochrt/actors/remote/proof.hpp>
 #include <epochrt/messages/names.hpp>
 #include <epochrt/messages/remote_protocol.hpp>
+#include <epochrt/messages/replica_protocol.hpp>
 #include <epochrt/runtime/workspace.hpp>
 
 namespace epochrt {
@@ -187,7 +188,7 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
     = spawn_node(self->system(), msg.node, ws, st.cfg.ops, st.cfg.task_timeout,
                  st.cfg.pool, st.cfg.faults, st.cfg.hub);
   x.persistence = spawn_persistence(self->system(), msg.node, ws, st.cfg.root,
-                                    st.cfg.faults);
+                                    st.cfg.faults, st.cfg.find_store);
   if (!x.persistence) {
     caf::anon_send_exit(x.node, caf::exit_reason::user_shutdown);
     detail::log(self->system())
@@ -253,6 +254,9 @@ caf::behavior gatekeeper(gatekeeper_ptr self, gatekeeper_config cfg) {
     },
     [self](remote_attach& msg) {
       return on_attach(self, msg);
+    },
+    [self](replica_store_atom) {
+      return self->state.cfg.store;
     },
   };
 }

@@ -9,6 +9,8 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include <epochrt/actors/core/replica_client.hpp>
+
 namespace epochrt {
 
 class exchange_hub;
@@ -33,6 +35,12 @@ struct gatekeeper_config {
   std::shared_ptr<worker_pool> pool;
   /// The daemon's end of channels and collectives.
   std::shared_ptr<exchange_hub> hub;
+  /// The daemon's replica store (replica_store_actor.hpp), handed to any
+  /// admitted peer that asks (`replica_store_atom`): other daemons of the
+  /// job. Null: none.
+  caf::actor store;
+  /// How the nodes' persistence actors reach other daemons' stores.
+  store_finder find_store;
 };
 
 /// Spawns the actor a daemon publishes: the one a master meets first. It
@@ -45,7 +53,9 @@ struct gatekeeper_config {
 /// which happens when the first master goes away (its actor is monitored)
 /// or attaches a node again (the old one is replaced). A challenge lives
 /// 30 s and answers one attach; at most 64 are open, the oldest dropped
-/// first. Refusals are actors_errc::rejected or auth_failed replies. When
+/// first. Refusals are actors_errc::rejected or auth_failed replies. It
+/// also answers `replica_store_atom` with `cfg.store`, to any peer: one
+/// that got through admission (or TLS) is a process of the job. When
 /// the gatekeeper stops, it drops every node.
 caf::actor spawn_gatekeeper(caf::actor_system& sys, gatekeeper_config cfg);
 

@@ -199,6 +199,8 @@ struct PutBlobs {
 struct InitCheckpoint {
   node @0 :Text;
   db @1 :Text;
+  replicaHolders @2 :List(Text);  # daemons that keep copies ("host:port")
+  replicaSources @3 :List(Text);  # daemons a restore may pull from
 }
 
 struct BlobNames {

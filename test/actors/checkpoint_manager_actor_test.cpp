@@ -86,7 +86,7 @@ BOOST_AUTO_TEST_CASE(a_manager_names_node_request_and_epoch_of_a_timeout) {
   BOOST_REQUIRE_MESSAGE(params, why(params));
   auto init = ask<ckpt_result>(
     manager,
-    ckpt_init{{node_ref{"slow", stand_in<persistence_actor>(p)}}, -1, {}});
+    ckpt_init{{node_ref{"slow", stand_in<persistence_actor>(p), {}}}, -1, {}});
   BOOST_REQUIRE_MESSAGE(init, why(init));
   auto loaded = ask<ckpt_result>(manager, ckpt_load{3, {}, {}, false});
   BOOST_REQUIRE(!loaded);

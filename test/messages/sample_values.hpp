@@ -115,7 +115,10 @@ inline put_blobs sample_put_blobs() {
 }
 
 inline init_checkpoint sample_init_checkpoint() {
-  return init_checkpoint{"trainer_0", "/tmp/ckpt/trainer_0.3"};
+  return init_checkpoint{"trainer_0",
+                         "/tmp/ckpt/trainer_0.3",
+                         {"10.0.0.2:7001"},
+                         {"10.0.0.2:7001", "10.0.0.3:7001"}};
 }
 
 inline blob_names sample_blob_names() {

@@ -286,6 +286,8 @@ void field_diff::visit(const std::string& path, const init_checkpoint& x,
                        const init_checkpoint& y) {
   field(path, "node", x.node, y.node);
   field(path, "db", x.db, y.db);
+  field(path, "replica_holders", x.replica_holders, y.replica_holders);
+  field(path, "replica_sources", x.replica_sources, y.replica_sources);
 }
 
 void field_diff::visit(const std::string& path, const blob_names& x,
@@ -331,6 +333,7 @@ void field_diff::visit(const std::string& path, const node_ref& x,
   // Typed or not, a handle is the same when its actor is.
   field(path, "persistence", caf::actor_cast<caf::actor>(x.persistence),
         caf::actor_cast<caf::actor>(y.persistence));
+  field(path, "address", x.address, y.address);
 }
 
 void field_diff::visit(const std::string& path, const ckpt_set_params& x,
@@ -651,6 +654,83 @@ void field_diff::visit(const std::string& path, const exchange_relayed& x,
                        const exchange_relayed& y) {
   field(path, "peer", x.peer, y.peer);
   field(path, "payload", x.payload, y.payload);
+}
+
+void field_diff::visit(const std::string& path, const database_file& x,
+                       const database_file& y) {
+  field(path, "name", x.name, y.name);
+  field(path, "bytes", x.bytes, y.bytes);
+}
+
+void field_diff::visit(const std::string& path, const database_listing& x,
+                       const database_listing& y) {
+  field(path, "epoch", x.epoch, y.epoch);
+  field(path, "data_id", x.data_id, y.data_id);
+  field(path, "manifest_digest", x.manifest_digest, y.manifest_digest);
+  field(path, "files", x.files, y.files);
+}
+
+void field_diff::visit(const std::string& path, const copy_offer& x,
+                       const copy_offer& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "db", x.db, y.db);
+  field(path, "listing", x.listing, y.listing);
+}
+
+void field_diff::visit(const std::string& path, const copy_ticket& x,
+                       const copy_ticket& y) {
+  field(path, "id", x.id, y.id);
+}
+
+void field_diff::visit(const std::string& path, const copy_data& x,
+                       const copy_data& y) {
+  field(path, "ticket", x.ticket, y.ticket);
+  field(path, "file", x.file, y.file);
+  field(path, "bytes", x.bytes, y.bytes);
+}
+
+void field_diff::visit(const std::string& path, const copy_close& x,
+                       const copy_close& y) {
+  field(path, "ticket", x.ticket, y.ticket);
+  field(path, "digests", x.digests, y.digests);
+}
+
+void field_diff::visit(const std::string& path, const copy_list& x,
+                       const copy_list& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "db", x.db, y.db);
+  field(path, "epoch", x.epoch, y.epoch);
+}
+
+void field_diff::visit(const std::string& path, const copy_listings& x,
+                       const copy_listings& y) {
+  field(path, "databases", x.databases, y.databases);
+}
+
+void field_diff::visit(const std::string& path, const copy_open& x,
+                       const copy_open& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "db", x.db, y.db);
+  field(path, "file", x.file, y.file);
+}
+
+void field_diff::visit(const std::string& path, const copy_read& x,
+                       const copy_read& y) {
+  field(path, "ticket", x.ticket, y.ticket);
+  field(path, "max_bytes", x.max_bytes, y.max_bytes);
+}
+
+void field_diff::visit(const std::string& path, const copy_piece& x,
+                       const copy_piece& y) {
+  field(path, "bytes", x.bytes, y.bytes);
+  field(path, "last", x.last, y.last);
+  field(path, "digest", x.digest, y.digest);
+}
+
+void field_diff::visit(const std::string& path, const copy_prune& x,
+                       const copy_prune& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "kept", x.kept, y.kept);
 }
 
 } // namespace epochrt::test

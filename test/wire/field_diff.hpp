@@ -22,6 +22,7 @@
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/messages/remote_protocol.hpp>
+#include <epochrt/messages/replica_protocol.hpp>
 #include <epochrt/messages/tensor.hpp>
 
 namespace epochrt::test {
@@ -213,6 +214,22 @@ private:
              const remote_attach& y);
   void visit(const std::string& path, const remote_attached& x,
              const remote_attached& y);
+  void visit(const std::string& path, const database_file& x,
+             const database_file& y);
+  void visit(const std::string& path, const database_listing& x,
+             const database_listing& y);
+  void visit(const std::string& path, const copy_offer& x, const copy_offer& y);
+  void visit(const std::string& path, const copy_ticket& x,
+             const copy_ticket& y);
+  void visit(const std::string& path, const copy_data& x, const copy_data& y);
+  void visit(const std::string& path, const copy_close& x, const copy_close& y);
+  void visit(const std::string& path, const copy_list& x, const copy_list& y);
+  void visit(const std::string& path, const copy_listings& x,
+             const copy_listings& y);
+  void visit(const std::string& path, const copy_open& x, const copy_open& y);
+  void visit(const std::string& path, const copy_read& x, const copy_read& y);
+  void visit(const std::string& path, const copy_piece& x, const copy_piece& y);
+  void visit(const std::string& path, const copy_prune& x, const copy_prune& y);
   void visit(const std::string& path, const read_checkpoint& x,
              const read_checkpoint& y);
   void visit(const std::string& path, const prune_checkpoints& x,

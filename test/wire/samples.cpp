@@ -366,7 +366,10 @@ put_blobs make_sample(type_tag<put_blobs>, const sample_handles&) {
 }
 
 init_checkpoint make_sample(type_tag<init_checkpoint>, const sample_handles&) {
-  return init_checkpoint{"trainer_0", "/tmp/ckpt/trainer_0.3"};
+  return init_checkpoint{"trainer_0",
+                         "/tmp/ckpt/trainer_0.3",
+                         {"10.0.0.1:7001", "[::1]:7002"},
+                         {"10.0.0.1:7001", "host-3:65535"}};
 }
 
 blob_names make_sample(type_tag<blob_names>, const sample_handles&) {
@@ -395,7 +398,8 @@ checkpoint_status make_sample(type_tag<checkpoint_status>,
 
 node_ref make_sample(type_tag<node_ref>, const sample_handles& handles) {
   return node_ref{"trainer_1",
-                  caf::actor_cast<persistence_actor>(handles.local)};
+                  caf::actor_cast<persistence_actor>(handles.local),
+                  "10.0.0.7:7001"};
 }
 
 ckpt_set_params make_sample(type_tag<ckpt_set_params>, const sample_handles&) {
@@ -404,8 +408,10 @@ ckpt_set_params make_sample(type_tag<ckpt_set_params>, const sample_handles&) {
 
 ckpt_init make_sample(type_tag<ckpt_init>, const sample_handles& handles) {
   return ckpt_init{
-    {node_ref{"trainer_0", caf::actor_cast<persistence_actor>(handles.local)},
-     node_ref{"trainer_1", caf::actor_cast<persistence_actor>(handles.remote)}},
+    {node_ref{"trainer_0", caf::actor_cast<persistence_actor>(handles.local),
+              "127.0.0.1:7000"},
+     node_ref{"trainer_1", caf::actor_cast<persistence_actor>(handles.remote),
+              ""}},
     1ll << 38,
     "/x/"};
 }
@@ -652,6 +658,63 @@ exchange_relayed make_sample(type_tag<exchange_relayed>,
   return exchange_relayed{
     handles.local,
     caf::make_message(make_sample(type_tag<exchange_part>{}, handles))};
+}
+
+database_file make_sample(type_tag<database_file>, const sample_handles&) {
+  return database_file{"blobs.data\xff", 0xfffffffffffffff1};
+}
+
+database_listing make_sample(type_tag<database_listing>,
+                             const sample_handles&) {
+  return database_listing{
+    1ll << 40,
+    0xfffffffffffffff2,
+    0xfffffffffffffff3,
+    {database_file{"000005.ldb", 1ull << 33}, database_file{"CURRENT", 16}}};
+}
+
+copy_offer make_sample(type_tag<copy_offer>, const sample_handles& handles) {
+  return copy_offer{"trainer_1", "/tmp/ckpt/trainer_1.7",
+                    make_sample(type_tag<database_listing>{}, handles)};
+}
+
+copy_ticket make_sample(type_tag<copy_ticket>, const sample_handles&) {
+  return copy_ticket{0xfffffffffffffff4};
+}
+
+copy_data make_sample(type_tag<copy_data>, const sample_handles&) {
+  return copy_data{0xfffffffffffffff5, "blobs.data", {'\0', '\xff', 'x'}};
+}
+
+copy_close make_sample(type_tag<copy_close>, const sample_handles&) {
+  return copy_close{0xfffffffffffffff6, {0xfffffffffffffff7, 1}};
+}
+
+copy_list make_sample(type_tag<copy_list>, const sample_handles&) {
+  return copy_list{"trainer_2", "/tmp/ckpt/trainer_2.9", 1ll << 41};
+}
+
+copy_listings make_sample(type_tag<copy_listings>,
+                          const sample_handles& handles) {
+  return copy_listings{
+    {make_sample(type_tag<database_listing>{}, handles), database_listing{}}};
+}
+
+copy_open make_sample(type_tag<copy_open>, const sample_handles&) {
+  return copy_open{"trainer_0", "/tmp/ckpt/trainer_0.2", "MANIFEST-000001"};
+}
+
+copy_read make_sample(type_tag<copy_read>, const sample_handles&) {
+  return copy_read{0xfffffffffffffff8, 1ull << 42};
+}
+
+copy_piece make_sample(type_tag<copy_piece>, const sample_handles&) {
+  return copy_piece{{'\xfe', '\0'}, true, 0xfffffffffffffff9};
+}
+
+copy_prune make_sample(type_tag<copy_prune>, const sample_handles&) {
+  return copy_prune{"trainer_1",
+                    {"/tmp/ckpt/trainer_1.3", "/tmp/ckpt/trainer_1.4"}};
 }
 
 } // namespace epochrt::test

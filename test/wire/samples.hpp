@@ -15,6 +15,7 @@
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/messages/remote_protocol.hpp>
+#include <epochrt/messages/replica_protocol.hpp>
 #include <epochrt/messages/tensor.hpp>
 
 namespace epochrt::test {
@@ -44,7 +45,11 @@ using wire_types = std::tuple<
   exchange_end, channel_state, exchange_report, exchange_put, exchange_take,
   exchange_close, exchange_reply, collective_contribution, exchange_part,
   exchange_result, exchange_task_end, exchange_node_lost, exchange_forward,
-  exchange_relayed>;
+  exchange_relayed,
+  // Copies of checkpoints between daemons.
+  database_file, database_listing, copy_offer, copy_ticket, copy_data,
+  copy_close, copy_list, copy_listings, copy_open, copy_read, copy_piece,
+  copy_prune>;
 
 /// What an exchange_forward or exchange_relayed carries: each of these, in a
 /// `caf::message` of its own.
@@ -124,6 +129,18 @@ remote_hello make_sample(type_tag<remote_hello>, const sample_handles&);
 remote_challenge make_sample(type_tag<remote_challenge>, const sample_handles&);
 remote_attach make_sample(type_tag<remote_attach>, const sample_handles&);
 remote_attached make_sample(type_tag<remote_attached>, const sample_handles&);
+database_file make_sample(type_tag<database_file>, const sample_handles&);
+database_listing make_sample(type_tag<database_listing>, const sample_handles&);
+copy_offer make_sample(type_tag<copy_offer>, const sample_handles&);
+copy_ticket make_sample(type_tag<copy_ticket>, const sample_handles&);
+copy_data make_sample(type_tag<copy_data>, const sample_handles&);
+copy_close make_sample(type_tag<copy_close>, const sample_handles&);
+copy_list make_sample(type_tag<copy_list>, const sample_handles&);
+copy_listings make_sample(type_tag<copy_listings>, const sample_handles&);
+copy_open make_sample(type_tag<copy_open>, const sample_handles&);
+copy_read make_sample(type_tag<copy_read>, const sample_handles&);
+copy_piece make_sample(type_tag<copy_piece>, const sample_handles&);
+copy_prune make_sample(type_tag<copy_prune>, const sample_handles&);
 read_checkpoint make_sample(type_tag<read_checkpoint>, const sample_handles&);
 prune_checkpoints make_sample(type_tag<prune_checkpoints>,
                               const sample_handles&);

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/expected.hpp>
+#include <caf/fwd.hpp>
+
+// The persistence actor's side of copies between daemons (messages/
+// replica_protocol.hpp): it pushes the databases its node writes to the
+// replica stores of other daemons, and pulls one back from them when its
+// own is missing or damaged. Every call blocks on the network and the
+// disk: for the persistence actor's own thread (a detached actor), never a
+// scheduler thread.
+
+namespace epochrt {
+
+class fault_injector;
+
+/// How a node's persistence actor reaches the replica store of the daemon
+/// at "host:port": blocking, with the daemon's secret or TLS, over a
+/// connection of the daemon's own, kept for the next call unless
+/// `reconnect` (a request over it failed). Given by the daemon
+/// (replica_links).
+using store_finder = std::function<caf::expected<caf::actor>(
+  const std::string& address, bool reconnect)>;
+
+/// Where a database named as the master names it lives on this daemon
+/// (resolve_under its checkpoint root).
+using place_function
+  = std::function<caf::expected<std::string>(const std::string& db)>;
+
+/// What a push or a pull moved.
+struct copy_outcome {
+  uint64_t bytes = 0;     // bytes sent or received
+  uint64_t databases = 0; // databases sent or received (held ones skipped)
+};
+
+/// Bytes a transfer sends per message, and messages in flight at once.
+constexpr size_t copy_piece_bytes = size_t{4} << 20;
+constexpr size_t copy_window = 4;
+
+/// Pushes node `node`'s database `db` of `epoch` (named as the master names
+/// it; `place` finds it here) to `store`, with every earlier database of
+/// the node whose data file it refers to, oldest first: each the store does
+/// not hold already, file by file, with the digest of every file. Returns
+/// once the store made the copy durable. Errors: the persistence layer's
+/// for the local files, the store's refusal or failure, and
+/// caf::sec::request_timeout when one step took longer than `timeout`.
+caf::expected<copy_outcome>
+push_copy(caf::actor_system& sys, const caf::actor& store,
+          const std::string& node, const std::string& db, int64_t epoch,
+          const place_function& place, std::chrono::milliseconds timeout);
+
+/// Pulls node `node`'s database `db` of `epoch` from `store` into this
+/// daemon, with every earlier database it refers to: all of them, since a
+/// restore also repairs a payload damaged here. Each is swapped in whole,
+/// once every file's digest checked. `faults`: the copy.* points. Errors
+/// as for push_copy; persistence_errc::not_found when the store does not
+/// hold it.
+caf::expected<copy_outcome>
+pull_copy(caf::actor_system& sys, const caf::actor& store,
+          const std::string& node, const std::string& db, int64_t epoch,
+          const place_function& place, std::chrono::milliseconds timeout,
+          fault_injector* faults);
+
+} // namespace epochrt

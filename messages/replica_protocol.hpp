@@ -1,0 +1,196 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/atom.hpp>
+#include <caf/meta/type_name.hpp>
+
+// How node daemons copy checkpoint databases to each other (`--replicas`),
+// over their own authenticated connections, never through the master.
+// Each daemon has one replica store actor, which keeps the copies it holds
+// of other nodes' databases and serves its own and its copies for restores;
+// another daemon reaches it by asking the daemon's gatekeeper:
+//
+//   daemon -> gatekeeper:   replica_store_atom        -> the store actor
+//
+// A copy is pushed by the persistence actor of the node that wrote the
+// database, once its write is durable, one database at a time (the epoch's
+// own and, before it, each earlier one whose data file it refers to that
+// the holder lacks):
+//
+//   owner -> store:  copy_offer    -> copy_ticket (0: held already)
+//                    copy_data ... -> unit (each, in file order)
+//                    copy_close    -> unit, once the copy is durable
+//
+// A restore (a node whose database is missing or damaged where it runs)
+// is pulled by the node's persistence actor from a daemon that holds it:
+//
+//   node -> store:   copy_list     -> copy_listings
+//                    copy_open     -> copy_ticket
+//                    copy_read ... -> copy_piece (the last with its digest)
+//
+// and retention removes copies with their epoch:
+//
+//   owner -> store:  copy_prune    -> pruned_checkpoints
+//
+// Paths in these messages are as the master names them; each daemon places
+// them under its own checkpoint root. Files are named by their plain name
+// inside the database directory.
+
+namespace epochrt {
+
+using replica_store_atom = caf::atom_constant<caf::atom("ert_rstor")>;
+
+/// One file of a checkpoint database directory.
+struct database_file {
+  std::string name;
+  uint64_t bytes = 0;
+};
+
+/// One node's database of one epoch, as a copy needs it: its files, and
+/// what tells one write of it from another (its data file's id, 0 when it
+/// has none, and the digest of its manifest record).
+struct database_listing {
+  int64_t epoch = -1;
+  uint64_t data_id = 0;
+  uint64_t manifest_digest = 0;
+  std::vector<database_file> files;
+};
+
+/// Owner: "here is database `db` of `node`"; the store answers with a
+/// transfer's ticket, or 0 when it holds that very database already.
+struct copy_offer {
+  std::string node;
+  std::string db;
+  database_listing listing;
+};
+
+/// A transfer (or, for copy_open, a read) under way at a store; 0: none.
+struct copy_ticket {
+  uint64_t id = 0;
+};
+
+/// The next bytes of file `file` of a transfer.
+struct copy_data {
+  uint64_t ticket = 0;
+  std::string file;
+  std::vector<char> bytes;
+};
+
+/// The end of a transfer: the XXH3-64 of each file's bytes, in the order
+/// of the listing's files. The store checks them, makes the copy durable
+/// and swaps it in, then replies.
+struct copy_close {
+  uint64_t ticket = 0;
+  std::vector<uint64_t> digests;
+};
+
+/// Restore: what a copy of `node`'s database `db` of `epoch` needs, from
+/// the store's daemon.
+struct copy_list {
+  std::string node;
+  std::string db;
+  int64_t epoch = -1;
+};
+
+/// The databases of a copy, those it refers to first, `db` itself last.
+struct copy_listings {
+  std::vector<database_listing> databases;
+};
+
+/// Restore: start reading file `file` of database `db` (one of a
+/// copy_listings) from its first byte.
+struct copy_open {
+  std::string node;
+  std::string db;
+  std::string file;
+};
+
+/// Restore: the next at most `max_bytes` of the read `ticket`.
+struct copy_read {
+  uint64_t ticket = 0;
+  uint64_t max_bytes = 0;
+};
+
+/// What a copy_read got: bytes, and at the end of the file (`last`) the
+/// XXH3-64 of all of them; the read is over then.
+struct copy_piece {
+  std::vector<char> bytes;
+  bool last = false;
+  uint64_t digest = 0;
+};
+
+/// Retention: remove the store's copies of `node`'s databases older than
+/// `kept` (prune_checkpoints' rule).
+struct copy_prune {
+  std::string node;
+  std::vector<std::string> kept;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, database_file& x) {
+  return f(caf::meta::type_name("epochrt::database_file"), x.name, x.bytes);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, database_listing& x) {
+  return f(caf::meta::type_name("epochrt::database_listing"), x.epoch,
+           x.data_id, x.manifest_digest, x.files);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, copy_offer& x) {
+  return f(caf::meta::type_name("epochrt::copy_offer"), x.node, x.db,
+           x.listing);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, copy_ticket& x) {
+  return f(caf::meta::type_name("epochrt::copy_ticket"), x.id);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, copy_data& x) {
+  return f(caf::meta::type_name("epochrt::copy_data"), x.ticket, x.file,
+           x.bytes);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, copy_close& x) {
+  return f(caf::meta::type_name("epochrt::copy_close"), x.ticket, x.digests);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, copy_list& x) {
+  return f(caf::meta::type_name("epochrt::copy_list"), x.node, x.db, x.epoch);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, copy_listings& x) {
+  return f(caf::meta::type_name("epochrt::copy_listings"), x.databases);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, copy_open& x) {
+  return f(caf::meta::type_name("epochrt::copy_open"), x.node, x.db, x.file);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, copy_read& x) {
+  return f(caf::meta::type_name("epochrt::copy_read"), x.ticket, x.max_bytes);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, copy_piece& x) {
+  return f(caf::meta::type_name("epochrt::copy_piece"), x.bytes, x.last,
+           x.digest);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, copy_prune& x) {
+  return f(caf::meta::type_name("epochrt::copy_prune"), x.node, x.kept);
+}
+
+} // namespace epochrt
