@@ -168,6 +168,13 @@ int run_main(int argc, char** argv) {
     ->type_name("K")
     ->check(strict_integer(0, 1000000000));
   run
+    ->add_option("--replicas", args.run.replicas,
+                 "Copy each node's checkpoints to R other node daemons, so "
+                 "that a committed epoch survives the loss of R hosts "
+                 "(default 0: no copies)")
+    ->type_name("R")
+    ->check(strict_integer(0, 1000));
+  run
     ->add_option("--full-every", args.run.full_every,
                  "Write every blob at epochs divisible by N; other epochs "
                  "write only the blobs that changed (default 0: never)")

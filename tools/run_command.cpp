@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include <caf/actor_system.hpp>
@@ -247,6 +248,30 @@ bool parse_remote_nodes(const run_options& opts,
   return true;
 }
 
+/// --replicas R: copies go to other daemons, R of them besides each node's
+/// own, and need a checkpoint directory to commit them in.
+bool check_replicas(const run_options& opts,
+                    const std::map<std::string, node_address>& remote) {
+  if (opts.replicas == 0)
+    return true;
+  if (!opts.checkpoint_dir) {
+    print_error("--replicas needs --checkpoint-dir");
+    return false;
+  }
+  std::set<std::string> daemons;
+  for (auto& [name, address] : remote)
+    daemons.insert(address.str());
+  if (daemons.size() < opts.replicas + 1) {
+    print_error("--replicas " + std::to_string(opts.replicas) + " needs at "
+                + "least " + std::to_string(opts.replicas + 1)
+                + " node daemons (--node), since a copy never stays on its "
+                  "node's own daemon; the job's nodes run on "
+                + std::to_string(daemons.size()));
+    return false;
+  }
+  return true;
+}
+
 /// The last committed epoch of --checkpoint-dir; none without one, or when
 /// nothing is committed (a rerun starts from scratch).
 std::optional<int64_t> last_committed(const run_options& opts) {
@@ -396,6 +421,8 @@ int run_job(const run_options& opts) {
   std::map<std::string, node_address> remote;
   if (!parse_remote_nodes(opts, job_nodes, remote))
     return exit_bad_input;
+  if (!check_replicas(opts, remote))
+    return exit_bad_input;
   auto network = network_from_flags(opts.connection_timeout_ms, opts.tls);
   if (!network) {
     print_error(describe(network.error()));
@@ -463,6 +490,7 @@ int run_job(const run_options& opts) {
     ckpt_opts.metadata = std::move(metadata);
     ckpt_opts.full_every = opts.full_every;
     ckpt_opts.keep_last = opts.keep_last;
+    ckpt_opts.replicas = opts.replicas;
     ckpt_opts.events = watch.events();
     ckpt_opts.lock = std::move(lock);
     manager = std::make_unique<multi_node_checkpoint_manager>(

@@ -34,6 +34,9 @@ struct run_options {
   /// Keep the last K committed epochs, remove older checkpoints
   /// (checkpoint_options::keep_last). 0: keep all.
   size_t keep_last = 0;
+  /// Copies of every node's checkpoints on this many other daemons
+  /// (checkpoint_options::replicas). 0: none.
+  size_t replicas = 0;
   /// Where the checkpoints of the last epoch are copied after the loop
   /// (directory_upload_builder). Needs `checkpoint_dir`.
   std::optional<std::string> upload_dir;

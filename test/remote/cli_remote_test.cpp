@@ -11,6 +11,7 @@
 #include <sstream>
 #include <sys/stat.h>
 
+#include "test/remote/daemon_jobs.hpp"
 #include "test/remote/test_certificates.hpp"
 #include "test/support/eventually.hpp"
 #include "test/support/node_daemons.hpp"
@@ -35,32 +36,17 @@ using epochrt::test::temp_dir;
 using epochrt::test::test_ca;
 using epochrt::test::tls_identity;
 
+using epochrt::test::check_totals;
+using epochrt::test::cli;
+using epochrt::test::final_total;
+using epochrt::test::pipeline3;
+using epochrt::test::three_daemons;
 using epochrt::test::value_of;
+using epochrt::test::write_paced_job;
 
 namespace {
 
-const std::string pipeline3
-  = EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline3.json";
-
-// Every node of pipeline3.json ends with this total after epoch 4.
-const std::string final_total = "145";
-
 using epochrt::test::contains;
-process_result cli(const std::vector<std::string>& args) {
-  return process_runner{EPOCHRT_CLI, 60s}.run(args);
-}
-
-// pipeline3.json with a pause before every task, so that a daemon can be
-// killed or frozen in the middle of an epoch.
-std::string write_paced_job(const temp_dir& dir) {
-  auto text = read_text(pipeline3);
-  text = std::regex_replace(text, std::regex{"\"ops\": \\["},
-                            "\"ops\": [{\"type\": \"Sleep\", \"args\": "
-                            "{\"ms\": 150}},");
-  auto path = dir.sub("paced.json");
-  std::ofstream{path} << text;
-  return path;
-}
 
 // pipeline3.json with a download group that waits `download_ms` on every
 // node, then adds 1000 to its total, and an exit group that adds 1: every
@@ -101,66 +87,6 @@ std::string write_secret(const temp_dir& dir, const std::string& name,
   std::ofstream{path} << secret << '\n';
   ::chmod(path.c_str(), 0600);
   return path;
-}
-
-struct three_daemons {
-  temp_dir dir;
-  std::vector<std::unique_ptr<node_daemon>> daemons;
-
-  explicit three_daemons(const std::vector<std::string>& extra = {}) {
-    for (int i = 0; i < 3; ++i)
-      daemons.push_back(std::make_unique<node_daemon>(
-        start_daemon(dir.str(), "d" + std::to_string(i), extra)));
-  }
-
-  std::vector<std::string> node_args() const {
-    std::vector<std::string> result;
-    for (size_t i = 0; i < daemons.size(); ++i) {
-      result.push_back("--node");
-      result.push_back("trainer_" + std::to_string(i) + "="
-                       + daemons[i]->address());
-    }
-    return result;
-  }
-
-  std::vector<std::string> run_args(const std::string& job,
-                                    std::vector<std::string> extra = {}) const {
-    // In the test's own directory, never the working directory (runs of
-    // other builds may have left a checkpoint there).
-    std::vector<std::string> args{"run", job, "--checkpoint-dir",
-                                  dir.sub("ckpt")};
-    auto nodes = node_args();
-    args.insert(args.end(), nodes.begin(), nodes.end());
-    for (auto node : {"trainer_0", "trainer_1", "trainer_2"}) {
-      args.push_back("--fetch");
-      args.push_back(std::string{node} + ":total");
-    }
-    args.insert(args.end(), extra.begin(), extra.end());
-    return args;
-  }
-
-  // A job run in the background, for the cases that hurt a daemon while it
-  // runs; its stderr is polled for progress.
-  std::unique_ptr<child_process>
-  start_run(const std::vector<std::string>& args) {
-    return std::make_unique<child_process>(run_in_background(
-      EPOCHRT_CLI, args, dir.sub("run.out"), dir.sub("run.err")));
-  }
-
-  bool reached(const std::string& what, std::chrono::milliseconds timeout) {
-    return eventually(
-      [&] {
-        return contains(read_text(dir.sub("run.err")), what);
-      },
-      timeout);
-  }
-};
-
-void check_totals(const std::string& out) {
-  for (auto node : {"trainer_0", "trainer_1", "trainer_2"})
-    BOOST_TEST(value_of(out, std::string{node} + ":total") == final_total,
-               node);
-  BOOST_TEST(value_of(out, "epochs") == "4");
 }
 
 } // namespace

@@ -1,0 +1,155 @@
+// Copies of checkpoints on other hosts (`--replicas`): every process real,
+// every socket on 127.0.0.1, every wait bounded. A host lost with its disk
+// is a daemon killed and its checkpoint root deleted.
+
+#define BOOST_TEST_MODULE replicas
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "test/remote/daemon_jobs.hpp"
+#include "test/support/node_daemons.hpp"
+#include "test/support/text.hpp"
+#include "tools/process/text_file.hpp"
+
+namespace fs = std::filesystem;
+
+using namespace std::chrono_literals;
+using epochrt::process::node_daemon;
+using epochrt::process::read_text;
+using epochrt::test::check_totals;
+using epochrt::test::cli;
+using epochrt::test::contains;
+using epochrt::test::start_daemon;
+using epochrt::test::three_daemons;
+using epochrt::test::write_paced_job;
+
+namespace {
+
+// Where daemon `daemon` keeps node `node`'s database of `epoch` of the
+// master's checkpoint directory `ckpt`.
+std::string db_on(const node_daemon& daemon, const std::string& ckpt,
+                  const std::string& node, int epoch) {
+  return daemon.root() + ckpt + "/" + node + "." + std::to_string(epoch);
+}
+
+// Replaces the daemon of trainer_1 in `args` (`--node trainer_1=...`).
+void move_trainer_1(std::vector<std::string>& args,
+                    const std::string& address) {
+  for (auto& arg : args)
+    if (arg.rfind("trainer_1=", 0) == 0)
+      arg = "trainer_1=" + address;
+}
+
+// The epoch a rerun resumed from, as its log says; -1 for none.
+int resumed_epoch(const std::string& err) {
+  std::smatch m;
+  if (!std::regex_search(err, m, std::regex{"resuming from epoch ([0-9]+)"}))
+    return -1;
+  return std::stoi(m[1]);
+}
+
+// Overwrites every file of a database with zeros, keeping sizes: what a
+// disk that lost the data would leave.
+void zero_database(const std::string& db) {
+  for (auto& entry : fs::directory_iterator(db)) {
+    if (!entry.is_regular_file())
+      continue;
+    auto size = entry.file_size();
+    std::ofstream out{entry.path(), std::ios::binary | std::ios::trunc};
+    out << std::string(size, '\0');
+  }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(copies_on_other_hosts)
+
+BOOST_AUTO_TEST_CASE(each_database_is_copied_to_the_next_nodes_daemon) {
+  three_daemons d;
+  auto args = d.run_args(epochrt::test::pipeline3, {"--replicas", "1"});
+  auto run = cli(args);
+  BOOST_REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  check_totals(run.out);
+  auto ckpt = args[3];
+  // In name order, trainer_i's copies go to the daemon of trainer_i+1.
+  for (int i = 0; i < 3; ++i) {
+    auto node = "trainer_" + std::to_string(i);
+    auto& holder = *d.daemons[(i + 1) % 3];
+    auto& other = *d.daemons[(i + 2) % 3];
+    for (int epoch = 0; epoch <= 4; ++epoch) {
+      BOOST_TEST(fs::is_directory(db_on(holder, ckpt, node, epoch)),
+                 node << " epoch " << epoch);
+      BOOST_TEST(!fs::exists(db_on(other, ckpt, node, epoch)),
+                 node << " epoch " << epoch);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(replicas_beyond_the_daemons_are_bad_input) {
+  three_daemons d;
+  auto run = cli(d.run_args(epochrt::test::pipeline3, {"--replicas", "3"}));
+  BOOST_TEST(run.exit_code == 2);
+  BOOST_TEST(contains(run.err, "--replicas 3 needs at least 4 node daemons"),
+             run.err);
+}
+
+BOOST_AUTO_TEST_CASE(replicas_without_a_checkpoint_directory_are_bad_input) {
+  three_daemons d;
+  auto args = d.run_args(epochrt::test::pipeline3, {"--replicas", "1"});
+  args.erase(args.begin() + 2, args.begin() + 4);
+  auto run = cli(args);
+  BOOST_TEST(run.exit_code == 2);
+  BOOST_TEST(contains(run.err, "--replicas needs --checkpoint-dir"), run.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_host_costs_at_most_one_epoch_on_a_new_daemon) {
+  three_daemons d;
+  auto job = write_paced_job(d.dir);
+  auto args = d.run_args(job, {"--replicas", "1"});
+  auto run = d.start_run(args);
+  BOOST_REQUIRE(d.reached("checkpoint of epoch 2 committed", 30s));
+  // The host of trainer_1 is gone, disk and all.
+  auto lost_root = d.daemons[1]->root();
+  d.daemons[1]->kill();
+  BOOST_TEST(run->wait(30s) == 1);
+  fs::remove_all(lost_root);
+  auto replacement = start_daemon(d.dir.str(), "d3");
+  move_trainer_1(args, replacement.address());
+  auto rerun = cli(args);
+  BOOST_REQUIRE_MESSAGE(rerun.exit_code == 0, rerun.err);
+  check_totals(rerun.out);
+  // Resumed from an epoch committed before the loss, not from scratch.
+  BOOST_TEST(resumed_epoch(rerun.err) >= 2, rerun.err);
+  BOOST_TEST(!contains(rerun.err, "starting from scratch"), rerun.err);
+  BOOST_TEST(contains(replacement.log(), "restored from the copy"),
+             replacement.log());
+}
+
+BOOST_AUTO_TEST_CASE(a_damaged_database_is_repaired_from_its_copy) {
+  three_daemons d;
+  auto job = write_paced_job(d.dir);
+  auto args = d.run_args(job, {"--replicas", "1"});
+  auto run = d.start_run(args);
+  BOOST_REQUIRE(d.reached("checkpoint of epoch 2 committed", 30s));
+  // The master dies; trainer_1's newest committed database is damaged
+  // where it runs.
+  run->kill();
+  // Whichever epoch the master committed last.
+  auto ckpt = args[3];
+  BOOST_REQUIRE(fs::is_directory(db_on(*d.daemons[1], ckpt, "trainer_1", 2)));
+  for (int epoch = 2; epoch <= 4; ++epoch)
+    if (auto db = db_on(*d.daemons[1], ckpt, "trainer_1", epoch);
+        fs::is_directory(db))
+      zero_database(db);
+  auto rerun = cli(args);
+  BOOST_REQUIRE_MESSAGE(rerun.exit_code == 0, rerun.err);
+  check_totals(rerun.out);
+  BOOST_TEST(resumed_epoch(rerun.err) >= 2, rerun.err);
+  BOOST_TEST(contains(d.daemons[1]->log(), "restored from the copy"),
+             d.daemons[1]->log());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
