@@ -33,6 +33,7 @@ distributed-demo: build
 
 bench: build
 	$(BUILD)/bin/checkpoint_bench --mib $(MIB)
+	$(BUILD)/bin/replica_bench
 
 # What an empty epoch costs, in-process and over node daemons, against a bare
 # CAF request fan-out.

@@ -21,7 +21,7 @@
 // the holder lacks):
 //
 //   owner -> store:  copy_offer    -> copy_ticket (0: held already)
-//                    copy_data ... -> unit (each, in file order)
+//                    copy_data ... -> unit (each; several in flight)
 //                    copy_close    -> unit, once the copy is durable
 //
 // A restore (a node whose database is missing or damaged where it runs)
@@ -72,10 +72,13 @@ struct copy_ticket {
   uint64_t id = 0;
 };
 
-/// The next bytes of file `file` of a transfer.
+/// Bytes of file `file` of a transfer, from `offset` on. Pieces of one
+/// transfer may arrive out of order (several are in flight, each from its
+/// own requester): the store writes each file's pieces in offset order.
 struct copy_data {
   uint64_t ticket = 0;
   std::string file;
+  uint64_t offset = 0;
   std::vector<char> bytes;
 };
 
@@ -154,7 +157,7 @@ typename Inspector::result_type inspect(Inspector& f, copy_ticket& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, copy_data& x) {
   return f(caf::meta::type_name("epochrt::copy_data"), x.ticket, x.file,
-           x.bytes);
+           x.offset, x.bytes);
 }
 
 template <class Inspector>

@@ -53,7 +53,7 @@ send_files(caf::actor_system& sys, const caf::actor& store, uint64_t ticket,
     if (!reader)
       return std::move(reader.error());
     for (;;) {
-      copy_data piece{ticket, file.name, {}};
+      copy_data piece{ticket, file.name, reader->bytes_read(), {}};
       if (auto err = reader->read(copy_piece_bytes, piece.bytes))
         return err;
       if (piece.bytes.empty())

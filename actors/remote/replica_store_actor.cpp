@@ -37,11 +37,44 @@ constexpr size_t max_open = 64;
 // The most a read answers at once, whatever it asks.
 constexpr uint64_t max_piece_bytes = uint64_t{16} << 20;
 
+// Pieces that arrived ahead of their file's next offset, kept at most.
+constexpr size_t max_early_pieces = 16;
+
 struct transfer {
   std::unique_ptr<database_copy> copy;
   std::string db; // where it goes here
   caf::node_id peer;
   clock_type::time_point used;
+  // Each file's next offset, and the pieces that came before their turn.
+  std::map<std::string, uint64_t, std::less<>> next = {};
+  std::map<std::pair<std::string, uint64_t>, std::vector<char>> early = {};
+
+  // Writes `bytes` at `offset` of `file` once every byte before it is
+  // written; a piece seen before (a duplicate) is dropped.
+  caf::error receive(const std::string& file, uint64_t offset,
+                     std::vector<char> bytes) {
+    auto& at = next[file];
+    if (offset < at)
+      return {};
+    if (offset > at) {
+      if (early.size() >= max_early_pieces)
+        return make_error(actors_errc::rejected,
+                          "too many pieces of " + db + " out of order");
+      early.emplace(std::make_pair(file, offset), std::move(bytes));
+      return {};
+    }
+    if (auto err = copy->append(file, bytes.data(), bytes.size()))
+      return err;
+    at += bytes.size();
+    for (auto i = early.find({file, at}); i != early.end();
+         i = early.find({file, at})) {
+      if (auto err = copy->append(file, i->second.data(), i->second.size()))
+        return err;
+      at += i->second.size();
+      early.erase(i);
+    }
+    return {};
+  }
 };
 
 struct open_read {
@@ -140,8 +173,7 @@ caf::result<void> on_data(store_ptr self, copy_data& msg) {
   auto i = find_open(self, self->state.transfers, msg.ticket);
   if (!i)
     return std::move(i.error());
-  auto err
-    = (*i)->second.copy->append(msg.file, msg.bytes.data(), msg.bytes.size());
+  auto err = (*i)->second.receive(msg.file, msg.offset, std::move(msg.bytes));
   if (err) {
     self->state.transfers.erase(*i);
     return err;
@@ -154,7 +186,11 @@ caf::result<void> on_close(store_ptr self, copy_close& msg) {
   if (!i)
     return std::move(i.error());
   auto copy = std::move((*i)->second.copy);
+  auto incomplete = !(*i)->second.early.empty();
   self->state.transfers.erase(*i);
+  if (incomplete)
+    return refuse("a transfer of " + copy->path()
+                  + " was closed with pieces missing");
   if (auto err = copy->finish(msg.digests))
     return err;
   detail::log(self->system()).debug("copy of {} is durable", copy->path());

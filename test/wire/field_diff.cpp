@@ -686,6 +686,7 @@ void field_diff::visit(const std::string& path, const copy_data& x,
                        const copy_data& y) {
   field(path, "ticket", x.ticket, y.ticket);
   field(path, "file", x.file, y.file);
+  field(path, "offset", x.offset, y.offset);
   field(path, "bytes", x.bytes, y.bytes);
 }
 

@@ -683,7 +683,8 @@ copy_ticket make_sample(type_tag<copy_ticket>, const sample_handles&) {
 }
 
 copy_data make_sample(type_tag<copy_data>, const sample_handles&) {
-  return copy_data{0xfffffffffffffff5, "blobs.data", {'\0', '\xff', 'x'}};
+  return copy_data{0xfffffffffffffff5, "blobs.data", 1ull << 43,
+                   {'\0', '\xff', 'x'}};
 }
 
 copy_close make_sample(type_tag<copy_close>, const sample_handles&) {

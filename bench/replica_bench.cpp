@@ -1,0 +1,271 @@
+// replica_bench: what copies of checkpoints on other hosts (`--replicas`)
+// cost, against the same work without them and a plain file copy.
+//
+//   commit_ms_r0         saving and committing MIB MiB of checkpoints of two
+//                        nodes on two `epochrt node` daemons (MIB/2 each),
+//                        every save full, without copies
+//   commit_ms_r1         the same with --replicas 1: each node's database
+//                        also copied to the other daemon before it commits
+//   commit_r1_vs_r0      their ratio (issue 21's target: at most 1.5)
+//   load_ms_own          loading one node's checkpoint (MIB/2) on its own
+//                        daemon, from its own disk
+//   load_ms_restored     the same node loaded on a new daemon that has no
+//                        checkpoint: restored from the copy, then loaded
+//   restore_ms           load_ms_restored - load_ms_own (per run, then
+//                        the median): the restore
+//   file_copy_ms         the same database copied by hand between the two
+//                        roots: read, write, fdatasync, file by file
+//   restore_vs_file_copy file_copy_ms / restore_ms (target: at least 0.5)
+//
+// Each figure is the median of --runs runs; the daemons are real processes
+// on 127.0.0.1 sharing this machine's disk and cores.
+
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+
+#include <epochrt/epochrt.hpp>
+
+#include "bench/bench_processes.hpp"
+#include "bench/bench_util.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using namespace epochrt::bench;
+
+struct replica_options {
+  size_t mib = 256;
+  int runs = 3;
+  bool verbose = false;
+};
+
+bool parse(int argc, char** argv, replica_options& opts) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc)
+        throw std::invalid_argument(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--mib")
+      opts.mib = std::stoul(value());
+    else if (arg == "--runs")
+      opts.runs = std::stoi(value());
+    else if (arg == "--verbose")
+      opts.verbose = true;
+    else {
+      std::fprintf(stderr,
+                   "usage: replica_bench [--mib N (256)] [--runs N (3)] "
+                   "[--verbose]\n");
+      return false;
+    }
+  }
+  return opts.mib >= 2 && opts.runs >= 1;
+}
+
+void check(const caf::error& err, const char* what) {
+  if (err)
+    throw std::runtime_error(std::string{what} + ": "
+                             + epochrt::error_text(err));
+}
+
+const std::vector<std::string> nodes{"trainer_0", "trainer_1"};
+
+// A session on the daemons at `ports` (trainer_i on ports[i]).
+std::unique_ptr<epochrt::distributed_session>
+connect(caf::actor_system& sys, const std::vector<uint16_t>& ports) {
+  std::map<std::string, epochrt::node_address> where;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    where.emplace(nodes[i], epochrt::node_address{"127.0.0.1", ports[i]});
+  auto ops = std::make_shared<epochrt::op_registry>();
+  check(epochrt::add_builtin_ops(*ops), "ops");
+  auto sess = std::make_unique<epochrt::distributed_session>(
+    sys, std::move(ops), std::move(where));
+  if (auto err = sess->connect_all())
+    throw std::runtime_error("connecting: " + epochrt::error_text(err));
+  return sess;
+}
+
+std::unique_ptr<epochrt::multi_node_checkpoint_manager>
+make_manager(caf::actor_system& sys, const std::string& dir, size_t replicas) {
+  epochrt::checkpoint_options opts;
+  opts.full_every = 1; // every save writes (and copies) every byte
+  opts.replicas = replicas;
+  return std::make_unique<epochrt::multi_node_checkpoint_manager>(sys, dir,
+                                                                  opts);
+}
+
+// Plain copy of every file of `from` into `to`: read, write, fdatasync.
+double file_copy_ms(const std::string& from, const std::string& to) {
+  fs::create_directories(to);
+  std::vector<char> buffer(size_t{4} << 20);
+  stopwatch watch;
+  for (auto& entry : fs::directory_iterator(from)) {
+    if (!entry.is_regular_file())
+      continue;
+    int in = ::open(entry.path().c_str(), O_RDONLY);
+    int out = ::open((to + "/" + entry.path().filename().string()).c_str(),
+                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0)
+      throw std::runtime_error("file copy: cannot open "
+                               + entry.path().string());
+    ssize_t n = 0;
+    while ((n = ::read(in, buffer.data(), buffer.size())) > 0)
+      if (::write(out, buffer.data(), static_cast<size_t>(n)) != n)
+        throw std::runtime_error("file copy: short write");
+    ::fdatasync(out);
+    ::close(in);
+    ::close(out);
+  }
+  int dir = ::open(to.c_str(), O_RDONLY | O_DIRECTORY);
+  ::fsync(dir);
+  ::close(dir);
+  return watch.elapsed().seconds * 1000;
+}
+
+struct figures {
+  std::vector<double> commit_r0, commit_r1, load_own, load_restored, file_copy;
+};
+
+// Saves and commits --runs + 1 epochs (the first a warm-up) of both nodes
+// on daemons 0 and 1 with `replicas` copies; their commit times in `out`.
+void measure_commits(caf::actor_system& sys, const replica_options& opts,
+                     const std::vector<blob>& blobs, const std::string& dir,
+                     std::vector<node_daemon>& daemons, size_t replicas,
+                     std::vector<double>& out) {
+  auto sess = connect(sys, {daemons[0].port(), daemons[1].port()});
+  for (auto& node : nodes)
+    for (auto& b : blobs)
+      check(sess->put(node, b.first, b.second), "put");
+  auto manager = make_manager(sys, dir, replicas);
+  check(manager->init(*sess, nodes), "init");
+  for (int run = 0; run <= opts.runs; ++run) {
+    stopwatch watch;
+    check(manager->save(run), "save");
+    check(manager->write_checkpoint_metadata(run), "commit");
+    auto ms = watch.elapsed().seconds * 1000;
+    progress("  replicas %zu: commit of epoch %d in %.1f ms", replicas, run,
+             ms);
+    if (run > 0)
+      out.push_back(ms);
+  }
+}
+
+// Loads epoch `epoch` of `dir` with trainer_1 on the daemon at `port`; the
+// time the load took.
+double timed_load(caf::actor_system& sys, const std::string& dir, int epoch,
+                  std::vector<node_daemon>& daemons, uint16_t port) {
+  auto sess = connect(sys, {daemons[0].port(), port});
+  auto manager = make_manager(sys, dir, 1);
+  check(manager->init(*sess, nodes), "init");
+  stopwatch watch;
+  check(manager->load(epoch), "load");
+  return watch.elapsed().seconds * 1000;
+}
+
+void measure(const replica_options& opts, const std::string& scratch,
+             std::vector<node_daemon>& daemons, figures& out) {
+  caf::actor_system_config cfg;
+  check(epochrt::configure_network(cfg, {}, bench_logging(opts.verbose)),
+        "configure");
+  epochrt::configure_scheduler(cfg, 2);
+  caf::actor_system sys{cfg};
+  auto blobs = make_blobs(opts.mib / 2);
+  measure_commits(sys, opts, blobs, scratch + "/ckpt_r0", daemons, 0,
+                  out.commit_r0);
+  auto dir = scratch + "/ckpt_r1";
+  measure_commits(sys, opts, blobs, dir, daemons, 1, out.commit_r1);
+  // trainer_1 from its own disk (daemon 1), then on the spare (daemon 2),
+  // which has no checkpoint: restored from the copy on daemon 0.
+  auto last = opts.runs;
+  auto db = dir + "/trainer_1." + std::to_string(last);
+  for (int run = 0; run < opts.runs; ++run) {
+    out.load_own.push_back(
+      timed_load(sys, dir, last, daemons, daemons[1].port()));
+    remove_tree(daemons[2].root() + db);
+    out.load_restored.push_back(
+      timed_load(sys, dir, last, daemons, daemons[2].port()));
+    if (!fs::is_directory(daemons[2].root() + db))
+      throw std::runtime_error("the spare holds no restored database");
+    auto copy = scratch + "/file_copy";
+    remove_tree(copy);
+    out.file_copy.push_back(file_copy_ms(daemons[1].root() + db, copy));
+    progress("  load own %.1f ms, restored %.1f ms, file copy %.1f ms",
+             out.load_own.back(), out.load_restored.back(),
+             out.file_copy.back());
+  }
+}
+
+void print(const char* name, double value, const char* unit) {
+  std::printf("%s=%.2f %s\n", name, value, unit);
+}
+
+void report(const replica_options& opts, const figures& f) {
+  std::printf("mib=%zu MiB\nruns=%d runs\n", opts.mib, opts.runs);
+  auto r0 = median(f.commit_r0);
+  auto r1 = median(f.commit_r1);
+  print("commit_ms_r0", r0, "ms");
+  print("commit_ms_r1", r1, "ms");
+  print("commit_r1_vs_r0", r1 / r0, "x");
+  // The restore is what a load on the spare took beyond one on the own
+  // daemon in the same run (the disk's speed varies from minute to minute).
+  std::vector<double> restore;
+  for (size_t i = 0; i < f.load_own.size(); ++i)
+    restore.push_back(f.load_restored[i] - f.load_own[i]);
+  auto copy = median(f.file_copy);
+  print("load_ms_own", median(f.load_own), "ms");
+  print("load_ms_restored", median(f.load_restored), "ms");
+  print("restore_ms", median(restore), "ms");
+  print("file_copy_ms", copy, "ms");
+  print("restore_vs_file_copy", copy / median(restore), "x");
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  replica_options opts;
+  try {
+    if (!parse(argc, argv, opts))
+      return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "replica_bench: %s\n", e.what());
+    return 2;
+  }
+  auto scratch = make_scratch_dir({});
+  figures results;
+  int rc = 0;
+  // Declared before the actor system, hence stopped after it.
+  std::vector<node_daemon> daemons;
+  try {
+    auto binary = sibling_program(argv[0], "epochrt");
+    for (int i = 0; i < 3; ++i) {
+      auto root = scratch + "/d" + std::to_string(i);
+      daemons.push_back(start_node_daemon(binary, root, root + ".log",
+                                          std::chrono::seconds(20)));
+    }
+    progress("replica_bench: %zu MiB over 2 daemons (+1 spare), %d runs",
+             opts.mib, opts.runs);
+    measure(opts, scratch, daemons, results);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "replica_bench: %s\n", e.what());
+    rc = 1;
+  }
+  for (auto& daemon : daemons)
+    daemon.stop();
+  remove_tree(scratch);
+  if (rc == 0)
+    report(opts, results);
+  return rc;
+}
