@@ -69,9 +69,15 @@ struct ckpt_exists {
 /// The epoch to resume from: `user_epoch` if committed (an error otherwise),
 /// else the newest committed epoch below `before_epoch` (or the newest of all
 /// when it is -1), else -1. Replies `resume_point`.
+///
+/// With copies on (`checkpoint_policy::replicas`) and a checkpoint
+/// directory that holds no record at all (a master on a new host), the
+/// newest record the daemons of `nodes` keep is adopted first (empty: the
+/// nodes of the last `ckpt_init`).
 struct ckpt_resume_epoch {
   int64_t user_epoch = -1;
   int64_t before_epoch = -1;
+  std::vector<node_ref> nodes;
 };
 
 /// Where a job resumes: the committed `epoch`, or -1 to start from scratch.
@@ -191,7 +197,7 @@ typename Inspector::result_type inspect(Inspector& f, ckpt_exists& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ckpt_resume_epoch& x) {
   return f(caf::meta::type_name("epochrt::ckpt_resume_epoch"), x.user_epoch,
-           x.before_epoch);
+           x.before_epoch, x.nodes);
 }
 
 template <class Inspector>

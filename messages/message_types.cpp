@@ -107,7 +107,9 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<copy_open>("epochrt::copy_open")
     .add_message_type<copy_read>("epochrt::copy_read")
     .add_message_type<copy_piece>("epochrt::copy_piece")
-    .add_message_type<copy_prune>("epochrt::copy_prune");
+    .add_message_type<copy_prune>("epochrt::copy_prune")
+    .add_message_type<keep_commit_record>("epochrt::keep_commit_record")
+    .add_message_type<fetch_commit_record>("epochrt::fetch_commit_record");
 }
 
 } // namespace epochrt

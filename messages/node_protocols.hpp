@@ -5,6 +5,7 @@
 
 #include <epochrt/messages/checkpoint_records.hpp>
 #include <epochrt/messages/protocol.hpp>
+#include <epochrt/messages/replica_protocol.hpp>
 
 // The typed interfaces of the two actors that stand for one node: the node
 // actor, which hosts its workspace and runs its tasks, and the persistence
@@ -36,7 +37,9 @@ using persistence_actor = caf::typed_actor<
   caf::replies_to<read_checkpoint>::with<blob_values>,
   caf::replies_to<begin_save>::with<snapshot_taken>,
   caf::replies_to<end_save>::with<checkpoint_stats>,
-  caf::replies_to<prune_checkpoints>::with<pruned_checkpoints>>;
+  caf::replies_to<prune_checkpoints>::with<pruned_checkpoints>,
+  caf::reacts_to<keep_commit_record>,
+  caf::replies_to<fetch_commit_record>::with<checkpoint_metadata>>;
 
 /// Both at once: what the master holds for a node on a daemon
 /// (actors/remote/remote_node_actor.hpp). It converts to either.

@@ -7,6 +7,8 @@
 #include <caf/atom.hpp>
 #include <caf/meta/type_name.hpp>
 
+#include <epochrt/messages/checkpoint_records.hpp>
+
 // How node daemons copy checkpoint databases to each other (`--replicas`),
 // over their own authenticated connections, never through the master.
 // Each daemon has one replica store actor, which keeps the copies it holds
@@ -31,7 +33,9 @@
 //                    copy_open     -> copy_ticket
 //                    copy_read ... -> copy_piece (the last with its digest)
 //
-// and retention removes copies with their epoch:
+// The master's commit record is kept on every daemon too (through a node's
+// persistence actor: keep_commit_record, fetch_commit_record), and
+// retention removes copies with their epoch:
 //
 //   owner -> store:  copy_prune    -> pruned_checkpoints
 //
@@ -131,6 +135,35 @@ struct copy_prune {
   std::string node;
   std::vector<std::string> kept;
 };
+
+/// Master -> a node's persistence actor on a daemon: keep `record`, the
+/// master's commit record of its checkpoint directory `dir` (as the master
+/// names it), beside the databases there, so that a master on a new host
+/// can resume from it. Answered with nothing once it is durable.
+struct keep_commit_record {
+  std::string node;
+  std::string dir;
+  checkpoint_metadata record;
+};
+
+/// Master -> a node's persistence actor on a daemon: the commit record kept
+/// for `dir`. Replies checkpoint_metadata; persistence_errc::not_found when
+/// none is kept.
+struct fetch_commit_record {
+  std::string node;
+  std::string dir;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, keep_commit_record& x) {
+  return f(caf::meta::type_name("epochrt::keep_commit_record"), x.node, x.dir,
+           x.record);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fetch_commit_record& x) {
+  return f(caf::meta::type_name("epochrt::fetch_commit_record"), x.node, x.dir);
+}
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, database_file& x) {

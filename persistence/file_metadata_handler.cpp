@@ -433,4 +433,25 @@ file_metadata_handler::cp_accessible(std::optional<int64_t> epoch) {
   return true;
 }
 
+caf::expected<std::optional<checkpoint_metadata>>
+file_metadata_handler::record() const {
+  std::error_code ec;
+  if (!fs::exists(file_, ec) && !fs::exists(previous_file_, ec))
+    return std::optional<checkpoint_metadata>{};
+  auto state = load();
+  if (!state)
+    return std::move(state.error());
+  return std::optional<checkpoint_metadata>{std::move(*state)};
+}
+
+caf::error file_metadata_handler::adopt_record(const checkpoint_metadata& x) {
+  if (!job_definition_.empty() && !x.job_definition.empty()
+      && x.job_definition != job_definition_)
+    return make_error(persistence_errc::invalid_argument,
+                      "the commit record kept for " + dir_
+                        + " is of another definition of the job");
+  auto copy = x;
+  return store(copy, "adopt");
+}
+
 } // namespace epochrt

@@ -101,6 +101,14 @@ public:
 
   caf::expected<std::optional<int64_t>> final_epoch() override;
 
+  /// The record as `load` reads it; nullopt when the directory has no
+  /// metadata file of either generation.
+  caf::expected<std::optional<checkpoint_metadata>> record() const override;
+
+  /// Stores `x` as the record, keeping the job definition set here (which
+  /// must then equal the one `x` records, if any).
+  caf::error adopt_record(const checkpoint_metadata& x) override;
+
   /// The full state as stored; an empty one when no file exists and the
   /// directory holds no checkpoint database. When the latest generation is
   /// damaged and the previous one is sound: the previous one, and

@@ -9,6 +9,7 @@
 #include <caf/expected.hpp>
 
 #include <epochrt/messages/checkpoint_records.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
 
 namespace epochrt {
 
@@ -121,6 +122,25 @@ public:
   /// error when the metadata cannot be read or trusted.
   virtual caf::expected<std::optional<int64_t>> final_epoch() {
     return std::optional<int64_t>{};
+  }
+
+  /// The whole record, for node daemons to keep a copy of (`--replicas`:
+  /// a master host lost with its disk loses no commit); nullopt when there
+  /// is none yet (a directory never written, where `adopt_record` may
+  /// place a copy). An error when it cannot be read or trusted. The
+  /// default has no record to give.
+  virtual caf::expected<std::optional<checkpoint_metadata>> record() const {
+    return std::optional<checkpoint_metadata>{};
+  }
+
+  /// Makes `x`, a copy a node daemon kept, this handler's record, durably:
+  /// a master on a new host resumes where the lost one committed. Errors:
+  /// persistence_errc::invalid_argument when the job definition set here
+  /// differs from the one `x` records; the default cannot adopt one.
+  virtual caf::error adopt_record(const checkpoint_metadata& x) {
+    (void)x;
+    return make_error(persistence_errc::invalid_argument,
+                      "this metadata handler cannot adopt a commit record");
   }
 };
 

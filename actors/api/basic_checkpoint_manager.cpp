@@ -240,7 +240,7 @@ caf::error basic_checkpoint_manager::get_resume_from_epoch_id(
   std::optional<int64_t> user_epoch, std::optional<int64_t>& epoch) {
   auto result = detail::blocking_request<resume_point>(
     sys_, typed(actor_), options_.timeout,
-    ckpt_resume_epoch{user_epoch.value_or(-1), -1});
+    ckpt_resume_epoch{user_epoch.value_or(-1), -1, {}});
   if (!result)
     return std::move(result.error());
   epoch = result->epoch < 0 ? std::optional<int64_t>{}

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 #include <vector>
 
 #include <caf/actor_system.hpp>
@@ -90,6 +91,18 @@ public:
                     const std::vector<checkpoint_stats>& stats) {
     return guard("report", [&] {
       return handler_->report(action, stats);
+    });
+  }
+
+  caf::expected<std::optional<checkpoint_metadata>> record() {
+    return guard("record", [&] {
+      return handler_->record();
+    });
+  }
+
+  caf::error adopt_record(const checkpoint_metadata& x) {
+    return guard("adopt_record", [&] {
+      return handler_->adopt_record(x);
     });
   }
 
@@ -239,6 +252,81 @@ bool is_full(const manager_state& st, int64_t epoch) {
   return st.full_every > 0 && epoch % st.full_every == 0;
 }
 
+// One node on each daemon (in node order): each daemon keeps one copy of
+// the commit record, however many of the job's nodes it hosts.
+std::vector<node_ref> one_per_daemon(const std::vector<node_ref>& nodes) {
+  std::vector<node_ref> result;
+  std::set<std::string> seen;
+  for (auto& node : nodes)
+    if (!node.address.empty() && seen.insert(node.address).second)
+      result.push_back(node);
+  return result;
+}
+
+// With copies on: every daemon keeps the commit record as it is now, so
+// that a master host lost with its disk loses no commit. Best effort (a
+// daemon that did not take it costs a warning: the next commit sends it
+// again); calls `done` at the end.
+void share_record(self_ptr self, std::function<void()> done) {
+  auto& st = self->state;
+  auto daemons = one_per_daemon(st.nodes);
+  if (st.replicas == 0 || daemons.empty()) {
+    done();
+    return;
+  }
+  auto record = st.metadata->record();
+  if (!record || !*record) {
+    if (!record)
+      detail::log(self->system())
+        .warn("the commit record was not sent to the node daemons: {}",
+              error_text(record.error()));
+    done();
+    return;
+  }
+  fan_out<caf::unit_t>(
+    self, daemons, st.timeout, {"commit record", -1},
+    [record = std::move(**record), dir = st.db_prefix](const node_ref& node) {
+      return keep_commit_record{node.name, dir, record};
+    },
+    [self, done](caf::expected<std::vector<caf::unit_t>> kept) {
+      if (!kept)
+        detail::log(self->system())
+          .warn("not every node daemon keeps the commit record: {}",
+                error_text(kept.error()));
+      done();
+    });
+}
+
+// Retention's last step: every node removes the databases of the dropped
+// epochs (`request`). Failures cost a warning. Calls `done` at the end.
+template <class MakeRequest>
+void remove_dropped(self_ptr self, MakeRequest request,
+                    std::function<void()> done) {
+  auto& st = self->state;
+  fan_out<pruned_checkpoints>(
+    self, st.nodes, st.timeout, {"checkpoint retention", -1}, request,
+    [self, done](caf::expected<std::vector<pruned_checkpoints>> results) {
+      if (!results) {
+        detail::log(self->system())
+          .warn("old checkpoints were not all removed: {}",
+                error_text(results.error()));
+      } else {
+        size_t removed = 0;
+        uint64_t bytes = 0;
+        for (auto& result : *results) {
+          removed += result.removed.size();
+          bytes += result.bytes;
+        }
+        if (removed > 0)
+          detail::log(self->system())
+            .info("removed {} old checkpoint databases ({} "
+                  "bytes)",
+                  removed, bytes);
+      }
+      done();
+    });
+}
+
 // Retention after the commit of `epoch`: keeps the last `keep_last`
 // committed epochs up to `epoch`, and any committed epoch after it (left
 // by an earlier run that went further; never ours to judge). First every
@@ -312,28 +400,11 @@ void apply_retention(self_ptr self, int64_t epoch, std::function<void()> done) {
     detail::log(self->system())
       .info("keeping epochs {} to {}: removing older checkpoints", kept.front(),
             kept.back());
-    fan_out<pruned_checkpoints>(
-      self, st.nodes, st.timeout, {"checkpoint retention", -1}, request(false),
-      [self, done](caf::expected<std::vector<pruned_checkpoints>> results) {
-        if (!results) {
-          detail::log(self->system())
-            .warn("old checkpoints were not all removed: {}",
-                  error_text(results.error()));
-        } else {
-          size_t removed = 0;
-          uint64_t bytes = 0;
-          for (auto& result : *results) {
-            removed += result.removed.size();
-            bytes += result.bytes;
-          }
-          if (removed > 0)
-            detail::log(self->system())
-              .info("removed {} old checkpoint databases ({} "
-                    "bytes)",
-                    removed, bytes);
-        }
-        done();
-      });
+    // The daemons' copy of the record forgets the dropped epochs before
+    // their databases go, as the master's own does.
+    share_record(self, [self, request, done] {
+      remove_dropped(self, request(false), done);
+    });
   };
   fan_out<pruned_checkpoints>(self, st.nodes, st.timeout,
                               {"checkpoint retention check", -1}, request(true),
@@ -395,15 +466,84 @@ void commit_async(self_ptr self, int64_t epoch, bool final,
       st.lost_commits.insert_or_assign(epoch, err);
   } else {
     st.lost_commits.erase(epoch);
-    detail::log(self->system()).info("checkpoint of epoch {} committed", epoch);
-    // Part of the commit for ckpt_flush: a job that ends after its last
-    // commit leaves no old epoch behind.
-    apply_retention(self, epoch, [self] {
-      commit_done(self);
+    // With copies on, an epoch is committed once the daemons keep the
+    // record too: a master host lost before then resumes from the epoch
+    // before. Part of the commit for ckpt_flush: a job that ends after its
+    // last commit leaves no old epoch behind, and the record the daemons
+    // keep lists only epochs whose databases are kept.
+    share_record(self, [self, epoch] {
+      detail::log(self->system())
+        .info("checkpoint of epoch {} committed", epoch);
+      apply_retention(self, epoch, [self] {
+        commit_done(self);
+      });
     });
     return;
   }
   commit_done(self);
+}
+
+// A master on a new host: its checkpoint directory holds no record at all
+// (not even an empty one: `--from-scratch` writes one), and its nodes run
+// on daemons that keep copies of one. The newest record any daemon keeps
+// (the most committed epochs; a daemon that missed the last commit keeps
+// an older one) becomes the directory's. Then `done`; a daemon that keeps
+// none, or cannot be asked, is passed over.
+void adopt_kept_record(self_ptr self, const std::vector<node_ref>& nodes,
+                       std::function<void()> done) {
+  auto& st = self->state;
+  auto daemons = one_per_daemon(nodes.empty() ? st.nodes : nodes);
+  if (st.replicas == 0 || daemons.empty()) {
+    done();
+    return;
+  }
+  auto own = st.metadata->record();
+  if (!own || *own) {
+    done(); // unreadable (resume says so) or present: the master's own
+    return;
+  }
+  std::vector<detail::gather_target<persistence_actor>> targets;
+  for (auto& node : daemons)
+    targets.push_back({node.name, node.persistence});
+  // Each daemon answers on its own: one that keeps no record (or is
+  // gone) must not hide the others' records.
+  auto records = std::make_shared<std::vector<checkpoint_metadata>>();
+  auto pending = std::make_shared<size_t>(daemons.size());
+  auto finish = [self, records, done] {
+    auto& st = self->state;
+    const checkpoint_metadata* best = nullptr;
+    for (auto& x : *records)
+      if (!x.committed_epochs.empty()
+          && (best == nullptr
+              || x.committed_epochs.back() > best->committed_epochs.back()))
+        best = &x;
+    if (best != nullptr) {
+      if (auto err = st.metadata->adopt_record(*best))
+        detail::log(self->system())
+          .warn("the commit record the node daemons keep was not adopted: {}",
+                error_text(err));
+      else
+        detail::log(self->system())
+          .warn("checkpoint directory {} holds no commit record; the node "
+                "daemons keep one: its last committed epoch is {}",
+                st.db_prefix, best->committed_epochs.back());
+    }
+    done();
+  };
+  for (auto& node : daemons)
+    self
+      ->request(node.persistence, st.timeout,
+                fetch_commit_record{node.name, st.db_prefix})
+      .then(
+        [records, pending, finish](checkpoint_metadata& x) {
+          records->push_back(std::move(x));
+          if (--*pending == 0)
+            finish();
+        },
+        [pending, finish](caf::error&) {
+          if (--*pending == 0)
+            finish();
+        });
 }
 
 caf::error not_initialized() {
@@ -699,23 +839,38 @@ manager_behavior(self_ptr self, std::string db_prefix,
           return std::move(final.error());
         return resume_point{found, found >= 0 && *final == found};
       }
-      auto user = msg.user_epoch < 0 ? std::optional<int64_t>{}
-                                     : std::optional<int64_t>{msg.user_epoch};
-      auto last = self->state.metadata->last_epoch(user);
-      if (!last)
-        return std::move(last.error());
-      auto epoch = last->value_or(-1);
-      auto final = self->state.metadata->final_epoch();
-      if (!final)
-        return std::move(final.error());
-      return resume_point{epoch, epoch >= 0 && *final == epoch};
+      auto rp = self->make_response_promise<resume_point>();
+      auto answer = [self, msg, rp]() mutable {
+        auto user = msg.user_epoch < 0 ? std::optional<int64_t>{}
+                                       : std::optional<int64_t>{msg.user_epoch};
+        auto last = self->state.metadata->last_epoch(user);
+        if (!last) {
+          rp.deliver(std::move(last.error()));
+          return;
+        }
+        auto epoch = last->value_or(-1);
+        auto final = self->state.metadata->final_epoch();
+        if (!final) {
+          rp.deliver(std::move(final.error()));
+          return;
+        }
+        rp.deliver(resume_point{epoch, epoch >= 0 && *final == epoch});
+      };
+      if (msg.user_epoch >= 0)
+        answer();
+      else
+        adopt_kept_record(self, msg.nodes, std::move(answer));
+      return rp;
     },
     [=](ckpt_write_metadata& msg) -> caf::result<void> {
       if (auto err = self->state.metadata->write(msg.epoch))
         return err;
       auto rp = self->make_response_promise();
-      apply_retention(self, msg.epoch, [rp]() mutable {
-        rp.deliver(caf::unit);
+      auto epoch = msg.epoch;
+      share_record(self, [self, rp, epoch]() mutable {
+        apply_retention(self, epoch, [rp]() mutable {
+          rp.deliver(caf::unit);
+        });
       });
       return rp;
     },

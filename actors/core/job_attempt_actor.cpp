@@ -579,7 +579,7 @@ void after_failed_resume(attempt_ptr self, int64_t epoch, caf::error& err) {
   self
     ->request(cfg.checkpoint_manager,
               detail::with_margin(cfg.checkpoint_timeout),
-              ckpt_resume_epoch{-1, epoch})
+              ckpt_resume_epoch{-1, epoch, {}})
     .then(
       [self](resume_point& earlier) {
         if (earlier.epoch < 0) {
@@ -666,9 +666,9 @@ void start(attempt_ptr self, const run_attempt& msg) {
     return;
   }
   self
-    ->request(cfg.checkpoint_manager,
-              detail::with_margin(cfg.checkpoint_timeout),
-              ckpt_resume_epoch{msg.resume_from_epoch, -1})
+    ->request(
+      cfg.checkpoint_manager, detail::with_margin(cfg.checkpoint_timeout),
+      ckpt_resume_epoch{msg.resume_from_epoch, -1, cfg.where.checkpoint_nodes})
     .then(
       [self, reset = msg.reset_workspaces](resume_point& point) {
         if (point.epoch >= 0)

@@ -20,6 +20,7 @@
 #include <epochrt/persistence/checkpoint_retention.hpp>
 #include <epochrt/persistence/checkpoint_writer.hpp>
 #include <epochrt/persistence/db_name.hpp>
+#include <epochrt/persistence/file_metadata_handler.hpp>
 #include <epochrt/persistence/path_guard.hpp>
 #include <epochrt/persistence/persistence_errc.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -414,6 +415,18 @@ auto with_restore(caf::actor_system& sys, const std::string& node,
   return make_error(persistence_errc::corrupt, db + ": " + why);
 }
 
+// Where a daemon keeps the master's commit record of `dir`: beside the
+// databases, under its root. A node in the master's process has no root:
+// the master's own record is the one.
+caf::expected<std::string> kept_record_dir(const std::string& root,
+                                           const std::string& dir) {
+  if (root.empty())
+    return make_error(actors_errc::invalid_argument,
+                      "a node in the master's process keeps no copy of its "
+                      "commit record");
+  return resolve_under(root, dir);
+}
+
 persistence_actor::behavior_type
 persistence_behavior(persistence_actor::pointer self, std::string node,
                      std::shared_ptr<workspace> ws, std::string root,
@@ -587,6 +600,32 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
                     holder, error_text(pruned.error()));
         }
       return pruned_checkpoints{std::move(report->removed), report->bytes};
+    },
+    [=](keep_commit_record& msg) -> caf::result<void> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      auto dir = kept_record_dir(root, msg.dir);
+      if (!dir)
+        return std::move(dir.error());
+      file_metadata_handler handler{*dir, faults};
+      if (auto err = handler.adopt_record(msg.record))
+        return err;
+      return caf::unit;
+    },
+    [=](fetch_commit_record& msg) -> caf::result<checkpoint_metadata> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      auto dir = kept_record_dir(root, msg.dir);
+      if (!dir)
+        return std::move(dir.error());
+      file_metadata_handler handler{*dir, faults};
+      auto kept = handler.record();
+      if (!kept)
+        return std::move(kept.error());
+      if (!*kept)
+        return make_error(persistence_errc::not_found,
+                          "no commit record is kept in " + *dir);
+      return std::move(**kept);
     },
     [=](end_save& msg) -> caf::result<checkpoint_stats> {
       if (msg.node != node)

@@ -448,6 +448,14 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
       pass(c->persistence, std::move(msg), wrong_node(msg.node),
            "prune_checkpoints", reply_of<pruned_checkpoints>{});
     },
+    [=](keep_commit_record& msg) {
+      pass(c->persistence, std::move(msg), wrong_node(msg.node),
+           "keep_commit_record", reply_of<void>{});
+    },
+    [=](fetch_commit_record& msg) {
+      pass(c->persistence, std::move(msg), wrong_node(msg.node),
+           "fetch_commit_record", reply_of<checkpoint_metadata>{});
+    },
   };
 }
 

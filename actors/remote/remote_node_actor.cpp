@@ -521,6 +521,14 @@ proxy_actor::behavior_type proxy(proxy_ptr self, remote_node_config cfg,
       return forward<pruned_checkpoints>(self, "prune_checkpoints",
                                          std::move(msg), t.checkpoint_timeout);
     },
+    [self, t](keep_commit_record& msg) -> caf::result<void> {
+      return forward<void>(self, "keep_commit_record", std::move(msg),
+                           t.checkpoint_timeout);
+    },
+    [self, t](fetch_commit_record& msg) -> caf::result<checkpoint_metadata> {
+      return forward<checkpoint_metadata>(self, "fetch_commit_record",
+                                          std::move(msg), t.checkpoint_timeout);
+    },
   };
 }
 

@@ -59,7 +59,7 @@ void for_each_manager_sample(F&& f) {
   f(ckpt_save{7});
   f(ckpt_load{4, "/y/", {"total", "w"}, true});
   f(ckpt_exists{2, true});
-  f(ckpt_resume_epoch{5, 9});
+  f(ckpt_resume_epoch{5, 9, {}});
   f(resume_point{4, true});
   f(ckpt_write_metadata{6});
   f(ckpt_report{"checkpoint_save"});

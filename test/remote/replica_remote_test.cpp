@@ -152,4 +152,36 @@ BOOST_AUTO_TEST_CASE(a_damaged_database_is_repaired_from_its_copy) {
              d.daemons[1]->log());
 }
 
+BOOST_AUTO_TEST_CASE(
+  a_master_host_lost_with_its_disk_resumes_from_the_daemons) {
+  three_daemons d;
+  auto job = write_paced_job(d.dir);
+  auto args = d.run_args(job, {"--replicas", "1"});
+  auto run = d.start_run(args);
+  BOOST_REQUIRE(d.reached("checkpoint of epoch 2 committed", 30s));
+  // The master's host is gone, its checkpoint directory with it; a new
+  // master runs the same command with the same (now empty) directory.
+  run->kill();
+  auto ckpt = args[3];
+  fs::remove_all(ckpt);
+  auto rerun = cli(args);
+  BOOST_REQUIRE_MESSAGE(rerun.exit_code == 0, rerun.err);
+  check_totals(rerun.out);
+  BOOST_TEST(contains(rerun.err, "the node daemons keep one"), rerun.err);
+  BOOST_TEST(resumed_epoch(rerun.err) >= 2, rerun.err);
+}
+
+BOOST_AUTO_TEST_CASE(from_scratch_ignores_the_record_the_daemons_keep) {
+  three_daemons d;
+  auto args = d.run_args(epochrt::test::pipeline3, {"--replicas", "1"});
+  BOOST_REQUIRE_EQUAL(cli(args).exit_code, 0);
+  fs::remove_all(args[3]);
+  args.push_back("--from-scratch");
+  auto rerun = cli(args);
+  BOOST_REQUIRE_MESSAGE(rerun.exit_code == 0, rerun.err);
+  check_totals(rerun.out);
+  BOOST_TEST(!contains(rerun.err, "the node daemons keep one"), rerun.err);
+  BOOST_TEST(resumed_epoch(rerun.err) == -1, rerun.err);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -373,6 +373,7 @@ void field_diff::visit(const std::string& path, const ckpt_resume_epoch& x,
                        const ckpt_resume_epoch& y) {
   field(path, "user_epoch", x.user_epoch, y.user_epoch);
   field(path, "before_epoch", x.before_epoch, y.before_epoch);
+  field(path, "nodes", x.nodes, y.nodes);
 }
 
 void field_diff::visit(const std::string& path, const resume_point& x,
@@ -732,6 +733,19 @@ void field_diff::visit(const std::string& path, const copy_prune& x,
                        const copy_prune& y) {
   field(path, "node", x.node, y.node);
   field(path, "kept", x.kept, y.kept);
+}
+
+void field_diff::visit(const std::string& path, const keep_commit_record& x,
+                       const keep_commit_record& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "dir", x.dir, y.dir);
+  field(path, "record", x.record, y.record);
+}
+
+void field_diff::visit(const std::string& path, const fetch_commit_record& x,
+                       const fetch_commit_record& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "dir", x.dir, y.dir);
 }
 
 } // namespace epochrt::test

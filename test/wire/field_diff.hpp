@@ -230,6 +230,10 @@ private:
   void visit(const std::string& path, const copy_read& x, const copy_read& y);
   void visit(const std::string& path, const copy_piece& x, const copy_piece& y);
   void visit(const std::string& path, const copy_prune& x, const copy_prune& y);
+  void visit(const std::string& path, const keep_commit_record& x,
+             const keep_commit_record& y);
+  void visit(const std::string& path, const fetch_commit_record& x,
+             const fetch_commit_record& y);
   void visit(const std::string& path, const read_checkpoint& x,
              const read_checkpoint& y);
   void visit(const std::string& path, const prune_checkpoints& x,

@@ -429,8 +429,12 @@ ckpt_exists make_sample(type_tag<ckpt_exists>, const sample_handles&) {
 }
 
 ckpt_resume_epoch make_sample(type_tag<ckpt_resume_epoch>,
-                              const sample_handles&) {
-  return ckpt_resume_epoch{1ll << 43, 1ll << 44};
+                              const sample_handles& handles) {
+  return ckpt_resume_epoch{
+    1ll << 43,
+    1ll << 44,
+    {node_ref{"trainer_2", caf::actor_cast<persistence_actor>(handles.remote),
+              "10.0.0.9:7009"}}};
 }
 
 resume_point make_sample(type_tag<resume_point>, const sample_handles&) {
@@ -683,8 +687,8 @@ copy_ticket make_sample(type_tag<copy_ticket>, const sample_handles&) {
 }
 
 copy_data make_sample(type_tag<copy_data>, const sample_handles&) {
-  return copy_data{0xfffffffffffffff5, "blobs.data", 1ull << 43,
-                   {'\0', '\xff', 'x'}};
+  return copy_data{
+    0xfffffffffffffff5, "blobs.data", 1ull << 43, {'\0', '\xff', 'x'}};
 }
 
 copy_close make_sample(type_tag<copy_close>, const sample_handles&) {
@@ -716,6 +720,18 @@ copy_piece make_sample(type_tag<copy_piece>, const sample_handles&) {
 copy_prune make_sample(type_tag<copy_prune>, const sample_handles&) {
   return copy_prune{"trainer_1",
                     {"/tmp/ckpt/trainer_1.3", "/tmp/ckpt/trainer_1.4"}};
+}
+
+keep_commit_record make_sample(type_tag<keep_commit_record>,
+                               const sample_handles& handles) {
+  return keep_commit_record{
+    "trainer_2", "/tmp/ckpt",
+    make_sample(type_tag<checkpoint_metadata>{}, handles)};
+}
+
+fetch_commit_record make_sample(type_tag<fetch_commit_record>,
+                                const sample_handles&) {
+  return fetch_commit_record{"trainer_0", "/tmp/ckpt\xff"};
 }
 
 } // namespace epochrt::test

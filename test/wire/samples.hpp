@@ -49,7 +49,7 @@ using wire_types = std::tuple<
   // Copies of checkpoints between daemons.
   database_file, database_listing, copy_offer, copy_ticket, copy_data,
   copy_close, copy_list, copy_listings, copy_open, copy_read, copy_piece,
-  copy_prune>;
+  copy_prune, keep_commit_record, fetch_commit_record>;
 
 /// What an exchange_forward or exchange_relayed carries: each of these, in a
 /// `caf::message` of its own.
@@ -141,6 +141,10 @@ copy_open make_sample(type_tag<copy_open>, const sample_handles&);
 copy_read make_sample(type_tag<copy_read>, const sample_handles&);
 copy_piece make_sample(type_tag<copy_piece>, const sample_handles&);
 copy_prune make_sample(type_tag<copy_prune>, const sample_handles&);
+keep_commit_record make_sample(type_tag<keep_commit_record>,
+                               const sample_handles&);
+fetch_commit_record make_sample(type_tag<fetch_commit_record>,
+                                const sample_handles&);
 read_checkpoint make_sample(type_tag<read_checkpoint>, const sample_handles&);
 prune_checkpoints make_sample(type_tag<prune_checkpoints>,
                               const sample_handles&);
