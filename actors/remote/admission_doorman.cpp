@@ -1,11 +1,13 @@
 #include <epochrt/actors/remote/admission_doorman.hpp>
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -15,6 +17,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -287,6 +290,7 @@ private:
   }
 
   void accept_new() {
+    auto ceiling = descriptor_ceiling();
     // A bounded batch per wake-up, so that a flood cannot starve the
     // connections already in the handshake.
     for (int i = 0; i < 16; ++i) {
@@ -298,8 +302,20 @@ private:
         // EINVAL: stop() shut the listening socket down.
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINVAL)
           return;
-        out_of_resources(errno);
+        out_of_resources(std::strerror(errno));
         return;
+      }
+      // accept returns the lowest free descriptor, so every one below `fd`
+      // is taken: keeping it would leave the daemon fewer than its headroom.
+      // Shedding it takes it out of the backlog, so poll does not spin.
+      if (fd >= ceiling) {
+        ::close(fd);
+        running_low(fmt::format("fewer than {} of the {} file descriptors are "
+                                "free, and those are kept for the daemon's "
+                                "own work",
+                                descriptor_limit_ - ceiling,
+                                descriptor_limit_));
+        continue;
       }
       if (out_of_descriptors_) {
         out_of_descriptors_ = false;
@@ -310,18 +326,39 @@ private:
     }
   }
 
-  // Out of descriptors (or kernel memory): the pending connection stays in
-  // the backlog and the listening socket stays readable, so poll would wake
-  // at once, forever. Shed it with the spare descriptor kept for this, or
-  // stop accepting for a moment when there is none.
-  void out_of_resources(int err) {
-    if (!out_of_descriptors_) {
-      out_of_descriptors_ = true;
-      log_.warn("cannot accept a connection: {}; new connections are "
-                "closed until descriptors are free again, the ones served "
-                "go on",
-                std::strerror(err));
-    }
+  // The lowest descriptor the gate does not keep a connection on (see
+  // admission_descriptor_headroom). Read at each batch: the limit may change.
+  int descriptor_ceiling() {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0
+        || limit.rlim_cur == RLIM_INFINITY
+        || limit.rlim_cur
+          > static_cast<rlim_t>(std::numeric_limits<int>::max()))
+      return std::numeric_limits<int>::max();
+    descriptor_limit_ = static_cast<int>(limit.rlim_cur);
+    auto headroom = static_cast<int>(
+      admission_descriptor_headroom(static_cast<uint64_t>(descriptor_limit_)));
+    return std::max(descriptor_limit_ - headroom, 0);
+  }
+
+  // Logs once per shortage that new connections are shed for `why`.
+  void running_low(const std::string& why) {
+    if (out_of_descriptors_)
+      return;
+    out_of_descriptors_ = true;
+    log_.warn("cannot accept a connection: {}; new connections are closed "
+              "until descriptors are free again, the ones served go on",
+              why);
+  }
+
+  // Out of descriptors (or kernel memory) although the gate kept within its
+  // ceiling, as the rest of the daemon took the headroom: the pending
+  // connection stays in the backlog and the listening socket stays
+  // readable, so poll would wake at once, forever. Shed it with the spare
+  // descriptor kept for this, or stop accepting for a moment when there is
+  // none.
+  void out_of_resources(const char* why) {
+    running_low(why);
     if (reserve_fd_ >= 0) {
       ::close(reserve_fd_);
       int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
@@ -496,6 +533,8 @@ private:
   // Only the gate's thread touches the members below.
   std::deque<connection> pending_;
   clock_type::time_point paused_until_;
+  // RLIMIT_NOFILE as last read by descriptor_ceiling(), for the log.
+  int descriptor_limit_ = 0;
   bool out_of_descriptors_ = false;
   clock_type::time_point window_end_;
   int lines_in_window_ = 0;

@@ -78,6 +78,18 @@ std::string make_admission_verdict(admission_status status,
                                    const std::vector<char>& daemon_nonce,
                                    const std::vector<char>& master_nonce);
 
+/// How many descriptors, of a process limit of `limit`, the admission gate
+/// leaves to the rest of the daemon: it never holds a connection whose
+/// descriptor is numbered `limit - headroom` or above. Idle peers that have
+/// not proven themselves must not starve what the daemon does for its master
+/// (the master's connection, LevelDB and checkpoint files, CAF's own), nor
+/// the sanitizers: UBSan's vptr check opens a pipe to probe the memory it
+/// checks and, without a free descriptor, reports a valid object as one
+/// with an invalid vptr.
+constexpr uint64_t admission_descriptor_headroom(uint64_t limit) {
+  return limit / 16 > 8 ? limit / 16 : 8;
+}
+
 /// Turns Nagle's algorithm off on a connected TCP socket: BASP's small
 /// request/reply messages would otherwise wait for ACKs. Best effort.
 void set_tcp_nodelay(int fd);
