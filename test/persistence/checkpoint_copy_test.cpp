@@ -57,25 +57,7 @@ blob_list blobs(float base = 0) {
 caf::expected<manifest> write_db(const std::string& path, int64_t epoch,
                                  const blob_list& values,
                                  const std::vector<blob_entry>& reused = {}) {
-  auto writer
-    = checkpoint_writer::create(path, "trainer_0", epoch, small_options());
-  if (!writer)
-    return std::move(writer.error());
-  for (auto& entry : reused)
-    if (auto err = (*writer)->reuse(entry))
-      return err;
-  for (auto& [name, value] : values)
-    if (auto err = (*writer)->put(name, value))
-      return err;
-  return (*writer)->finish();
-}
-
-const blob_entry& entry_of(const manifest& man, const std::string& name) {
-  for (auto& entry : man.blobs)
-    if (entry.name == name)
-      return entry;
-  BOOST_FAIL("no entry " + name);
-  return man.blobs.front();
+  return write_database(path, epoch, values, reused, small_options());
 }
 
 // What happens to a piece on its way; may change it.

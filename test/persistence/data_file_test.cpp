@@ -46,24 +46,7 @@ caf::expected<manifest> write_db(const std::string& path, int64_t epoch,
                                  const blob_list& blobs,
                                  const std::vector<blob_entry>& reused = {},
                                  writer_options opts = data_options()) {
-  auto writer = checkpoint_writer::create(path, "trainer_0", epoch, opts);
-  if (!writer)
-    return std::move(writer.error());
-  for (auto& entry : reused)
-    if (auto err = (*writer)->reuse(entry))
-      return err;
-  for (auto& [name, value] : blobs)
-    if (auto err = (*writer)->put(name, value))
-      return err;
-  return (*writer)->finish();
-}
-
-const blob_entry& entry_of(const manifest& man, const std::string& name) {
-  for (auto& entry : man.blobs)
-    if (entry.name == name)
-      return entry;
-  BOOST_FAIL("no entry " + name);
-  return man.blobs.front();
+  return write_database(path, epoch, blobs, reused, opts);
 }
 
 std::string data_file(const std::string& db) {

@@ -56,14 +56,6 @@ struct retention_fixture : persistence_fixture {
   }
 };
 
-const blob_entry& entry_of(const manifest& man, const std::string& name) {
-  for (auto& entry : man.blobs)
-    if (entry.name == name)
-      return entry;
-  BOOST_FAIL("no entry " + name);
-  return man.blobs.front();
-}
-
 } // namespace
 
 BOOST_FIXTURE_TEST_SUITE(retention, retention_fixture)
