@@ -37,8 +37,14 @@ constexpr size_t max_open = 64;
 // The most a read answers at once, whatever it asks.
 constexpr uint64_t max_piece_bytes = uint64_t{16} << 20;
 
-// Pieces that arrived ahead of their file's next offset, kept at most.
-constexpr size_t max_early_pieces = 16;
+// Bytes of pieces that arrived ahead of their file's next offset, kept at
+// most per transfer: a sender has four 4 MiB pieces in flight
+// (replica_client.hpp); a peer's message may be far larger.
+constexpr size_t max_early_bytes = size_t{64} << 20;
+
+// Files a database may list: LevelDB's handful, the data file, and room to
+// spare; a listing of more would have the store create them all.
+constexpr size_t max_listed_files = 1024;
 
 struct transfer {
   std::unique_ptr<database_copy> copy;
@@ -48,6 +54,7 @@ struct transfer {
   // Each file's next offset, and the pieces that came before their turn.
   std::map<std::string, uint64_t, std::less<>> next = {};
   std::map<std::pair<std::string, uint64_t>, std::vector<char>> early = {};
+  size_t early_bytes = 0;
 
   // Writes `bytes` at `offset` of `file` once every byte before it is
   // written; a piece seen before (a duplicate) is dropped.
@@ -57,10 +64,12 @@ struct transfer {
     if (offset < at)
       return {};
     if (offset > at) {
-      if (early.size() >= max_early_pieces)
+      if (early_bytes + bytes.size() > max_early_bytes)
         return make_error(actors_errc::rejected,
-                          "too many pieces of " + db + " out of order");
-      early.emplace(std::make_pair(file, offset), std::move(bytes));
+                          "too many bytes of " + db + " out of order");
+      auto size = bytes.size();
+      if (early.try_emplace({file, offset}, std::move(bytes)).second)
+        early_bytes += size; // else a duplicate, dropped
       return {};
     }
     if (auto err = copy->append(file, bytes.data(), bytes.size()))
@@ -71,6 +80,7 @@ struct transfer {
       if (auto err = copy->append(file, i->second.data(), i->second.size()))
         return err;
       at += i->second.size();
+      early_bytes -= i->second.size();
       early.erase(i);
     }
     return {};
@@ -147,6 +157,9 @@ caf::result<copy_ticket> on_offer(store_ptr self, copy_offer& msg) {
   auto& sender = self->current_sender();
   if (!sender)
     return refuse("an anonymous peer cannot copy here");
+  if (msg.listing.files.size() > max_listed_files)
+    return refuse("a database of " + std::to_string(msg.listing.files.size())
+                  + " files is not a checkpoint");
   auto db = place(self, msg.node, msg.db, msg.listing.epoch);
   if (!db)
     return std::move(db.error());

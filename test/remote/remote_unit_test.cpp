@@ -9,13 +9,24 @@
 #include <fstream>
 #include <stdexcept>
 
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+
 #include "test/support/temp_dir.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/node_address.hpp>
 #include <epochrt/actors/api/secret_file.hpp>
 #include <epochrt/actors/remote/proof.hpp>
+#include <epochrt/actors/remote/replica_store_actor.hpp>
 #include <epochrt/actors/remote/request_validation.hpp>
+#include <epochrt/messages/error_text.hpp>
+#include <epochrt/messages/replica_protocol.hpp>
 #include <epochrt/persistence/path_guard.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
 #include <epochrt/runtime/builtin_ops.hpp>
 #include <epochrt/runtime/op_registry.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -288,6 +299,107 @@ BOOST_AUTO_TEST_CASE(a_path_argument_leaving_the_root_is_rejected) {
                            {{"source", make_string_tensor({}, {"../../etc"})},
                             {"destination", make_string_tensor({}, {"x"})}}));
   BOOST_TEST(rejected(check_tasks(msg, "n1", ops, limits, root.str())));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// A daemon's replica store against a peer that lies: it bounds what a
+// transfer may make it create and hold, whatever the peer announces.
+BOOST_AUTO_TEST_SUITE(replica_store_bounds)
+
+namespace {
+
+struct store_fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  temp_dir root;
+  caf::actor store;
+
+  store_fixture() {
+    configure(cfg);
+    sys = std::make_unique<caf::actor_system>(cfg);
+    store = spawn_replica_store(*sys, root.str(), nullptr);
+  }
+
+  ~store_fixture() {
+    caf::anon_send_exit(store, caf::exit_reason::user_shutdown);
+  }
+
+  template <class Reply, class Request>
+  caf::expected<Reply> ask(Request msg) {
+    caf::scoped_actor self{*sys};
+    caf::expected<Reply> result{Reply{}};
+    auto on_error = [&](caf::error& err) {
+      result = std::move(err);
+    };
+    auto request
+      = self->request(store, std::chrono::seconds(10), std::move(msg));
+    // A request answered with nothing has a reply handler without argument.
+    if constexpr (std::is_same_v<Reply, caf::unit_t>)
+      request.receive([] {}, on_error);
+    else
+      request.receive(
+        [&](Reply& x) {
+          result = std::move(x);
+        },
+        on_error);
+    return result;
+  }
+};
+
+database_listing one_file(uint64_t bytes) {
+  return database_listing{0, 0, 0, {database_file{"blobs.data", bytes}}};
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_CASE(a_listing_of_thousands_of_files_is_refused,
+                        store_fixture) {
+  database_listing listing{0, 0, 0, {}};
+  for (int i = 0; i < 5000; ++i)
+    listing.files.push_back(database_file{"f" + std::to_string(i), 1});
+  auto ticket
+    = ask<copy_ticket>(copy_offer{"trainer_0", "/ckpt/trainer_0.0", listing});
+  BOOST_REQUIRE(!ticket);
+  BOOST_TEST(is_error(ticket.error(), actors_errc::rejected));
+  BOOST_TEST(!std::filesystem::exists(root.sub("ckpt/trainer_0.0.copying")));
+}
+
+BOOST_FIXTURE_TEST_CASE(pieces_out_of_order_are_held_up_to_a_byte_bound,
+                        store_fixture) {
+  auto ticket = ask<copy_ticket>(
+    copy_offer{"trainer_0", "/ckpt/trainer_0.0", one_file(uint64_t{1} << 30)});
+  BOOST_REQUIRE(ticket);
+  BOOST_REQUIRE(ticket->id != 0);
+  // The first piece never comes; the later ones must not pile up.
+  std::vector<char> piece(size_t{8} << 20, 'x');
+  caf::error refused;
+  for (uint64_t i = 1; i <= 16 && !refused; ++i) {
+    auto put = ask<caf::unit_t>(
+      copy_data{ticket->id, "blobs.data", i * piece.size(), piece});
+    if (!put)
+      refused = std::move(put.error());
+  }
+  BOOST_REQUIRE(refused);
+  BOOST_TEST(is_error(refused, actors_errc::rejected));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_piece_sent_twice_is_written_once, store_fixture) {
+  auto ticket = ask<copy_ticket>(
+    copy_offer{"trainer_0", "/ckpt/trainer_0.0", one_file(4)});
+  BOOST_REQUIRE(ticket);
+  std::vector<char> two{'a', 'b'};
+  for (int i = 0; i < 2; ++i)
+    BOOST_REQUIRE(
+      ask<caf::unit_t>(copy_data{ticket->id, "blobs.data", 2, two}));
+  BOOST_REQUIRE(ask<caf::unit_t>(copy_data{ticket->id, "blobs.data", 0, two}));
+  // Four bytes "abab": a close with the wrong digest fails as corrupt,
+  // not as a file of the wrong size.
+  auto closed = ask<caf::unit_t>(copy_close{ticket->id, {0}});
+  BOOST_REQUIRE(!closed);
+  BOOST_TEST(is_error(closed.error(), persistence_errc::corrupt));
+  BOOST_TEST(error_text(closed.error()).find("digest") != std::string::npos,
+             error_text(closed.error()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
