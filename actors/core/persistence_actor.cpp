@@ -415,16 +415,20 @@ auto with_restore(caf::actor_system& sys, const std::string& node,
   return make_error(persistence_errc::corrupt, db + ": " + why);
 }
 
-// Where a daemon keeps the master's commit record of `dir`: beside the
-// databases, under its root. A node in the master's process has no root:
-// the master's own record is the one.
-caf::expected<std::string> kept_record_dir(const std::string& root,
-                                           const std::string& dir) {
+// The copy a daemon keeps of the master's commit record of `dir`: beside
+// the databases, under its root. A node in the master's process has no
+// root: the master's own record is the one.
+caf::expected<file_metadata_handler>
+kept_record(const std::string& root, const std::string& dir,
+            std::shared_ptr<fault_injector> faults) {
   if (root.empty())
     return make_error(actors_errc::invalid_argument,
                       "a node in the master's process keeps no copy of its "
                       "commit record");
-  return resolve_under(root, dir);
+  auto placed = resolve_under(root, dir);
+  if (!placed)
+    return std::move(placed.error());
+  return file_metadata_handler{std::move(*placed), std::move(faults)};
 }
 
 persistence_actor::behavior_type
@@ -604,27 +608,26 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
     [=](keep_commit_record& msg) -> caf::result<void> {
       if (msg.node != node)
         return wrong_node(msg.node);
-      auto dir = kept_record_dir(root, msg.dir);
-      if (!dir)
-        return std::move(dir.error());
-      file_metadata_handler handler{*dir, faults};
-      if (auto err = handler.adopt_record(msg.record))
+      auto handler = kept_record(root, msg.dir, faults);
+      if (!handler)
+        return std::move(handler.error());
+      if (auto err = handler->adopt_record(msg.record))
         return err;
       return caf::unit;
     },
     [=](fetch_commit_record& msg) -> caf::result<checkpoint_metadata> {
       if (msg.node != node)
         return wrong_node(msg.node);
-      auto dir = kept_record_dir(root, msg.dir);
-      if (!dir)
-        return std::move(dir.error());
-      file_metadata_handler handler{*dir, faults};
-      auto kept = handler.record();
+      auto handler = kept_record(root, msg.dir, faults);
+      if (!handler)
+        return std::move(handler.error());
+      auto kept = handler->record();
       if (!kept)
         return std::move(kept.error());
       if (!*kept)
         return make_error(persistence_errc::not_found,
-                          "no commit record is kept in " + *dir);
+                          "no commit record is kept at "
+                            + handler->file_path());
       return std::move(**kept);
     },
     [=](end_save& msg) -> caf::result<checkpoint_stats> {

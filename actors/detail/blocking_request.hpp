@@ -126,8 +126,10 @@ start_request(caf::actor_system& sys, const Handle& dest, Request&& request) {
 /// Sends `request` to `dest` and blocks the calling thread until the reply
 /// or an error arrives, at most `timeout` (then `caf::sec::request_timeout`,
 /// and the request is abandoned). `dest` is an untyped or a typed handle;
-/// with a typed one, a request it does not take does not compile. For the
-/// public blocking facades only: never call it from inside an actor.
+/// with a typed one, a request it does not take does not compile. For
+/// threads outside CAF's scheduler: the public blocking facades, and a
+/// detached actor's own thread (the persistence actor's copies), never an
+/// actor on the scheduler, whose thread it would hold.
 template <class Reply, class Handle, class Request>
 caf::expected<Reply>
 blocking_request(caf::actor_system& sys, const Handle& dest,
