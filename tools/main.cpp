@@ -4,7 +4,8 @@
 //                   [--from-scratch] [--allow-job-change]
 //                                [--upload-dir DIR] [--fetch NODE:BLOB]...
 //                                [--node NAME=HOST:PORT]... [--secret-file F]
-//                                [--max-failures K] [--tls-cert F --tls-key F
+//                                [--max-failures K] [--spare HOST:PORT]...
+//                                [--replicas R] [--tls-cert F --tls-key F
 //                                --tls-ca F]
 //   epochrt [-v|-q] node --listen HOST:PORT [--checkpoint-root DIR]
 //                        [--secret-file FILE] [--max-tensor-bytes N]
@@ -216,6 +217,13 @@ int run_main(int argc, char** argv) {
                  "How long a lost node's address is retried (default 30000)")
     ->type_name("MS")
     ->check(strict_integer(0, 24 * 3600000));
+  run
+    ->add_option("--spare", args.run.spares,
+                 "A daemon that takes over a lost node whose own daemon "
+                 "does not come back (repeatable; needs --max-failures; "
+                 "with --replicas the node restores from a copy)")
+    ->type_name("HOST:PORT")
+    ->allow_extra_args(false);
   add_tls_flags(*run, args.run.tls, "the daemons");
   run
     ->add_option("--fault-plan", args.run.fault_plan,

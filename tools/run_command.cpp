@@ -248,6 +248,36 @@ bool parse_remote_nodes(const run_options& opts,
   return true;
 }
 
+/// The --spare arguments: HOST:PORT of daemons that run none of the
+/// job's nodes, each given once; only nodes a job survives losing move.
+bool parse_spares(const run_options& opts,
+                  const std::map<std::string, node_address>& remote,
+                  std::vector<node_address>& out) {
+  if (!opts.spares.empty() && opts.max_failures == 0) {
+    print_error("--spare needs --max-failures: a node moves to a spare only "
+                "when the job survives its loss");
+    return false;
+  }
+  std::set<std::string> seen;
+  for (auto& [name, address] : remote)
+    seen.insert(address.str());
+  for (auto& text : opts.spares) {
+    auto address = node_address::parse(text);
+    if (!address) {
+      print_error("--spare " + text + ": "
+                  + one_line(error_text(address.error())));
+      return false;
+    }
+    if (!seen.insert(address->str()).second) {
+      print_error("--spare " + text
+                  + ": given twice, or the daemon of a --node");
+      return false;
+    }
+    out.push_back(std::move(*address));
+  }
+  return true;
+}
+
 /// --replicas R: copies go to other daemons, R of them besides each node's
 /// own, and need a checkpoint directory to commit them in.
 bool check_replicas(const run_options& opts,
@@ -292,8 +322,26 @@ std::string rerun_hint(const run_options& opts) {
   if (!last)
     return "; no epoch is committed yet: running the same command again "
            "starts from scratch";
-  return "; the last committed epoch is " + std::to_string(*last)
+  auto text = "; the last committed epoch is " + std::to_string(*last)
     + ": running the same command again resumes from it";
+  if (opts.replicas > 0)
+    text += " (a node whose host is gone resumes on a new daemon: "
+            "--node NAME=HOST:PORT; its checkpoints come from their copies)";
+  return text;
+}
+
+/// A note for each node that moved to a spare: a rerun must place it there
+/// (its old host is gone).
+void print_moves(const std::map<std::string, node_address>& placed,
+                 const distributed_session& session) {
+  for (auto& [name, address] : placed) {
+    auto now = session.address_of(name);
+    if (now != address.str())
+      std::cerr << "epochrt: note: node " << name << " moved from "
+                << address.str() << " to the spare daemon at " << now
+                << "; a rerun places it there: --node " << name << '=' << now
+                << std::endl;
+  }
 }
 
 /// One stderr line after a graceful stop: why, and where a rerun resumes.
@@ -423,6 +471,10 @@ int run_job(const run_options& opts) {
     return exit_bad_input;
   if (!check_replicas(opts, remote))
     return exit_bad_input;
+  std::vector<node_address> spares;
+  if (!parse_spares(opts, remote, spares))
+    return exit_bad_input;
+  auto placed = remote; // where each remote node runs at the start
   auto network = network_from_flags(opts.connection_timeout_ms, opts.tls);
   if (!network) {
     print_error(describe(network.error()));
@@ -436,6 +488,7 @@ int run_job(const run_options& opts) {
   session_opts.handshake_timeout = network->connection_timeout;
   session_opts.reconnect_timeout
     = std::chrono::milliseconds{opts.reconnect_timeout_ms};
+  session_opts.spares = std::move(spares);
   if (opts.secret_file) {
     auto secret = read_secret_file(*opts.secret_file);
     if (!secret) {
@@ -511,6 +564,7 @@ int run_job(const run_options& opts) {
   });
   auto epochs = runner.train(session);
   watch.close();
+  print_moves(placed, session);
   if (!epochs && is_stopped(epochs.error()) && signals.received() != 0) {
     // A scripted rerun needs the epoch it resumes from: on stdout too.
     auto resume = last_committed(opts);

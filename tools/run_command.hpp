@@ -54,6 +54,9 @@ struct run_options {
   int64_t connection_timeout_ms = 5000;
   /// How long a lost node's address is retried before giving up.
   int64_t reconnect_timeout_ms = 30000;
+  /// "HOST:PORT": daemons a node moves to when its own does not come back
+  /// within reconnect_timeout_ms (distributed_session_options::spares).
+  std::vector<std::string> spares;
   /// Mutual TLS with the daemons.
   tls_flags tls;
   /// A fault plan (docs/fault-plans.md) for this process's nodes, job

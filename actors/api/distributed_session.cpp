@@ -37,14 +37,27 @@ caf::actor_system& distributed_session::system() {
 }
 
 bool distributed_session::is_remote(const std::string& name) const {
+  std::lock_guard<std::mutex> guard{mtx_};
   return addresses_.count(name) > 0;
+}
+
+std::string distributed_session::address_of(const std::string& name) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = addresses_.find(name);
+  return i == addresses_.end() ? std::string{} : i->second.str();
 }
 
 caf::expected<node_handle>
 distributed_session::connect(const std::string& name) {
+  return connect(name, addresses_.at(name));
+}
+
+caf::expected<node_handle>
+distributed_session::connect(const std::string& name,
+                             const node_address& address) {
   remote_node_config cfg;
   cfg.name = name;
-  cfg.address = addresses_.at(name);
+  cfg.address = address;
   cfg.secret = options_.secret;
   cfg.timeouts = options_.timeouts;
   cfg.handshake_timeout = options_.handshake_timeout;
@@ -95,38 +108,74 @@ caf::error distributed_session::connect_all() {
 
 caf::error distributed_session::recover_lost_nodes() {
   std::lock_guard<std::mutex> guard{mtx_};
-  for (auto& [name, node] : connected_) {
-    if (!node->lost->load())
-      continue;
-    caf::anon_send_exit(node->proxy, caf::exit_reason::user_shutdown);
-    auto deadline
-      = std::chrono::steady_clock::now() + options_.reconnect_timeout;
-    auto pause = options_.reconnect_backoff_min;
-    for (int attempt = 1;; ++attempt) {
-      auto handle = connect(name);
-      if (handle) {
-        detail::log(sys_).info("node {} is back at {} (attempt {})", name,
-                               addresses_.at(name).str(), attempt);
-        break;
-      }
-      // A daemon that refuses us will not change its mind.
-      auto& err = handle.error();
-      if (is_error(err, actors_errc::auth_failed)
-          || is_error(err, actors_errc::rejected))
-        return std::move(handle.error());
-      if (std::chrono::steady_clock::now() + pause > deadline)
-        return make_error(actors_errc::node_lost,
-                          "node " + name + " did not come back at "
-                            + addresses_.at(name).str() + " within "
-                            + std::to_string(options_.reconnect_timeout.count())
-                            + " ms: " + error_text(handle.error()));
-      detail::log(sys_).info("node {} not back yet ({}); retrying in {} ms",
-                             name, error_text(handle.error()), pause.count());
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, options_.reconnect_backoff_max);
-    }
-  }
+  std::vector<std::string> lost;
+  for (auto& [name, node] : connected_)
+    if (node->lost->load())
+      lost.push_back(name);
+  for (auto& name : lost)
+    if (auto err = bring_back(name))
+      return err;
   return {};
+}
+
+caf::error distributed_session::bring_back(const std::string& name) {
+  caf::anon_send_exit(connected_.at(name)->proxy,
+                      caf::exit_reason::user_shutdown);
+  auto& address = addresses_.at(name);
+  auto deadline = std::chrono::steady_clock::now() + options_.reconnect_timeout;
+  auto pause = options_.reconnect_backoff_min;
+  for (int attempt = 1;; ++attempt) {
+    auto handle = connect(name);
+    if (handle) {
+      detail::log(sys_).info("node {} is back at {} (attempt {})", name,
+                             address.str(), attempt);
+      return {};
+    }
+    // A daemon that refuses us will not change its mind.
+    auto& err = handle.error();
+    if (is_error(err, actors_errc::auth_failed)
+        || is_error(err, actors_errc::rejected))
+      return std::move(handle.error());
+    if (std::chrono::steady_clock::now() + pause > deadline)
+      return move_to_spare(
+        name,
+        make_error(actors_errc::node_lost,
+                   "node " + name + " did not come back at " + address.str()
+                     + " within "
+                     + std::to_string(options_.reconnect_timeout.count())
+                     + " ms: " + error_text(handle.error())));
+    detail::log(sys_).info("node {} not back yet ({}); retrying in {} ms", name,
+                           error_text(handle.error()), pause.count());
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, options_.reconnect_backoff_max);
+  }
+}
+
+caf::error distributed_session::move_to_spare(const std::string& name,
+                                              caf::error why_not_back) {
+  auto why = error_text(why_not_back);
+  if (options_.spares.empty())
+    return make_error(actors_errc::node_lost, why + " (no spare daemon left)");
+  auto& spares = options_.spares;
+  while (!spares.empty()) {
+    auto spare = spares.front();
+    spares.erase(spares.begin());
+    // The link faults were the lost host's; the spare is a new link.
+    links_.erase(name);
+    auto handle = connect(name, spare);
+    if (handle) {
+      detail::log(sys_).warn("node {} moved from {} to the spare daemon at {}: "
+                             "{}",
+                             name, addresses_.at(name).str(), spare.str(), why);
+      addresses_.insert_or_assign(name, spare);
+      return {};
+    }
+    // A spare that cannot take the node is of no use to the next one
+    // either: it is dropped, and the next spare tried.
+    why += "; the spare at " + spare.str()
+      + " could not take it: " + error_text(handle.error());
+  }
+  return make_error(actors_errc::node_lost, why + " (no spare daemon left)");
 }
 
 } // namespace epochrt

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <epochrt/actors/api/local_session.hpp>
 #include <epochrt/actors/api/node_address.hpp>
@@ -34,6 +35,12 @@ struct distributed_session_options {
   /// doubles from the first to the longest. Defaults: 100 ms and 2 s.
   std::chrono::milliseconds reconnect_backoff_min{100};
   std::chrono::milliseconds reconnect_backoff_max{std::chrono::seconds(2)};
+  /// Daemons that stand by for lost hosts: a remote node that does not come
+  /// back at its address within `reconnect_timeout` moves to the first
+  /// spare that answers, which is then no longer a spare. With checkpoint
+  /// copies (checkpoint_options::replicas) the moved node restores its last
+  /// committed checkpoint from a copy; without, from nothing. Default: none.
+  std::vector<node_address> spares;
 };
 
 /// A session whose nodes run where the job's data and disks are: the nodes
@@ -62,9 +69,16 @@ public:
   caf::expected<node_handle> node(const std::string& name) override;
 
   /// Reconnects every lost remote node to its address, retrying with
-  /// backoff for at most `reconnect_timeout` per node. The first error when
-  /// a node cannot be reached again.
+  /// backoff for at most `reconnect_timeout` per node; a node that does not
+  /// come back moves to a spare (see distributed_session_options::spares).
+  /// Errors: actors_errc::node_lost when a node is neither back nor moved
+  /// (no spare left, or none answered), naming the node, its address and
+  /// each spare tried; auth_failed or rejected when its daemon refuses us.
   caf::error recover_lost_nodes() override;
+
+  /// Where `name` runs now ("host:port"), which a move to a spare changes;
+  /// empty for a node in this process.
+  std::string address_of(const std::string& name) const;
 
   /// Connects every remote node now, so that a wrong address or secret is
   /// reported before anything runs — as is a worker pool for the local
@@ -76,12 +90,20 @@ public:
 
 private:
   caf::expected<node_handle> connect(const std::string& name);
+  caf::expected<node_handle> connect(const std::string& name,
+                                     const node_address& address);
+  // Reconnects lost node `name` to its address, or else moves it to a
+  // spare. Called with mtx_ held.
+  caf::error bring_back(const std::string& name);
+  caf::error move_to_spare(const std::string& name, caf::error why_not_back);
 
   caf::actor_system& sys_;
   local_session local_;
   std::map<std::string, node_address> addresses_;
   distributed_session_options options_;
-  std::mutex mtx_;
+  // Guards addresses_ (a move changes it), connected_, links_ and the
+  // spares in options_.
+  mutable std::mutex mtx_;
   std::map<std::string, std::unique_ptr<remote_node>> connected_;
   /// What a fault plan did to each node's link, across reconnections.
   std::map<std::string, std::shared_ptr<remote_link_faults>> links_;

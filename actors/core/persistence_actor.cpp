@@ -530,6 +530,15 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
           });
       if (!result)
         return std::move(result.error());
+      // The holders may have changed (a node moved) or lost their copies
+      // (a host replaced): the checkpoint resumed from gets its copies
+      // again, each holder sent only what it lacks. A failure costs no
+      // progress (the next commit copies everything it refers to again),
+      // so the resume goes on.
+      if (auto err
+          = push_to_holders(self->system(), node, wire_db, *epoch, *copies))
+        detail::log(self->system())
+          .warn("{}: its copies are not rebuilt: {}", wire_db, error_text(err));
       return std::move(*result);
     },
     [=](check_checkpoint& msg) -> caf::result<checkpoint_status> {

@@ -185,3 +185,104 @@ BOOST_AUTO_TEST_CASE(from_scratch_ignores_the_record_the_daemons_keep) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(nodes_that_move)
+
+namespace {
+
+// What a run that survives one lost node needs: copies, one failure, and
+// short waits for a daemon that will not come back.
+std::vector<std::string> surviving_one_loss() {
+  return {"--replicas",
+          "1",
+          "--max-failures",
+          "1",
+          "--connection-timeout-ms",
+          "1000",
+          "--reconnect-timeout-ms",
+          "1000"};
+}
+
+// Kills trainer_1's daemon once epoch 2 is committed, and deletes its
+// checkpoint root: its host is gone.
+void lose_trainer_1s_host(three_daemons& d) {
+  BOOST_REQUIRE(d.reached("checkpoint of epoch 2 committed", 30s));
+  auto lost_root = d.daemons[1]->root();
+  d.daemons[1]->kill();
+  fs::remove_all(lost_root);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_lost_host_moves_its_node_to_a_spare_within_the_run) {
+  three_daemons d;
+  auto spare = start_daemon(d.dir.str(), "spare");
+  auto extra = surviving_one_loss();
+  extra.insert(extra.end(), {"--spare", spare.address()});
+  auto args = d.run_args(write_paced_job(d.dir), extra);
+  auto run = d.start_run(args);
+  lose_trainer_1s_host(d);
+  BOOST_REQUIRE_EQUAL(run->wait(90s), 0);
+  auto err = read_text(d.dir.sub("run.err"));
+  check_totals(read_text(d.dir.sub("run.out")));
+  BOOST_TEST(contains(err,
+                      "moved from " + d.daemons[1]->address()
+                        + " to the spare daemon at " + spare.address()),
+             err);
+  BOOST_TEST(!contains(err, "starting from scratch"), err);
+  BOOST_TEST(contains(spare.log(), "restored from the copy"), spare.log());
+}
+
+BOOST_AUTO_TEST_CASE(copies_are_rebuilt_on_the_spare_after_a_move) {
+  three_daemons d;
+  auto spare = start_daemon(d.dir.str(), "spare");
+  auto extra = surviving_one_loss();
+  extra.insert(extra.end(), {"--spare", spare.address()});
+  auto args = d.run_args(write_paced_job(d.dir), extra);
+  auto run = d.start_run(args);
+  lose_trainer_1s_host(d);
+  BOOST_REQUIRE_EQUAL(run->wait(90s), 0);
+  // trainer_0's copies went to trainer_1's daemon, now the spare: every
+  // epoch committed from the resumed one on has its copy there again.
+  auto resumed = resumed_epoch(read_text(d.dir.sub("run.err")));
+  BOOST_REQUIRE(resumed >= 2);
+  for (int epoch = resumed; epoch <= 4; ++epoch)
+    BOOST_TEST(fs::is_directory(db_on(spare, args[3], "trainer_0", epoch)),
+               "epoch " << epoch);
+}
+
+BOOST_AUTO_TEST_CASE(
+  without_a_spare_a_lost_host_fails_the_job_saying_how_to_go_on) {
+  three_daemons d;
+  auto args = d.run_args(write_paced_job(d.dir), surviving_one_loss());
+  auto run = d.start_run(args);
+  lose_trainer_1s_host(d);
+  BOOST_REQUIRE_EQUAL(run->wait(90s), 1);
+  auto err = read_text(d.dir.sub("run.err"));
+  BOOST_TEST(
+    contains(err,
+             "node trainer_1 did not come back at " + d.daemons[1]->address()),
+    err);
+  BOOST_TEST(contains(err, "no spare daemon left"), err);
+  BOOST_TEST(contains(err, "resumes on a new daemon: --node NAME=HOST:PORT"),
+             err);
+}
+
+BOOST_AUTO_TEST_CASE(a_spare_without_max_failures_is_bad_input) {
+  three_daemons d;
+  auto run
+    = cli(d.run_args(epochrt::test::pipeline3, {"--spare", "127.0.0.1:1"}));
+  BOOST_TEST(run.exit_code == 2);
+  BOOST_TEST(contains(run.err, "--spare needs --max-failures"), run.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_spare_that_is_a_nodes_daemon_is_bad_input) {
+  three_daemons d;
+  auto run = cli(
+    d.run_args(epochrt::test::pipeline3,
+               {"--max-failures", "1", "--spare", d.daemons[0]->address()}));
+  BOOST_TEST(run.exit_code == 2);
+  BOOST_TEST(contains(run.err, "the daemon of a --node"), run.err);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
