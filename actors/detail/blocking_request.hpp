@@ -14,6 +14,7 @@
 #include <caf/expected.hpp>
 #include <caf/sec.hpp>
 #include <caf/send.hpp>
+#include <caf/system_messages.hpp>
 #include <caf/unit.hpp>
 
 #include <epochrt/actors/detail/timeouts.hpp>
@@ -63,25 +64,32 @@ public:
   }
 
   caf::behavior make_behavior() override {
-    auto promise = promise_;
-    auto on_error = [this, promise](caf::error& err) {
-      promise->set_value(std::move(err));
-      quit();
+    // A receiver that is gone never answers: its down message ends the
+    // wait at once, not the caller's timeout. That includes a remote one
+    // whose connection was lost (CAF kills its proxy), which a copy to a
+    // daemon that died would otherwise wait out in full.
+    monitor(dest_);
+    set_down_handler([this](caf::down_msg& down) {
+      if (down.source == dest_.address())
+        finish(caf::make_error(caf::sec::request_receiver_down,
+                               "the receiver is gone: "
+                                 + caf::to_string(down.reason)));
+    });
+    auto on_error = [this](caf::error& err) {
+      finish(std::move(err));
     };
     if constexpr (std::is_same_v<Reply, caf::unit_t>) {
       request(dest_, caf::infinite, std::move(request_))
         .then(
-          [this, promise] {
-            promise->set_value(caf::unit);
-            quit();
+          [this] {
+            finish(caf::unit);
           },
           on_error);
     } else {
       request(dest_, caf::infinite, std::move(request_))
         .then(
-          [this, promise](Reply& reply) {
-            promise->set_value(std::move(reply));
-            quit();
+          [this](Reply& reply) {
+            finish(std::move(reply));
           },
           on_error);
     }
@@ -89,9 +97,21 @@ public:
   }
 
 private:
+  // Hands over the outcome once. The monitor goes with it: a long-lived
+  // receiver (a daemon's store) would otherwise keep one per request.
+  void finish(caf::expected<Reply> outcome) {
+    if (done_)
+      return;
+    done_ = true;
+    demonitor(dest_.address());
+    promise_->set_value(std::move(outcome));
+    quit();
+  }
+
   Handle dest_;
   Request request_;
   reply_promise<Reply> promise_;
+  bool done_ = false;
 };
 
 /// A request sent by `start_request`, whose reply a thread waits for later.
