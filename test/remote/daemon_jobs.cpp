@@ -33,6 +33,48 @@ std::string write_paced_job(const temp_dir& dir) {
   return path;
 }
 
+namespace {
+
+// A task NAME<node> on trainer_<node> running `ops`.
+std::string task(const std::string& name, int node, const std::string& ops) {
+  return R"({"name": ")" + name + std::to_string(node)
+    + R"(", "node": "trainer_)" + std::to_string(node) + R"(", "ops": [)" + ops
+    + "]}";
+}
+
+// Adds `amount` to total.
+std::string add_to_total(const std::string& blob, int amount) {
+  return R"({"type": "ConstantFill", "outputs": [")" + blob
+    + R"("], "args": {"shape": [1], "value": )" + std::to_string(amount)
+    + R"(, "dtype": "i64"}},
+       {"type": "Add", "inputs": ["total", ")"
+    + blob + R"("], "outputs": ["total"]})";
+}
+
+} // namespace
+
+std::string with_download_and_exit(bool victim_downloads,
+                                   bool kill_in_download) {
+  auto text
+    = process::read_text(pipeline3);
+  std::string download;
+  std::string exit;
+  for (int node = 0; node < 3; ++node) {
+    if (node != 1 || victim_downloads) {
+      auto ops = add_to_total("bonus", 1000);
+      if (node == 2 && kill_in_download)
+        ops = R"({"type": "KillDaemon"}, )" + ops;
+      download += (download.empty() ? "" : ", ") + task("download_", node, ops);
+    }
+    exit += (exit.empty() ? "" : ", ")
+      + task("exit_", node, add_to_total("one", 1));
+  }
+  auto groups
+    = "\"download\": [" + download + "],\n\"exit\": [" + exit + "],\n";
+  return std::regex_replace(text, std::regex{"\"stop_conditions\""},
+                            groups + "\"stop_conditions\"");
+}
+
 three_daemons::three_daemons(const std::vector<std::string>& extra) {
   for (int i = 0; i < 3; ++i)
     daemons.push_back(std::make_unique<process::node_daemon>(

@@ -30,6 +30,15 @@ process_result cli(const std::vector<std::string>& args);
 /// killed or frozen in the middle of an epoch; written into `dir`.
 std::string write_paced_job(const temp_dir& dir);
 
+/// pipeline3.json (totals 145 after epoch 4) with a download group that
+/// adds 1000 to every total and an exit group that adds 1: 1146 on every
+/// node. Neither group is idempotent, so running one twice on a state that
+/// was not reloaded shows. Without `victim_downloads`, trainer_1 has no
+/// download task; with `kill_in_download`, trainer_2's download task starts
+/// with KillDaemon (an op the test registers).
+std::string with_download_and_exit(bool victim_downloads = true,
+                                   bool kill_in_download = false);
+
 /// Three daemons, d0..d2, each with its own root in one temporary
 /// directory, for the nodes trainer_0..2.
 struct three_daemons {

@@ -10,14 +10,13 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
-#include <fstream>
 #include <functional>
 #include <mutex>
-#include <regex>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
+#include "test/remote/daemon_jobs.hpp"
 #include "test/support/log_capture.hpp"
 #include "test/support/node_daemons.hpp"
 #include "test/support/temp_dir.hpp"
@@ -43,6 +42,7 @@ using epochrt::process::read_text;
 using epochrt::test::restart;
 using epochrt::test::start_daemon;
 using epochrt::test::temp_dir;
+using epochrt::test::with_download_and_exit;
 
 namespace {
 
@@ -75,47 +75,6 @@ void add_test_ops(op_registry& ops) {
     return {};
   };
   BOOST_REQUIRE(!ops.add(std::move(kill)));
-}
-
-std::string task(const std::string& name, int node, const std::string& ops) {
-  return R"({"name": ")" + name + std::to_string(node)
-    + R"(", "node": "trainer_)" + std::to_string(node) + R"(", "ops": [)" + ops
-    + "]}";
-}
-
-// Adds `amount` to total.
-std::string add_to_total(const std::string& blob, int amount) {
-  return R"({"type": "ConstantFill", "outputs": [")" + blob
-    + R"("], "args": {"shape": [1], "value": )" + std::to_string(amount)
-    + R"(, "dtype": "i64"}},
-       {"type": "Add", "inputs": ["total", ")"
-    + blob + R"("], "outputs": ["total"]})";
-}
-
-// pipeline3.json (totals 145 after epoch 4) with a download group that
-// adds 1000 to every total and an exit group that adds 1: 1146 on every
-// node. Neither group is idempotent, so running one twice on a state that
-// was not reloaded shows. Without `victim_downloads`, trainer_1 has no
-// download task; with `kill_in_download`, trainer_2's download task starts
-// with KillDaemon.
-std::string job_text(bool victim_downloads, bool kill_in_download) {
-  auto text = read_text(EPOCHRT_SOURCE_DIR "/examples/jobs/pipeline3.json");
-  std::string download;
-  std::string exit;
-  for (int node = 0; node < 3; ++node) {
-    if (node != 1 || victim_downloads) {
-      auto ops = add_to_total("bonus", 1000);
-      if (node == 2 && kill_in_download)
-        ops = R"({"type": "KillDaemon"}, )" + ops;
-      download += (download.empty() ? "" : ", ") + task("download_", node, ops);
-    }
-    exit += (exit.empty() ? "" : ", ")
-      + task("exit_", node, add_to_total("one", 1));
-  }
-  auto groups
-    = "\"download\": [" + download + "],\n\"exit\": [" + exit + "],\n";
-  return std::regex_replace(text, std::regex{"\"stop_conditions\""},
-                            groups + "\"stop_conditions\"");
 }
 
 // Builds nothing to upload; calls a hook where the upload group would run:
@@ -184,8 +143,9 @@ struct recovery_fixture {
   }
 
   job make_job(bool victim_downloads = true, bool kill_in_download = false) {
-    auto loaded = parse_job_json(job_text(victim_downloads, kill_in_download),
-                                 "recovery.json", *ops);
+    auto loaded = parse_job_json(
+      with_download_and_exit(victim_downloads, kill_in_download),
+      "recovery.json", *ops);
     if (!loaded)
       throw std::runtime_error(error_text(loaded.error()));
     return std::move(*loaded);

@@ -3,6 +3,7 @@
 // is a daemon killed and its checkpoint root deleted.
 
 #define BOOST_TEST_MODULE replicas
+#include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <regex>
 
 #include "test/remote/daemon_jobs.hpp"
+#include "test/support/eventually.hpp"
 #include "test/support/node_daemons.hpp"
 #include "test/support/text.hpp"
 #include "tools/process/text_file.hpp"
@@ -24,6 +26,8 @@ using epochrt::test::cli;
 using epochrt::test::contains;
 using epochrt::test::start_daemon;
 using epochrt::test::three_daemons;
+using epochrt::test::value_of;
+using epochrt::test::with_download_and_exit;
 using epochrt::test::write_paced_job;
 
 namespace {
@@ -190,17 +194,20 @@ BOOST_AUTO_TEST_SUITE(nodes_that_move)
 
 namespace {
 
-// What a run that survives one lost node needs: copies, one failure, and
-// short waits for a daemon that will not come back.
-std::vector<std::string> surviving_one_loss() {
-  return {"--replicas",
-          "1",
-          "--max-failures",
-          "1",
-          "--connection-timeout-ms",
-          "1000",
-          "--reconnect-timeout-ms",
-          "1000"};
+// What a run that survives one lost node needs: copies, one failure, short
+// waits for a daemon that will not come back, and the spare, if any.
+std::vector<std::string> surviving_one_loss(const std::string& spare = {}) {
+  std::vector<std::string> result{"--replicas",
+                                  "1",
+                                  "--max-failures",
+                                  "1",
+                                  "--connection-timeout-ms",
+                                  "1000",
+                                  "--reconnect-timeout-ms",
+                                  "1000"};
+  if (!spare.empty())
+    result.insert(result.end(), {"--spare", spare});
+  return result;
 }
 
 // Kills trainer_1's daemon once epoch 2 is committed, and deletes its
@@ -212,39 +219,44 @@ void lose_trainer_1s_host(three_daemons& d) {
   fs::remove_all(lost_root);
 }
 
+// Three daemons and a spare; trainer_1's host is lost in the middle of a
+// paced run that survives one lost node.
+struct losing_a_host_with_a_spare {
+  three_daemons d;
+  node_daemon spare = start_daemon(d.dir.str(), "spare");
+  std::vector<std::string> args
+    = d.run_args(write_paced_job(d.dir), surviving_one_loss(spare.address()));
+
+  losing_a_host_with_a_spare() {
+    auto run = d.start_run(args);
+    lose_trainer_1s_host(d);
+    BOOST_REQUIRE_EQUAL(run->wait(90s), 0);
+  }
+
+  std::string err() const {
+    return read_text(d.dir.sub("run.err"));
+  }
+};
+
 } // namespace
 
-BOOST_AUTO_TEST_CASE(a_lost_host_moves_its_node_to_a_spare_within_the_run) {
-  three_daemons d;
-  auto spare = start_daemon(d.dir.str(), "spare");
-  auto extra = surviving_one_loss();
-  extra.insert(extra.end(), {"--spare", spare.address()});
-  auto args = d.run_args(write_paced_job(d.dir), extra);
-  auto run = d.start_run(args);
-  lose_trainer_1s_host(d);
-  BOOST_REQUIRE_EQUAL(run->wait(90s), 0);
-  auto err = read_text(d.dir.sub("run.err"));
+BOOST_FIXTURE_TEST_CASE(a_lost_host_moves_its_node_to_a_spare_within_the_run,
+                        losing_a_host_with_a_spare) {
   check_totals(read_text(d.dir.sub("run.out")));
-  BOOST_TEST(contains(err,
+  BOOST_TEST(contains(err(),
                       "moved from " + d.daemons[1]->address()
                         + " to the spare daemon at " + spare.address()),
-             err);
-  BOOST_TEST(!contains(err, "starting from scratch"), err);
+             err());
+  BOOST_TEST(!contains(err(), "starting from scratch"), err());
   BOOST_TEST(contains(spare.log(), "restored from the copy"), spare.log());
 }
 
-BOOST_AUTO_TEST_CASE(copies_are_rebuilt_on_the_spare_after_a_move) {
-  three_daemons d;
-  auto spare = start_daemon(d.dir.str(), "spare");
-  auto extra = surviving_one_loss();
-  extra.insert(extra.end(), {"--spare", spare.address()});
-  auto args = d.run_args(write_paced_job(d.dir), extra);
-  auto run = d.start_run(args);
-  lose_trainer_1s_host(d);
-  BOOST_REQUIRE_EQUAL(run->wait(90s), 0);
-  // trainer_0's copies went to trainer_1's daemon, now the spare: every
-  // epoch committed from the resumed one on has its copy there again.
-  auto resumed = resumed_epoch(read_text(d.dir.sub("run.err")));
+BOOST_FIXTURE_TEST_CASE(copies_are_rebuilt_on_the_spare_after_a_move,
+                        losing_a_host_with_a_spare) {
+  // trainer_0's copies went to trainer_1's daemon, now the spare: the
+  // epoch resumed from is copied there again before the next commit, and
+  // every later one as it commits.
+  auto resumed = resumed_epoch(err());
   BOOST_REQUIRE(resumed >= 2);
   for (int epoch = resumed; epoch <= 4; ++epoch)
     BOOST_TEST(fs::is_directory(db_on(spare, args[3], "trainer_0", epoch)),
@@ -283,6 +295,73 @@ BOOST_AUTO_TEST_CASE(a_spare_that_is_a_nodes_daemon_is_bad_input) {
                {"--max-failures", "1", "--spare", d.daemons[0]->address()}));
   BOOST_TEST(run.exit_code == 2);
   BOOST_TEST(contains(run.err, "the daemon of a --node"), run.err);
+}
+
+namespace {
+
+// Where trainer_1's daemon dies in each phase of with_download_and_exit(),
+// as the daemon's fault trace names the place.
+struct phase {
+  const char* name;
+  const char* point;
+  int epoch;
+  const char* detail; // empty: any
+};
+
+std::ostream& operator<<(std::ostream& out, const phase& p) {
+  return out << p.name;
+}
+
+const phase every_phase[] = {
+  {"init", "task.start", 0, "init_1"},
+  {"epoch 1", "task.start", 1, "read_1"},
+  {"epoch 2", "task.start", 2, "read_1"},
+  {"epoch 3", "task.start", 3, "read_1"},
+  {"epoch 4", "task.start", 4, "read_1"},
+  {"the last save", "save.fsync.after", 4, ""},
+  {"download", "task.start", 4, "download_1"},
+  {"exit", "task.start", 4, "exit_1"},
+};
+
+// A plan that crashes the daemon at `p`, written into `dir`.
+std::string crash_plan(const epochrt::test::temp_dir& dir, const phase& p) {
+  std::string rule = std::string{R"({"point": ")"} + p.point
+    + R"(", "fault": "crash", "node": "trainer_1", "epoch": )"
+    + std::to_string(p.epoch);
+  if (*p.detail != '\0')
+    rule += std::string{R"(, "detail": ")"} + p.detail + "\"";
+  auto path = dir.sub("plan.json");
+  std::ofstream{path} << R"({"faults": [)" << rule << "}]}";
+  return path;
+}
+
+} // namespace
+
+BOOST_DATA_TEST_CASE(a_host_lost_in_any_phase_costs_no_rerun_with_a_spare,
+                     boost::unit_test::data::make(every_phase), p) {
+  three_daemons d;
+  // trainer_1's daemon crashes at the phase's place...
+  d.daemons[1]->kill();
+  d.daemons[1] = std::make_unique<node_daemon>(start_daemon(
+    d.dir.str(), "d1-planned", {"--fault-plan", crash_plan(d.dir, p)}));
+  auto spare = start_daemon(d.dir.str(), "spare");
+  auto job = d.dir.sub("job.json");
+  std::ofstream{job} << with_download_and_exit();
+  auto run = d.start_run(d.run_args(job, surviving_one_loss(spare.address())));
+  // ...and its host is gone with it.
+  BOOST_REQUIRE(epochrt::test::eventually(
+    [&] {
+      return !d.daemons[1]->running();
+    },
+    30s));
+  fs::remove_all(d.daemons[1]->root());
+  BOOST_REQUIRE_EQUAL(run->wait(90s), 0);
+  auto out = read_text(d.dir.sub("run.out"));
+  auto err = read_text(d.dir.sub("run.err"));
+  for (auto node : {"trainer_0", "trainer_1", "trainer_2"})
+    BOOST_TEST(value_of(out, std::string{node} + ":total") == "1146", node);
+  BOOST_TEST(contains(err, "to the spare daemon at " + spare.address()), err);
+  BOOST_TEST(!contains(err, "trying an earlier one"), err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
