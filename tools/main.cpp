@@ -372,7 +372,9 @@ int run_main(int argc, char** argv) {
     ->add_option("--faults", args.sweep.faults,
                  "Sweep only these kinds: crash, io_error, corrupt_write, "
                  "short_write, partition, and at the channel and collective "
-                 "points drop, duplicate, kill_node (repeatable; default all)")
+                 "points drop, duplicate, kill_node (repeatable; default "
+                 "all); host_loss only when named: a --daemon's host lost "
+                 "with its disk, the node moved to a spare")
     ->type_name("KIND")
     ->allow_extra_args(false);
 

@@ -103,6 +103,16 @@ int run_sweep(const sweep_options& opts) {
       return exit_bad_input;
     }
   for (auto& kind : opts.faults) {
+    if (kind == "host_loss") {
+      // One copy of each checkpoint needs a second daemon to hold it.
+      if (opts.daemon_nodes.size() < 2) {
+        print_error("--faults host_loss needs at least two --daemon nodes: "
+                    "a lost host's checkpoints come back from a copy on "
+                    "another");
+        return exit_bad_input;
+      }
+      continue;
+    }
     auto k = fault_kind_from_name(kind);
     if (!k
         || (*k != fault_kind::crash && *k != fault_kind::io_error
@@ -111,7 +121,7 @@ int run_sweep(const sweep_options& opts) {
             && *k != fault_kind::duplicate && *k != fault_kind::kill_node)) {
       print_error("--faults " + kind
                   + ": expected crash, io_error, corrupt_write, short_write, "
-                    "partition, drop, duplicate or kill_node");
+                    "partition, drop, duplicate, kill_node or host_loss");
       return exit_bad_input;
     }
   }

@@ -189,9 +189,46 @@ BOOST_AUTO_TEST_CASE(sweep_of_pipeline3_across_two_daemons_has_no_wrong_run) {
     BOOST_CHECK_MESSAGE(contains(r.out, kind), kind);
 }
 
+BOOST_AUTO_TEST_CASE(sweep_of_host_loss_across_three_daemons_has_no_wrong_run,
+                     *boost::unit_test::label("host_loss")
+                       * boost::unit_test::label("own_entry")) {
+  temp_dir dir;
+  // Each trainer on a daemon of its own host; a case kills one daemon at a
+  // hit, deletes its root, and its node moves to a spare within the run.
+  auto r = epochrt_cli({"sweep",        jobs + "pipeline3.json",
+                        "--fetch",      "trainer_0:total",
+                        "--fetch",      "trainer_1:total",
+                        "--fetch",      "trainer_2:total",
+                        "--daemon",     "trainer_0",
+                        "--daemon",     "trainer_1",
+                        "--daemon",     "trainer_2",
+                        "--faults",     "host_loss",
+                        "--max-runs",   "30",
+                        "--timeout-ms", "12000",
+                        "--work-dir",   dir.str()},
+                       std::chrono::seconds(600));
+  BOOST_CHECK_MESSAGE(r.exit_code == 0, show(r));
+  auto summary = last_line(r.out);
+  BOOST_CHECK_MESSAGE(contains(summary, "sweep: 30 runs, 30 recovered, "),
+                      summary);
+  BOOST_CHECK_MESSAGE(contains(summary, " 0 wrong, 0 hung"), summary);
+  BOOST_CHECK(contains(r.out, "host lost, node moved to the spare"));
+}
+
+BOOST_AUTO_TEST_CASE(sweep_of_host_loss_needs_two_daemons) {
+  auto r = epochrt_cli({"sweep", jobs + "pipeline3.json", "--fetch",
+                        "trainer_0:total", "--daemon", "trainer_1", "--faults",
+                        "host_loss"});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  BOOST_CHECK_MESSAGE(
+    contains(r.err, "--faults host_loss needs at least two --daemon nodes"),
+    r.err);
+}
+
 BOOST_AUTO_TEST_CASE(
   sweep_of_incremental_checkpoints_with_retention_has_no_wrong_run,
-  *boost::unit_test::label("retention")) {
+  *boost::unit_test::label("retention")
+    * boost::unit_test::label("own_entry")) {
   temp_dir dir;
   // Payloads in data files, references to earlier epochs, full saves every
   // third epoch, and old epochs removed after each commit: crashes and bad
@@ -210,7 +247,8 @@ BOOST_AUTO_TEST_CASE(
 }
 
 BOOST_AUTO_TEST_CASE(a_crash_between_two_removals_of_retention_loses_nothing,
-                     *boost::unit_test::label("retention")) {
+                     *boost::unit_test::label("retention")
+                       * boost::unit_test::label("own_entry")) {
   // The sweep samples its cases; this one it must never miss.
   temp_dir dir;
   auto job = jobs + "incremental.json";
@@ -286,7 +324,8 @@ BOOST_AUTO_TEST_CASE(
 }
 
 BOOST_AUTO_TEST_CASE(sweep_of_retention_on_a_daemon_has_no_wrong_run,
-                     *boost::unit_test::label("retention")) {
+                     *boost::unit_test::label("retention")
+                       * boost::unit_test::label("own_entry")) {
   temp_dir dir;
   // The same with trainer_1 on a daemon: its old epochs are removed by its
   // own persistence actor, at the master's request.

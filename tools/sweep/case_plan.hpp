@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "tools/sweep/hit.hpp"
@@ -18,7 +19,15 @@ struct sweep_case {
   size_t order = 0;
   hit where;
   fault_rule rule;
+  /// A lost host: `rule` is a crash of a daemon the sweep runs, and the
+  /// sweep then deletes that daemon's checkpoint root, as if its machine
+  /// were gone; the runs have one copy of every checkpoint and a spare
+  /// daemon the node moves to (sweep_processes).
+  bool host_loss = false;
 };
+
+/// What the report calls a case's fault: the rule's kind, or "host_loss".
+std::string fault_label(const sweep_case& c);
 
 /// The cases a sweep runs, and how many there were to choose from.
 struct case_plan {

@@ -33,7 +33,9 @@ child_process::options sweep_child() {
 
 sweep_processes::sweep_processes(const sweep_options& opts, std::string exe,
                                  std::string job_file)
-  : opts_(opts), exe_(std::move(exe)), job_file_(std::move(job_file)) {
+  : opts_(opts), exe_(std::move(exe)), job_file_(std::move(job_file)),
+    own_hosts_(std::find(opts.faults.begin(), opts.faults.end(), "host_loss")
+               != opts.faults.end()) {
   for (auto& name : opts_.daemon_nodes) {
     daemon d;
     d.node = name;
@@ -49,10 +51,13 @@ sweep_processes::start_daemon(daemon& d, const fs::path& dir,
   o.program = exe_;
   o.root = d.root.string();
   o.port = d.port;
-  // Every daemon of a case shares the case's root, each with its own
-  // nodes, like the master's working directory: none may lock it.
   o.args = {"--connection-timeout-ms",
-            std::to_string(opts_.connection_timeout_ms), "-q", "--shared-root"};
+            std::to_string(opts_.connection_timeout_ms), "-q"};
+  // Every daemon of a case shares the case's root, each with its own
+  // nodes, like the master's working directory: none may lock it. Unless
+  // the sweep loses hosts: each has one of its own then.
+  if (!own_hosts_)
+    o.args.push_back("--shared-root");
   if (opts_.secret_file) {
     o.args.push_back("--secret-file");
     o.args.push_back(*opts_.secret_file);
@@ -97,7 +102,8 @@ sweep_processes::run_argv(const std::optional<fs::path>& plan,
     "--checkpoint-dir",
     "ckpt",
     "--max-failures",
-    std::to_string(opts_.max_failures),
+    std::to_string(lost_host_.empty() ? opts_.max_failures
+                                      : std::max(opts_.max_failures, 1)),
     "--connection-timeout-ms",
     std::to_string(opts_.connection_timeout_ms),
     "--reconnect-timeout-ms",
@@ -121,6 +127,14 @@ sweep_processes::run_argv(const std::optional<fs::path>& plan,
   for (auto& d : daemons_) {
     argv.push_back("--node");
     argv.push_back(d.node + "=127.0.0.1:" + std::to_string(d.port));
+  }
+  if (own_hosts_) {
+    argv.push_back("--replicas");
+    argv.push_back("1");
+    if (spare_ && spare_->proc) {
+      argv.push_back("--spare");
+      argv.push_back("127.0.0.1:" + std::to_string(spare_->port));
+    }
   }
   if (opts_.secret_file) {
     argv.push_back("--secret-file");
@@ -175,8 +189,24 @@ run_result sweep_processes::run_job(const fs::path& dir, int k,
   return result;
 }
 
+void sweep_processes::lose_host(daemon& d) {
+  std::error_code ec;
+  fs::remove_all(d.root, ec);
+  d.root = spare_->root;
+  d.port = spare_->port;
+  d.proc = std::move(spare_->proc);
+  d.moved = true;
+  spare_.reset();
+}
+
 void sweep_processes::revive_daemons(const fs::path& dir) {
   for (auto& d : daemons_) {
+    if (d.proc && !d.proc->running() && d.node == lost_host_ && spare_
+        && spare_->proc) {
+      ++d.deaths;
+      lose_host(d);
+      continue;
+    }
     if (d.proc && !d.proc->running()) {
       d.proc.reset();
       ++d.deaths;
@@ -188,29 +218,51 @@ void sweep_processes::revive_daemons(const fs::path& dir) {
   }
 }
 
-std::string
-sweep_processes::start_daemons(const fs::path& dir, const std::string& plan_for,
-                               const std::optional<fs::path>& plan) {
+std::string sweep_processes::start_daemons(const fs::path& dir,
+                                           const std::string& plan_for,
+                                           const std::optional<fs::path>& plan,
+                                           const std::string& lost_host) {
+  stop_daemons();
+  lost_host_ = lost_host;
+  std::error_code ec;
+  auto host_root = [&](const std::string& name) {
+    auto root = dir / ("host-" + name);
+    fs::create_directories(root, ec);
+    return root;
+  };
   for (auto& d : daemons_) {
-    d.proc.reset();
-    d.root = dir / "cwd";
+    d.moved = false;
+    d.root = own_hosts_ ? host_root(d.node) : dir / "cwd";
     auto err = start_daemon(d, dir, d.node == plan_for ? plan : std::nullopt,
                             dir / (d.node + ".trace"));
     if (!err.empty())
       return err;
   }
+  if (!lost_host.empty()) {
+    spare_.emplace();
+    spare_->node = "spare";
+    spare_->root = host_root("spare");
+    if (auto err
+        = start_daemon(*spare_, dir, std::nullopt, dir / "spare.trace");
+        !err.empty())
+      return err;
+  }
+  if (ec)
+    return "cannot create the daemons' roots in " + dir.string() + ": "
+      + ec.message();
   return {};
 }
 
 void sweep_processes::stop_daemons() {
   for (auto& d : daemons_)
     d.proc.reset();
+  spare_.reset();
 }
 
 std::string sweep_processes::restart_without_plan(const std::string& node,
                                                   const fs::path& dir) {
   for (auto& d : daemons_)
-    if (d.node == node && d.proc) {
+    if (d.node == node && d.proc && !d.moved) {
       d.proc.reset();
       if (auto err
           = start_daemon(d, dir, std::nullopt, dir / (d.node + ".trace"));

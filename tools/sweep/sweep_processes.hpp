@@ -26,6 +26,8 @@ public:
     std::optional<process::node_daemon> proc;
     // How often it died while a run was going on.
     int deaths = 0;
+    // Its host was lost: the node runs on what was the spare.
+    bool moved = false;
   };
 
   /// `exe`: the `epochrt` program; `job_file`: the job, an absolute path.
@@ -36,12 +38,29 @@ public:
     return daemons_;
   }
 
+  /// Whether each daemon has a root of its own (a sweep that loses hosts):
+  /// the checkpoints of the nodes on daemons are not in the case's
+  /// directory then.
+  bool own_hosts() const noexcept {
+    return own_hosts_;
+  }
+
   /// Starts the daemons of a case in `dir`, fresh (their root `dir`/cwd,
   /// their traces `dir`/NODE.trace), with `plan` for the one named
   /// `plan_for`. Returns an error text or empty.
+  ///
+  /// In a sweep that loses hosts (opts.faults has host_loss), each daemon
+  /// runs on a host of its own (root `dir`/host-NODE) and every run keeps
+  /// one copy of each checkpoint (--replicas 1), the reference runs too, so
+  /// that the cases reach the copying points. `lost_host`: the case loses
+  /// the host of that node: a spare stands by (`dir`/host-spare), the runs
+  /// may move a node to it (--spare, --max-failures 1 at least), and when
+  /// that node's daemon dies its root is deleted and the spare becomes its
+  /// daemon.
   std::string start_daemons(const std::filesystem::path& dir,
                             const std::string& plan_for,
-                            const std::optional<std::filesystem::path>& plan);
+                            const std::optional<std::filesystem::path>& plan,
+                            const std::string& lost_host = {});
 
   void stop_daemons();
 
@@ -78,10 +97,19 @@ private:
 
   void revive_daemons(const std::filesystem::path& dir);
 
+  // The daemon of `lost_host_` died: its host is gone, its node now runs
+  // on the spare.
+  void lose_host(daemon& d);
+
   const sweep_options& opts_;
   std::string exe_;
   std::string job_file_;
   std::vector<daemon> daemons_;
+  // The sweep loses hosts: each daemon has a root of its own.
+  bool own_hosts_;
+  // Set by start_daemons for a case that loses a host.
+  std::string lost_host_;
+  std::optional<daemon> spare_;
 };
 
 } // namespace epochrt::cli::sweep

@@ -37,8 +37,8 @@ void sweep_report::row(const sweep_case& c, outcome result,
   ++counts_[result];
   auto where = c.where.process == master_process
     ? (c.where.node.empty() ? "master" : c.where.node)
-    : c.where.node + "@d";
-  auto fault = std::string{fault_kind_name(c.rule.kind)};
+    : c.where.process + "@d"; // the daemon of that node
+  auto fault = fault_label(c);
   if (c.rule.kind == fault_kind::io_error)
     fault += " " + errno_name(c.rule.error);
   if (c.where.phase == 2)

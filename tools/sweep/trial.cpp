@@ -58,7 +58,8 @@ outcome run_trial(const sweep_case& c, const fs::path& work,
     auto r = procs.run_job(dir, k, on_master ? p : std::nullopt, trace);
     if (broke(
           judge.judge_loads(read_trace(trace, 0, master_process), before, k))
-        || broke(judge.judge(r, k, p.has_value())))
+        || broke(judge.judge(r, k, p.has_value()))
+        || broke(judge.judge_lost_work(r, k)))
       return std::nullopt;
     return r;
   };
@@ -69,8 +70,10 @@ outcome run_trial(const sweep_case& c, const fs::path& work,
   // Setup: the daemon with the plan, and for a loading point the run from
   // scratch that the resumed run loads.
   auto plan_for = on_master ? std::string{} : c.where.process;
+  auto lost_host = c.host_loss ? plan_for : std::string{};
   if (c.where.phase == 2) {
-    if (auto err = procs.start_daemons(dir, {}, std::nullopt); !err.empty()) {
+    if (auto err = procs.start_daemons(dir, {}, std::nullopt, lost_host);
+        !err.empty()) {
       note = err;
       return finish(outcome::wrong);
     }
@@ -78,7 +81,8 @@ outcome run_trial(const sweep_case& c, const fs::path& work,
     if (!r)
       return finish(worst);
   }
-  if (auto err = procs.start_daemons(dir, plan_for, plan_path); !err.empty()) {
+  if (auto err = procs.start_daemons(dir, plan_for, plan_path, lost_host);
+      !err.empty()) {
     note = err;
     return finish(outcome::wrong);
   }
@@ -118,10 +122,11 @@ outcome run_trial(const sweep_case& c, const fs::path& work,
     return outcome::wrong;
   }
   // Silent corruption is there to be found, and may be found only by
-  // verifying; the checkpoints of nodes on the user's own daemons are not
-  // in this directory.
+  // verifying; the checkpoints of nodes on the user's own daemons, or on
+  // hosts of their own, are not in this directory.
   std::string why;
-  if (!silent && opts.remote_nodes.empty() && !procs.verifies(dir, why)) {
+  if (!silent && opts.remote_nodes.empty() && !procs.own_hosts()
+      && !procs.verifies(dir, why)) {
     note = "a committed epoch does not verify: " + why;
     return outcome::wrong;
   }
@@ -137,7 +142,9 @@ outcome run_trial(const sweep_case& c, const fs::path& work,
   // The plan names a hit of the reference runs; a job whose hits come in
   // another order may not reach it.
   if (struck && !on_master)
-    note += std::string{note.empty() ? "" : "; "} + "daemon restarted";
+    note += std::string{note.empty() ? "" : "; "}
+      + (c.host_loss ? "host lost, node moved to the spare"
+                     : "daemon restarted");
   if (!struck && kind == fault_kind::crash)
     note += std::string{note.empty() ? "" : "; "} + "the crash never struck";
   return outcome::recovered;

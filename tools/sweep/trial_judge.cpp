@@ -62,8 +62,9 @@ std::string stray_files(const fs::path& dir) {
 
 trial_judge::trial_judge(const sweep_case& c, std::string reference_out,
                          int64_t timeout_ms)
-  : on_master_(c.where.process == master_process), kind_(c.rule.kind),
-    reference_out_(std::move(reference_out)), timeout_ms_(timeout_ms) {
+  : on_master_(c.where.process == master_process), host_loss_(c.host_loss),
+    kind_(c.rule.kind), reference_out_(std::move(reference_out)),
+    timeout_ms_(timeout_ms) {
   // nop
 }
 
@@ -103,6 +104,21 @@ std::optional<verdict> trial_judge::judge_loads(const std::vector<hit>& trace,
                    "run " + std::to_string(k) + " loaded epoch "
                      + std::to_string(*e) + ", which was not committed"};
   return std::nullopt;
+}
+
+std::optional<verdict> trial_judge::judge_lost_work(const run_result& r,
+                                                    int k) const {
+  if (!host_loss_)
+    return std::nullopt;
+  // The job runner's words when a committed epoch cannot be loaded.
+  auto at = r.err.find("; trying an earlier one");
+  if (at == std::string::npos)
+    return std::nullopt;
+  auto begin = r.err.rfind('\n', at);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  return verdict{outcome::wrong,
+                 "run " + std::to_string(k) + " lost more than one epoch: "
+                   + one_line(r.err.substr(begin, at - begin))};
 }
 
 } // namespace epochrt::cli::sweep

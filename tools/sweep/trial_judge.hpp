@@ -59,12 +59,18 @@ public:
                                      const std::set<int64_t>& before,
                                      int k) const;
 
+  /// In a case that loses a host: how run `k` lost more than the epoch it
+  /// was in (it fell back from a committed epoch to an earlier one, which
+  /// one copy of every checkpoint must prevent).
+  std::optional<verdict> judge_lost_work(const run_result& r, int k) const;
+
 private:
   // Only the plan's own crash may end a run by a signal: SIGKILL, in the
   // run that carries the plan, after the plan's line on stderr.
   bool planned_kill(const run_result& r, bool injected) const;
 
   bool on_master_;
+  bool host_loss_;
   fault_kind kind_;
   std::string reference_out_;
   int64_t timeout_ms_;
