@@ -10,6 +10,11 @@
 #   act 3: examples/jobs/data_parallel.json (an all-reduce across the
 #          daemons every step) and reader_pipeline.json (channels between
 #          them) end exactly as they do in one process.
+#   act 4: a host lost with its disk: with one copy of every checkpoint on
+#          another daemon (--replicas 1) and a spare daemon (--spare), a
+#          daemon killed and its checkpoint root deleted mid-run; the node
+#          moves to the spare, restores from the copy, and the job finishes
+#          in one command.
 #
 # Every result is checked against an in-process run of
 # examples/jobs/pipeline3.json; any difference, or any step that does not
@@ -243,5 +248,37 @@ for n in "${nodes[@]}"; do act3_fetch+=(--fetch "reader:w_$n"); done
 note "reader_pipeline.json: a reader deals batches through channels; the download group collects the parameters"
 compare_with_in_process reader_pipeline "${placement[@]}" \
   --node "reader=127.0.0.1:${port[trainer_0]}"
+
+# ---------------------------------------------------------------------------
+victim=trainer_1
+say "act 4: a host lost with its disk; --replicas 1 keeps a copy of every checkpoint on another daemon, --spare stands by"
+start_daemon spare 0
+mapfile -t args < <(run_args 4)
+extra=(--replicas 1 --max-failures 1 --reconnect-timeout-ms 2000
+       --spare "127.0.0.1:${port[spare]}")
+note "epochrt run $(basename "$job") ${args[*]} ${extra[*]}"
+"$epochrt" run "$job" "${args[@]}" "${extra[@]}" \
+  > "$work/act4.out" 2> "$work/act4.err" &
+runner=$!
+wait_for_line "$work/act4.err" "checkpoint of epoch 1 committed" 20 \
+  || { kill "$runner" 2>/dev/null; fail "the job never reached epoch 2"; }
+kill_daemon "$victim"
+rm -rf "${work:?}/$victim"
+note "deleted the checkpoint root of $victim's daemon: its host is gone"
+status=0
+wait "$runner" || status=$?
+runner=
+indent < "$work/act4.err"
+indent < "$work/act4.out"
+[[ $status == 0 ]] || fail "the run with a spare ended with exit $status"
+grep -qF "node $victim moved from" "$work/act4.err" \
+  || fail "the run should have moved $victim to the spare"
+grep -qF "restored from the copy" "$work/spare.log" \
+  || fail "the spare should have restored $victim's checkpoint from a copy"
+if grep -qF "trying an earlier one" "$work/act4.err"; then
+  fail "the run lost more than the epoch the host was lost in"
+fi
+note "the spare restored $victim's last committed checkpoint from its copy; the job went on from there"
+same_result "the run that lost a host" "$work/act4.out"
 
 say "all results match the in-process run"
