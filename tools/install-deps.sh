@@ -12,6 +12,7 @@ packages=(
   libspdlog-dev libfmt-dev
   libcli11-dev nlohmann-json3-dev libxxhash-dev libssl-dev
   python3-matplotlib
+  pybind11-dev python3-dev python3-numpy python3-pytest
   libgloo-dev libopenmpi-dev openmpi-bin
 )
 

@@ -15,6 +15,16 @@ if grep -rnE "$include(runtime|persistence|actors|tools|bench|examples)/" faults
   echo "upward includes around faults/ (messages < faults < runtime, persistence)"
   exit 1
 fi
+# check-layers does not know python/ either. The module is a host program:
+# it includes epochrt by the public short names alone (<epochrt/NAME.hpp>,
+# cmake/epochrt_public_api.cmake), never a header of a folder, public or
+# private (actors/core, a detail/).
+if [ -d python ] && grep -rnE \
+     "#[[:space:]]*include[[:space:]]*[<\"](epochrt/[a-z_]+/|(messages|faults|runtime|persistence|actors|tools|bench|examples|test)/)" \
+     python --include='*.hpp' --include='*.cpp'; then
+  echo "python/ includes a header of a folder: only <epochrt/NAME.hpp> short names"
+  exit 1
+fi
 if [ ! -f "$tool" ]; then
   echo "check-layers not found at $tool: skipped (set EPOCHRT_CHECK_LAYERS)"
   exit 77

@@ -1,0 +1,162 @@
+#include "tensor_array.hpp"
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace epochrt::python {
+
+namespace {
+
+py::dtype numpy_dtype(dtype type) {
+  switch (type) {
+    case dtype::f32:
+      return py::dtype::of<float>();
+    case dtype::f64:
+      return py::dtype::of<double>();
+    case dtype::i32:
+      return py::dtype::of<int32_t>();
+    case dtype::i64:
+      return py::dtype::of<int64_t>();
+    case dtype::u8:
+      return py::dtype::of<uint8_t>();
+    case dtype::boolean:
+      // One byte, 0 or 1, as a tensor stores it.
+      return py::dtype::of<bool>();
+    case dtype::string:
+      break;
+  }
+  return py::dtype("O");
+}
+
+py::array strings_to_ndarray(const tensor& value) {
+  auto count = static_cast<py::ssize_t>(value.strings.size());
+  py::array result{py::dtype("O"), std::vector<py::ssize_t>{count}};
+  auto* slots = static_cast<PyObject**>(result.mutable_data());
+  for (py::ssize_t i = 0; i < count; ++i) {
+    auto& text = value.strings[static_cast<size_t>(i)];
+    auto* item = PyBytes_FromStringAndSize(
+      text.data(), static_cast<py::ssize_t>(text.size()));
+    if (item == nullptr)
+      throw py::error_already_set();
+    // NumPy fills a new object array with None or with nulls.
+    Py_XDECREF(slots[i]);
+    slots[i] = item;
+  }
+  std::vector<py::ssize_t> shape(value.shape.begin(), value.shape.end());
+  return result.reshape(shape);
+}
+
+// The dtype of a tensor that holds `arr`'s elements as they are.
+bool numeric_dtype_of(const py::array& arr, dtype& out) {
+  auto kind = arr.dtype().kind();
+  auto size = arr.dtype().itemsize();
+  if (kind == 'f' && size == 4)
+    out = dtype::f32;
+  else if (kind == 'f' && size == 8)
+    out = dtype::f64;
+  else if (kind == 'i' && size == 4)
+    out = dtype::i32;
+  else if (kind == 'i' && size == 8)
+    out = dtype::i64;
+  else if (kind == 'u' && size == 1)
+    out = dtype::u8;
+  else if (kind == 'b')
+    out = dtype::boolean;
+  else
+    return false;
+  return true;
+}
+
+template <class T>
+void copy_elements(const py::array& arr, tensor& out) {
+  // C order and native byte order; a copy only when `arr` is neither.
+  auto dense
+    = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(arr);
+  if (!dense)
+    throw py::error_already_set();
+  out.data.resize(static_cast<size_t>(dense.nbytes()));
+  if (!out.data.empty())
+    std::memcpy(out.data.data(), dense.data(), out.data.size());
+}
+
+std::string string_element(py::handle item) {
+  if (PyBytes_Check(item.ptr()))
+    return std::string{PyBytes_AS_STRING(item.ptr()),
+                       static_cast<size_t>(PyBytes_GET_SIZE(item.ptr()))};
+  if (PyUnicode_Check(item.ptr())) {
+    Py_ssize_t size = 0;
+    const char* text = PyUnicode_AsUTF8AndSize(item.ptr(), &size);
+    if (text == nullptr)
+      throw py::error_already_set();
+    return std::string{text, static_cast<size_t>(size)};
+  }
+  throw py::type_error(
+    "a string tensor holds bytes or str, not "
+    + std::string{py::str(item.get_type().attr("__name__"))});
+}
+
+} // namespace
+
+py::array to_ndarray(tensor&& value) {
+  if (value.type == dtype::string)
+    return strings_to_ndarray(value);
+  auto owner = std::make_unique<tensor>(std::move(value));
+  auto type = numpy_dtype(owner->type);
+  std::vector<py::ssize_t> shape(owner->shape.begin(), owner->shape.end());
+  const void* bytes = owner->data.data();
+  // The capsule owns the tensor from here on, and the array the capsule.
+  py::capsule base{owner.get(), [](void* ptr) {
+                     delete static_cast<tensor*>(ptr);
+                   }};
+  owner.release();
+  return py::array{type, std::move(shape), bytes, base};
+}
+
+tensor from_ndarray(py::handle object) {
+  auto arr = py::array::ensure(object);
+  if (!arr)
+    throw py::error_already_set();
+  tensor result;
+  result.shape.assign(arr.shape(), arr.shape() + arr.ndim());
+  auto kind = arr.dtype().kind();
+  if (kind == 'S' || kind == 'U' || kind == 'O') {
+    result.type = dtype::string;
+    // Element by element: strings have no shared buffer to copy.
+    auto flat = arr.attr("ravel")();
+    for (auto item : flat.attr("tolist")())
+      result.strings.push_back(string_element(item));
+    return result;
+  }
+  if (!numeric_dtype_of(arr, result.type))
+    throw py::type_error("epochrt has no tensor of numpy dtype "
+                         + std::string{py::str(arr.dtype())});
+  switch (result.type) {
+    case dtype::f32:
+      copy_elements<float>(arr, result);
+      break;
+    case dtype::f64:
+      copy_elements<double>(arr, result);
+      break;
+    case dtype::i32:
+      copy_elements<int32_t>(arr, result);
+      break;
+    case dtype::i64:
+      copy_elements<int64_t>(arr, result);
+      break;
+    case dtype::u8:
+      copy_elements<uint8_t>(arr, result);
+      break;
+    case dtype::boolean:
+      copy_elements<bool>(arr, result);
+      break;
+    case dtype::string:
+      break;
+  }
+  return result;
+}
+
+} // namespace epochrt::python

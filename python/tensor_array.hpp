@@ -1,0 +1,28 @@
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <epochrt/epochrt.hpp>
+
+// Tensors to NumPy arrays and back. Both need the GIL.
+
+namespace epochrt::python {
+
+/// The NumPy array of `value`'s elements, in its shape (a scalar tensor of
+/// shape [] is a 0-d array). Numeric and bool tensors are not copied: the
+/// array is a view of `value`'s bytes, which it owns from then on (float32,
+/// float64, int32, int64, uint8, bool). A string tensor becomes an array of
+/// dtype object holding `bytes`: a blob's strings are bytes, not text, and
+/// may not be UTF-8 (Caffe2 fetched them as bytes too).
+pybind11::array to_ndarray(tensor&& value);
+
+/// The tensor of `object`, anything `numpy.asarray` takes: float32,
+/// float64, int32, int64, uint8 and bool arrays as the tensor of that
+/// dtype (one copy of the bytes, in C order, native byte order); arrays of
+/// bytes or str (dtype S, U, or object with only bytes and str elements)
+/// as a string tensor, str encoded as UTF-8. Throws pybind11::type_error
+/// for any other dtype (int16, float16, complex, ...), naming it.
+tensor from_ndarray(pybind11::handle object);
+
+} // namespace epochrt::python
