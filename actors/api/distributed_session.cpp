@@ -154,8 +154,6 @@ caf::error distributed_session::bring_back(const std::string& name) {
 caf::error distributed_session::move_to_spare(const std::string& name,
                                               caf::error why_not_back) {
   auto why = error_text(why_not_back);
-  if (options_.spares.empty())
-    return make_error(actors_errc::node_lost, why + " (no spare daemon left)");
   auto& spares = options_.spares;
   while (!spares.empty()) {
     auto spare = spares.front();
@@ -170,8 +168,8 @@ caf::error distributed_session::move_to_spare(const std::string& name,
       addresses_.insert_or_assign(name, spare);
       return {};
     }
-    // A spare that cannot take the node is of no use to the next one
-    // either: it is dropped, and the next spare tried.
+    // A spare that cannot take this node would not take the next lost one
+    // either: it stays dropped, and the next spare is tried.
     why += "; the spare at " + spare.str()
       + " could not take it: " + error_text(handle.error());
   }
