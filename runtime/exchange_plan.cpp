@@ -138,10 +138,14 @@ make_exchange_plan(const task_group_def& group,
       auto& ops = task.steps[s].ops;
       for (size_t o = 0; o < ops.size(); ++o) {
         auto& op = ops[o];
-        auto path = tasks_path + "[" + std::to_string(t) + "].steps["
-          + std::to_string(s) + "].ops[" + std::to_string(o) + "]";
+        // Built only when needed: most ops of a group are neither, and
+        // this runs for every run of a group.
+        auto path = [&] {
+          return tasks_path + "[" + std::to_string(t) + "].steps["
+            + std::to_string(s) + "].ops[" + std::to_string(o) + "]";
+        };
         if (auto kind = collective_kind_of(op.type)) {
-          if (auto err = add_collective(collectives, path, task, op, *kind))
+          if (auto err = add_collective(collectives, path(), task, op, *kind))
             return err;
           continue;
         }
@@ -154,7 +158,7 @@ make_exchange_plan(const task_group_def& group,
                                    return ch.name == name;
                                  });
         if (decl == channels.end())
-          return invalid(path + ".args.channel",
+          return invalid(path() + ".args.channel",
                          "unknown channel '" + name
                            + "' (the job declares no channel of that name)");
         size_t blobs = use == channel_use::put ? op.inputs.size()
@@ -162,7 +166,7 @@ make_exchange_plan(const task_group_def& group,
           ? op.outputs.size() - (op.type == exchange_ops::safe_dequeue ? 1 : 0)
           : decl->blobs.size();
         if (blobs != decl->blobs.size())
-          return invalid(path,
+          return invalid(path(),
                          "an item of channel '" + name + "' has "
                            + std::to_string(decl->blobs.size())
                            + " blobs, the op "
