@@ -8,7 +8,7 @@ MIB ?= 512
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 .PHONY: all deps configure build test demo distributed-demo bench bench-epoch \
-        bench-faults bench-collectives asan tsan format clean
+        bench-faults bench-collectives bench-python asan tsan format clean
 
 all: build
 
@@ -45,6 +45,12 @@ bench-epoch: build
 # MPI and bare CAF request/response.
 bench-collectives: build
 	$(BUILD)/bin/collectives_bench
+
+# A Python op's per-call cost beside the same op in C++, and a 256 MiB
+# fetch into NumPy beside a memcpy (bench/python_bench.py), at the lowest
+# priority: on a busy machine the figures are indicative only.
+bench-python: build
+	PYTHONPATH=$(BUILD)/python nice -n 19 /usr/bin/python3 bench/python_bench.py
 
 # What a fault injection point costs with no plan active, against the same
 # loop without it, and per epoch.

@@ -48,6 +48,7 @@ set(EPOCHRT_PUBLIC_HEADERS
   actors/api/job_events.hpp
   actors/api/basic_checkpoint_manager.hpp
   actors/api/checkpoint_manager.hpp
+  actors/api/checkpoint_contents.hpp
   actors/api/multi_node_checkpoint_manager.hpp
   actors/api/upload_task_group_builder.hpp)
 

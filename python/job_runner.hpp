@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <epochrt/epochrt.hpp>
 
-#include "local_session.hpp"
 #include "multi_node_checkpoint_manager.hpp"
+#include "session.hpp"
 
 namespace epochrt::python {
 
@@ -26,8 +28,18 @@ public:
              std::optional<int64_t> resume_from_epoch);
 
   /// Runs the job on `sess`; returns the last epoch. Throws `error`:
+  /// BadInput, before anything runs, when the job is invalid for the
+  /// session's ops (a job built in Python is checked nowhere before);
   /// JobFailed unless the error's code says otherwise (see `classify`).
-  int64_t train(local_session& sess);
+  int64_t train(session& sess);
+
+  /// Loads only `blob_names` from the checkpoints of `epoch` of the job's
+  /// nodes to checkpoint into `sess` (Caffe2's
+  /// load_blobs_from_checkpoints); false when a checkpoint of that epoch
+  /// does not exist. Must be called without the GIL; holds the manager's
+  /// mutex. Throws `error` (BadInput without a manager).
+  bool load_blobs_from_checkpoints(const std::vector<std::string>& blob_names,
+                                   int64_t epoch, session& sess);
 
   /// Asks a running or later `train` to stop after the running epoch and
   /// its checkpoint (`job_runner::request_stop`). Safe from any thread,

@@ -3,25 +3,35 @@
 // header; here the Python signatures, and the GIL released around every
 // call that blocks in epochrt.
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <pybind11/numpy.h>
+#include <pybind11/operators.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <epochrt/epochrt.hpp>
 
+#include "arg_tensor.hpp"
+#include "ckpt_functions.hpp"
+#include "distributed_session.hpp"
 #include "errors.hpp"
 #include "job_runner.hpp"
 #include "local_session.hpp"
 #include "multi_node_checkpoint_manager.hpp"
+#include "node_daemon.hpp"
+#include "op_registry.hpp"
 #include "runtime.hpp"
+#include "task_group_ref.hpp"
 #include "tensor_array.hpp"
 
 namespace py = pybind11;
@@ -58,37 +68,381 @@ std::chrono::milliseconds to_milliseconds(double seconds, const char* what) {
     static_cast<int64_t>(std::ceil(seconds * 1000))};
 }
 
+// The registry a job or a session uses: `ops`, complete from now on, or
+// epochrt's builtins.
+std::shared_ptr<const epochrt::op_registry>
+registry_of(const std::shared_ptr<op_registry>& ops) {
+  return ops ? ops->freeze() : runtime::ops();
+}
+
+// An op's arity from Python: None (any number), n (exactly n) or
+// (min, max) with max None for no bound.
+std::pair<int, int> arity(py::handle spec, const char* what) {
+  auto check = [&](int64_t n) {
+    if (n < 0 || n > 1000000)
+      bad_argument(std::string{what} + ": expected a count from 0, got "
+                   + std::to_string(n));
+    return static_cast<int>(n);
+  };
+  if (spec.is_none())
+    return {0, -1};
+  if (py::isinstance<py::int_>(spec)) {
+    auto n = check(spec.cast<int64_t>());
+    return {n, n};
+  }
+  if (py::isinstance<py::tuple>(spec) && py::len(spec) == 2) {
+    auto bounds = spec.cast<py::tuple>();
+    auto low = check(bounds[0].cast<int64_t>());
+    if (bounds[1].is_none())
+      return {low, -1};
+    return {low, check(bounds[1].cast<int64_t>())};
+  }
+  bad_argument(std::string{what}
+               + ": expected None, a count or a (min, max) tuple");
+}
+
+arg_kind parse_arg_kind(const std::string& arg, const std::string& name) {
+  const std::pair<const char*, arg_kind> kinds[] = {
+    {"integer", arg_kind::integer},
+    {"number", arg_kind::number},
+    {"boolean", arg_kind::boolean},
+    {"string", arg_kind::string},
+    {"integer_list", arg_kind::integer_list},
+    {"number_list", arg_kind::number_list},
+    {"string_list", arg_kind::string_list},
+    {"path", arg_kind::path},
+  };
+  for (auto& [text, kind] : kinds)
+    if (name == text)
+      return kind;
+  bad_argument("arg '" + arg + "': kind '" + name
+               + "': expected integer, number, boolean, string, "
+                 "integer_list, number_list, string_list or path");
+}
+
+void bind_op_registry(py::module_& m) {
+  py::class_<op_registry, std::shared_ptr<op_registry>>(m, "OpRegistry",
+                                                        R"doc(
+The op types a session runs and a job is checked against: epochrt's
+builtin ops plus the ops registered here, written in Python. Hand it to
+LocalSession(ops=...) and Job.load/from_json(ops=...); from then on it is
+complete and `register` raises BadInput.
+
+A Python op is called on one of the session's worker threads, with the GIL
+taken for the call only, as fn(*inputs, **args): each input a read-only
+NumPy array viewing the blob (no copy; strings as an object array of
+bytes), each argument the call gives as a Python value. It returns its
+output (one output), a tuple of them (several) or None (none), anything
+numpy.asarray takes of a dtype epochrt has. An exception fails the task:
+the job raises JobFailed whose text holds the exception's traceback. It
+must not call the session, a checkpoint manager or a job runner (they
+raise BadInput there: its task holds the node's workspace).)doc")
+    .def(py::init<>())
+    .def(
+      "register",
+      [](op_registry& self, std::string type, py::function fn,
+         py::handle inputs, py::handle outputs, py::object args,
+         std::string doc) {
+        auto [min_inputs, max_inputs] = arity(inputs, "inputs");
+        auto [min_outputs, max_outputs] = arity(outputs, "outputs");
+        std::vector<arg_spec> specs;
+        if (!args.is_none())
+          for (auto item : args.cast<py::dict>()) {
+            arg_spec spec;
+            spec.name = item.first.cast<std::string>();
+            spec.kind
+              = parse_arg_kind(spec.name, item.second.cast<std::string>());
+            specs.push_back(std::move(spec));
+          }
+        self.add(std::move(type), std::move(fn), min_inputs, max_inputs,
+                 min_outputs, max_outputs, std::move(specs), std::move(doc));
+      },
+      "type"_a, "fn"_a, py::kw_only(), "inputs"_a = py::none(), "outputs"_a = 1,
+      "args"_a = py::none(), "doc"_a = "", R"doc(
+Registers `fn` as op `type`. `inputs` and `outputs`: None (any number), a
+count, or (min, max) with max None for no bound. `args`: the arguments a
+call may give, {name: kind}, kind one of integer, number, boolean,
+string, integer_list, number_list, string_list, path; all optional, passed
+to fn as keyword arguments only when the call gives them. Raises BadInput
+for a type already registered or a registry already in use.)doc")
+    .def("types", &op_registry::types, "Every op type, sorted.")
+    .def("__contains__",
+         [](const op_registry& self, const std::string& type) {
+           auto all = self.types();
+           return std::find(all.begin(), all.end(), type) != all.end();
+         })
+    .def_property_readonly("frozen", &op_registry::frozen,
+                           "True once a session or a job uses it.");
+}
+
+std::string workspace_name(workspace_type type) {
+  return type == workspace_type::private_scratch ? "private" : "global";
+}
+
+workspace_type parse_workspace(const std::string& name) {
+  if (name == "global")
+    return workspace_type::global;
+  if (name == "private")
+    return workspace_type::private_scratch;
+  bad_argument("workspace_type '" + name
+               + "': expected \"global\" or \"private\"");
+}
+
+// The parts of a job built in Python: values, copied into what they are
+// added to, as a job file's parts are.
+void bind_job_parts(py::module_& m) {
+  py::class_<op_def>(m, "Op", R"doc(
+One call of an op: Op("Add", ["total", "x"], ["total"]), its arguments as
+keyword arguments, made into tensors as a job file makes its JSON values
+(int: i64, float: f64, bool, str; lists of ints, numbers or strings: 1-D;
+a NumPy array keeps its dtype and shape).)doc")
+    .def(py::init([](std::string type, std::vector<std::string> inputs,
+                     std::vector<std::string> outputs, const py::kwargs& args) {
+           op_def op;
+           op.type = std::move(type);
+           op.inputs = std::move(inputs);
+           op.outputs = std::move(outputs);
+           for (auto item : args) {
+             auto name = item.first.cast<std::string>();
+             op.args.emplace(name, arg_tensor(name, item.second));
+           }
+           return op;
+         }),
+         "type"_a, "inputs"_a = std::vector<std::string>{},
+         "outputs"_a = std::vector<std::string>{})
+    .def_readonly("type", &op_def::type)
+    .def_readonly("inputs", &op_def::inputs)
+    .def_readonly("outputs", &op_def::outputs)
+    .def_property_readonly(
+      "args",
+      [](const op_def& self) {
+        py::dict result;
+        for (auto& [name, value] : self.args)
+          result[py::str(name)] = to_ndarray(tensor{value});
+        return result;
+      },
+      "The arguments, each as a new NumPy array.")
+    .def(py::self == py::self)
+    .def("__repr__", [](const op_def& self) {
+      return "<epochrt.Op '" + self.type + "'>";
+    });
+
+  py::class_<step_def>(m, "Step", R"doc(
+Ops run in order `num_iter` times (Caffe2's ExecutionStep); with
+`stop_blob`, the step also ends after an iteration that leaves that blob
+true, and num_iter 0 runs until it does.)doc")
+    .def(py::init([](std::vector<op_def> ops, std::string name,
+                     int64_t num_iter, std::string stop_blob) {
+           return step_def{std::move(name), std::move(ops), num_iter,
+                           std::move(stop_blob)};
+         }),
+         "ops"_a = std::vector<op_def>{}, py::kw_only(), "name"_a = "",
+         "num_iter"_a = 1, "stop_blob"_a = "")
+    .def(
+      "add_op",
+      [](step_def& self, op_def op) {
+        self.ops.push_back(op);
+      },
+      "op"_a, "Appends a copy of `op`.")
+    .def_readwrite("name", &step_def::name)
+    .def_readwrite("num_iter", &step_def::num_iter)
+    .def_readwrite("stop_blob", &step_def::stop_blob)
+    .def_property_readonly(
+      "ops",
+      [](const step_def& self) {
+        return self.ops;
+      },
+      "Copies of the ops.")
+    .def(py::self == py::self);
+
+  py::class_<task_def>(m, "Task", R"doc(
+Steps run in order on `node` (Caffe2's Task): `ops` make one step, or
+`steps` are given (not both). `workspace_type` "global" reads and writes
+the node's workspace, which checkpoints save; "private" keeps the blobs
+the task creates that the workspace lacks as scratch that dies with the
+task. `outputs` are blobs the runner fetches when the task ends (a stop
+condition names one). An empty name becomes "<group>/<node>/<index>"
+when a TaskGroup takes the task.)doc")
+    .def(py::init([](std::string node, std::optional<std::vector<op_def>> ops,
+                     std::optional<std::vector<step_def>> steps,
+                     std::string name, std::vector<std::string> outputs,
+                     const std::string& workspace) {
+           if (ops && steps)
+             bad_argument("task on '" + node
+                          + "': give either ops or steps, not both");
+           task_def task;
+           task.name = std::move(name);
+           task.node = std::move(node);
+           task.workspace = parse_workspace(workspace);
+           task.outputs = std::move(outputs);
+           if (ops) {
+             step_def step;
+             step.ops = std::move(*ops);
+             task.steps.push_back(std::move(step));
+           } else if (steps) {
+             task.steps = std::move(*steps);
+           }
+           return task;
+         }),
+         "node"_a, "ops"_a = py::none(), py::kw_only(), "steps"_a = py::none(),
+         "name"_a = "", "outputs"_a = std::vector<std::string>{},
+         "workspace_type"_a = "global")
+    .def(
+      "add_op",
+      [](task_def& self, op_def op) {
+        if (self.steps.empty())
+          self.steps.emplace_back();
+        self.steps.back().ops.push_back(std::move(op));
+      },
+      "op"_a, "Appends a copy of `op` to the last step (a new one if none).")
+    .def(
+      "add_step",
+      [](task_def& self, step_def step) {
+        self.steps.push_back(std::move(step));
+      },
+      "step"_a, "Appends a copy of `step`.")
+    .def(
+      "add_output",
+      [](task_def& self, std::string blob) {
+        self.outputs.push_back(std::move(blob));
+      },
+      "blob"_a)
+    .def_readwrite("name", &task_def::name)
+    .def_readwrite("node", &task_def::node)
+    .def_readwrite("outputs", &task_def::outputs)
+    .def_property(
+      "workspace_type",
+      [](const task_def& self) {
+        return workspace_name(self.workspace);
+      },
+      [](task_def& self, const std::string& name) {
+        self.workspace = parse_workspace(name);
+      })
+    .def_property_readonly(
+      "steps",
+      [](const task_def& self) {
+        return self.steps;
+      },
+      "Copies of the steps.")
+    .def(py::self == py::self)
+    .def("__repr__", [](const task_def& self) {
+      return "<epochrt.Task '" + self.name + "' on '" + self.node + "'>";
+    });
+
+  py::class_<task_group_ref>(m, "TaskGroup", R"doc(
+One of a job's groups (Caffe2's TaskGroup): its tasks run on their nodes,
+those of one node concurrently, nodes in parallel. Refers to its job,
+which it keeps alive.)doc")
+    .def("add_task", &task_group_ref::add_task, "task"_a,
+         "Appends a copy of `task`, naming it \"<group>/<node>/<index>\" "
+         "when it has no name; returns its name.")
+    .def_property_readonly(
+      "tasks",
+      [](const task_group_ref& self) {
+        return self.get().tasks;
+      },
+      "Copies of the tasks.")
+    .def("__len__",
+         [](const task_group_ref& self) {
+           return self.get().tasks.size();
+         })
+    .def("__repr__", [](const task_group_ref& self) {
+      return std::string{"<epochrt.TaskGroup "} + self.name() + ">";
+    });
+}
+
 void bind_job(py::module_& m) {
   py::class_<job>(m, "Job", R"doc(
 A job (Caffe2's Job): the init, epoch, download and exit task groups and
 the stop conditions. Made from a job file (docs/job-file.md) with
-`Job.load` or `Job.from_json`; its ops are epochrt's builtin ops.)doc")
+`Job.load` or `Job.from_json`, or built in Python: Job(name), then tasks
+added to its groups and stop conditions; both make the same definition,
+and two jobs compare equal when their definitions are.)doc")
+    .def(py::init<std::string>(), "name"_a)
     .def_static(
       "load",
-      [](const std::string& path) {
+      [](const std::string& path, const std::shared_ptr<op_registry>& ops) {
+        auto registry = registry_of(ops);
         auto result = [&] {
           py::gil_scoped_release release;
-          return load_job_file(path, *runtime::ops());
+          return load_job_file(path, *registry);
         }();
         if (!result)
           throw error(result.error(), error_kind::bad_input);
         return std::move(*result);
       },
-      "path"_a,
-      "Reads and validates the job file at `path`; raises BadInput with "
-      "the file, the field and what was expected.")
+      "path"_a, "ops"_a = py::none(),
+      "Reads and validates the job file at `path` against `ops` (an "
+      "OpRegistry; None: the builtin ops); raises BadInput with the file, "
+      "the field and what was expected.")
     .def_static(
       "from_json",
-      [](const std::string& text, const std::string& source_name) {
-        auto result = parse_job_json(text, source_name, *runtime::ops());
+      [](const std::string& text, const std::string& source_name,
+         const std::shared_ptr<op_registry>& ops) {
+        auto result = parse_job_json(text, source_name, *registry_of(ops));
         if (!result)
           throw error(result.error(), error_kind::bad_input);
         return std::move(*result);
       },
-      "text"_a, "source_name"_a = "<string>",
+      "text"_a, "source_name"_a = "<string>", "ops"_a = py::none(),
       "Parses and validates a job file's text; `source_name` starts every "
       "error message. Raises BadInput.")
     .def_property_readonly("name", &job::name)
+    .def_property_readonly(
+      "init_group",
+      [](job& self) {
+        return task_group_ref{self, task_group_ref::which::init};
+      },
+      py::keep_alive<0, 1>(), "Run once, from scratch only.")
+    .def_property_readonly(
+      "epoch_group",
+      [](job& self) {
+        return task_group_ref{self, task_group_ref::which::epoch};
+      },
+      py::keep_alive<0, 1>(), "Run every epoch until a stop condition holds.")
+    .def_property_readonly(
+      "download_group",
+      [](job& self) {
+        return task_group_ref{self, task_group_ref::which::download};
+      },
+      py::keep_alive<0, 1>(), "Run once after the last epoch.")
+    .def_property_readonly(
+      "exit_group",
+      [](job& self) {
+        return task_group_ref{self, task_group_ref::which::exit};
+      },
+      py::keep_alive<0, 1>(), "Run once, last.")
+    .def("add_stop_condition", &job::add_stop_condition, "node"_a, "blob"_a,
+         "The job stops after an epoch in which `blob` on `node` is true. "
+         "As in Caffe2, when no epoch task on `node` outputs `blob` yet, "
+         "adds one that does.")
+    .def_property_readonly(
+      "stop_conditions",
+      [](const job& self) {
+        std::vector<std::pair<std::string, std::string>> result;
+        for (auto& cond : self.stop_conditions())
+          result.emplace_back(cond.node, cond.blob);
+        return result;
+      },
+      "(node, blob) pairs.")
+    .def("set_nodes_to_checkpoint", &job::set_nodes_to_checkpoint, "nodes"_a,
+         "Checkpoint exactly these nodes; [] restores the default, the "
+         "nodes of the init group.")
+    .def(
+      "validate",
+      [](const job& self, const std::shared_ptr<op_registry>& ops) {
+        throw_if(self.validate(*registry_of(ops)), error_kind::bad_input);
+      },
+      "ops"_a = py::none(),
+      "Raises BadInput with the field at fault unless the job is valid "
+      "for `ops` (None: the builtin ops). JobRunner.train checks it "
+      "against the session's ops too.")
+    .def(
+      "__eq__",
+      [](const job& self, const job& other) {
+        return self.def() == other.def();
+      },
+      py::is_operator())
     .def("nodes", &job::nodes,
          "Every node that runs a task of any group, in first-use order.")
     .def("nodes_to_checkpoint", &job::nodes_to_checkpoint,
@@ -98,20 +452,74 @@ the stop conditions. Made from a job file (docs/job-file.md) with
     });
 }
 
-void bind_local_session(py::module_& m) {
-  py::class_<local_session>(m, "LocalSession", R"doc(
-Runs the tasks of jobs on nodes in this process (Caffe2's LocalSession),
-each node with a workspace of its own, on a pool of `worker_threads`
-threads (None: the hardware threads, at least 4).)doc")
-    .def(py::init([](std::optional<size_t> worker_threads) {
-           py::gil_scoped_release release;
-           return std::make_unique<local_session>(worker_threads.value_or(0));
-         }),
-         "worker_threads"_a = py::none())
+void bind_epoch_limiter(py::module_& m) {
+  m.def(
+    "epoch_limiter",
+    [](job& target, int64_t num_epochs) {
+      throw_if(epoch_limiter(target, num_epochs), error_kind::bad_input);
+    },
+    "job"_a, "num_epochs"_a,
+    "Makes `job` stop after `num_epochs` epochs (Caffe2's epoch_limiter): a "
+    "counter made by an init task, counted down by an epoch task whose "
+    "output is a stop condition. Checkpointed with the init group's node, "
+    "so a resumed job counts on. Raises BadInput for num_epochs < 1 or a "
+    "job without a task.");
+  m.def(
+    "epoch_limit",
+    [](const job& target) {
+      return epoch_limit(target);
+    },
+    "job"_a,
+    "The number of epochs after which the job's epoch limiters stop it "
+    "(the smallest); None without one.");
+}
+
+// The network options of the CLI's flags (--tls-*, --connection-timeout-ms)
+// from keyword arguments: TLS needs all three files or none.
+network_options network_of(double connection_timeout,
+                           const std::optional<std::string>& tls_certificate,
+                           const std::optional<std::string>& tls_key,
+                           const std::optional<std::string>& tls_ca) {
+  auto timeout = to_milliseconds(connection_timeout, "connection_timeout");
+  if (timeout < std::chrono::milliseconds{250}
+      || timeout > std::chrono::hours{1})
+    bad_argument("connection_timeout: from 0.25 to 3600 seconds, as "
+                 "epochrt's --connection-timeout-ms");
+  auto network = runtime::network_with(timeout);
+  auto given = int{tls_certificate.has_value()} + int{tls_key.has_value()}
+    + int{tls_ca.has_value()};
+  if (given == 3)
+    network.tls = tls_options{*tls_certificate, *tls_key, *tls_ca};
+  else if (given != 0)
+    bad_argument("TLS needs tls_certificate, tls_key and tls_ca, or none");
+  return network;
+}
+
+std::optional<std::string>
+secret_of(const std::optional<std::string>& secret_file) {
+  if (!secret_file)
+    return std::nullopt;
+  auto secret = read_secret_file(*secret_file);
+  if (!secret)
+    throw error(secret.error(), error_kind::bad_input);
+  return std::move(*secret);
+}
+
+node_address address_of(const std::string& text, bool any_port,
+                        const std::string& what) {
+  auto address = node_address::parse(text, any_port);
+  if (!address)
+    bad_argument(what + ": " + error_text(address.error()));
+  return std::move(*address);
+}
+
+void bind_sessions(py::module_& m) {
+  py::class_<session>(m, "Session", R"doc(
+What LocalSession and DistributedSession share: the nodes a job runs on,
+their blobs read and written with fetch and put.)doc")
     .def(
       "fetch",
-      [](local_session& self, const std::string& node,
-         const std::string& blob) {
+      [](session& self, const std::string& node, const std::string& blob) {
         auto value = [&] {
           py::gil_scoped_release release;
           return self.fetch(node, blob);
@@ -125,7 +533,7 @@ conversion of its elements; strings as an array of dtype object holding
 bytes. Raises BadInput when the node has no such blob.)doc")
     .def(
       "put",
-      [](local_session& self, const std::string& node, const std::string& blob,
+      [](session& self, const std::string& node, const std::string& blob,
          py::handle value) {
         auto converted = from_ndarray(value);
         py::gil_scoped_release release;
@@ -134,6 +542,153 @@ bytes. Raises BadInput when the node has no such blob.)doc")
       "node"_a, "blob"_a, "value"_a, R"doc(
 Stores `value` (anything numpy.asarray takes, of a dtype fetch returns;
 str and bytes as strings) as blob `blob` of node `node`.)doc");
+
+  py::class_<local_session, session>(m, "LocalSession", R"doc(
+Runs the tasks of jobs on nodes in this process (Caffe2's LocalSession),
+each node with a workspace of its own, on a pool of `worker_threads`
+threads (None: the hardware threads, at least 4), running the ops of `ops`
+(an OpRegistry; None: the builtin ops).)doc")
+    .def(py::init([](std::optional<size_t> worker_threads,
+                     const std::shared_ptr<op_registry>& ops) {
+           auto registry = registry_of(ops);
+           py::gil_scoped_release release;
+           return std::make_unique<local_session>(worker_threads.value_or(0),
+                                                  std::move(registry));
+         }),
+         "worker_threads"_a = py::none(), "ops"_a = py::none());
+
+  py::class_<distributed_session, session>(m, "DistributedSession", R"doc(
+Runs the nodes named in `nodes` ({node: "host:port"}) on node daemons
+(`epochrt node`, epochrt.serve_node) and every other node in this
+process, as LocalSession does, with `ops`. Every daemon is connected
+before the constructor returns: a wrong address, secret or certificate
+raises here. A daemon runs the ops it was started with; one that lacks an
+op of a task refuses that task's group with an error naming the op.
+Options, keyword only, as `epochrt run`'s: `secret_file` (the daemons'
+shared secret, chmod 600), `tls_certificate`, `tls_key`, `tls_ca` (mutual
+TLS: all three or none), `connection_timeout` (seconds without a word from
+a daemon before its nodes are lost), `handshake_timeout`,
+`reconnect_timeout` (seconds), `spares` (["host:port"], daemons standing
+by for lost hosts), `worker_threads` (for the nodes in this process).
+The TLS files and the connection timeout are the runtime's: make the
+session before any other object of the module (or once none is alive)
+when they are not the defaults.)doc")
+    .def(
+      py::init([](const std::map<std::string, std::string>& nodes,
+                  const std::shared_ptr<op_registry>& ops,
+                  const std::optional<std::string>& secret_file,
+                  const std::optional<std::string>& tls_certificate,
+                  const std::optional<std::string>& tls_key,
+                  const std::optional<std::string>& tls_ca,
+                  double connection_timeout, double handshake_timeout,
+                  double reconnect_timeout,
+                  const std::vector<std::string>& spares,
+                  std::optional<size_t> worker_threads) {
+        std::map<std::string, node_address> remote;
+        for (auto& [node, where] : nodes)
+          remote.emplace(node, address_of(where, false, "node '" + node + "'"));
+        auto network
+          = network_of(connection_timeout, tls_certificate, tls_key, tls_ca);
+        distributed_session_options options;
+        options.secret = secret_of(secret_file);
+        options.timeouts.connection_timeout = network.connection_timeout;
+        options.timeouts.worker_threads = worker_threads.value_or(0);
+        options.handshake_timeout
+          = to_milliseconds(handshake_timeout, "handshake_timeout");
+        options.reconnect_timeout
+          = to_milliseconds(reconnect_timeout, "reconnect_timeout");
+        for (auto& spare : spares)
+          options.spares.push_back(address_of(spare, false, "spare"));
+        auto registry = registry_of(ops);
+        py::gil_scoped_release release;
+        return std::make_unique<distributed_session>(
+          std::move(remote), std::move(registry), network, std::move(options));
+      }),
+      "nodes"_a, py::kw_only(), "ops"_a = py::none(),
+      "secret_file"_a = py::none(), "tls_certificate"_a = py::none(),
+      "tls_key"_a = py::none(), "tls_ca"_a = py::none(),
+      "connection_timeout"_a = 5.0, "handshake_timeout"_a = 10.0,
+      "reconnect_timeout"_a = 30.0, "spares"_a = std::vector<std::string>{},
+      "worker_threads"_a = py::none())
+    .def("address_of", &distributed_session::address_of, "node"_a,
+         "Where `node` runs now (\"host:port\"; a move to a spare changes "
+         "it); \"\" for a node in this process.");
+}
+
+void bind_node_daemon(py::module_& m) {
+  py::class_<node_daemon, std::shared_ptr<node_daemon>>(m, "NodeServer",
+                                                        R"doc(
+A node daemon serving in this process, made by serve_node: stop() (or
+leaving a `with` block) closes its port and drops the nodes a master
+attached. Serving needs no GIL: the process's Python threads run on
+while it serves, and the GIL is taken only to call a Python op.)doc")
+    .def_property_readonly("port", &node_daemon::port)
+    .def_property_readonly(
+      "address",
+      [](const node_daemon& self) {
+        return node_address{self.host(), self.port()}.str();
+      },
+      "\"host:port\", for DistributedSession's nodes.")
+    .def_property_readonly("checkpoint_root", &node_daemon::checkpoint_root)
+    .def_property_readonly("serving", &node_daemon::serving)
+    .def("stop", &node_daemon::stop, py::call_guard<py::gil_scoped_release>(),
+         "Closes the port and drops every attached node. Idempotent.")
+    .def("__enter__",
+         [](const std::shared_ptr<node_daemon>& self) {
+           return self;
+         })
+    .def("__exit__", [](node_daemon& self, py::args) {
+      py::gil_scoped_release release;
+      self.stop();
+    });
+
+  m.def(
+    "serve_node",
+    [](const std::string& listen, const std::string& checkpoint_root,
+       const std::shared_ptr<op_registry>& ops,
+       const std::optional<std::string>& secret_file,
+       const std::optional<std::string>& tls_certificate,
+       const std::optional<std::string>& tls_key,
+       const std::optional<std::string>& tls_ca, double connection_timeout,
+       double admission_timeout, uint64_t max_tensor_bytes,
+       std::optional<size_t> worker_threads, bool shared_root) {
+      auto address = address_of(listen, true, "listen");
+      auto network
+        = network_of(connection_timeout, tls_certificate, tls_key, tls_ca);
+      if (max_tensor_bytes == 0)
+        bad_argument("max_tensor_bytes must be positive");
+      node_server_options options;
+      options.host = address.host;
+      options.port = address.port;
+      options.checkpoint_root = checkpoint_root;
+      options.lock_root = !shared_root;
+      options.secret = secret_of(secret_file);
+      options.max_tensor_bytes = max_tensor_bytes;
+      options.admission_timeout
+        = to_milliseconds(admission_timeout, "admission_timeout");
+      options.worker_threads = worker_threads.value_or(0);
+      auto registry = registry_of(ops);
+      py::gil_scoped_release release;
+      return std::make_shared<node_daemon>(std::move(registry), network,
+                                           std::move(options));
+    },
+    "listen"_a = "127.0.0.1:0", py::kw_only(), "checkpoint_root"_a = ".",
+    "ops"_a = py::none(), "secret_file"_a = py::none(),
+    "tls_certificate"_a = py::none(), "tls_key"_a = py::none(),
+    "tls_ca"_a = py::none(), "connection_timeout"_a = 5.0,
+    "admission_timeout"_a = 5.0, "max_tensor_bytes"_a = uint64_t{1} << 30,
+    "worker_threads"_a = py::none(), "shared_root"_a = false, R"doc(
+Starts a node daemon in this process, as `epochrt node` does, and returns
+its NodeServer: it listens on `listen` ("host:port"; port 0 picks a free
+one, NodeServer.port says which), serves one master at a time the ops of
+`ops` (an OpRegistry, Python ops included; None: the builtin ops), and
+writes its nodes' checkpoints and files under `checkpoint_root`, which it
+locks unless `shared_root`. Options as the command's flags: `secret_file`,
+`tls_certificate`/`tls_key`/`tls_ca`, `connection_timeout`,
+`admission_timeout` (seconds), `max_tensor_bytes`, `worker_threads`. A
+non-loopback address needs a secret or TLS. Raises BadInput for a bad
+option or a root another daemon holds, NodeLost when the address cannot
+be listened on.)doc");
 }
 
 void bind_checkpoint_manager(py::module_& m) {
@@ -218,6 +773,14 @@ JobFailed (a task failed; the checkpoint to resume from cannot be loaded),
 NodeLost, Stopped (after request_stop), BadInput (an epoch never
 committed, a job that cannot end, a checkpoint directory another job
 holds).)doc")
+    .def("load_blobs_from_checkpoints",
+         &job_runner::load_blobs_from_checkpoints,
+         py::call_guard<py::gil_scoped_release>(), "blob_names"_a, "epoch"_a,
+         "session"_a, R"doc(
+Loads only `blob_names` from the checkpoints of `epoch` of the job's nodes
+to checkpoint into `session` (Caffe2's load_blobs_from_checkpoints): True,
+or False when a checkpoint of that epoch does not exist. Raises BadInput
+without a checkpoint manager.)doc")
     .def("request_stop", &job_runner::request_stop,
          "Asks train to stop after the running epoch and its checkpoint; "
          "train then raises Stopped. Safe from any thread.")
@@ -235,11 +798,23 @@ PYBIND11_MODULE(epochrt, m) {
   m.doc() = "epochrt: jobs run in epochs with checkpoints, as Caffe2's "
             "Job, JobRunner and MultiNodeCheckpointManager.";
   m.attr("__version__") = EPOCHRT_VERSION;
+  // pybind11 loads NumPy's C API on first use into a function-local
+  // static, whose initialization imports NumPy, which lets go of the GIL:
+  // two worker threads converting their first arrays at once (Python ops
+  // on two nodes) would deadlock, one in the static's guard holding the
+  // GIL, the other in the import waiting for it. Loaded here, once, with
+  // the GIL held and no worker running.
+  pybind11::dtype::of<double>();
   register_errors(m);
+  bind_op_registry(m);
+  bind_job_parts(m);
   bind_job(m);
-  bind_local_session(m);
+  bind_epoch_limiter(m);
+  bind_sessions(m);
+  bind_node_daemon(m);
   bind_checkpoint_manager(m);
   bind_job_runner(m);
+  bind_ckpt_functions(m);
   m.def(
     "set_log_level",
     [](const std::string& level) {

@@ -4,6 +4,7 @@
 
 #include "errors.hpp"
 #include "gil_release_if_held.hpp"
+#include "op_registry.hpp"
 
 namespace epochrt::python {
 
@@ -20,8 +21,13 @@ multi_node_checkpoint_manager::~multi_node_checkpoint_manager() {
   runtime_.reset();
 }
 
+std::unique_lock<std::mutex> multi_node_checkpoint_manager::lock() {
+  check_not_in_python_op("a MultiNodeCheckpointManager call");
+  return std::unique_lock<std::mutex>{mtx_};
+}
+
 void multi_node_checkpoint_manager::check_same_runtime(
-  const local_session& sess) const {
+  const session& sess) const {
   if (sess.owner() != runtime_)
     throw_if(make_error(actors_errc::invalid_argument,
                         "the session and the checkpoint manager belong to two "
@@ -30,7 +36,7 @@ void multi_node_checkpoint_manager::check_same_runtime(
 }
 
 void multi_node_checkpoint_manager::init(
-  local_session& sess, const std::vector<std::string>& nodes,
+  session& sess, const std::vector<std::string>& nodes,
   std::optional<int64_t> retrieve_from_epoch, std::string path_prefix) {
   check_same_runtime(sess);
   auto guard = lock();

@@ -9,8 +9,8 @@
 
 #include <epochrt/epochrt.hpp>
 
-#include "local_session.hpp"
 #include "runtime.hpp"
+#include "session.hpp"
 
 namespace epochrt::python {
 
@@ -37,9 +37,9 @@ public:
   /// Throws `error` unless `sess` lives in this manager's runtime (a
   /// session and a manager made while no other object of the module was
   /// alive may be in two), so that nothing mixes two actor systems.
-  void check_same_runtime(const local_session& sess) const;
+  void check_same_runtime(const session& sess) const;
 
-  void init(local_session& sess, const std::vector<std::string>& nodes,
+  void init(session& sess, const std::vector<std::string>& nodes,
             std::optional<int64_t> retrieve_from_epoch,
             std::string path_prefix);
 
@@ -70,9 +70,9 @@ public:
     return *manager_;
   }
 
-  std::unique_lock<std::mutex> lock() {
-    return std::unique_lock<std::mutex>{mtx_};
-  }
+  /// Throws `error` (BadInput) on the thread of a Python op, where
+  /// waiting for a job would wait forever.
+  std::unique_lock<std::mutex> lock();
 
 private:
   std::shared_ptr<runtime> runtime_;

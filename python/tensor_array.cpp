@@ -116,10 +116,32 @@ py::array to_ndarray(tensor&& value) {
   return py::array{type, std::move(shape), bytes, base};
 }
 
+py::array to_readonly_ndarray(std::shared_ptr<const tensor> value) {
+  if (value->type == dtype::string)
+    return strings_to_ndarray(*value);
+  auto owner
+    = std::make_unique<std::shared_ptr<const tensor>>(std::move(value));
+  auto& elements = **owner;
+  auto type = numpy_dtype(elements.type);
+  std::vector<py::ssize_t> shape(elements.shape.begin(), elements.shape.end());
+  const void* bytes = elements.data.data();
+  py::capsule base{owner.get(), [](void* ptr) {
+                     delete static_cast<std::shared_ptr<const tensor>*>(ptr);
+                   }};
+  owner.release();
+  py::array result{type, std::move(shape), bytes, base};
+  // pybind11 makes an array over a base writable; this one is not.
+  result.attr("setflags")(py::arg("write") = false);
+  return result;
+}
+
 tensor from_ndarray(py::handle object) {
   auto arr = py::array::ensure(object);
-  if (!arr)
-    throw py::error_already_set();
+  if (!arr) {
+    // ensure() clears NumPy's error: ask again for it to be raised.
+    py::module_::import("numpy").attr("asarray")(object);
+    throw py::type_error("numpy.asarray cannot convert the value");
+  }
   tensor result;
   result.shape.assign(arr.shape(), arr.shape() + arr.ndim());
   auto kind = arr.dtype().kind();

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <memory>
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -16,6 +18,13 @@ namespace epochrt::python {
 /// dtype object holding `bytes`: a blob's strings are bytes, not text, and
 /// may not be UTF-8 (Caffe2 fetched them as bytes too).
 pybind11::array to_ndarray(tensor&& value);
+
+/// A read-only NumPy view of `value`'s elements that shares it: no copy
+/// for numeric and bool tensors (the array holds `value` alive however
+/// long Python keeps it), a new object array of `bytes` for strings. For
+/// the inputs of Python ops, which may alias a workspace's blobs: writing
+/// to one raises ValueError instead of changing a blob behind epochrt.
+pybind11::array to_readonly_ndarray(std::shared_ptr<const tensor> value);
 
 /// The tensor of `object`, anything `numpy.asarray` takes: float32,
 /// float64, int32, int64, uint8 and bool arrays as the tensor of that
