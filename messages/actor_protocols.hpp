@@ -42,6 +42,8 @@ using checkpoint_manager_actor
                      caf::replies_to<ckpt_load>::with<ckpt_result>,
                      caf::replies_to<ckpt_read>::with<blob_values>,
                      caf::replies_to<ckpt_exists>::with<checkpoint_status>,
+                     caf::replies_to<ckpt_verify_copies>::with<database_checks>,
+                     caf::replies_to<ckpt_retain>::with<retention_result>,
                      caf::replies_to<ckpt_resume_epoch>::with<resume_point>,
                      caf::reacts_to<ckpt_write_metadata>,
                      caf::replies_to<ckpt_report>::with<ckpt_result>,

@@ -828,6 +828,8 @@ void write(sc::InitCheckpoint::Builder b, const init_checkpoint& x) {
   write_texts(
     b.initReplicaSources(static_cast<unsigned>(x.replica_sources.size())),
     x.replica_sources);
+  write_texts(b.initKeptDbs(static_cast<unsigned>(x.kept_dbs.size())),
+              x.kept_dbs);
 }
 
 caf::error read(sc::InitCheckpoint::Reader r, init_checkpoint& x) {
@@ -835,6 +837,7 @@ caf::error read(sc::InitCheckpoint::Reader r, init_checkpoint& x) {
   x.db = to_std(r.getDb());
   read_texts(r.getReplicaHolders(), x.replica_holders);
   read_texts(r.getReplicaSources(), x.replica_sources);
+  read_texts(r.getKeptDbs(), x.kept_dbs);
   return {};
 }
 

@@ -66,6 +66,47 @@ struct ckpt_exists {
   bool verify_data = false;
 };
 
+/// Check every node's checkpoint of `epoch` wherever a copy of it may lie:
+/// on the node's own daemon (or this process's disk) and on every other
+/// daemon of the bound nodes, reading every payload. Read-only: nothing is
+/// restored or repaired. Replies `database_checks`.
+struct ckpt_verify_copies {
+  int64_t epoch = 0;
+};
+
+/// What a check found of one node's database at one place.
+struct database_check {
+  std::string node;
+  /// The daemon it lies on ("host:port"); empty: the manager's process.
+  std::string daemon;
+  /// The node's own database; false: a copy another daemon holds.
+  bool own = false;
+  checkpoint_status status;
+};
+
+/// The answer to `ckpt_verify_copies`: for each node in the bound order,
+/// its own database first, then each other daemon in the nodes' order.
+struct database_checks {
+  std::vector<database_check> checks;
+};
+
+/// Retention by hand: keep the last `keep_last` (at least 1) committed
+/// epochs, uncommit the others and remove their databases and copies, as
+/// after a commit with `checkpoint_policy::keep_last`, but with every
+/// failure an error. Replies `retention_result`.
+struct ckpt_retain {
+  uint64_t keep_last = 0;
+};
+
+/// What retention kept and removed.
+struct retention_result {
+  /// The committed epochs kept, ascending; empty when none is committed.
+  std::vector<int64_t> kept;
+  /// The databases removed, each by its path where it lay.
+  std::vector<std::string> removed;
+  uint64_t bytes = 0;
+};
+
 /// The epoch to resume from: `user_epoch` if committed (an error otherwise),
 /// else the newest committed epoch below `before_epoch` (or the newest of all
 /// when it is -1), else -1. Replies `resume_point`.
@@ -186,6 +227,33 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ckpt_load& x) {
   return f(caf::meta::type_name("epochrt::ckpt_load"), x.epoch, x.path_prefix,
            x.blob_names, x.partial);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_retain& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_retain"), x.keep_last);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, retention_result& x) {
+  return f(caf::meta::type_name("epochrt::retention_result"), x.kept, x.removed,
+           x.bytes);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ckpt_verify_copies& x) {
+  return f(caf::meta::type_name("epochrt::ckpt_verify_copies"), x.epoch);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, database_check& x) {
+  return f(caf::meta::type_name("epochrt::database_check"), x.node, x.daemon,
+           x.own, x.status);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, database_checks& x) {
+  return f(caf::meta::type_name("epochrt::database_checks"), x.checks);
 }
 
 template <class Inspector>

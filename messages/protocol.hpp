@@ -119,6 +119,11 @@ struct init_checkpoint {
   /// order to try them. Empty: no copies (and every node in one process).
   std::vector<std::string> replica_holders;
   std::vector<std::string> replica_sources;
+  /// With holders: this node's databases of the other committed epochs,
+  /// oldest first. Each is restored here from a copy if it is missing, and
+  /// copied to the holders that lack it, so that after a node moved or a
+  /// holder was replaced every committed epoch has its copies again.
+  std::vector<std::string> kept_dbs;
 };
 
 struct blob_names {
@@ -284,7 +289,7 @@ typename Inspector::result_type inspect(Inspector& f, put_blobs& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, init_checkpoint& x) {
   return f(caf::meta::type_name("epochrt::init_checkpoint"), x.node, x.db,
-           x.replica_holders, x.replica_sources);
+           x.replica_holders, x.replica_sources, x.kept_dbs);
 }
 
 template <class Inspector>

@@ -68,4 +68,16 @@ list_checkpoints(const std::string& dir) {
   return result;
 }
 
+std::vector<std::string>
+checkpointed_nodes(const checkpoint_metadata& metadata,
+                   const std::vector<db_listing>& listing) {
+  if (!metadata.node_names.empty())
+    return metadata.node_names;
+  std::vector<std::string> result;
+  for (auto& db : listing)
+    if (std::find(result.begin(), result.end(), db.node) == result.end())
+      result.push_back(db.node);
+  return result;
+}
+
 } // namespace epochrt

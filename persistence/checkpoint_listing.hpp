@@ -6,6 +6,8 @@
 
 #include <caf/expected.hpp>
 
+#include <epochrt/messages/checkpoint_records.hpp>
+
 namespace epochrt {
 
 /// One checkpoint database found in a checkpoint directory.
@@ -27,5 +29,12 @@ struct db_listing {
 /// Opens each database (on a private view, see checkpoint_reader) to look
 /// for its manifest, leaving the directory as it was. Blocks on I/O.
 caf::expected<std::vector<db_listing>> list_checkpoints(const std::string& dir);
+
+/// The nodes whose databases make up a committed epoch of a directory: those
+/// its record `metadata` names, else every node with a database in
+/// `listing`, each once, in the listing's order.
+std::vector<std::string>
+checkpointed_nodes(const checkpoint_metadata& metadata,
+                   const std::vector<db_listing>& listing);
 
 } // namespace epochrt

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/cli_output.hpp"
+#include "tools/daemon_checkpoints.hpp"
 #include <epochrt/messages/tensor.hpp>
 #include <epochrt/persistence/checkpoint_listing.hpp>
 #include <epochrt/persistence/checkpoint_reader.hpp>
@@ -34,19 +35,6 @@ bool check_directory(const std::string& dir) {
     return true;
   print_error(dir + ": not a directory");
   return false;
-}
-
-/// The nodes whose databases make up a committed epoch: those recorded in
-/// the metadata, else every node that has any database in the directory.
-std::vector<std::string> nodes_of(const checkpoint_metadata& metadata,
-                                  const std::vector<db_listing>& listing) {
-  if (!metadata.node_names.empty())
-    return metadata.node_names;
-  std::vector<std::string> result;
-  for (auto& db : listing)
-    if (std::find(result.begin(), result.end(), db.node) == result.end())
-      result.push_back(db.node);
-  return result;
 }
 
 /// Checks one node's database of one epoch: it exists, is complete, and
@@ -313,15 +301,22 @@ int ckpt_diff(const ckpt_diff_options& opts) {
   return exit_ok;
 }
 
-int ckpt_verify(const std::string& dir) {
+int ckpt_verify(const ckpt_verify_options& opts) {
+  auto& dir = opts.dir;
   if (!check_directory(dir))
     return exit_bad_input;
+  if (opts.daemons.replicas > 0 && opts.daemons.remote_nodes.empty()) {
+    print_error("--replicas needs --node: copies lie on the daemons");
+    return exit_bad_input;
+  }
   // A damaged latest generation is damage, even though runs resume from
   // the previous one.
   auto fell_back = false;
   auto metadata = read_metadata(dir, &fell_back);
   if (!metadata)
     return exit_failure;
+  if (!opts.daemons.remote_nodes.empty())
+    return verify_on_daemons(opts, *metadata, fell_back);
   if (metadata->committed_epochs.empty()) {
     std::cout << "no committed epochs" << std::endl;
     return fell_back ? exit_failure : exit_ok;
@@ -331,7 +326,7 @@ int ckpt_verify(const std::string& dir) {
     print_error(dir + ": " + describe(listing.error()));
     return exit_failure;
   }
-  auto nodes = nodes_of(*metadata, *listing);
+  auto nodes = checkpointed_nodes(*metadata, *listing);
   auto result = fell_back ? exit_failure : exit_ok;
   for (auto epoch : metadata->committed_epochs) {
     auto prefix = "epoch " + std::to_string(epoch);
@@ -357,11 +352,17 @@ int ckpt_verify(const std::string& dir) {
   return result;
 }
 
-int ckpt_gc(const std::string& dir, size_t keep_last) {
+int ckpt_gc(const ckpt_gc_options& opts) {
+  auto& dir = opts.dir;
+  auto keep_last = opts.keep_last;
   if (!check_directory(dir))
     return exit_bad_input;
   if (keep_last == 0) {
     print_error("--keep-last must be at least 1");
+    return exit_bad_input;
+  }
+  if (opts.daemons.replicas > 0 && opts.daemons.remote_nodes.empty()) {
+    print_error("--replicas needs --node: copies lie on the daemons");
     return exit_bad_input;
   }
   // gc rewrites the metadata and removes databases: never beside a job.
@@ -379,12 +380,15 @@ int ckpt_gc(const std::string& dir, size_t keep_last) {
     std::cout << "gc: no committed epochs" << std::endl;
     return exit_ok;
   }
+  if (!opts.daemons.remote_nodes.empty())
+    return gc_on_daemons(opts, *metadata,
+                         std::make_shared<dir_lock>(std::move(*lock)));
   auto listing = list_checkpoints(dir);
   if (!listing) {
     print_error(dir + ": " + describe(listing.error()));
     return exit_failure;
   }
-  auto nodes = nodes_of(*metadata, *listing);
+  auto nodes = checkpointed_nodes(*metadata, *listing);
   // Every kept database must be readable before anything is dropped: its
   // references decide what may go.
   std::vector<std::vector<std::string>> kept_dbs;

@@ -1,11 +1,16 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
-// `epochrt ckpt ...`: read-only views of a checkpoint directory. None of
-// them needs an actor system; none of them writes to the directory.
+#include "tools/network_flags.hpp"
+
+// `epochrt ckpt ...`: read-only views of a checkpoint directory, and its
+// retention by hand (`gc`). Only `verify` of a distributed job's
+// checkpoints, which asks its daemons, needs an actor system; only `gc`
+// writes to the directory.
 
 namespace epochrt::cli {
 
@@ -61,12 +66,48 @@ struct ckpt_diff_options {
 /// node name or epoch, or when DIR is not a directory.
 int ckpt_diff(const ckpt_diff_options& opts);
 
+/// How `ckpt verify` and `ckpt gc` reach a distributed job's daemons.
+struct daemon_flags {
+  /// `--node NAME=HOST:PORT`: the daemons the job's nodes ran on (as its
+  /// `run` named them). Empty: everything is in DIR.
+  std::vector<std::string> remote_nodes;
+  /// `--replicas R`: the copies of each database on other daemons, as the
+  /// run made them.
+  int64_t replicas = 0;
+  /// How the daemons are reached, as `run` reaches them.
+  std::optional<std::string> secret_file;
+  int64_t connection_timeout_ms = 5000;
+  tls_flags tls;
+};
+
+/// The arguments of `epochrt ckpt verify`.
+struct ckpt_verify_options {
+  std::string dir;
+  daemon_flags daemons;
+};
+
 /// `epochrt ckpt verify DIR`: checks every committed epoch — every node's
 /// database exists, is complete and all its digests check out — printing
 /// "epoch E ok" per good epoch, or "no committed epochs". exit_failure,
 /// with one stderr line per problem, when any epoch is not intact;
 /// exit_bad_input when DIR is not a directory.
-int ckpt_verify(const std::string& dir);
+///
+/// With remote nodes, each of their databases is checked on its daemon and
+/// on every other daemon named, where a copy may lie (`run --replicas`):
+/// a copy found damaged or incomplete is a problem as the database itself
+/// is, and with `replicas`, so are fewer intact copies than that. The
+/// line of a good epoch says what was checked: "epoch E ok (D databases,
+/// C copies)". Reads only; restores and repairs nothing. exit_bad_input
+/// for a bad --node, --replicas or network flag; exit_failure when a
+/// daemon cannot be reached.
+int ckpt_verify(const ckpt_verify_options& opts);
+
+/// The arguments of `epochrt ckpt gc`.
+struct ckpt_gc_options {
+  std::string dir;
+  size_t keep_last = 0;
+  daemon_flags daemons;
+};
 
 /// `epochrt ckpt gc DIR --keep-last K`: retention by hand, as `run
 /// --keep-last K` does after each commit. Uncommits the epochs older than
@@ -79,6 +120,12 @@ int ckpt_verify(const std::string& dir);
 /// exit_failure when the metadata or a kept database cannot be read
 /// (nothing is removed then) or a removal fails; exit_bad_input when DIR is
 /// not a directory or K is 0.
-int ckpt_gc(const std::string& dir, size_t keep_last);
+///
+/// With remote nodes (`--node`, and `--replicas` as the run had it), the
+/// databases are removed where they lie, on the daemons, and with them
+/// their copies on each node's holders; the lines name the paths on the
+/// daemons. exit_bad_input for a bad --node or network flag; exit_failure
+/// when a daemon cannot be reached or a kept database read there.
+int ckpt_gc(const ckpt_gc_options& opts);
 
 } // namespace epochrt::cli

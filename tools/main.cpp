@@ -14,8 +14,11 @@
 //   epochrt [-v|-q] ckpt ls DIR [--json]
 //   epochrt [-v|-q] ckpt show DIR NODE EPOCH [BLOB...] [--json]
 //   epochrt [-v|-q] ckpt diff DIR NODE E1 E2 [--json]
-//   epochrt [-v|-q] ckpt verify DIR
-//   epochrt [-v|-q] ckpt gc DIR --keep-last K
+//   epochrt [-v|-q] ckpt verify DIR [--node NAME=HOST:PORT]... [--replicas R]
+//                        [--secret-file F] [--tls-cert F --tls-key F --tls-ca
+//                        F]
+//   epochrt [-v|-q] ckpt gc DIR --keep-last K [--node NAME=HOST:PORT]...
+//                    [--replicas R] [--secret-file F] [--tls-cert F ...]
 //
 // Results go to stdout, logs and errors to stderr. Exit codes: 0 success,
 // 1 failure (a job failed, a checkpoint is missing or corrupt), 2 bad input
@@ -65,6 +68,34 @@ void add_tls_flags(CLI::App& app, tls_flags& tls, const std::string& peers) {
     ->type_name("FILE");
 }
 
+// The flags of `ckpt verify` and `ckpt gc` that reach a distributed job's
+// daemons; `what` says what the command does with a node's daemon.
+void add_daemon_flags(CLI::App& app, daemon_flags& flags,
+                      const std::string& what) {
+  app
+    .add_option("--node", flags.remote_nodes,
+                "Node NAME ran on the daemon at HOST:PORT: " + what
+                  + " (repeatable)")
+    ->type_name("NAME=HOST:PORT")
+    ->allow_extra_args(false);
+  app
+    .add_option("--replicas", flags.replicas,
+                "With --node: the copies of each database the run made "
+                "(default 0)")
+    ->type_name("R")
+    ->check(strict_integer(0, 1000));
+  app
+    .add_option("--secret-file", flags.secret_file,
+                "The secret shared with the daemons")
+    ->type_name("FILE");
+  app
+    .add_option("--connection-timeout-ms", flags.connection_timeout_ms,
+                "A daemon silent this long is lost (default 5000)")
+    ->type_name("MS")
+    ->check(strict_integer(250, 3600000));
+  add_tls_flags(app, flags.tls, "the daemons");
+}
+
 // --worker-threads of `run` and `node`: the pool the tasks of `whose` run on.
 void add_worker_threads_flag(CLI::App& app, size_t& threads,
                              const std::string& whose) {
@@ -88,9 +119,8 @@ struct arguments {
   bool ls_json = false;
   ckpt_show_options show;
   ckpt_diff_options diff;
-  std::string verify_dir;
-  std::string gc_dir;
-  size_t gc_keep_last = 0;
+  ckpt_verify_options verify;
+  ckpt_gc_options gc;
 };
 
 /// -q: errors only; default: info; -v: debug; -vv: trace.
@@ -407,16 +437,22 @@ int run_main(int argc, char** argv) {
   diff->add_flag("--json", args.diff.json, "One JSON document, for scripts");
   auto verify = ckpt->add_subcommand(
     "verify", "Check every committed epoch's checkpoints and digests");
-  verify->add_option("dir", args.verify_dir, "The checkpoint directory")
+  verify->add_option("dir", args.verify.dir, "The checkpoint directory")
     ->required();
+  add_daemon_flags(*verify, args.verify.daemons,
+                   "check its databases there, "
+                   "and the copies on every "
+                   "daemon named");
   auto gc = ckpt->add_subcommand(
     "gc", "Remove the checkpoints of all but the last K committed epochs");
-  gc->add_option("dir", args.gc_dir, "The checkpoint directory")->required();
-  gc->add_option("--keep-last", args.gc_keep_last,
+  gc->add_option("dir", args.gc.dir, "The checkpoint directory")->required();
+  gc->add_option("--keep-last", args.gc.keep_last,
                  "How many of the last committed epochs to keep")
     ->type_name("K")
     ->required()
     ->check(strict_integer(1, 1000000000));
+  add_daemon_flags(*gc, args.gc.daemons,
+                   "remove its databases there, and their copies");
 
   try {
     app.parse(argc, argv);
@@ -446,9 +482,9 @@ int run_main(int argc, char** argv) {
   if (diff->parsed())
     return ckpt_diff(args.diff);
   if (verify->parsed())
-    return ckpt_verify(args.verify_dir);
+    return ckpt_verify(args.verify);
   if (gc->parsed())
-    return ckpt_gc(args.gc_dir, args.gc_keep_last);
+    return ckpt_gc(args.gc);
   // require_subcommand makes this unreachable; keep a defined answer.
   print_error("no command given (see --help)");
   return exit_bad_input;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/messages/error_text.hpp>
 
 namespace epochrt::cli {
 
@@ -25,6 +26,31 @@ caf::expected<network_options> network_from_flags(int64_t connection_timeout_ms,
     return make_error(actors_errc::invalid_argument,
                       "TLS needs all of --tls-cert, --tls-key and --tls-ca");
   result.tls = tls_options{*tls.cert, *tls.key, *tls.ca};
+  return result;
+}
+
+caf::expected<std::map<std::string, node_address>>
+nodes_from_flags(const std::vector<std::string>& texts,
+                 const std::vector<std::string>& nodes,
+                 const std::string& owner) {
+  std::map<std::string, node_address> result;
+  auto bad = [](const std::string& text, const std::string& why) {
+    return make_error(actors_errc::invalid_argument,
+                      "--node " + text + ": " + why);
+  };
+  for (auto& text : texts) {
+    auto eq = text.find('=');
+    if (eq == std::string::npos)
+      return bad(text, "expected NAME=HOST:PORT");
+    auto name = text.substr(0, eq);
+    if (std::find(nodes.begin(), nodes.end(), name) == nodes.end())
+      return bad(text, owner + " has no node '" + name + "'");
+    auto address = node_address::parse(std::string_view{text}.substr(eq + 1));
+    if (!address)
+      return bad(text, error_text(address.error()));
+    if (!result.emplace(name, std::move(*address)).second)
+      return bad(text, "node '" + name + "' is placed twice");
+  }
   return result;
 }
 

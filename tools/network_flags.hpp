@@ -1,12 +1,15 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/expected.hpp>
 
 #include <epochrt/actors/api/network.hpp>
+#include <epochrt/actors/api/node_address.hpp>
 
 namespace epochrt::cli {
 
@@ -23,5 +26,13 @@ struct tls_flags {
 /// files themselves are checked by configure_network.
 caf::expected<network_options> network_from_flags(int64_t connection_timeout_ms,
                                                   const tls_flags& tls = {});
+
+/// The `--node NAME=HOST:PORT` arguments `texts`: each names one of
+/// `nodes` once (`owner` says whose nodes they are in an error, e.g. "the
+/// job"). An error naming the first bad argument.
+caf::expected<std::map<std::string, node_address>>
+nodes_from_flags(const std::vector<std::string>& texts,
+                 const std::vector<std::string>& nodes,
+                 const std::string& owner);
 
 } // namespace epochrt::cli

@@ -217,37 +217,6 @@ bool lock_checkpoint_dir(const run_options& opts,
   return true;
 }
 
-/// The --node arguments: NAME=HOST:PORT, each a node of the job, each named
-/// once.
-bool parse_remote_nodes(const run_options& opts,
-                        const std::vector<std::string>& job_nodes,
-                        std::map<std::string, node_address>& out) {
-  for (auto& text : opts.remote_nodes) {
-    auto eq = text.find('=');
-    if (eq == std::string::npos) {
-      print_error("--node " + text + ": expected NAME=HOST:PORT");
-      return false;
-    }
-    auto name = text.substr(0, eq);
-    if (std::find(job_nodes.begin(), job_nodes.end(), name)
-        == job_nodes.end()) {
-      print_error("--node " + text + ": the job has no node '" + name + "'");
-      return false;
-    }
-    auto address = node_address::parse(std::string_view{text}.substr(eq + 1));
-    if (!address) {
-      print_error("--node " + text + ": "
-                  + one_line(error_text(address.error())));
-      return false;
-    }
-    if (!out.emplace(name, std::move(*address)).second) {
-      print_error("--node " + text + ": node '" + name + "' is placed twice");
-      return false;
-    }
-  }
-  return true;
-}
-
 /// The --spare arguments: HOST:PORT of daemons that run none of the
 /// job's nodes, each given once; only nodes a job survives losing move.
 bool parse_spares(const run_options& opts,
@@ -466,9 +435,12 @@ int run_job(const run_options& opts) {
       return exit_bad_input;
     }
   }
-  std::map<std::string, node_address> remote;
-  if (!parse_remote_nodes(opts, job_nodes, remote))
+  auto placed_nodes = nodes_from_flags(opts.remote_nodes, job_nodes, "the job");
+  if (!placed_nodes) {
+    print_error(one_line(error_text(placed_nodes.error())));
     return exit_bad_input;
+  }
+  auto remote = std::move(*placed_nodes);
   if (!check_replicas(opts, remote))
     return exit_bad_input;
   std::vector<node_address> spares;

@@ -162,6 +162,38 @@ caf::expected<bool> basic_checkpoint_manager::check_db_intact(int64_t epoch) {
   return check(epoch, true);
 }
 
+caf::expected<std::vector<database_report>>
+basic_checkpoint_manager::verify_copies(int64_t epoch) {
+  auto found = detail::blocking_request<database_checks>(
+    sys_, typed(actor_), margin(options_.timeout), ckpt_verify_copies{epoch});
+  if (!found)
+    return std::move(found.error());
+  std::vector<database_report> result;
+  result.reserve(found->checks.size());
+  for (auto& check : found->checks)
+    result.push_back(database_report{
+      std::move(check.node), std::move(check.daemon), check.own,
+      check.status.exists, check.status.complete && check.status.intact,
+      std::move(check.status.problem)});
+  return result;
+}
+
+caf::expected<retention_report>
+basic_checkpoint_manager::remove_old_checkpoints(size_t keep_last) {
+  if (keep_last == 0)
+    return make_error(actors_errc::invalid_argument,
+                      "retention keeps at least one epoch");
+  if (auto err = lock_for_writing())
+    return err;
+  auto result = detail::blocking_request<retention_result>(
+    sys_, typed(actor_), margin(options_.timeout),
+    ckpt_retain{static_cast<uint64_t>(keep_last)});
+  if (!result)
+    return std::move(result.error());
+  return retention_report{std::move(result->kept), std::move(result->removed),
+                          result->bytes};
+}
+
 caf::expected<bool> basic_checkpoint_manager::load_blobs_locally(
   session& sess, const std::vector<std::string>& nodes,
   const std::vector<std::string>& blob_names, int64_t epoch) {

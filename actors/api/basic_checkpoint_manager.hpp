@@ -61,6 +61,34 @@ struct checkpoint_options {
   std::shared_ptr<dir_lock> lock;
 };
 
+/// One node's database of one epoch at one place, as
+/// `basic_checkpoint_manager::verify_copies` found it.
+struct database_report {
+  std::string node;
+  /// The daemon it lies on ("host:port"); empty: this process's disk.
+  std::string daemon;
+  /// The node's own database; false: a copy another daemon holds.
+  bool own = false;
+  bool exists = false;
+  /// Complete, and every digest in it checks out.
+  bool intact = false;
+  /// Why it is not intact, when it is not; for a database that does not
+  /// exist, the error of the attempt to open it.
+  std::string problem;
+};
+
+/// What `basic_checkpoint_manager::remove_old_checkpoints` kept and
+/// removed.
+struct retention_report {
+  /// The committed epochs kept, ascending; empty when none is committed.
+  std::vector<int64_t> kept;
+  /// The databases removed (copies included), each by its path where it
+  /// lay: on a daemon, under that daemon's root.
+  std::vector<std::string> removed;
+  /// The bytes their removal freed.
+  uint64_t bytes = 0;
+};
+
 /// What CheckpointManager and MultiNodeCheckpointManager share: Caffe2's
 /// checkpoint operations over the nodes bound by `init`, carried out by a
 /// checkpoint manager actor that fans out to the nodes' persistence actors.
@@ -150,6 +178,30 @@ public:
   /// True when every node's checkpoint of `epoch` is complete and every
   /// digest in it checks out.
   caf::expected<bool> check_db_intact(int64_t epoch);
+
+  /// Checks every bound node's checkpoint of `epoch` where it runs and,
+  /// for nodes on daemons, on every other daemon of the bound nodes, where
+  /// a copy (`checkpoint_options::replicas`) may lie: one report per node
+  /// and place, the node's own first, then the other daemons in node
+  /// order. Reads every payload of every database found; restores and
+  /// repairs nothing, takes no lock. A daemon that lacks a copy reports it
+  /// as not existing: which daemons ought to hold one is the caller's
+  /// judgement. Errors: actors_errc::not_initialized, node_lost (a daemon
+  /// that does not answer within the timeout), invalid_name.
+  caf::expected<std::vector<database_report>> verify_copies(int64_t epoch);
+
+  /// Retention by hand, as `checkpoint_options::keep_last` does after each
+  /// commit: keeps the last `keep_last` committed epochs, uncommits the
+  /// older ones, then removes every bound node's databases of them, except
+  /// those whose payloads a kept checkpoint refers to, and their copies on
+  /// the node's holders (`checkpoint_options::replicas`; copies left under
+  /// an earlier placement stay). Every kept database is read first: if one
+  /// cannot be, nothing changes. Takes the directory's lock. Errors:
+  /// persistence_errc::locked, actors_errc::not_initialized,
+  /// invalid_argument (`keep_last` 0), node_lost, checkpoint_failed naming
+  /// the step and node that failed (epochs uncommitted before a removal
+  /// failed stay uncommitted; a later call removes what is left).
+  caf::expected<retention_report> remove_old_checkpoints(size_t keep_last);
 
   /// Saves every node's checkpoint of `epoch`. Does not commit the epoch:
   /// `write_checkpoint_metadata` does (`job_runner::save_checkpoints` does

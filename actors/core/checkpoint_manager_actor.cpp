@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <vector>
@@ -203,10 +204,19 @@ caf::expected<std::string> db_of(const manager_state& st,
                          path_prefix.empty() ? st.path_prefix : path_prefix);
 }
 
+caf::error not_initialized() {
+  return make_error(actors_errc::not_initialized,
+                    "the checkpoint manager must be initialized with its "
+                    "nodes first");
+}
+
 // Resolves every node's database name first, so that a bad node name fails
-// the whole request before any node does anything.
+// the whole request before any node does anything; not_initialized before
+// the first ckpt_init.
 caf::expected<std::vector<std::string>>
 dbs_of(const manager_state& st, int64_t epoch, const std::string& prefix) {
+  if (st.nodes.empty())
+    return not_initialized();
   std::vector<std::string> result;
   for (auto& node : st.nodes) {
     auto db = db_of(st, node.name, epoch, prefix);
@@ -297,76 +307,79 @@ void share_record(self_ptr self, std::function<void()> done) {
     });
 }
 
+// Where retention stands or ends: its outcome so far, or why it stopped.
+using retention_done = std::function<void(caf::expected<retention_result>)>;
+
+caf::error retention_failure(const std::string& what, const caf::error& err) {
+  auto code = err.category() == actors_category
+    ? static_cast<actors_errc>(err.code())
+    : actors_errc::checkpoint_failed;
+  return make_error(code, what + ": " + error_text(err));
+}
+
 // Retention's last step: every node removes the databases of the dropped
-// epochs (`request`). Failures cost a warning. Calls `done` at the end.
+// epochs (`request`), and its holders the copies of them.
 template <class MakeRequest>
-void remove_dropped(self_ptr self, MakeRequest request,
-                    std::function<void()> done) {
+void remove_dropped(self_ptr self, MakeRequest request, retention_result result,
+                    retention_done done) {
   auto& st = self->state;
   fan_out<pruned_checkpoints>(
     self, st.nodes, st.timeout, {"checkpoint retention", -1}, request,
-    [self, done](caf::expected<std::vector<pruned_checkpoints>> results) {
-      if (!results) {
-        detail::log(self->system())
-          .warn("old checkpoints were not all removed: {}",
-                error_text(results.error()));
-      } else {
-        size_t removed = 0;
-        uint64_t bytes = 0;
-        for (auto& result : *results) {
-          removed += result.removed.size();
-          bytes += result.bytes;
-        }
-        if (removed > 0)
-          detail::log(self->system())
-            .info("removed {} old checkpoint databases ({} "
-                  "bytes)",
-                  removed, bytes);
+    [result = std::move(result),
+     done](caf::expected<std::vector<pruned_checkpoints>> pruned) mutable {
+      if (!pruned) {
+        done(retention_failure("old checkpoints were not all removed",
+                               pruned.error()));
+        return;
       }
-      done();
+      for (auto& node : *pruned) {
+        result.removed.insert(result.removed.end(), node.removed.begin(),
+                              node.removed.end());
+        result.bytes += node.bytes;
+      }
+      done(std::move(result));
     });
 }
 
-// Retention after the commit of `epoch`: keeps the last `keep_last`
-// committed epochs up to `epoch`, and any committed epoch after it (left
-// by an earlier run that went further; never ours to judge). First every
-// node checks that it can read its kept databases (their references decide
-// what may go); only then are the older epochs uncommitted, and then every
-// node removes their databases but payloads a kept checkpoint refers to.
-// In that order, so that a crash in between leaves databases of
+// Retention up to `epoch`: keeps the last `keep_last` committed epochs up
+// to `epoch`, and any committed epoch after it (left by an earlier run
+// that went further; never ours to judge). First every node checks that it
+// can read its kept databases (their references decide what may go); only
+// then are the older epochs uncommitted, and then every node removes their
+// databases but payloads a kept checkpoint refers to, and its holders the
+// copies. In that order, so that a crash in between leaves databases of
 // uncommitted epochs, which the next pruning removes, never a committed
-// epoch without its databases. Failures cost a warning, never the commit.
-// Calls `done` at the end.
-void apply_retention(self_ptr self, int64_t epoch, std::function<void()> done) {
+// epoch without its databases. Calls `done` at the end, with what was kept
+// and removed or with the first failure.
+void retain(self_ptr self, int64_t epoch, size_t keep_last,
+            retention_done done) {
   auto& st = self->state;
-  if (st.keep_last == 0 || st.nodes.empty()) {
-    done();
+  if (keep_last == 0 || st.nodes.empty()) {
+    done(retention_result{});
     return;
   }
   auto committed = st.metadata->committed_epochs();
   if (!committed) {
-    detail::log(self->system())
-      .warn("retention skipped: {}", error_text(committed.error()));
-    done();
+    done(retention_failure("the committed epochs cannot be read",
+                           committed.error()));
     return;
   }
   // Named, not structured bindings: C++17 lambdas cannot capture those.
-  auto plan = plan_retention(std::move(*committed), st.keep_last, epoch);
+  auto plan = plan_retention(std::move(*committed), keep_last, epoch);
   auto dropped = std::move(plan.dropped);
-  auto kept = std::move(plan.kept);
+  retention_result result;
+  result.kept = std::move(plan.kept);
   if (dropped.empty()) {
-    done();
+    done(std::move(result));
     return;
   }
   std::vector<std::vector<std::string>> kept_dbs;
   for (auto& node : st.nodes) {
     std::vector<std::string> dbs;
-    for (auto e : kept) {
+    for (auto e : result.kept) {
       auto db = db_of(st, node.name, e, {});
       if (!db) {
-        detail::log(self->system())
-          .warn("retention skipped: {}", error_text(db.error()));
-        done();
+        done(std::move(db.error()));
         return;
       }
       dbs.push_back(std::move(*db));
@@ -378,37 +391,48 @@ void apply_retention(self_ptr self, int64_t epoch, std::function<void()> done) {
       return prune_checkpoints{node.name, kept_dbs[i++], check_only};
     };
   };
-  auto prune = [self, request, dropped, kept,
+  auto prune = [self, request, dropped, result,
                 done](caf::expected<std::vector<pruned_checkpoints>> checked) {
     if (!checked) {
-      detail::log(self->system())
-        .warn("retention skipped, a kept checkpoint is not "
-              "readable: {}",
-              error_text(checked.error()));
-      done();
+      done(retention_failure("a kept checkpoint is not readable",
+                             checked.error()));
       return;
     }
     auto& st = self->state;
     for (auto e : dropped)
       if (auto err = st.metadata->uncommit(e)) {
-        detail::log(self->system())
-          .warn("retention could not uncommit epoch {}: {}", e,
-                error_text(err));
-        done();
+        done(retention_failure(
+          "epoch " + std::to_string(e) + " could not be uncommitted", err));
         return;
       }
     detail::log(self->system())
-      .info("keeping epochs {} to {}: removing older checkpoints", kept.front(),
-            kept.back());
+      .info("keeping epochs {} to {}: removing older checkpoints",
+            result.kept.front(), result.kept.back());
     // The daemons' copy of the record forgets the dropped epochs before
     // their databases go, as the master's own does.
-    share_record(self, [self, request, done] {
-      remove_dropped(self, request(false), done);
+    share_record(self, [self, request, result, done] {
+      remove_dropped(self, request(false), result, done);
     });
   };
   fan_out<pruned_checkpoints>(self, st.nodes, st.timeout,
                               {"checkpoint retention check", -1}, request(true),
                               std::move(prune));
+}
+
+// Retention after the commit of `epoch` (checkpoint_policy::keep_last).
+// Failures cost a warning, never the commit. Calls `done` at the end.
+void apply_retention(self_ptr self, int64_t epoch, std::function<void()> done) {
+  retain(self, epoch, self->state.keep_last,
+         [self, done](caf::expected<retention_result> result) {
+           if (!result)
+             detail::log(self->system())
+               .warn("retention skipped: {}", error_text(result.error()));
+           else if (!result->removed.empty())
+             detail::log(self->system())
+               .info("removed {} old checkpoint databases ({} bytes)",
+                     result->removed.size(), result->bytes);
+           done();
+         });
 }
 
 // Tells the observer, if any, of every node's write of `epoch` and of its
@@ -546,12 +570,6 @@ void adopt_kept_record(self_ptr self, const std::vector<node_ref>& nodes,
         });
 }
 
-caf::error not_initialized() {
-  return make_error(actors_errc::not_initialized,
-                    "the checkpoint manager must be initialized with its "
-                    "nodes first");
-}
-
 // What every save does first: checks that it can be written, resolves each
 // node's database, and uncommits the epoch, which must not count as
 // committed while its databases are being replaced.
@@ -617,16 +635,44 @@ manager_behavior(self_ptr self, std::string db_prefix,
       auto copies = plan_replicas(msg.nodes, st.replicas);
       if (!copies)
         return std::move(copies.error());
+      // A resume with copies on: every other committed epoch gets its
+      // copies again too, since a node that moved or a holder that was
+      // replaced left them short (see init_checkpoint::kept_dbs).
+      std::vector<int64_t> others;
+      if (msg.retrieve_from_epoch >= 0 && st.replicas > 0) {
+        auto committed = st.metadata->committed_epochs();
+        if (!committed)
+          detail::log(self->system())
+            .warn("the copies of older epochs are not rebuilt: {}",
+                  error_text(committed.error()));
+        else
+          for (auto epoch : *committed)
+            if (epoch != msg.retrieve_from_epoch)
+              others.push_back(epoch);
+      }
+      std::vector<std::vector<std::string>> kept_dbs;
+      for (auto& node : msg.nodes) {
+        auto& node_dbs = kept_dbs.emplace_back();
+        for (auto epoch : others) {
+          auto db = db_of(st, node.name, epoch, {});
+          if (!db)
+            return std::move(db.error());
+          node_dbs.push_back(std::move(*db));
+        }
+      }
       st.nodes = std::move(msg.nodes);
       auto rp = self->make_response_promise<ckpt_result>();
       fan_out<blob_names>(
         self, st.nodes, st.timeout,
         {"checkpoint init", msg.retrieve_from_epoch},
-        [dbs, copies = std::move(*copies),
+        [dbs, kept_dbs, copies = std::move(*copies),
          i = size_t{0}](const node_ref& node) mutable {
           auto& plan = copies[i];
-          auto& db = dbs[i++];
-          return init_checkpoint{node.name, db, plan.holders, plan.sources};
+          auto& db = dbs[i];
+          auto& kept = kept_dbs[i++];
+          return init_checkpoint{
+            node.name, db, plan.holders, plan.sources,
+            plan.holders.empty() ? std::vector<std::string>{} : kept};
         },
         [self, rp](caf::expected<std::vector<blob_names>> lists) mutable {
           if (!lists) {
@@ -727,8 +773,6 @@ manager_behavior(self_ptr self, std::string db_prefix,
     },
     [=](ckpt_load& msg) -> caf::result<ckpt_result> {
       auto& st = self->state;
-      if (st.nodes.empty())
-        return not_initialized();
       auto dbs = dbs_of(st, msg.epoch, msg.path_prefix);
       if (!dbs)
         return std::move(dbs.error());
@@ -753,8 +797,6 @@ manager_behavior(self_ptr self, std::string db_prefix,
     },
     [=](ckpt_read& msg) -> caf::result<blob_values> {
       auto& st = self->state;
-      if (st.nodes.empty())
-        return not_initialized();
       auto dbs = dbs_of(st, msg.epoch, {});
       if (!dbs)
         return std::move(dbs.error());
@@ -794,8 +836,6 @@ manager_behavior(self_ptr self, std::string db_prefix,
     },
     [=](ckpt_exists& msg) -> caf::result<checkpoint_status> {
       auto& st = self->state;
-      if (st.nodes.empty())
-        return not_initialized();
       auto dbs = dbs_of(st, msg.epoch, {});
       if (!dbs)
         return std::move(dbs.error());
@@ -820,6 +860,68 @@ manager_behavior(self_ptr self, std::string db_prefix,
               result.problem = status.problem;
           }
           rp.deliver(std::move(result));
+        });
+      return rp;
+    },
+    [=](ckpt_retain& msg) -> caf::result<retention_result> {
+      if (self->state.nodes.empty())
+        return not_initialized();
+      if (msg.keep_last == 0)
+        return make_error(actors_errc::invalid_argument,
+                          "retention keeps at least one epoch");
+      auto rp = self->make_response_promise<retention_result>();
+      retain(self, std::numeric_limits<int64_t>::max(), msg.keep_last,
+             [rp](caf::expected<retention_result> result) mutable {
+               if (result)
+                 rp.deliver(std::move(*result));
+               else
+                 rp.deliver(std::move(result.error()));
+             });
+      return rp;
+    },
+    [=](ckpt_verify_copies& msg) -> caf::result<database_checks> {
+      auto& st = self->state;
+      auto dbs = dbs_of(st, msg.epoch, {});
+      if (!dbs)
+        return std::move(dbs.error());
+      // One persistence actor per daemon reads for it: a daemon places
+      // every database it holds (its nodes' and the copies) under one root,
+      // by the names the master gives them.
+      auto daemons = one_per_daemon(st.nodes);
+      // Each node's own place, then every other daemon, in that order.
+      database_checks planned;
+      std::vector<node_ref> readers;
+      std::vector<std::string> read_dbs;
+      for (size_t i = 0; i < st.nodes.size(); ++i) {
+        auto& node = st.nodes[i];
+        planned.checks.push_back(
+          database_check{node.name, node.address, true, {}});
+        readers.push_back(node);
+        read_dbs.push_back((*dbs)[i]);
+        for (auto& daemon : daemons) {
+          if (daemon.address == node.address)
+            continue;
+          planned.checks.push_back(
+            database_check{node.name, daemon.address, false, {}});
+          readers.push_back(daemon);
+          read_dbs.push_back((*dbs)[i]);
+        }
+      }
+      auto rp = self->make_response_promise<database_checks>();
+      fan_out<checkpoint_status>(
+        self, readers, st.timeout, {"checkpoint verify", msg.epoch},
+        [read_dbs, i = size_t{0}](const node_ref&) mutable {
+          return check_checkpoint{read_dbs[i++], true};
+        },
+        [rp, planned = std::move(planned)](
+          caf::expected<std::vector<checkpoint_status>> all) mutable {
+          if (!all) {
+            rp.deliver(std::move(all.error()));
+            return;
+          }
+          for (size_t i = 0; i < all->size(); ++i)
+            planned.checks[i].status = std::move((*all)[i]);
+          rp.deliver(std::move(planned));
         });
       return rp;
     },

@@ -48,6 +48,32 @@ void end_job(runner_ptr self, caf::expected<job_result> result) {
   self->quit();
 }
 
+// Ends a job that failed once every checkpoint write begun has ended: a
+// save begun before the failure (the previous epoch's, written while the
+// failed epoch ran) still commits, so a rerun resumes from it instead of
+// the epoch before. A flush that fails costs only that epoch.
+void end_failed_job(runner_ptr self, caf::error err) {
+  auto& manager = self->state.cfg.attempt.checkpoint_manager;
+  if (!manager) {
+    end_job(self, std::move(err));
+    return;
+  }
+  self
+    ->request(manager,
+              detail::with_margin(self->state.cfg.attempt.checkpoint_timeout),
+              ckpt_flush{})
+    .then(
+      [self, err]() mutable {
+        end_job(self, std::move(err));
+      },
+      [self, err](caf::error& flush_err) mutable {
+        detail::log(self->system())
+          .info("a checkpoint begun before the failure did not commit: {}",
+                error_text(flush_err));
+        end_job(self, std::move(err));
+      });
+}
+
 void after_failure(runner_ptr self, caf::error err);
 
 void run_attempt_now(runner_ptr self, run_attempt msg) {
@@ -150,7 +176,7 @@ void after_failure(runner_ptr self, caf::error err) {
   auto& cfg = self->state.cfg;
   auto lost = is_node_lost(err);
   if (!lost) {
-    end_job(self, std::move(err));
+    end_failed_job(self, std::move(err));
     return;
   }
   self->state.lost_at = job_event::clock::now();
@@ -158,9 +184,9 @@ void after_failure(runner_ptr self, caf::error err) {
   // A recovery may take as long as a reconnect: a job asked to stop stops
   // instead, from what is committed.
   if (cfg.attempt.stop_requested()) {
-    end_job(self,
-            make_error(actors_errc::stopped,
-                       "stopped on request after " + error_text(err)));
+    end_failed_job(self,
+                   make_error(actors_errc::stopped,
+                              "stopped on request after " + error_text(err)));
     return;
   }
   auto failures = ++self->state.failures;
@@ -170,7 +196,7 @@ void after_failure(runner_ptr self, caf::error err) {
                        error_text(err) + " (failure " + std::to_string(failures)
                          + ", more than "
                          + std::to_string(cfg.max_node_failures) + " allowed)");
-    end_job(self, std::move(err));
+    end_failed_job(self, std::move(err));
     return;
   }
   detail::log(self->system())

@@ -415,6 +415,30 @@ auto with_restore(caf::actor_system& sys, const std::string& node,
   return make_error(persistence_errc::corrupt, db + ": " + why);
 }
 
+// An older committed database of this node (`db`, as the master names
+// it) where it belongs again: here, restored from a copy if it is missing
+// or cannot be opened, and on every holder that lacks it.
+caf::error rebuild_copies(caf::actor_system& sys, const std::string& node,
+                          const std::string& db, const replica_context& ctx) {
+  auto epoch = epoch_of_db_path(db);
+  if (!epoch)
+    return std::move(epoch.error());
+  auto placed = ctx.place(db);
+  if (!placed)
+    return std::move(placed.error());
+  auto opened
+    = with_restore(sys, node, db, *epoch, ctx, [&]() -> caf::expected<bool> {
+        auto reader
+          = checkpoint_reader::open(*placed, read_options(node, ctx.faults));
+        if (!reader)
+          return std::move(reader.error());
+        return true;
+      });
+  if (!opened)
+    return std::move(opened.error());
+  return push_to_holders(sys, node, db, *epoch, ctx);
+}
+
 // The copy a daemon keeps of the master's commit record of `dir`: beside
 // the databases, under its root. A node in the master's process has no
 // root: the master's own record is the one.
@@ -539,6 +563,10 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
           = push_to_holders(self->system(), node, wire_db, *epoch, *copies))
         detail::log(self->system())
           .warn("{}: its copies are not rebuilt: {}", wire_db, error_text(err));
+      for (auto& kept : msg.kept_dbs)
+        if (auto err = rebuild_copies(self->system(), node, kept, *copies))
+          detail::log(self->system())
+            .warn("{}: its copies are not rebuilt: {}", kept, error_text(err));
       return std::move(*result);
     },
     [=](check_checkpoint& msg) -> caf::result<checkpoint_status> {
@@ -607,10 +635,15 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
               self->system(), s, copy_step_timeout,
               copy_prune{node, wire_kept});
           });
-          if (!pruned)
+          if (!pruned) {
             detail::log(self->system())
               .warn("old copies of node {} at {} were not removed: {}", node,
                     holder, error_text(pruned.error()));
+            continue;
+          }
+          report->removed.insert(report->removed.end(), pruned->removed.begin(),
+                                 pruned->removed.end());
+          report->bytes += pruned->bytes;
         }
       return pruned_checkpoints{std::move(report->removed), report->bytes};
     },

@@ -201,6 +201,7 @@ struct InitCheckpoint {
   db @1 :Text;
   replicaHolders @2 :List(Text);  # daemons that keep copies ("host:port")
   replicaSources @3 :List(Text);  # daemons a restore may pull from
+  keptDbs @4 :List(Text);         # the other committed epochs' databases
 }
 
 struct BlobNames {

@@ -16,8 +16,10 @@
 #include <unistd.h>
 
 #include "test/actors/test_support.hpp"
+#include "test/support/damaged_database.hpp"
 
 using namespace epochrt;
+using epochrt::test::corrupt_database;
 using epochrt::test::system_fixture;
 using epochrt::test::why;
 
@@ -69,29 +71,6 @@ public:
     return file_metadata_handler::commit(epoch, final, stats);
   }
 };
-
-// Flips bytes in the middle of every data file of a LevelDB directory.
-void corrupt_database(const std::filesystem::path& db) {
-  for (auto& entry : std::filesystem::directory_iterator(db)) {
-    auto name = entry.path().filename().string();
-    auto ext = entry.path().extension().string();
-    if (ext != ".ldb" && ext != ".log")
-      continue;
-    auto size = std::filesystem::file_size(entry.path());
-    if (size < 16)
-      continue;
-    std::fstream f{entry.path(),
-                   std::ios::in | std::ios::out | std::ios::binary};
-    for (auto pos : {size / 3, size / 2, (2 * size) / 3}) {
-      f.seekg(static_cast<std::streamoff>(pos));
-      char c = 0;
-      f.read(&c, 1);
-      f.seekp(static_cast<std::streamoff>(pos));
-      c = static_cast<char>(~c);
-      f.write(&c, 1);
-    }
-  }
-}
 
 // True when `err` is actors_errc::invalid_argument and its text names every
 // part of `parts`.

@@ -59,6 +59,12 @@ void for_each_manager_sample(F&& f) {
   f(ckpt_save{7});
   f(ckpt_load{4, "/y/", {"total", "w"}, true});
   f(ckpt_exists{2, true});
+  f(ckpt_verify_copies{2});
+  f(ckpt_retain{2});
+  f(retention_result{{3, 4}, {"/ckpt/trainer_0.1"}, 4096});
+  f(database_checks{
+    {database_check{"trainer_0", "127.0.0.1:7001", false,
+                    checkpoint_status{true, true, false, "bad digest"}}}});
   f(ckpt_resume_epoch{5, 9, {}});
   f(resume_point{4, true});
   f(ckpt_write_metadata{6});

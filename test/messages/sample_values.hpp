@@ -118,7 +118,8 @@ inline init_checkpoint sample_init_checkpoint() {
   return init_checkpoint{"trainer_0",
                          "/tmp/ckpt/trainer_0.3",
                          {"10.0.0.2:7001"},
-                         {"10.0.0.2:7001", "10.0.0.3:7001"}};
+                         {"10.0.0.2:7001", "10.0.0.3:7001"},
+                         {"/tmp/ckpt/trainer_0.1"}};
 }
 
 inline blob_names sample_blob_names() {

@@ -253,14 +253,29 @@ BOOST_FIXTURE_TEST_CASE(a_lost_host_moves_its_node_to_a_spare_within_the_run,
 
 BOOST_FIXTURE_TEST_CASE(copies_are_rebuilt_on_the_spare_after_a_move,
                         losing_a_host_with_a_spare) {
-  // trainer_0's copies went to trainer_1's daemon, now the spare: the
-  // epoch resumed from is copied there again before the next commit, and
-  // every later one as it commits.
+  // trainer_0's copies went to trainer_1's daemon, now the spare: every
+  // committed epoch is copied there again before the next commit, the
+  // earlier ones too, and every later one as it commits.
   auto resumed = resumed_epoch(err());
   BOOST_REQUIRE(resumed >= 2);
-  for (int epoch = resumed; epoch <= 4; ++epoch)
+  for (int epoch = 0; epoch <= 4; ++epoch)
     BOOST_TEST(fs::is_directory(db_on(spare, args[3], "trainer_0", epoch)),
                "epoch " << epoch);
+}
+
+BOOST_FIXTURE_TEST_CASE(every_committed_epoch_has_its_copies_after_a_move,
+                        losing_a_host_with_a_spare) {
+  // The moved node's own older databases are restored on the spare from
+  // their copies, and every database has one intact copy again.
+  move_trainer_1(args, spare.address());
+  std::vector<std::string> verify{"ckpt", "verify", args[3], "--replicas", "1"};
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--node")
+      verify.insert(verify.end(), {"--node", args[i + 1]});
+  auto result = cli(verify);
+  BOOST_TEST(result.exit_code == 0, result.err);
+  BOOST_TEST(contains(result.out, "epoch 0 ok (3 databases, 3 copies)"),
+             result.out);
 }
 
 BOOST_AUTO_TEST_CASE(
@@ -362,6 +377,182 @@ BOOST_DATA_TEST_CASE(a_host_lost_in_any_phase_costs_no_rerun_with_a_spare,
     BOOST_TEST(value_of(out, std::string{node} + ":total") == "1146", node);
   BOOST_TEST(contains(err, "to the spare daemon at " + spare.address()), err);
   BOOST_TEST(!contains(err, "trying an earlier one"), err);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// `epochrt ckpt verify DIR --node ...`: every database of a distributed job
+// and every copy of it, checked where they lie, without repairing anything;
+// `epochrt ckpt gc DIR --node ...`: retention by hand, where they lie.
+BOOST_AUTO_TEST_SUITE(verify_and_gc_on_the_daemons)
+
+namespace {
+
+// A job of three daemons run to its end with one copy of each database;
+// `verify(extra)` checks its checkpoints with the job's --node arguments.
+struct verified_job {
+  three_daemons d;
+  std::vector<std::string> run;
+  std::string ckpt;
+
+  verified_job() {
+    run = d.run_args(epochrt::test::pipeline3, {"--replicas", "1"});
+    ckpt = run[3];
+    auto result = cli(run);
+    BOOST_REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+  }
+
+  epochrt::test::process_result verify(std::vector<std::string> extra = {}) {
+    return ckpt_command({"ckpt", "verify", ckpt}, std::move(extra));
+  }
+
+  epochrt::test::process_result gc(std::vector<std::string> extra) {
+    return ckpt_command({"ckpt", "gc", ckpt}, std::move(extra));
+  }
+
+  epochrt::test::process_result
+  ckpt_command(std::vector<std::string> args,
+               const std::vector<std::string>& extra) {
+    for (auto& arg : d.node_args())
+      args.push_back(arg);
+    args.insert(args.end(), extra.begin(), extra.end());
+    return cli(args);
+  }
+
+  std::string address(int i) const {
+    return d.daemons[i]->address();
+  }
+};
+
+} // namespace
+
+BOOST_FIXTURE_TEST_CASE(every_database_and_copy_is_checked_on_the_daemons,
+                        verified_job) {
+  auto result = verify({"--replicas", "1"});
+  BOOST_TEST(result.exit_code == 0, result.err);
+  for (int epoch = 0; epoch <= 4; ++epoch)
+    BOOST_TEST(contains(result.out,
+                        "epoch " + std::to_string(epoch)
+                          + " ok (3 databases, 3 copies)"),
+               result.out);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_damaged_copy_fails_verification_and_stays_damaged,
+                        verified_job) {
+  // trainer_1's copies lie with trainer_2's daemon.
+  auto copy = db_on(*d.daemons[2], ckpt, "trainer_1", 2);
+  zero_database(copy);
+  auto result = verify();
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(
+    contains(result.err, "epoch 2: trainer_1: copy at " + address(2) + ": "),
+    result.err);
+  BOOST_TEST(contains(result.out, "epoch 3 ok"), result.out);
+  // Verification reads only: the copy was not repaired.
+  auto again = verify();
+  BOOST_TEST(again.exit_code == 1);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_missing_database_fails_verification_and_stays_missing,
+                        verified_job) {
+  auto own = db_on(*d.daemons[0], ckpt, "trainer_0", 3);
+  fs::remove_all(own);
+  auto result = verify();
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(contains(result.err, "epoch 3: trainer_0 at " + address(0) + ": "),
+             result.err);
+  BOOST_TEST(!fs::exists(own));
+}
+
+BOOST_FIXTURE_TEST_CASE(fewer_intact_copies_than_replicas_fail_verification,
+                        verified_job) {
+  auto result = verify({"--replicas", "2"});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(contains(result.err,
+                      "epoch 4: trainer_0: 1 intact copies, --replicas 2 "
+                      "wants 2"),
+             result.err);
+}
+
+BOOST_FIXTURE_TEST_CASE(an_unreachable_daemon_fails_verification,
+                        verified_job) {
+  d.daemons[1]->kill();
+  auto result = verify({"--connection-timeout-ms", "500"});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(contains(result.err, "trainer_1"), result.err);
+}
+
+BOOST_AUTO_TEST_CASE(verification_beside_a_running_job_is_refused_unharmed) {
+  three_daemons d;
+  auto args = d.run_args(write_paced_job(d.dir), {"--replicas", "1"});
+  auto run = d.start_run(args);
+  BOOST_REQUIRE(d.reached("checkpoint of epoch 1 committed", 30s));
+  std::vector<std::string> verify{"ckpt", "verify", args[3]};
+  for (auto& arg : d.node_args())
+    verify.push_back(arg);
+  auto refused = cli(verify);
+  BOOST_TEST(refused.exit_code == 1);
+  BOOST_TEST(contains(refused.err, "serves another master"), refused.err);
+  BOOST_REQUIRE_EQUAL(run->wait(60s), 0);
+  check_totals(read_text(d.dir.sub("run.out")));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_node_the_checkpoint_lacks_is_bad_input,
+                        verified_job) {
+  auto result
+    = cli({"ckpt", "verify", ckpt, "--node", "trainer_9=127.0.0.1:1"});
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(contains(result.err, "the checkpoint has no node 'trainer_9'"),
+             result.err);
+}
+
+BOOST_FIXTURE_TEST_CASE(replicas_without_nodes_are_bad_input, verified_job) {
+  auto result = cli({"ckpt", "verify", ckpt, "--replicas", "1"});
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(contains(result.err, "--replicas needs --node"), result.err);
+}
+
+BOOST_FIXTURE_TEST_CASE(gc_removes_old_databases_and_their_copies_there,
+                        verified_job) {
+  auto result = gc({"--keep-last", "2", "--replicas", "1"});
+  BOOST_REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+  BOOST_TEST(contains(result.out, "gc: kept epochs 3..4, removed 18 databases"),
+             result.out);
+  for (int i = 0; i < 3; ++i) {
+    auto node = "trainer_" + std::to_string(i);
+    auto& own = *d.daemons[i];
+    auto& holder = *d.daemons[(i + 1) % 3];
+    for (int epoch = 0; epoch <= 4; ++epoch) {
+      auto kept = epoch >= 3;
+      BOOST_TEST(fs::exists(db_on(own, ckpt, node, epoch)) == kept,
+                 node << " epoch " << epoch);
+      BOOST_TEST(fs::exists(db_on(holder, ckpt, node, epoch)) == kept,
+                 node << " copy, epoch " << epoch);
+    }
+  }
+  auto verified = verify({"--replicas", "1"});
+  BOOST_TEST(verified.exit_code == 0, verified.err);
+  BOOST_TEST(!contains(verified.out, "epoch 2"), verified.out);
+}
+
+BOOST_FIXTURE_TEST_CASE(gc_that_cannot_read_a_kept_database_removes_nothing,
+                        verified_job) {
+  zero_database(db_on(*d.daemons[1], ckpt, "trainer_1", 4));
+  auto result = gc({"--keep-last", "2", "--replicas", "1"});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(contains(result.err, "trainer_1"), result.err);
+  for (int epoch = 0; epoch <= 4; ++epoch)
+    BOOST_TEST(fs::exists(db_on(*d.daemons[0], ckpt, "trainer_0", epoch)),
+               "epoch " << epoch);
+  auto listed = cli({"ckpt", "ls", ckpt});
+  BOOST_TEST(contains(listed.out, "last_committed=4"), listed.out);
+}
+
+BOOST_FIXTURE_TEST_CASE(gc_replicas_without_nodes_are_bad_input, verified_job) {
+  auto result
+    = cli({"ckpt", "gc", ckpt, "--keep-last", "2", "--replicas", "1"});
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(contains(result.err, "--replicas needs --node"), result.err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -288,6 +288,7 @@ void field_diff::visit(const std::string& path, const init_checkpoint& x,
   field(path, "db", x.db, y.db);
   field(path, "replica_holders", x.replica_holders, y.replica_holders);
   field(path, "replica_sources", x.replica_sources, y.replica_sources);
+  field(path, "kept_dbs", x.kept_dbs, y.kept_dbs);
 }
 
 void field_diff::visit(const std::string& path, const blob_names& x,
@@ -367,6 +368,36 @@ void field_diff::visit(const std::string& path, const ckpt_exists& x,
                        const ckpt_exists& y) {
   field(path, "epoch", x.epoch, y.epoch);
   field(path, "verify_data", x.verify_data, y.verify_data);
+}
+
+void field_diff::visit(const std::string& path, const ckpt_verify_copies& x,
+                       const ckpt_verify_copies& y) {
+  field(path, "epoch", x.epoch, y.epoch);
+}
+
+void field_diff::visit(const std::string& path, const database_check& x,
+                       const database_check& y) {
+  field(path, "node", x.node, y.node);
+  field(path, "daemon", x.daemon, y.daemon);
+  field(path, "own", x.own, y.own);
+  field(path, "status", x.status, y.status);
+}
+
+void field_diff::visit(const std::string& path, const database_checks& x,
+                       const database_checks& y) {
+  field(path, "checks", x.checks, y.checks);
+}
+
+void field_diff::visit(const std::string& path, const ckpt_retain& x,
+                       const ckpt_retain& y) {
+  field(path, "keep_last", x.keep_last, y.keep_last);
+}
+
+void field_diff::visit(const std::string& path, const retention_result& x,
+                       const retention_result& y) {
+  field(path, "kept", x.kept, y.kept);
+  field(path, "removed", x.removed, y.removed);
+  field(path, "bytes", x.bytes, y.bytes);
 }
 
 void field_diff::visit(const std::string& path, const ckpt_resume_epoch& x,

@@ -180,6 +180,16 @@ private:
   void visit(const std::string& path, const ckpt_load& x, const ckpt_load& y);
   void visit(const std::string& path, const ckpt_exists& x,
              const ckpt_exists& y);
+  void visit(const std::string& path, const ckpt_verify_copies& x,
+             const ckpt_verify_copies& y);
+  void visit(const std::string& path, const database_check& x,
+             const database_check& y);
+  void visit(const std::string& path, const database_checks& x,
+             const database_checks& y);
+  void visit(const std::string& path, const ckpt_retain& x,
+             const ckpt_retain& y);
+  void visit(const std::string& path, const retention_result& x,
+             const retention_result& y);
   void visit(const std::string& path, const ckpt_resume_epoch& x,
              const ckpt_resume_epoch& y);
   void visit(const std::string& path, const resume_point& x,

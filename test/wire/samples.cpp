@@ -369,7 +369,8 @@ init_checkpoint make_sample(type_tag<init_checkpoint>, const sample_handles&) {
   return init_checkpoint{"trainer_0",
                          "/tmp/ckpt/trainer_0.3",
                          {"10.0.0.1:7001", "[::1]:7002"},
-                         {"10.0.0.1:7001", "host-3:65535"}};
+                         {"10.0.0.1:7001", "host-3:65535"},
+                         {"/tmp/ckpt/trainer_0.1", "/tmp/ckpt/trainer_0.2"}};
 }
 
 blob_names make_sample(type_tag<blob_names>, const sample_handles&) {
@@ -426,6 +427,34 @@ ckpt_load make_sample(type_tag<ckpt_load>, const sample_handles&) {
 
 ckpt_exists make_sample(type_tag<ckpt_exists>, const sample_handles&) {
   return ckpt_exists{1ll << 42, true};
+}
+
+ckpt_verify_copies make_sample(type_tag<ckpt_verify_copies>,
+                               const sample_handles&) {
+  return ckpt_verify_copies{1ll << 42};
+}
+
+database_check make_sample(type_tag<database_check>, const sample_handles&) {
+  return database_check{"trainer_1", "10.0.0.7:7001", true,
+                        checkpoint_status{true, true, false, "bad digest"}};
+}
+
+database_checks make_sample(type_tag<database_checks>, const sample_handles&) {
+  return database_checks{
+    {database_check{"trainer_0", "", true,
+                    checkpoint_status{true, true, true, ""}},
+     database_check{"trainer_0", "127.0.0.1:7001", false,
+                    checkpoint_status{false, false, false, "not found"}}}};
+}
+
+ckpt_retain make_sample(type_tag<ckpt_retain>, const sample_handles&) {
+  return ckpt_retain{1ull << 40};
+}
+
+retention_result make_sample(type_tag<retention_result>,
+                             const sample_handles&) {
+  return retention_result{
+    {3, 1ll << 43}, {"/r/trainer_0.1", "/r/trainer_0.2"}, 1ull << 35};
 }
 
 ckpt_resume_epoch make_sample(type_tag<ckpt_resume_epoch>,

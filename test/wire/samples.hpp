@@ -30,10 +30,11 @@ using wire_types = std::tuple<
   save_checkpoint, load_checkpoint, check_checkpoint, checkpoint_status,
   // The job runner and checkpoint manager protocol.
   node_ref, ckpt_set_params, ckpt_init, ckpt_save, ckpt_load, ckpt_exists,
-  ckpt_resume_epoch, resume_point, ckpt_write_metadata, ckpt_report,
-  ckpt_accessible, run_job, run_attempt, job_result, reset_workspace,
-  begin_save, snapshot_taken, end_save, ckpt_save_async, ckpt_flush,
-  ckpt_result, ckpt_read,
+  ckpt_verify_copies, database_check, database_checks, ckpt_retain,
+  retention_result, ckpt_resume_epoch, resume_point, ckpt_write_metadata,
+  ckpt_report, ckpt_accessible, run_job, run_attempt, job_result,
+  reset_workspace, begin_save, snapshot_taken, end_save, ckpt_save_async,
+  ckpt_flush, ckpt_result, ckpt_read,
   // Attaching a node to a daemon, and reading a remote checkpoint.
   remote_hello, remote_challenge, remote_attach, remote_attached,
   read_checkpoint,
@@ -107,6 +108,12 @@ ckpt_init make_sample(type_tag<ckpt_init>, const sample_handles&);
 ckpt_save make_sample(type_tag<ckpt_save>, const sample_handles&);
 ckpt_load make_sample(type_tag<ckpt_load>, const sample_handles&);
 ckpt_exists make_sample(type_tag<ckpt_exists>, const sample_handles&);
+ckpt_verify_copies make_sample(type_tag<ckpt_verify_copies>,
+                               const sample_handles&);
+database_check make_sample(type_tag<database_check>, const sample_handles&);
+database_checks make_sample(type_tag<database_checks>, const sample_handles&);
+ckpt_retain make_sample(type_tag<ckpt_retain>, const sample_handles&);
+retention_result make_sample(type_tag<retention_result>, const sample_handles&);
 ckpt_resume_epoch make_sample(type_tag<ckpt_resume_epoch>,
                               const sample_handles&);
 resume_point make_sample(type_tag<resume_point>, const sample_handles&);

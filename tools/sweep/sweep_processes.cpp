@@ -277,9 +277,37 @@ int sweep_processes::deaths(const std::string& node) const {
 }
 
 bool sweep_processes::verifies(const fs::path& dir, std::string& why) {
+  return run_verify(
+    dir, {exe_, "ckpt", "verify", (dir / "cwd" / "ckpt").string()}, why);
+}
+
+bool sweep_processes::verifies_on_daemons(const fs::path& dir,
+                                          std::string& why) {
+  // The directory by the name the runs gave it, from where they ran: the
+  // daemons place databases by that name.
+  std::vector<std::string> argv{exe_, "ckpt", "verify", "ckpt"};
+  for (auto& d : daemons_) {
+    argv.push_back("--node");
+    argv.push_back(d.node + "=127.0.0.1:" + std::to_string(d.port));
+  }
+  argv.push_back("--replicas");
+  argv.push_back("1");
+  argv.push_back("--connection-timeout-ms");
+  argv.push_back(std::to_string(opts_.connection_timeout_ms));
+  if (opts_.secret_file) {
+    argv.push_back("--secret-file");
+    argv.push_back(*opts_.secret_file);
+  }
+  return run_verify(dir, std::move(argv), why);
+}
+
+bool sweep_processes::run_verify(const fs::path& dir,
+                                 std::vector<std::string> argv,
+                                 std::string& why) {
   auto err = dir / "verify.err";
   auto o = sweep_child();
-  o.argv = {exe_, "ckpt", "verify", (dir / "cwd" / "ckpt").string()};
+  o.argv = std::move(argv);
+  o.cwd = (dir / "cwd").string();
   o.out = process::output::file((dir / "verify.out").string());
   o.err = process::output::file(err.string());
   std::string error;

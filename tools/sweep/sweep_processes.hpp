@@ -84,6 +84,12 @@ public:
   /// why not.
   bool verifies(const std::filesystem::path& dir, std::string& why);
 
+  /// In a sweep that loses hosts: whether `epochrt ckpt verify` passes on
+  /// the daemons where the nodes run now, copies included (`--node` each,
+  /// `--replicas 1`); `why` says why not. The daemons must run, without a
+  /// plan.
+  bool verifies_on_daemons(const std::filesystem::path& dir, std::string& why);
+
 private:
   // Starts (or restarts, on its old port) the daemon of `d.node`, with the
   // plan and trace files when given. Returns an error text or empty.
@@ -96,6 +102,10 @@ private:
            const std::optional<std::filesystem::path>& trace);
 
   void revive_daemons(const std::filesystem::path& dir);
+
+  // Runs `argv`, a `ckpt verify`, in `dir`/cwd; its output in `dir`.
+  bool run_verify(const std::filesystem::path& dir,
+                  std::vector<std::string> argv, std::string& why);
 
   // The daemon of `lost_host_` died: its host is gone, its node now runs
   // on the spare.

@@ -116,17 +116,20 @@ outcome run_trial(const sweep_case& c, const fs::path& work,
         && rerun >= 1)
       break;
   }
+  // Silent corruption is there to be found, and may be found only by
+  // verifying; the checkpoints of nodes on the user's own daemons are out
+  // of reach, those on hosts of their own are verified there, copies too,
+  // while their daemons still run.
+  std::string why;
+  auto verified = silent || !opts.remote_nodes.empty()
+    || (procs.own_hosts() ? procs.verifies_on_daemons(dir, why)
+                          : procs.verifies(dir, why));
   procs.stop_daemons();
   if (auto stray = stray_files(dir); !stray.empty()) {
     note = "wrote outside the checkpoint directory: " + stray;
     return outcome::wrong;
   }
-  // Silent corruption is there to be found, and may be found only by
-  // verifying; the checkpoints of nodes on the user's own daemons, or on
-  // hosts of their own, are not in this directory.
-  std::string why;
-  if (!silent && opts.remote_nodes.empty() && !procs.own_hosts()
-      && !procs.verifies(dir, why)) {
+  if (!verified) {
     note = "a committed epoch does not verify: " + why;
     return outcome::wrong;
   }
