@@ -178,7 +178,7 @@ basic_checkpoint_manager::verify_copies(int64_t epoch) {
   return result;
 }
 
-caf::expected<retention_report>
+caf::expected<gc_report>
 basic_checkpoint_manager::remove_old_checkpoints(size_t keep_last) {
   if (keep_last == 0)
     return make_error(actors_errc::invalid_argument,
@@ -190,7 +190,7 @@ basic_checkpoint_manager::remove_old_checkpoints(size_t keep_last) {
     ckpt_retain{static_cast<uint64_t>(keep_last)});
   if (!result)
     return std::move(result.error());
-  return retention_report{std::move(result->kept), std::move(result->removed),
+  return gc_report{std::move(result->kept), std::move(result->removed),
                           result->bytes};
 }
 

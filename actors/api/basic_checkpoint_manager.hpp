@@ -78,8 +78,9 @@ struct database_report {
 };
 
 /// What `basic_checkpoint_manager::remove_old_checkpoints` kept and
-/// removed.
-struct retention_report {
+/// removed. (Not persistence's retention_report, which one node's removal
+/// fills: two types of one name broke the program that linked both.)
+struct gc_report {
   /// The committed epochs kept, ascending; empty when none is committed.
   std::vector<int64_t> kept;
   /// The databases removed (copies included), each by its path where it
@@ -201,7 +202,7 @@ public:
   /// invalid_argument (`keep_last` 0), node_lost, checkpoint_failed naming
   /// the step and node that failed (epochs uncommitted before a removal
   /// failed stay uncommitted; a later call removes what is left).
-  caf::expected<retention_report> remove_old_checkpoints(size_t keep_last);
+  caf::expected<gc_report> remove_old_checkpoints(size_t keep_last);
 
   /// Saves every node's checkpoint of `epoch`. Does not commit the epoch:
   /// `write_checkpoint_metadata` does (`job_runner::save_checkpoints` does
