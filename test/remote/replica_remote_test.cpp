@@ -370,9 +370,10 @@ BOOST_DATA_TEST_CASE(a_host_lost_in_any_phase_costs_no_rerun_with_a_spare,
     },
     30s));
   fs::remove_all(d.daemons[1]->root());
-  BOOST_REQUIRE_EQUAL(run->wait(90s), 0);
+  auto code = run->wait(90s);
   auto out = read_text(d.dir.sub("run.out"));
   auto err = read_text(d.dir.sub("run.err"));
+  BOOST_REQUIRE_MESSAGE(code == 0, "exit " << code << ":\n" << err);
   for (auto node : {"trainer_0", "trainer_1", "trainer_2"})
     BOOST_TEST(value_of(out, std::string{node} + ":total") == "1146", node);
   BOOST_TEST(contains(err, "to the spare daemon at " + spare.address()), err);
