@@ -36,6 +36,7 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<fetch_blobs>("epochrt::fetch_blobs")
     .add_message_type<blob_values>("epochrt::blob_values")
     .add_message_type<put_blobs>("epochrt::put_blobs")
+    .add_message_type<check_ops>("epochrt::check_ops")
     .add_message_type<init_checkpoint>("epochrt::init_checkpoint")
     .add_message_type<blob_names>("epochrt::blob_names")
     .add_message_type<save_checkpoint>("epochrt::save_checkpoint")

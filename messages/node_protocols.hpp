@@ -26,7 +26,8 @@ using node_actor
                      caf::replies_to<exchange_end>::with<exchange_report>,
                      caf::replies_to<fetch_blobs>::with<blob_values>,
                      caf::reacts_to<put_blobs>, caf::reacts_to<cancel_tasks>,
-                     caf::reacts_to<reset_workspace>>;
+                     caf::reacts_to<reset_workspace>,
+                     caf::reacts_to<check_ops>>;
 
 /// The persistence actor (actors/core/persistence_actor.hpp).
 using persistence_actor = caf::typed_actor<

@@ -107,6 +107,15 @@ struct put_blobs {
   std::vector<blob_value> blobs;
 };
 
+/// Node: replies `unit` when the process that hosts it has every op in
+/// `types` (the ops the job's tasks on the node call), else
+/// runtime_errc::unknown_op naming the first it lacks. A job asks before
+/// anything runs: ops are registered by the process that hosts a node (a
+/// daemon's may lack an op the master's has).
+struct check_ops {
+  std::vector<std::string> types;
+};
+
 /// Persistence: list the blobs a checkpoint of this node will hold — the
 /// workspace's blobs when `db` is empty, else the blobs of the checkpoint
 /// at `db`. Replies `blob_names`.
@@ -274,6 +283,11 @@ typename Inspector::result_type inspect(Inspector& f, tasks_done& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fetch_blobs& x) {
   return f(caf::meta::type_name("epochrt::fetch_blobs"), x.names);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, check_ops& x) {
+  return f(caf::meta::type_name("epochrt::check_ops"), x.types);
 }
 
 template <class Inspector>

@@ -1,5 +1,7 @@
 #include <epochrt/actors/core/job_attempt_actor.hpp>
 
+#include <map>
+#include <set>
 #include <tuple>
 
 #include <caf/actor_system.hpp>
@@ -656,7 +658,62 @@ void resume_from(attempt_ptr self, resume_point point) {
 
 // Where the attempt starts: the checkpoint asked for, or the newest
 // committed one, or scratch.
+// The op types each node's tasks call, over every group of the job.
+std::map<std::string, std::set<std::string>>
+op_types_by_node(const job_def& job) {
+  std::map<std::string, std::set<std::string>> result;
+  for (auto* group : {&job.init_group, &job.epoch_group, &job.download_group,
+                      &job.exit_group})
+    for (auto& task : group->tasks)
+      for (auto& step : task.steps)
+        for (auto& op : step.ops)
+          result[task.node].insert(op.type);
+  return result;
+}
+
+void find_start(attempt_ptr self, const run_attempt& msg);
+
+// Every node is asked whether the process that hosts it has the ops its
+// tasks call, before anything runs: ops are registered per process, and a
+// daemon's may lack one the master's has. A lack is bad input (the job
+// cannot run there); a node that cannot be asked is lost.
 void start(attempt_ptr self, const run_attempt& msg) {
+  auto& cfg = self->state.cfg;
+  auto needed = op_types_by_node(cfg.job);
+  std::vector<detail::gather_target<node_actor>> targets;
+  for (auto& [name, node] : cfg.where.nodes)
+    if (needed.count(name) > 0)
+      targets.push_back({name, node});
+  if (targets.empty()) {
+    find_start(self, msg);
+    return;
+  }
+  detail::gather_options opts;
+  opts.site = {"checking the ops of the job", -1};
+  opts.policy = detail::gather_policy::fail_fast;
+  opts.timeout = cfg.group_timeout;
+  detail::gather<caf::unit_t>(
+    self, targets, std::move(opts),
+    [needed = std::move(needed)](const auto& target) {
+      auto& types = needed.at(target.node);
+      return check_ops{{types.begin(), types.end()}};
+    },
+    [](const std::string& node, caf::error err) {
+      if (err.category() == runtime_category)
+        return err;
+      return make_error(
+        actors_errc::node_lost,
+        "node " + node + " could not be asked for its ops: " + error_text(err));
+    },
+    [self, msg](caf::expected<std::vector<caf::unit_t>> checked) {
+      if (!checked)
+        fail(self, std::move(checked.error()));
+      else
+        find_start(self, msg);
+    });
+}
+
+void find_start(attempt_ptr self, const run_attempt& msg) {
   auto& cfg = self->state.cfg;
   if (!cfg.checkpoint_manager) {
     if (msg.reset_workspaces)

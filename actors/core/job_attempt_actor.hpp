@@ -69,7 +69,10 @@ struct job_attempt_config {
 /// Spawns one attempt at a job (Caffe2's JobRunner.train, once): the job
 /// runner actor spawns one for the first run and one after every recovery.
 ///
-/// Sent `run_attempt`, it finds where to start — with a checkpoint manager,
+/// Sent `run_attempt`, it first asks every node whether the process that
+/// hosts it has the ops its tasks call (`check_ops`; a lack fails the
+/// attempt with `runtime_errc::unknown_op` before anything runs), then finds
+/// where to start — with a checkpoint manager,
 /// `resume_from_epoch` when given (an error when not committed), else the
 /// newest committed epoch, falling back to older committed epochs whose
 /// checkpoints do load, down to a start from scratch — then runs the init

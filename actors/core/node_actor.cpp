@@ -21,6 +21,7 @@
 #include <epochrt/actors/detail/timeouts.hpp>
 #include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/protocol.hpp>
+#include <epochrt/runtime/op_registry.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 #include <epochrt/runtime/worker_pool.hpp>
 #include <epochrt/runtime/workspace.hpp>
@@ -345,6 +346,15 @@ node_behavior(node_self_actor::pointer self, std::string name,
             ws->set(std::move(blob.name), std::move(blob.value));
           return {};
         });
+    },
+    [=](check_ops& msg) -> caf::result<void> {
+      for (auto& type : msg.types)
+        if (ops->find(type) == nullptr)
+          return make_error(runtime_errc::unknown_op,
+                            "node " + name + " has no op '" + type
+                              + "' where it runs: the process that hosts it "
+                                "must register every op its tasks call");
+      return caf::unit;
     },
     [=](ws_done_atom, uint64_t id, blob_values& values) {
       deliver_call(id, std::move(values));

@@ -199,4 +199,11 @@ caf::error check_fetch(const fetch_blobs& msg) {
   return {};
 }
 
+caf::error check_op_types(const check_ops& msg) {
+  for (auto& type : msg.types)
+    if (auto err = check_name(type, "op type"))
+      return err;
+  return {};
+}
+
 } // namespace epochrt

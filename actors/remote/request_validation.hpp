@@ -42,4 +42,7 @@ caf::error check_put(const put_blobs& msg, const request_limits& limits);
 /// Valid blob names.
 caf::error check_fetch(const fetch_blobs& msg);
 
+/// Valid op type names.
+caf::error check_op_types(const check_ops& msg);
+
 } // namespace epochrt

@@ -150,16 +150,19 @@ def test_a_daemon_in_this_process_serves_without_holding_the_gil(tmp_path):
     assert not server.serving
 
 
-def test_a_daemon_that_lacks_an_op_refuses_the_group_naming_the_op(
+def test_a_daemon_that_lacks_an_op_refuses_the_job_before_anything_runs(
         daemons, tmp_path):
     ops = python_ops()
     remote = {"a": daemons.python("a"),
               "b": daemons.python("b", "--builtins-only")}
     session = epochrt.DistributedSession(remote, ops=ops)
-    with pytest.raises(epochrt.JobFailed) as caught:
+    with pytest.raises(epochrt.BadInput) as caught:
         epochrt.JobRunner(mix_job(["a", "b"])).train(session)
-    assert caught.value.code == "rejected"
-    assert "unknown op 'Mix'" in str(caught.value)
+    assert caught.value.code == "unknown_op"
+    assert "node b has no op 'Mix' where it runs" in str(caught.value)
+    # Not even the init group ran: node a never got its x.
+    with pytest.raises(epochrt.BadInput, match="has no blob 'x'"):
+        session.fetch("a", "x")
 
 
 def test_stop_closes_the_port_and_is_idempotent(tmp_path):

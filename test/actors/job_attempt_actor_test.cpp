@@ -6,6 +6,7 @@
 #define BOOST_TEST_MODULE actors_job_attempt
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -23,6 +24,7 @@
 #include <epochrt/actors/core/node_actor.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
 
 using namespace epochrt;
 using epochrt::test::contains;
@@ -61,9 +63,46 @@ caf::behavior task_dropping(caf::event_based_actor* self, std::string what) {
   };
 }
 
+// A node whose process has no op at all: refuses every check_ops, and
+// counts the groups it is asked to run.
+caf::behavior lacking_every_op(caf::event_based_actor*,
+                               std::shared_ptr<std::atomic<int>> groups) {
+  return {
+    [](check_ops& msg) -> caf::result<void> {
+      return make_error(runtime_errc::unknown_op,
+                        "node a has no op '" + msg.types.front() + "'");
+    },
+    [groups](run_tasks& msg) {
+      ++*groups;
+      return tasks_done{msg.tasks.front().node, {}, {}};
+    },
+  };
+}
+
 } // namespace
 
 BOOST_FIXTURE_TEST_SUITE(job_attempt, scheduler_fixture)
+
+BOOST_AUTO_TEST_CASE(a_job_attempt_runs_nothing_on_a_node_that_lacks_an_op) {
+  auto groups = std::make_shared<std::atomic<int>>(0);
+  auto node = sys->spawn(lacking_every_op, groups);
+  job_attempt_config cfg;
+  cfg.job.name = "j";
+  auto init = task_on("init", "a");
+  init.steps.push_back(step_def{"s", {op_def{"Add", {}, {}, {}}}, 1, {}});
+  cfg.job.init_group.tasks.push_back(init);
+  cfg.job.epoch_group.tasks.push_back(task_on("step", "a"));
+  cfg.job.stop_conditions.push_back(stop_condition{"a", "stop"});
+  cfg.where.nodes = {{"a", stand_in<node_actor>(node)}};
+  auto attempt = spawn_job_attempt(*sys, cfg);
+  auto epochs = ask<job_result>(attempt, run_attempt{}, milliseconds(5000));
+  BOOST_REQUIRE(!epochs);
+  BOOST_TEST(epochs.error().category() == runtime_category);
+  BOOST_TEST(contains(error_text(epochs.error()), "node a has no op 'Add'"),
+             error_text(epochs.error()));
+  BOOST_TEST(groups->load() == 0);
+  caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+}
 
 BOOST_AUTO_TEST_CASE(a_job_attempt_refuses_a_job_whose_loop_could_not_end) {
   job_attempt_config cfg;

@@ -33,6 +33,7 @@
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/node_protocols.hpp>
 #include <epochrt/messages/protocol.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
 #include <epochrt/runtime/worker_pool.hpp>
 
 using namespace epochrt;
@@ -53,6 +54,8 @@ static_assert(std::is_same_v<reply_to<node_actor, run_tasks>,
 static_assert(std::is_same_v<reply_to<node_actor, fetch_blobs>,
                              caf::detail::type_list<blob_values>>);
 static_assert(std::is_same_v<reply_to<node_actor, cancel_tasks>,
+                             caf::detail::type_list<void>>);
+static_assert(std::is_same_v<reply_to<node_actor, check_ops>,
                              caf::detail::type_list<void>>);
 // Checkpoints are the persistence actor's; faults reach a node from its
 // own tasks, never from whoever holds its handle.
@@ -338,6 +341,20 @@ BOOST_AUTO_TEST_CASE(a_node_stores_and_fetches_blobs) {
   BOOST_TEST(got->blobs[0].name == "w");
   auto missing = ask<blob_values>(n, fetch_blobs{{"nope"}});
   BOOST_TEST(!missing);
+  caf::anon_send_exit(n, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_CASE(a_node_names_the_first_op_its_process_lacks) {
+  auto n = node();
+  auto known = ask<caf::unit_t>(n, check_ops{{"Add", "ConstantFill"}});
+  BOOST_TEST(static_cast<bool>(known), why(known));
+  auto unknown = ask<caf::unit_t>(n, check_ops{{"Add", "PyScale", "Nope"}});
+  BOOST_REQUIRE(!unknown);
+  BOOST_TEST(unknown.error().category() == runtime_category);
+  BOOST_TEST(unknown.error().code()
+             == static_cast<uint8_t>(runtime_errc::unknown_op));
+  BOOST_TEST(contains(why(unknown), "node n has no op 'PyScale' where it runs"),
+             why(unknown));
   caf::anon_send_exit(n, caf::exit_reason::user_shutdown);
 }
 

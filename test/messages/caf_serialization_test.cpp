@@ -74,6 +74,7 @@ void for_each_manager_sample(F&& f) {
   f(run_attempt{2, true});
   f(job_result{8});
   f(reset_workspace{"no usable checkpoint"});
+  f(check_ops{{"Add", "PyScale"}});
   f(begin_save{"trainer_0", 3, "/ckpt/trainer_0.3"});
   f(snapshot_taken{3});
   f(end_save{"trainer_0", 3});

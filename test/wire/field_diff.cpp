@@ -282,6 +282,11 @@ void field_diff::visit(const std::string& path, const put_blobs& x,
   field(path, "blobs", x.blobs, y.blobs);
 }
 
+void field_diff::visit(const std::string& path, const check_ops& x,
+                       const check_ops& y) {
+  field(path, "types", x.types, y.types);
+}
+
 void field_diff::visit(const std::string& path, const init_checkpoint& x,
                        const init_checkpoint& y) {
   field(path, "node", x.node, y.node);

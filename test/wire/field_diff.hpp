@@ -161,6 +161,7 @@ private:
   void visit(const std::string& path, const blob_values& x,
              const blob_values& y);
   void visit(const std::string& path, const put_blobs& x, const put_blobs& y);
+  void visit(const std::string& path, const check_ops& x, const check_ops& y);
   void visit(const std::string& path, const init_checkpoint& x,
              const init_checkpoint& y);
   void visit(const std::string& path, const blob_names& x, const blob_names& y);

@@ -365,6 +365,10 @@ put_blobs make_sample(type_tag<put_blobs>, const sample_handles&) {
   return put_blobs{{sample_blob("b"), sample_blob("w")}};
 }
 
+check_ops make_sample(type_tag<check_ops>, const sample_handles&) {
+  return check_ops{{"Add", "PyScale", tricky_text}};
+}
+
 init_checkpoint make_sample(type_tag<init_checkpoint>, const sample_handles&) {
   return init_checkpoint{"trainer_0",
                          "/tmp/ckpt/trainer_0.3",

@@ -26,8 +26,9 @@ using wire_types = std::tuple<
   tensor, op_def, step_def, task_def, task_group_def, channel_def,
   stop_condition, job_def, blob_entry, manifest, blob_chunk, checkpoint_stats,
   checkpoint_metadata, blob_value, run_tasks, cancel_tasks, task_output,
-  tasks_done, fetch_blobs, blob_values, put_blobs, init_checkpoint, blob_names,
-  save_checkpoint, load_checkpoint, check_checkpoint, checkpoint_status,
+  tasks_done, fetch_blobs, blob_values, put_blobs, check_ops, init_checkpoint,
+  blob_names, save_checkpoint, load_checkpoint, check_checkpoint,
+  checkpoint_status,
   // The job runner and checkpoint manager protocol.
   node_ref, ckpt_set_params, ckpt_init, ckpt_save, ckpt_load, ckpt_exists,
   ckpt_verify_copies, database_check, database_checks, ckpt_retain,
@@ -95,6 +96,7 @@ tasks_done make_sample(type_tag<tasks_done>, const sample_handles&);
 fetch_blobs make_sample(type_tag<fetch_blobs>, const sample_handles&);
 blob_values make_sample(type_tag<blob_values>, const sample_handles&);
 put_blobs make_sample(type_tag<put_blobs>, const sample_handles&);
+check_ops make_sample(type_tag<check_ops>, const sample_handles&);
 init_checkpoint make_sample(type_tag<init_checkpoint>, const sample_handles&);
 blob_names make_sample(type_tag<blob_names>, const sample_handles&);
 save_checkpoint make_sample(type_tag<save_checkpoint>, const sample_handles&);
