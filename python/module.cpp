@@ -30,6 +30,7 @@
 #include "multi_node_checkpoint_manager.hpp"
 #include "node_daemon.hpp"
 #include "op_registry.hpp"
+#include "output_slot.hpp"
 #include "runtime.hpp"
 #include "task_group_ref.hpp"
 #include "tensor_array.hpp"
@@ -121,6 +122,28 @@ arg_kind parse_arg_kind(const std::string& arg, const std::string& name) {
 }
 
 void bind_op_registry(py::module_& m) {
+  py::class_<output_slot, std::shared_ptr<output_slot>>(m, "OpOutput", R"doc(
+One output of a call of an op registered with fills_outputs: fill it
+with `reshape` (then write the array it returns in place) or `feed`. It
+serves its call only: after the call, every use raises BadInput.)doc")
+    .def("reshape", &output_slot::reshape, "shape"_a, "dtype"_a = "f32",
+         R"doc(
+A zero-filled writable array of `shape` and `dtype` ("f32", "f64", "i32",
+"i64", "u8", "bool"), which is the output as the op leaves it: no copy,
+unless the op keeps the array or a view of it past its call (then the
+output is a copy as the call ends). Replaces an earlier reshape or
+feed. Raises BadInput for another dtype or a negative dimension.)doc")
+    .def("feed", &output_slot::feed, "value"_a,
+         "Makes a copy of `value` (anything Session.put takes) the output.")
+    .def_property_readonly("data", &output_slot::data,
+                           "The array of the last reshape; None before one "
+                           "or after a feed.")
+    .def_property_readonly("name", &output_slot::name,
+                           "The blob the output is written to.")
+    .def("__repr__", [](const output_slot& self) {
+      return "<epochrt.OpOutput '" + self.name() + "'>";
+    });
+
   py::class_<op_registry, std::shared_ptr<op_registry>>(m, "OpRegistry",
                                                         R"doc(
 The op types a session runs and a job is checked against: epochrt's
@@ -142,7 +165,7 @@ raise BadInput there: its task holds the node's workspace).)doc")
       "register",
       [](op_registry& self, std::string type, py::function fn,
          py::handle inputs, py::handle outputs, py::object args,
-         std::string doc) {
+         bool fills_outputs, std::string doc) {
         auto [min_inputs, max_inputs] = arity(inputs, "inputs");
         auto [min_outputs, max_outputs] = arity(outputs, "outputs");
         std::vector<arg_spec> specs;
@@ -155,16 +178,20 @@ raise BadInput there: its task holds the node's workspace).)doc")
             specs.push_back(std::move(spec));
           }
         self.add(std::move(type), std::move(fn), min_inputs, max_inputs,
-                 min_outputs, max_outputs, std::move(specs), std::move(doc));
+                 min_outputs, max_outputs, std::move(specs), fills_outputs,
+                 std::move(doc));
       },
       "type"_a, "fn"_a, py::kw_only(), "inputs"_a = py::none(), "outputs"_a = 1,
-      "args"_a = py::none(), "doc"_a = "", R"doc(
+      "args"_a = py::none(), "fills_outputs"_a = false, "doc"_a = "", R"doc(
 Registers `fn` as op `type`. `inputs` and `outputs`: None (any number), a
 count, or (min, max) with max None for no bound. `args`: the arguments a
 call may give, {name: kind}, kind one of integer, number, boolean,
 string, integer_list, number_list, string_list, path; all optional, passed
-to fn as keyword arguments only when the call gives them. Raises BadInput
-for a type already registered or a registry already in use.)doc")
+to fn as keyword arguments only when the call gives them. fn returns
+the call's output, a tuple of its outputs, or None; with `fills_outputs`,
+fn gets one OpOutput per output after its inputs, fills each (reshape,
+feed) and returns None, as Caffe2's Python op did. Raises BadInput for a
+type already registered or a registry already in use.)doc")
     .def("types", &op_registry::types, "Every op type, sorted.")
     .def("__contains__",
          [](const op_registry& self, const std::string& type) {
@@ -329,6 +356,28 @@ when a TaskGroup takes the task.)doc")
       return "<epochrt.Task '" + self.name + "' on '" + self.node + "'>";
     });
 
+  py::class_<channel_def>(m, "Channel", R"doc(
+A channel (Caffe2's BlobsQueue): a bounded FIFO queue hosted by `node`
+whose items are one blob per name in `blobs`. Tasks of a group on any
+node use it by name with the ops EnqueueBlobs, DequeueBlobs,
+SafeDequeueBlobs and CloseBlobsQueue; each run of a group that uses it
+gets it empty and open, and must leave it closed and empty. A put waits
+while it holds `capacity` items. Add one to a job with Job.add_channel.)doc")
+    .def(py::init([](std::string name, std::string node,
+                     std::vector<std::string> blobs, int64_t capacity) {
+           return channel_def{std::move(name), std::move(node), capacity,
+                              std::move(blobs)};
+         }),
+         "name"_a, "node"_a, "blobs"_a, py::kw_only(), "capacity"_a = 1)
+    .def_readonly("name", &channel_def::name)
+    .def_readonly("node", &channel_def::node)
+    .def_readonly("capacity", &channel_def::capacity)
+    .def_readonly("blobs", &channel_def::blobs)
+    .def(py::self == py::self)
+    .def("__repr__", [](const channel_def& self) {
+      return "<epochrt.Channel '" + self.name + "' on '" + self.node + "'>";
+    });
+
   py::class_<task_group_ref>(m, "TaskGroup", R"doc(
 One of a job's groups (Caffe2's TaskGroup): its tasks run on their nodes,
 those of one node concurrently, nodes in parallel. Refers to its job,
@@ -425,6 +474,17 @@ and two jobs compare equal when their definitions are.)doc")
         return result;
       },
       "(node, blob) pairs.")
+    .def("add_channel", &job::add_channel, "channel"_a,
+         "Declares a copy of `channel` for the tasks of any group. Checked "
+         "with the job (validate, train) as a job file's channels are: "
+         "unique names, a capacity from 1, at least one blob, and ops that "
+         "use it as it is declared.")
+    .def_property_readonly(
+      "channels",
+      [](const job& self) {
+        return self.channels();
+      },
+      "Copies of the channels, in the order they were added.")
     .def("set_nodes_to_checkpoint", &job::set_nodes_to_checkpoint, "nodes"_a,
          "Checkpoint exactly these nodes; [] restores the default, the "
          "nodes of the init group.")

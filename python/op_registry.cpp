@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include "errors.hpp"
+#include "output_slot.hpp"
 #include "tensor_array.hpp"
 
 namespace py = pybind11;
@@ -106,6 +107,25 @@ std::vector<tensor> outputs_of(const op_context& ctx,
   return outputs;
 }
 
+// The outputs of a call of an op that fills them: one slot per output,
+// passed after the inputs; the op returns None.
+std::vector<tensor>
+filled_outputs(const op_context& ctx, const py::object& result,
+               std::vector<std::shared_ptr<output_slot>>& slots) {
+  if (!result.is_none())
+    throw std::runtime_error("returned a value, but an op that fills its "
+                             "outputs returns None");
+  std::vector<tensor> outputs;
+  for (size_t i = 0; i < ctx.output_count(); ++i) {
+    auto value = slots[i]->take();
+    if (!value)
+      throw std::runtime_error("output '" + slots[i]->name()
+                               + "' was neither reshaped nor fed");
+    outputs.push_back(std::move(*value));
+  }
+  return outputs;
+}
+
 // The exception as Python prints it: the traceback, then the type and the
 // message.
 std::string traceback_text(const py::error_already_set& ex) {
@@ -132,9 +152,9 @@ std::string traceback_text(const py::error_already_set& ex) {
 // node's workspace and takes the GIL for the call only.
 class python_op {
 public:
-  python_op(py::function fn, std::vector<arg_spec> args)
-    : fn_(std::make_shared<held_object>(std::move(fn))),
-      args_(std::move(args)) {}
+  python_op(py::function fn, std::vector<arg_spec> args, bool fills_outputs)
+    : fn_(std::make_shared<held_object>(std::move(fn))), args_(std::move(args)),
+      fills_outputs_(fills_outputs) {}
 
   caf::error operator()(op_context& ctx) const {
     if (!interpreter_alive())
@@ -158,8 +178,30 @@ public:
       for (auto& spec : args_)
         if (ctx.has_arg(spec.name))
           kwargs[py::str(spec.name)] = arg_value(ctx, spec);
-      auto result = fn_->get()(*inputs, **kwargs);
-      auto outputs = outputs_of(ctx, result);
+      std::vector<tensor> outputs;
+      if (fills_outputs_) {
+        std::vector<std::shared_ptr<output_slot>> slots;
+        py::tuple args(ctx.input_count() + ctx.output_count());
+        for (size_t i = 0; i < ctx.input_count(); ++i)
+          args[i] = inputs[i];
+        for (size_t i = 0; i < ctx.output_count(); ++i) {
+          slots.push_back(std::make_shared<output_slot>(ctx.def().outputs[i]));
+          args[ctx.input_count() + i] = py::cast(slots.back());
+        }
+        // A slot is over once its call is, whoever still holds it.
+        struct close_slots {
+          std::vector<std::shared_ptr<output_slot>>& slots;
+          ~close_slots() {
+            for (auto& slot : slots)
+              (void)slot->take();
+          }
+        } closer{slots};
+        auto result = fn_->get()(*args, **kwargs);
+        outputs = filled_outputs(ctx, result, slots);
+      } else {
+        auto result = fn_->get()(*inputs, **kwargs);
+        outputs = outputs_of(ctx, result);
+      }
       for (size_t i = 0; i < outputs.size(); ++i)
         ctx.set_output(i, std::move(outputs[i]));
       return {};
@@ -176,6 +218,7 @@ private:
   // reference count without the GIL.
   std::shared_ptr<held_object> fn_;
   std::vector<arg_spec> args_;
+  bool fills_outputs_;
 };
 
 } // namespace
@@ -189,7 +232,8 @@ op_registry::op_registry()
 
 void op_registry::add(std::string type, py::function fn, int min_inputs,
                       int max_inputs, int min_outputs, int max_outputs,
-                      std::vector<arg_spec> args, std::string doc) {
+                      std::vector<arg_spec> args, bool fills_outputs,
+                      std::string doc) {
   if (frozen_)
     throw_if(make_error(runtime_errc::bad_argument,
                         "op '" + type
@@ -204,7 +248,7 @@ void op_registry::add(std::string type, py::function fn, int min_inputs,
   schema.min_outputs = min_outputs;
   schema.max_outputs = max_outputs;
   schema.args = args;
-  schema.fn = python_op{std::move(fn), std::move(args)};
+  schema.fn = python_op{std::move(fn), std::move(args), fills_outputs};
   throw_if(registry_->add(std::move(schema)), error_kind::bad_input);
 }
 

@@ -16,7 +16,9 @@ namespace epochrt::python {
 /// inputs as read-only NumPy arrays (views of the blobs, no copy, for
 /// numeric and bool tensors) and its declared arguments as keyword
 /// arguments, and returns its outputs: the output itself for an op of one
-/// output, a tuple or list of them for several, None for none.
+/// output, a tuple or list of them for several, None for none. An op added
+/// with `fills_outputs` gets an `output_slot` per output after its inputs
+/// instead, fills them and returns None.
 ///
 /// The registry is complete once something uses it: `freeze`, which a
 /// session or a job load calls, makes every later `add` fail, because
@@ -44,7 +46,7 @@ public:
   /// registered, a builtin's name, bounds that contradict each other).
   void add(std::string type, pybind11::function fn, int min_inputs,
            int max_inputs, int min_outputs, int max_outputs,
-           std::vector<arg_spec> args, std::string doc);
+           std::vector<arg_spec> args, bool fills_outputs, std::string doc);
 
   /// The registry, complete from now on.
   std::shared_ptr<const epochrt::op_registry> freeze();

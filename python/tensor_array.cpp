@@ -135,6 +135,19 @@ py::array to_readonly_ndarray(std::shared_ptr<const tensor> value) {
   return result;
 }
 
+py::array to_writable_ndarray(std::shared_ptr<tensor> value) {
+  auto owner = std::make_unique<std::shared_ptr<tensor>>(std::move(value));
+  auto& elements = **owner;
+  auto type = numpy_dtype(elements.type);
+  std::vector<py::ssize_t> shape(elements.shape.begin(), elements.shape.end());
+  void* bytes = elements.data.data();
+  py::capsule base{owner.get(), [](void* ptr) {
+                     delete static_cast<std::shared_ptr<tensor>*>(ptr);
+                   }};
+  owner.release();
+  return py::array{type, std::move(shape), bytes, base};
+}
+
 tensor from_ndarray(py::handle object) {
   auto arr = py::array::ensure(object);
   if (!arr) {

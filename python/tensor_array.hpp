@@ -26,6 +26,11 @@ pybind11::array to_ndarray(tensor&& value);
 /// to one raises ValueError instead of changing a blob behind epochrt.
 pybind11::array to_readonly_ndarray(std::shared_ptr<const tensor> value);
 
+/// A writable NumPy view of `value`'s elements that shares it, for the
+/// outputs a Python op fills: the array holds `value` alive however long
+/// Python keeps it. Precondition: `value` is not a string tensor.
+pybind11::array to_writable_ndarray(std::shared_ptr<tensor> value);
+
 /// The tensor of `object`, anything `numpy.asarray` takes: float32,
 /// float64, int32, int64, uint8 and bool arrays as the tensor of that
 /// dtype (one copy of the bytes, in C order, native byte order); arrays of

@@ -1,5 +1,7 @@
 """Jobs built in Python: Job, TaskGroup, Task, Step, Op, epoch_limiter."""
 
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -194,3 +196,67 @@ def test_a_python_op_in_a_job_built_in_python():
     session = epochrt.LocalSession(worker_threads=2, ops=ops)
     epochrt.JobRunner(job).train(session)
     np.testing.assert_array_equal(session.fetch("n", "y"), [1.0, 4.0, 9.0])
+
+
+def reader_and_trainer(capacity=2):
+    """A reader task deals four batches through a channel to a trainer task
+    on another node, which sums them."""
+    job = epochrt.Job("dealt")
+    job.add_channel(epochrt.Channel("batches", "trainer", ["x"],
+                                    capacity=capacity))
+    job.init_group.add_task(epochrt.Task("trainer", [
+        epochrt.Op("ConstantFill", outputs=["total"], shape=[1], value=0,
+                   dtype="i64")], name="init"))
+    job.epoch_group.add_task(epochrt.Task("reader", steps=[
+        epochrt.Step([
+            epochrt.Op("GivenTensorFill", outputs=["x"], shape=[1],
+                       values=[5], dtype="i64"),
+            epochrt.Op("EnqueueBlobs", ["x"], channel="batches"),
+        ], name="deal", num_iter=4),
+        epochrt.Step([epochrt.Op("CloseBlobsQueue", channel="batches")],
+                     name="close"),
+    ], name="read", workspace_type="private"))
+    job.epoch_group.add_task(epochrt.Task("trainer", steps=[
+        epochrt.Step([
+            epochrt.Op("SafeDequeueBlobs", outputs=["x", "done"],
+                       channel="batches"),
+            epochrt.Op("Add", ["total", "x"], ["total"]),
+        ], name="sum", num_iter=0, stop_blob="done"),
+    ], name="train", workspace_type="private"))
+    epochrt.epoch_limiter(job, 2)
+    return job
+
+
+def test_a_channel_added_in_python_carries_items_between_nodes():
+    job = reader_and_trainer()
+    assert job.channels == [epochrt.Channel("batches", "trainer", ["x"],
+                                            capacity=2)]
+    session = epochrt.LocalSession()
+    assert epochrt.JobRunner(job).train(session) == 2
+    # Two epochs of four batches of 5; the last dequeue (done) adds nothing.
+    assert session.fetch("trainer", "total").tolist() == [40]
+
+
+def test_a_job_file_s_channels_load_as_channels():
+    job = epochrt.Job.load(
+        str(pathlib.Path(__file__).resolve().parents[2] / "examples" / "jobs"
+            / "reader_pipeline.json"))
+    assert [c.name for c in job.channels][:2] == ["batches_trainer_0",
+                                                  "batches_trainer_1"]
+    first = job.channels[0]
+    assert (first.node, first.capacity, first.blobs) == ("trainer_0", 4,
+                                                          ["x", "y"])
+
+
+def test_a_channel_with_no_room_is_refused_with_its_field():
+    job = reader_and_trainer(capacity=0)
+    with pytest.raises(epochrt.BadInput, match=r"channels\[0\]\.capacity"):
+        job.validate()
+
+
+def test_an_op_that_names_an_undeclared_channel_is_refused():
+    job = reader_and_trainer()
+    job.exit_group.add_task(epochrt.Task("reader", [
+        epochrt.Op("CloseBlobsQueue", channel="nowhere")]))
+    with pytest.raises(epochrt.BadInput, match="nowhere"):
+        job.validate()

@@ -111,6 +111,93 @@ def test_an_op_of_several_outputs_returns_a_tuple_of_them():
     np.testing.assert_array_equal(b, [2, 3])
 
 
+def test_an_op_that_fills_its_outputs_reshapes_and_writes_them_in_place():
+    ops = epochrt.OpRegistry()
+
+    def split(x, head, tail):
+        head.reshape([1], "f64")[:] = x[:1]
+        values = tail.reshape([2], "i32")
+        values[:] = x[1:]
+        assert tail.data is not None and tail.name == "b"
+
+    ops.register("Split", split, inputs=1, outputs=2, fills_outputs=True)
+    job = job_of(ops, init_ops=[
+        fill("x", [1.0, 2.0, 3.0]),
+        {"type": "Split", "inputs": ["x"], "outputs": ["a", "b"]}])
+    _, session = run(job, ops)
+    np.testing.assert_array_equal(session.fetch("n", "a"), [1.0])
+    b = session.fetch("n", "b")
+    assert b.dtype == np.int32
+    np.testing.assert_array_equal(b, [2, 3])
+
+
+def test_an_op_that_fills_its_output_may_feed_it_a_value():
+    ops = epochrt.OpRegistry()
+    ops.register("Name", lambda out: out.feed(np.array(["w"], dtype=object)),
+                 inputs=0, outputs=1, fills_outputs=True)
+    job = job_of(ops, init_ops=[{"type": "Name", "outputs": ["s"]}])
+    _, session = run(job, ops)
+    assert session.fetch("n", "s").tolist() == [b"w"]
+
+
+def test_an_array_an_op_keeps_past_its_call_does_not_change_the_blob():
+    ops = epochrt.OpRegistry()
+    kept = []
+
+    def keep(out):
+        values = out.reshape([2], "i64")
+        values[:] = [4, 5]
+        kept.append(values[1:])  # a view of the output's array
+
+    ops.register("Keep", keep, inputs=0, outputs=1, fills_outputs=True)
+    job = job_of(ops, init_ops=[{"type": "Keep", "outputs": ["k"]}])
+    _, session = run(job, ops)
+    kept[0][0] = 99
+    assert session.fetch("n", "k").tolist() == [4, 5]
+
+
+def test_an_output_not_filled_fails_the_job_naming_it():
+    ops = epochrt.OpRegistry()
+    ops.register("Lazy", lambda a, b: a.reshape([1]), inputs=0, outputs=2,
+                 fills_outputs=True)
+    job = job_of(ops, init_ops=[{"type": "Lazy", "outputs": ["y", "z"]}])
+    with pytest.raises(epochrt.JobFailed) as caught:
+        run(job, ops)
+    assert "returned a value, but an op that fills its outputs returns " \
+        "None" in str(caught.value)
+    ops = epochrt.OpRegistry()
+    ops.register("Lazy", lambda a, b: a.feed([1.0]), inputs=0, outputs=2,
+                 fills_outputs=True)
+    job = job_of(ops, init_ops=[{"type": "Lazy", "outputs": ["y", "z"]}])
+    with pytest.raises(epochrt.JobFailed) as caught:
+        run(job, ops)
+    assert "output 'z' was neither reshaped nor fed" in str(caught.value)
+
+
+def test_an_output_used_after_its_call_or_reshaped_badly_raises_bad_input():
+    ops = epochrt.OpRegistry()
+    slots, errors = [], []
+
+    def probe(out):
+        slots.append(out)
+        for shape, dtype in (([-1], "f32"), ([2], "string"), ([2], "f16")):
+            try:
+                out.reshape(shape, dtype)
+            except epochrt.BadInput as e:
+                errors.append(str(e))
+        out.reshape([1])
+
+    ops.register("Probe", probe, inputs=0, outputs=1, fills_outputs=True)
+    run(job_of(ops, init_ops=[{"type": "Probe", "outputs": ["p"]}]), ops)
+    assert len(errors) == 3
+    assert "negative dimension -1" in errors[0]
+    assert "not 'string'" in errors[1] and "not 'f16'" in errors[2]
+    with pytest.raises(epochrt.BadInput, match="the op's call is over"):
+        slots[0].reshape([1])
+    with pytest.raises(epochrt.BadInput, match="the op's call is over"):
+        slots[0].feed([1.0])
+
+
 def test_string_inputs_arrive_as_bytes_and_str_outputs_become_strings():
     ops = epochrt.OpRegistry()
     ops.register("Upper", lambda s: np.array([v.upper() for v in s],
