@@ -20,7 +20,10 @@ Prints name=value lines, each the median of --runs runs:
   before (a memcpy); the ratio is memcpy time / fetch time, the target
   >= 0.5. Also beside a copy into a new array (numpy.array(copy=True):
   allocation and first-touch page faults, the least any fetch into a new
-  array pays), fetch_vs_new_copy_ratio.
+  array pays), fetch_vs_new_copy_ratio. fetch_into: fetch(out=...) into
+  an array written before, as a loop that fetches every epoch does (one
+  memcpy from the blob); fetch_shared: fetch(copy=False), a read-only
+  array that shares the blob (no copy); each with its ratio to memcpy.
 
 Figures from a loaded machine are indicative only.
 """
@@ -82,11 +85,22 @@ def bench_fetch(args, session):
                    dtype="f64")]))
     epochrt.epoch_limiter(job, 1)
     epochrt.JobRunner(job).train(session)
-    fetches, copies, new_copies = [], [], []
+    fetches, copies, new_copies, intos, shares = [], [], [], [], []
     source = numpy.full(count, 1.5)
     target = numpy.empty_like(source)
     numpy.copyto(target, source)  # pages touched before timing
+    into = numpy.empty_like(source)
+    numpy.copyto(into, source)
     for _ in range(args.runs):
+        start = time.perf_counter()
+        session.fetch("n", "big", out=into)
+        intos.append(time.perf_counter() - start)
+        assert into[-1] == 1.5
+        start = time.perf_counter()
+        shared = session.fetch("n", "big", copy=False)
+        shares.append(time.perf_counter() - start)
+        assert shared[-1] == 1.5
+        del shared
         start = time.perf_counter()
         value = session.fetch("n", "big")
         fetches.append(time.perf_counter() - start)
@@ -111,6 +125,12 @@ def bench_fetch(args, session):
     print("new_copy_ms=%.1f" % (new_copy_s * 1e3))
     print("fetch_vs_memcpy_ratio=%.2f" % (copy_s / fetch_s))
     print("fetch_vs_new_copy_ratio=%.2f" % (new_copy_s / fetch_s))
+    into_s = statistics.median(intos)
+    shared_s = statistics.median(shares)
+    print("fetch_into_ms=%.1f" % (into_s * 1e3))
+    print("fetch_into_vs_memcpy_ratio=%.2f" % (copy_s / into_s))
+    print("fetch_shared_ms=%.3f" % (shared_s * 1e3))
+    print("fetch_shared_vs_memcpy_ratio=%.0f" % (copy_s / shared_s))
     print("fetch_target_ratio=0.5")
 
 

@@ -579,18 +579,41 @@ What LocalSession and DistributedSession share: the nodes a job runs on,
 their blobs read and written with fetch and put.)doc")
     .def(
       "fetch",
-      [](session& self, const std::string& node, const std::string& blob) {
+      [](session& self, const std::string& node, const std::string& blob,
+         bool copy, std::optional<py::array> out) -> py::array {
+        if (out || !copy) {
+          auto value = [&] {
+            py::gil_scoped_release release;
+            return self.fetch_shared(node, blob);
+          }();
+          if (!out)
+            return to_readonly_ndarray(std::move(value));
+          copy_into(*value, *out);
+          return *out;
+        }
+        // One copy, from the blob itself where the node is in this process
+        // (through the node actor's reply a large blob was copied thrice),
+        // into memory NumPy allocates (with huge pages where it can).
         auto value = [&] {
           py::gil_scoped_release release;
-          return self.fetch(node, blob);
+          return self.fetch_shared(node, blob);
         }();
-        return to_ndarray(std::move(value));
+        return copy_to_ndarray(*value);
       },
-      "node"_a, "blob"_a, R"doc(
+      "node"_a, "blob"_a, py::kw_only(), "copy"_a = true, "out"_a = py::none(),
+      R"doc(
 A copy of blob `blob` of node `node` as a new NumPy array of the blob's
 dtype (float32, float64, int32, int64, uint8, bool) and shape, with no
 conversion of its elements; strings as an array of dtype object holding
-bytes. Raises BadInput when the node has no such blob.)doc")
+bytes. Raises BadInput when the node has no such blob.
+
+With `out`, an array of the blob's dtype and shape (writable,
+C-contiguous), the elements are copied into it instead, and it is
+returned: a loop that fetches every epoch reuses its memory. With
+copy=False, a read-only array that shares the blob itself, no copy, for
+a node in this process (the node writes a copy of a blob while anyone
+holds it, so the array never changes); a node on a daemon sends a copy.
+Raises TypeError or ValueError for an `out` that does not fit.)doc")
     .def(
       "put",
       [](session& self, const std::string& node, const std::string& blob,

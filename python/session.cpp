@@ -28,6 +28,20 @@ tensor session::fetch(const std::string& node, const std::string& blob) {
   return std::move(*result);
 }
 
+std::shared_ptr<const tensor> session::fetch_shared(const std::string& node,
+                                                    const std::string& blob) {
+  check_not_in_python_op((std::string{python_name_} + ".fetch").c_str());
+  if (auto* local = dynamic_cast<epochrt::local_session*>(session_.get()))
+    if (auto ws = local->workspace_of(node)) {
+      if (auto value = ws->get(blob))
+        return value;
+      throw error(make_error(runtime_errc::missing_blob,
+                             "node " + node + " has no blob '" + blob + "'"),
+                  error_kind::error);
+    }
+  return std::make_shared<const tensor>(fetch(node, blob));
+}
+
 void session::put(const std::string& node, const std::string& blob,
                   tensor value) {
   check_not_in_python_op((std::string{python_name_} + ".put").c_str());

@@ -116,6 +116,18 @@ py::array to_ndarray(tensor&& value) {
   return py::array{type, std::move(shape), bytes, base};
 }
 
+py::array copy_to_ndarray(const tensor& value) {
+  if (value.type == dtype::string)
+    return strings_to_ndarray(value);
+  std::vector<py::ssize_t> shape(value.shape.begin(), value.shape.end());
+  py::array result{numpy_dtype(value.type), std::move(shape)};
+  auto* target = result.mutable_data();
+  py::gil_scoped_release release;
+  if (!value.data.empty())
+    std::memcpy(target, value.data.data(), value.data.size());
+  return result;
+}
+
 py::array to_readonly_ndarray(std::shared_ptr<const tensor> value) {
   if (value->type == dtype::string)
     return strings_to_ndarray(*value);
@@ -146,6 +158,27 @@ py::array to_writable_ndarray(std::shared_ptr<tensor> value) {
                    }};
   owner.release();
   return py::array{type, std::move(shape), bytes, base};
+}
+
+void copy_into(const tensor& value, py::array& out) {
+  if (value.type == dtype::string)
+    throw py::type_error("out= takes a numeric or bool blob; this one holds "
+                         "strings");
+  dtype type = dtype::f32;
+  auto order = out.dtype().attr("byteorder").cast<std::string>();
+  if (!numeric_dtype_of(out, type) || type != value.type || order == ">")
+    throw py::type_error("out has dtype " + std::string{py::str(out.dtype())}
+                         + ", the blob "
+                         + std::string{py::str(numpy_dtype(value.type))});
+  std::vector<int64_t> shape(out.shape(), out.shape() + out.ndim());
+  if (shape != value.shape)
+    throw py::value_error("out has another shape than the blob's");
+  if ((out.flags() & py::array::c_style) == 0 || !out.writeable())
+    throw py::value_error("out must be writable and C-contiguous");
+  auto* target = out.mutable_data();
+  py::gil_scoped_release release;
+  if (!value.data.empty())
+    std::memcpy(target, value.data.data(), value.data.size());
 }
 
 tensor from_ndarray(py::handle object) {

@@ -19,6 +19,11 @@ namespace epochrt::python {
 /// may not be UTF-8 (Caffe2 fetched them as bytes too).
 pybind11::array to_ndarray(tensor&& value);
 
+/// A new NumPy array of `value`'s elements, in its dtype and shape, in
+/// memory NumPy allocates, filled without the GIL: the copy `fetch` makes.
+/// Strings as `to_ndarray` gives them.
+pybind11::array copy_to_ndarray(const tensor& value);
+
 /// A read-only NumPy view of `value`'s elements that shares it: no copy
 /// for numeric and bool tensors (the array holds `value` alive however
 /// long Python keeps it), a new object array of `bytes` for strings. For
@@ -30,6 +35,13 @@ pybind11::array to_readonly_ndarray(std::shared_ptr<const tensor> value);
 /// outputs a Python op fills: the array holds `value` alive however long
 /// Python keeps it. Precondition: `value` is not a string tensor.
 pybind11::array to_writable_ndarray(std::shared_ptr<tensor> value);
+
+/// Copies `value`'s elements into `out`, which must be a writable
+/// C-contiguous array of its dtype (native byte order) and shape; without
+/// the GIL while it copies. Throws pybind11::type_error for another dtype
+/// or a string tensor, pybind11::value_error for another shape or an
+/// array that is read-only or not C-contiguous.
+void copy_into(const tensor& value, pybind11::array& out);
 
 /// The tensor of `object`, anything `numpy.asarray` takes: float32,
 /// float64, int32, int64, uint8 and bool arrays as the tensor of that

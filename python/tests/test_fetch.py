@@ -100,3 +100,47 @@ def test_fetch_of_a_missing_blob_raises_bad_input_naming_it(filled_session):
         filled_session.fetch("n", "absent")
     assert caught.value.code == "missing_blob"
     assert "absent" in str(caught.value)
+
+
+@pytest.mark.parametrize("name", sorted(FILLED))
+def test_fetch_into_out_fills_the_array_given_and_returns_it(
+        filled_session, name):
+    numpy_type, values = FILLED[name]
+    out = np.zeros((2, 3), dtype=numpy_type)
+    got = filled_session.fetch("n", name, out=out)
+    assert got is out
+    np.testing.assert_array_equal(out, np.array(values, dtype=numpy_type)
+                                  .reshape(2, 3))
+
+
+def test_fetch_into_an_out_that_does_not_fit_raises(filled_session):
+    with pytest.raises(TypeError, match="float32"):
+        filled_session.fetch("n", "f64", out=np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError, match="shape"):
+        filled_session.fetch("n", "f64", out=np.zeros(6))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        filled_session.fetch("n", "f64", out=np.zeros((3, 2)).T)
+    read_only = np.zeros((2, 3))
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="writable"):
+        filled_session.fetch("n", "f64", out=read_only)
+    with pytest.raises(epochrt.BadInput, match="has no blob 'nope'"):
+        filled_session.fetch("n", "nope", out=np.zeros(1))
+
+
+def test_fetch_without_a_copy_shares_the_blob_read_only():
+    session = epochrt.LocalSession(worker_threads=2)
+    session.put("n", "w", np.arange(4.0))
+    shared = session.fetch("n", "w", copy=False)
+    np.testing.assert_array_equal(shared, [0.0, 1.0, 2.0, 3.0])
+    assert not shared.flags.writeable
+    assert shared.base is not None  # a view of the blob, not a copy
+    # The node writes a copy while the array holds the blob.
+    job = epochrt.Job.from_json(json.dumps({
+        "name": "add", "epoch_limit": 1, "init": [{"node": "n", "ops": [
+            {"type": "Add", "inputs": ["w", "w"], "outputs": ["w"]}]}]}))
+    epochrt.JobRunner(job).train(session)
+    np.testing.assert_array_equal(shared, [0.0, 1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(session.fetch("n", "w"), [0, 2, 4, 6])
+    with pytest.raises(epochrt.BadInput, match="has no blob 'nope'"):
+        session.fetch("n", "nope", copy=False)
