@@ -191,7 +191,7 @@ basic_checkpoint_manager::remove_old_checkpoints(size_t keep_last) {
   if (!result)
     return std::move(result.error());
   return gc_report{std::move(result->kept), std::move(result->removed),
-                          result->bytes};
+                   result->bytes};
 }
 
 caf::expected<bool> basic_checkpoint_manager::load_blobs_locally(
