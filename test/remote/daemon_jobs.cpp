@@ -23,11 +23,12 @@ process_result cli(const std::vector<std::string>& args) {
   return process_runner{EPOCHRT_CLI, 60s}.run(args);
 }
 
-std::string write_paced_job(const temp_dir& dir) {
+std::string write_paced_job(const temp_dir& dir, int pause_ms) {
   auto text = process::read_text(pipeline3);
   text = std::regex_replace(text, std::regex{"\"ops\": \\["},
                             "\"ops\": [{\"type\": \"Sleep\", \"args\": "
-                            "{\"ms\": 150}},");
+                            "{\"ms\": "
+                              + std::to_string(pause_ms) + "}},");
   auto path = dir.sub("paced.json");
   std::ofstream{path} << text;
   return path;
@@ -55,8 +56,7 @@ std::string add_to_total(const std::string& blob, int amount) {
 
 std::string with_download_and_exit(bool victim_downloads,
                                    bool kill_in_download) {
-  auto text
-    = process::read_text(pipeline3);
+  auto text = process::read_text(pipeline3);
   std::string download;
   std::string exit;
   for (int node = 0; node < 3; ++node) {

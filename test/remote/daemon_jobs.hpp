@@ -26,9 +26,10 @@ extern const std::string final_total;
 /// The `epochrt` command of this build with `args`, bounded to 60 s.
 process_result cli(const std::vector<std::string>& args);
 
-/// pipeline3.json with a pause before every task, so that a daemon can be
-/// killed or frozen in the middle of an epoch; written into `dir`.
-std::string write_paced_job(const temp_dir& dir);
+/// pipeline3.json with a pause of `pause_ms` before every task, so that a
+/// daemon can be killed or frozen in the middle of an epoch; written into
+/// `dir`.
+std::string write_paced_job(const temp_dir& dir, int pause_ms = 150);
 
 /// pipeline3.json (totals 145 after epoch 4) with a download group that
 /// adds 1000 to every total and an exit group that adds 1: 1146 on every

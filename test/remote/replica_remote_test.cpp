@@ -485,7 +485,10 @@ BOOST_FIXTURE_TEST_CASE(an_unreachable_daemon_fails_verification,
 
 BOOST_AUTO_TEST_CASE(verification_beside_a_running_job_is_refused_unharmed) {
   three_daemons d;
-  auto args = d.run_args(write_paced_job(d.dir), {"--replicas", "1"});
+  // Three epochs of 1.5 s each after epoch 1 is committed: the verify's
+  // process starts and attaches well within them, even under ASan (with
+  // 150 ms, the job once ended first and the verify passed).
+  auto args = d.run_args(write_paced_job(d.dir, 1500), {"--replicas", "1"});
   auto run = d.start_run(args);
   BOOST_REQUIRE(d.reached("checkpoint of epoch 1 committed", 30s));
   std::vector<std::string> verify{"ckpt", "verify", args[3]};
