@@ -107,19 +107,19 @@ py::dict ckpt_verify(const std::string& dir) {
     if (!damage.empty())
       problems.push_back(dir + "/" + file_metadata_handler::file_name + ": "
                          + damage);
-    if (!metadata.committed_epochs.empty()) {
-      auto nodes = checkpointed_nodes(metadata, listing_of(dir));
-      for (auto epoch : metadata.committed_epochs) {
-        auto prefix = "epoch " + std::to_string(epoch) + ": ";
-        auto& found = epochs[epoch];
-        if (nodes.empty())
-          problems.push_back(prefix + "no node has a database");
-        for (auto& node : nodes) {
-          auto& problem = found[node];
-          if (auto err = verify_checkpoint(dir, node, epoch)) {
-            problem = coded_error_text(err);
-            problems.push_back(prefix + node + ": " + *problem);
-          }
+    auto verified = verify_committed(dir, metadata);
+    if (!verified)
+      throw error(verified.error(), error_kind::error);
+    for (auto& [epoch, nodes] : *verified) {
+      auto prefix = "epoch " + std::to_string(epoch) + ": ";
+      auto& found = epochs[epoch];
+      if (nodes.empty())
+        problems.push_back(prefix + "no node has a database");
+      for (auto& [node, err] : nodes) {
+        auto& problem = found[node];
+        if (err) {
+          problem = coded_error_text(err);
+          problems.push_back(prefix + node + ": " + *problem);
         }
       }
     }

@@ -15,6 +15,7 @@
 
 #include "tools/cli_output.hpp"
 #include "tools/daemon_checkpoints.hpp"
+#include <epochrt/actors/api/checkpoint_contents.hpp>
 #include <epochrt/messages/tensor.hpp>
 #include <epochrt/persistence/checkpoint_listing.hpp>
 #include <epochrt/persistence/checkpoint_reader.hpp>
@@ -35,21 +36,6 @@ bool check_directory(const std::string& dir) {
     return true;
   print_error(dir + ": not a directory");
   return false;
-}
-
-/// Checks one node's database of one epoch: it exists, is complete, and
-/// every digest in it checks out. The problem, or an empty string.
-std::string check_database(const std::string& dir, const std::string& node,
-                           int64_t epoch) {
-  auto path = checked_db_name(epoch, node, dir);
-  if (!path)
-    return describe(path.error());
-  auto reader = checkpoint_reader::open(*path);
-  if (!reader)
-    return describe(reader.error());
-  if (auto err = (*reader)->verify())
-    return describe(err);
-  return {};
 }
 
 std::string hex_digest(uint64_t digest) {
@@ -321,28 +307,25 @@ int ckpt_verify(const ckpt_verify_options& opts) {
     std::cout << "no committed epochs" << std::endl;
     return fell_back ? exit_failure : exit_ok;
   }
-  auto listing = list_checkpoints(dir);
-  if (!listing) {
-    print_error(dir + ": " + describe(listing.error()));
+  auto epochs = verify_committed(dir, *metadata);
+  if (!epochs) {
+    print_error(dir + ": " + describe(epochs.error()));
     return exit_failure;
   }
-  auto nodes = checkpointed_nodes(*metadata, *listing);
   auto result = fell_back ? exit_failure : exit_ok;
-  for (auto epoch : metadata->committed_epochs) {
-    auto prefix = "epoch " + std::to_string(epoch);
-    if (nodes.empty()) {
+  for (auto& found : *epochs) {
+    auto prefix = "epoch " + std::to_string(found.epoch);
+    if (found.nodes.empty()) {
       print_error(prefix + ": no node has a database");
       result = exit_failure;
       continue;
     }
     auto intact = true;
-    for (auto& node : nodes) {
-      auto problem = check_database(dir, node, epoch);
-      if (!problem.empty()) {
-        print_error(prefix + ": " + node + ": " + problem);
+    for (auto& [node, problem] : found.nodes)
+      if (problem) {
+        print_error(prefix + ": " + node + ": " + describe(problem));
         intact = false;
       }
-    }
     if (intact)
       std::cout << prefix << " ok\n";
     else

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include <epochrt/persistence/checkpoint_listing.hpp>
 #include <epochrt/persistence/checkpoint_reader.hpp>
 #include <epochrt/persistence/db_name.hpp>
 
@@ -45,6 +46,24 @@ caf::error verify_checkpoint(const std::string& dir, const std::string& node,
   if (!reader)
     return std::move(reader.error());
   return (*reader)->verify();
+}
+
+caf::expected<std::vector<epoch_verification>>
+verify_committed(const std::string& dir, const checkpoint_metadata& metadata) {
+  std::vector<epoch_verification> result;
+  if (metadata.committed_epochs.empty())
+    return result;
+  auto listing = list_checkpoints(dir);
+  if (!listing)
+    return std::move(listing.error());
+  auto nodes = checkpointed_nodes(metadata, *listing);
+  for (auto epoch : metadata.committed_epochs) {
+    auto& found = result.emplace_back();
+    found.epoch = epoch;
+    for (auto& node : nodes)
+      found.nodes.emplace_back(node, verify_checkpoint(dir, node, epoch));
+  }
+  return result;
 }
 
 } // namespace epochrt

@@ -8,6 +8,7 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include <epochrt/messages/checkpoint_records.hpp>
 #include <epochrt/messages/tensor.hpp>
 
 namespace epochrt {
@@ -40,5 +41,21 @@ read_checkpoint_blobs(const std::string& dir, const std::string& node,
 /// thread-safety contract.
 caf::error verify_checkpoint(const std::string& dir, const std::string& node,
                              int64_t epoch);
+
+/// One committed epoch as `verify_committed` found it: each node's
+/// database with its problem (none: intact). No node at all when the
+/// directory holds no database of any node.
+struct epoch_verification {
+  int64_t epoch = -1;
+  std::vector<std::pair<std::string, caf::error>> nodes;
+};
+
+/// `verify_checkpoint` for every node's database of every epoch that
+/// `metadata`, the record of `dir`, commits, in its order. The nodes are
+/// those the record names, else those with a database in `dir`. What
+/// `epochrt ckpt verify DIR` checks. Errors: those of `list_checkpoints`
+/// (the directory cannot be listed). Same I/O and thread-safety contract.
+caf::expected<std::vector<epoch_verification>>
+verify_committed(const std::string& dir, const checkpoint_metadata& metadata);
 
 } // namespace epochrt

@@ -1,4 +1,4 @@
-// read_checkpoint_blobs and verify_checkpoint (actors/api/
+// read_checkpoint_blobs, verify_checkpoint and verify_committed (actors/api/
 // checkpoint_contents.hpp): a checkpoint database's blobs read back for a
 // host, digests checked, all or nothing, the directory left as it was.
 
@@ -92,6 +92,31 @@ BOOST_AUTO_TEST_CASE(an_intact_database_verifies_and_a_corrupt_one_does_not) {
   BOOST_TEST(static_cast<bool>(err));
   BOOST_TEST(!read_checkpoint_blobs(dir.str(), "trainer_0", 2));
   BOOST_TEST(!verify_checkpoint(dir.str(), "trainer_0", 3));
+}
+
+BOOST_AUTO_TEST_CASE(verify_committed_names_the_damaged_database_of_its_epoch) {
+  checkpoint_whole_pipeline();
+  corrupt_database(dir.path() / "trainer_0.2");
+  checkpoint_metadata record;
+  record.committed_epochs = {1, 2};
+  record.node_names = {"trainer_0"};
+  auto found = verify_committed(dir.str(), record);
+  BOOST_REQUIRE(found);
+  BOOST_REQUIRE_EQUAL(found->size(), 2u);
+  BOOST_TEST((*found)[0].epoch == 1);
+  BOOST_REQUIRE_EQUAL((*found)[0].nodes.size(), 1u);
+  BOOST_TEST(!(*found)[0].nodes[0].second);
+  BOOST_TEST((*found)[1].epoch == 2);
+  BOOST_REQUIRE_EQUAL((*found)[1].nodes.size(), 1u);
+  BOOST_TEST((*found)[1].nodes[0].first == "trainer_0");
+  BOOST_TEST(static_cast<bool>((*found)[1].nodes[0].second));
+}
+
+BOOST_AUTO_TEST_CASE(verify_committed_of_a_record_committing_nothing_is_empty) {
+  checkpoint_whole_pipeline();
+  auto found = verify_committed(dir.str(), checkpoint_metadata{});
+  BOOST_REQUIRE(found);
+  BOOST_TEST(found->empty());
 }
 
 BOOST_AUTO_TEST_CASE(reading_leaves_the_directory_as_it_was) {
