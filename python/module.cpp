@@ -581,24 +581,35 @@ their blobs read and written with fetch and put.)doc")
       "fetch",
       [](session& self, const std::string& node, const std::string& blob,
          bool copy, std::optional<py::array> out) -> py::array {
-        if (out || !copy) {
-          auto value = [&] {
-            py::gil_scoped_release release;
-            return self.fetch_shared(node, blob);
-          }();
-          if (!out)
-            return to_readonly_ndarray(std::move(value));
-          copy_into(*value, *out);
-          return *out;
-        }
-        // One copy, from the blob itself where the node is in this process
+        // A node in this process: one copy at most, from the blob itself
         // (through the node actor's reply a large blob was copied thrice),
         // into memory NumPy allocates (with huge pages where it can).
+        auto shared = [&] {
+          py::gil_scoped_release release;
+          return self.local_blob(node, blob);
+        }();
+        if (shared) {
+          if (out) {
+            copy_into(*shared, *out);
+            return *out;
+          }
+          return copy ? copy_to_ndarray(*shared)
+                      : to_readonly_ndarray(std::move(shared));
+        }
+        // A node on a daemon: the reply is a copy of its own, which the
+        // array takes over.
         auto value = [&] {
           py::gil_scoped_release release;
-          return self.fetch_shared(node, blob);
+          return self.fetch(node, blob);
         }();
-        return copy_to_ndarray(*value);
+        if (out) {
+          copy_into(value, *out);
+          return *out;
+        }
+        if (copy)
+          return to_ndarray(std::move(value));
+        return to_readonly_ndarray(
+          std::make_shared<const tensor>(std::move(value)));
       },
       "node"_a, "blob"_a, py::kw_only(), "copy"_a = true, "out"_a = py::none(),
       R"doc(

@@ -28,8 +28,8 @@ tensor session::fetch(const std::string& node, const std::string& blob) {
   return std::move(*result);
 }
 
-std::shared_ptr<const tensor> session::fetch_shared(const std::string& node,
-                                                    const std::string& blob) {
+std::shared_ptr<const tensor> session::local_blob(const std::string& node,
+                                                  const std::string& blob) {
   check_not_in_python_op((std::string{python_name_} + ".fetch").c_str());
   if (auto* local = dynamic_cast<epochrt::local_session*>(session_.get()))
     if (auto ws = local->workspace_of(node)) {
@@ -39,7 +39,7 @@ std::shared_ptr<const tensor> session::fetch_shared(const std::string& node,
                              "node " + node + " has no blob '" + blob + "'"),
                   error_kind::error);
     }
-  return std::make_shared<const tensor>(fetch(node, blob));
+  return nullptr;
 }
 
 void session::put(const std::string& node, const std::string& blob,

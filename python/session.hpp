@@ -30,12 +30,12 @@ public:
   /// (runtime_errc::missing_blob: BadInput; BadInput from a Python op).
   tensor fetch(const std::string& node, const std::string& blob);
 
-  /// Blob `blob` of node `node` itself, shared, for a node in this process
-  /// (a workspace's blobs are copy-on-write: the node writes a copy while
-  /// anyone else holds one); a copy for a node on a daemon. Throws as
-  /// `fetch` does.
-  std::shared_ptr<const tensor> fetch_shared(const std::string& node,
-                                             const std::string& blob);
+  /// Blob `blob` of node `node` itself, shared, when the node is in this
+  /// process (a workspace's blobs are copy-on-write: the node writes a copy
+  /// while anyone else holds one); null for a node on a daemon, which only
+  /// `fetch` reaches. Throws as `fetch` does.
+  std::shared_ptr<const tensor> local_blob(const std::string& node,
+                                           const std::string& blob);
 
   /// Stores `value` as blob `blob` of node `node`. Throws `error`
   /// (BadInput from a Python op).

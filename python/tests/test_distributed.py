@@ -268,3 +268,20 @@ def test_a_connection_timeout_the_command_refuses_is_bad_input(
     with pytest.raises(epochrt.BadInput, match="connection_timeout"):
         epochrt.serve_node(checkpoint_root=str(tmp_path / "a"),
                            connection_timeout=seconds)
+
+
+def test_fetch_from_a_daemon_fills_out_or_gives_a_read_only_array(tmp_path):
+    with epochrt.serve_node(checkpoint_root=str(tmp_path / "a")) as server:
+        session = epochrt.DistributedSession({"a": server.address})
+        session.put("a", "w", numpy.arange(4.0))
+        out = numpy.zeros(4)
+        assert session.fetch("a", "w", out=out) is out
+        numpy.testing.assert_array_equal(out, [0.0, 1.0, 2.0, 3.0])
+        shared = session.fetch("a", "w", copy=False)
+        numpy.testing.assert_array_equal(shared, [0.0, 1.0, 2.0, 3.0])
+        assert not shared.flags.writeable
+        copied = session.fetch("a", "w")
+        assert copied.flags.writeable
+        with pytest.raises(ValueError, match="shape"):
+            session.fetch("a", "w", out=numpy.zeros(3))
+        del session
