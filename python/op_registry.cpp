@@ -110,21 +110,31 @@ std::vector<tensor> outputs_of(const op_context& ctx,
 // The outputs of a call of an op that fills them: one slot per output,
 // passed after the inputs; the op returns None.
 std::vector<tensor>
-filled_outputs(const op_context& ctx, const py::object& result,
-               std::vector<std::shared_ptr<output_slot>>& slots) {
+filled_outputs(const py::object& result,
+               const std::vector<std::shared_ptr<output_slot>>& slots) {
   if (!result.is_none())
     throw std::runtime_error("returned a value, but an op that fills its "
                              "outputs returns None");
   std::vector<tensor> outputs;
-  for (size_t i = 0; i < ctx.output_count(); ++i) {
-    auto value = slots[i]->take();
+  for (auto& slot : slots) {
+    auto value = slot->take();
     if (!value)
-      throw std::runtime_error("output '" + slots[i]->name()
+      throw std::runtime_error("output '" + slot->name()
                                + "' was neither reshaped nor fed");
     outputs.push_back(std::move(*value));
   }
   return outputs;
 }
+
+// Ends the slots of a call however the call ends: a slot serves its call
+// only, whoever still holds it.
+struct slots_closer {
+  const std::vector<std::shared_ptr<output_slot>>& slots;
+  ~slots_closer() {
+    for (auto& slot : slots)
+      (void)slot->take();
+  }
+};
 
 // The exception as Python prints it: the traceback, then the type and the
 // message.
@@ -171,37 +181,23 @@ public:
       }
     } in_op;
     try {
-      py::tuple inputs(ctx.input_count());
+      auto slot_count = fills_outputs_ ? ctx.output_count() : 0;
+      py::tuple args(ctx.input_count() + slot_count);
       for (size_t i = 0; i < ctx.input_count(); ++i)
-        inputs[i] = to_readonly_ndarray(ctx.share_input(i));
+        args[i] = to_readonly_ndarray(ctx.share_input(i));
+      std::vector<std::shared_ptr<output_slot>> slots;
+      for (size_t i = 0; i < slot_count; ++i) {
+        slots.push_back(std::make_shared<output_slot>(ctx.def().outputs[i]));
+        args[ctx.input_count() + i] = py::cast(slots.back());
+      }
       py::dict kwargs;
       for (auto& spec : args_)
         if (ctx.has_arg(spec.name))
           kwargs[py::str(spec.name)] = arg_value(ctx, spec);
-      std::vector<tensor> outputs;
-      if (fills_outputs_) {
-        std::vector<std::shared_ptr<output_slot>> slots;
-        py::tuple args(ctx.input_count() + ctx.output_count());
-        for (size_t i = 0; i < ctx.input_count(); ++i)
-          args[i] = inputs[i];
-        for (size_t i = 0; i < ctx.output_count(); ++i) {
-          slots.push_back(std::make_shared<output_slot>(ctx.def().outputs[i]));
-          args[ctx.input_count() + i] = py::cast(slots.back());
-        }
-        // A slot is over once its call is, whoever still holds it.
-        struct close_slots {
-          std::vector<std::shared_ptr<output_slot>>& slots;
-          ~close_slots() {
-            for (auto& slot : slots)
-              (void)slot->take();
-          }
-        } closer{slots};
-        auto result = fn_->get()(*args, **kwargs);
-        outputs = filled_outputs(ctx, result, slots);
-      } else {
-        auto result = fn_->get()(*inputs, **kwargs);
-        outputs = outputs_of(ctx, result);
-      }
+      slots_closer closer{slots};
+      auto result = fn_->get()(*args, **kwargs);
+      auto outputs = fills_outputs_ ? filled_outputs(result, slots)
+                                    : outputs_of(ctx, result);
       for (size_t i = 0; i < outputs.size(); ++i)
         ctx.set_output(i, std::move(outputs[i]));
       return {};
