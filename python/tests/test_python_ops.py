@@ -198,6 +198,15 @@ def test_an_output_used_after_its_call_or_reshaped_badly_raises_bad_input():
         slots[0].feed([1.0])
 
 
+def test_an_output_larger_than_memory_fails_the_task_not_the_process():
+    ops = epochrt.OpRegistry()
+    ops.register("Huge", lambda out: out.reshape([2 ** 44], "f64"),
+                 inputs=0, outputs=1, fills_outputs=True)
+    job = job_of(ops, init_ops=[{"type": "Huge", "outputs": ["h"]}])
+    with pytest.raises(epochrt.JobFailed, match="MemoryError"):
+        run(job, ops)
+
+
 def test_string_inputs_arrive_as_bytes_and_str_outputs_become_strings():
     ops = epochrt.OpRegistry()
     ops.register("Upper", lambda s: np.array([v.upper() for v in s],
