@@ -132,6 +132,36 @@ BOOST_AUTO_TEST_CASE(a_lost_host_costs_at_most_one_epoch_on_a_new_daemon) {
              replacement.log());
 }
 
+BOOST_AUTO_TEST_CASE(
+  a_host_lost_after_the_job_ended_gets_its_copies_back_on_a_rerun) {
+  three_daemons d;
+  auto args = d.run_args(epochrt::test::pipeline3, {"--replicas", "1"});
+  auto first = cli(args);
+  BOOST_REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+  // trainer_1's host is gone after the job's last commit: with it, its
+  // own databases and the copies it held of trainer_0's.
+  auto lost_root = d.daemons[1]->root();
+  d.daemons[1]->kill();
+  fs::remove_all(lost_root);
+  auto replacement = start_daemon(d.dir.str(), "d3");
+  move_trainer_1(args, replacement.address());
+  auto verify = [&] {
+    std::vector<std::string> argv{"ckpt", "verify", args[3], "--replicas", "1"};
+    for (size_t i = 0; i + 1 < args.size(); ++i)
+      if (args[i] == "--node")
+        argv.insert(argv.end(), {"--node", args[i + 1]});
+    return cli(argv);
+  };
+  BOOST_TEST(verify().exit_code == 1); // nothing has rebuilt them yet
+  auto rerun = cli(args);
+  BOOST_REQUIRE_MESSAGE(rerun.exit_code == 0, rerun.err);
+  check_totals(rerun.out);
+  auto verified = verify();
+  BOOST_TEST(verified.exit_code == 0, verified.err);
+  BOOST_TEST(contains(verified.out, "epoch 4 ok (3 databases, 3 copies)"),
+             verified.out);
+}
+
 BOOST_AUTO_TEST_CASE(a_damaged_database_is_repaired_from_its_copy) {
   three_daemons d;
   auto job = write_paced_job(d.dir);

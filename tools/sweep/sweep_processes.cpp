@@ -268,6 +268,13 @@ std::string sweep_processes::restart_without_plan(const std::string& node,
   return {};
 }
 
+bool sweep_processes::host_moved() const {
+  for (auto& d : daemons_)
+    if (d.moved)
+      return true;
+  return false;
+}
+
 int sweep_processes::deaths(const std::string& node) const {
   int n = 0;
   for (auto& d : daemons_)

@@ -80,6 +80,10 @@ public:
                      const std::optional<std::filesystem::path>& plan,
                      const std::optional<std::filesystem::path>& trace);
 
+  /// Whether the lost host's node runs on the spare now (its daemon died
+  /// since `start_daemons`).
+  bool host_moved() const;
+
   /// Whether `epochrt ckpt verify` passes on `dir`/cwd/ckpt; `why` says
   /// why not.
   bool verifies(const std::filesystem::path& dir, std::string& why);
