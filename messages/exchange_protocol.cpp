@@ -12,6 +12,20 @@ bool operator<(const task_ref& x, const task_ref& y) noexcept {
   return std::tie(x.node, x.task) < std::tie(y.node, y.task);
 }
 
+std::string task_text(const task_ref& x) {
+  return "task '" + x.task + "' on " + x.node;
+}
+
+std::string tasks_text(const std::vector<task_ref>& xs) {
+  std::string result;
+  for (auto& x : xs) {
+    if (!result.empty())
+      result += ", ";
+    result += "'" + x.task + "' on " + x.node;
+  }
+  return result;
+}
+
 bool operator==(const channel_plan& x, const channel_plan& y) noexcept {
   return x.channel == y.channel && x.putters == y.putters
     && x.takers == y.takers;

@@ -46,6 +46,12 @@ struct task_ref {
 bool operator==(const task_ref& x, const task_ref& y) noexcept;
 bool operator<(const task_ref& x, const task_ref& y) noexcept;
 
+/// "task 'T' on N", for error messages.
+std::string task_text(const task_ref& x);
+
+/// "'T1' on N1, 'T2' on N2", for error messages.
+std::string tasks_text(const std::vector<task_ref>& xs);
+
 /// A channel as one run of a group uses it: its declaration, the tasks that
 /// put into it or close it (`putters`), and the tasks that take from it
 /// (`takers`). Once every putter has ended, a take from the empty, open

@@ -2,6 +2,14 @@
 
 namespace epochrt {
 
+std::string string_arg_of(const op_def& op, const std::string& name) {
+  auto i = op.args.find(name);
+  if (i == op.args.end() || i->second.type != dtype::string
+      || i->second.strings.size() != 1)
+    return {};
+  return i->second.strings[0];
+}
+
 bool operator==(const op_def& x, const op_def& y) noexcept {
   return x.type == y.type && x.inputs == y.inputs && x.outputs == y.outputs
     && x.args == y.args;

@@ -94,6 +94,10 @@ struct job_def {
   std::vector<channel_def> channels;
 };
 
+/// The value of `op`'s argument `name` when it is one string; empty when
+/// the argument is absent or anything else.
+std::string string_arg_of(const op_def& op, const std::string& name);
+
 bool operator==(const op_def& x, const op_def& y) noexcept;
 bool operator==(const step_def& x, const step_def& y) noexcept;
 bool operator==(const task_def& x, const task_def& y) noexcept;

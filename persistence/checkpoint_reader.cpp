@@ -206,15 +206,20 @@ struct checkpoint_reader::impl {
     return ropts;
   }
 
+  // The load.chunk fault point, for blob `entry`.
+  caf::error strike_load_chunk(const blob_entry& entry) {
+    if (faults == nullptr)
+      return {};
+    fault_action action;
+    return strike_blocking(faults, fault_point::load_chunk,
+                           fault_site{site_node, site_epoch, entry.name},
+                           action);
+  }
+
   // Fetches chunk `i` of `entry` into `value`.
   caf::error get_chunk(const blob_entry& entry, uint32_t i) {
-    if (faults != nullptr) {
-      fault_action action;
-      if (auto err = strike_blocking(
-            faults, fault_point::load_chunk,
-            fault_site{site_node, site_epoch, entry.name}, action))
-        return err;
-    }
+    if (auto err = strike_load_chunk(entry))
+      return err;
     auto key = detail::chunk_key(entry.name, i);
     auto st = db->Get(chunk_read_options(), key, &value);
     if (st.IsNotFound())
@@ -399,14 +404,7 @@ struct checkpoint_reader::impl {
     if (entry.bytes != result.element_count() * element_size(entry.type))
       return corrupt(path + ": the manifest entry of blob '" + entry.name
                      + "' does not match its shape");
-    if (faults != nullptr) {
-      fault_action action;
-      if (auto err = strike_blocking(
-            faults, fault_point::load_chunk,
-            fault_site{site_node, site_epoch, entry.name}, action))
-        return err;
-    }
-    return {};
+    return strike_load_chunk(entry);
   }
 
   // Payloads of at least this many bytes in all are read by two threads

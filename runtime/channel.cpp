@@ -14,20 +14,6 @@ exchange_outcome failure(caf::error err) {
   return result;
 }
 
-std::string task_text(const task_ref& x) {
-  return "task '" + x.task + "' on " + x.node;
-}
-
-std::string tasks_text(const std::vector<task_ref>& xs) {
-  std::string result;
-  for (auto& x : xs) {
-    if (!result.empty())
-      result += ", ";
-    result += "'" + x.task + "' on " + x.node;
-  }
-  return result;
-}
-
 } // namespace
 
 void complete_all(exchange_completions& done) {

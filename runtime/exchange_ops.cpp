@@ -148,19 +148,15 @@ std::string same_count(const op_def& op) {
   return {};
 }
 
-std::string string_arg_of(const op_def& op, const std::string& name) {
-  auto i = op.args.find(name);
-  if (i == op.args.end() || i->second.type != dtype::string
-      || i->second.strings.size() != 1)
-    return {};
-  return i->second.strings[0];
-}
-
 std::string check_name(const op_def& op, const char* arg_name) {
   auto name = string_arg_of(op, arg_name);
   if (name.empty())
     return op.type + ": " + arg_name + " must not be empty";
   return {};
+}
+
+std::string check_channel_name(const op_def& op) {
+  return check_name(op, "channel");
 }
 
 void must_add(op_registry& registry, caf::error& first, op_schema schema) {
@@ -216,9 +212,7 @@ caf::error add_exchange_ops(op_registry& registry) {
             0,
             {channel_arg()},
             enqueue_blobs,
-            [](const op_def& op) {
-              return check_name(op, "channel");
-            }});
+            check_channel_name});
   must_add(registry, first,
            {std::string{exchange_ops::dequeue},
             "Takes the oldest item of `channel` into its outputs (one per "
@@ -230,9 +224,7 @@ caf::error add_exchange_ops(op_registry& registry) {
             -1,
             {channel_arg()},
             dequeue_blobs,
-            [](const op_def& op) {
-              return check_name(op, "channel");
-            }});
+            check_channel_name});
   must_add(registry, first,
            {std::string{exchange_ops::safe_dequeue},
             "As DequeueBlobs, with one more output, `status` (bool): false "
@@ -246,9 +238,7 @@ caf::error add_exchange_ops(op_registry& registry) {
             -1,
             {channel_arg()},
             safe_dequeue_blobs,
-            [](const op_def& op) {
-              return check_name(op, "channel");
-            }});
+            check_channel_name});
   must_add(registry, first,
            {std::string{exchange_ops::close},
             "Closes `channel`: later puts fail, and takes end once it is "
@@ -259,9 +249,7 @@ caf::error add_exchange_ops(op_registry& registry) {
             0,
             {channel_arg()},
             close_blobs_queue,
-            [](const op_def& op) {
-              return check_name(op, "channel");
-            }});
+            check_channel_name});
   must_add(
     registry, first,
     {std::string{exchange_ops::all_reduce},

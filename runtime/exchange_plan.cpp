@@ -16,27 +16,9 @@ caf::error invalid(const std::string& path, const std::string& what) {
   return make_error(runtime_errc::invalid_job, path + ": " + what);
 }
 
-std::string string_arg(const op_def& op, const std::string& name) {
-  auto i = op.args.find(name);
-  if (i == op.args.end() || i->second.type != dtype::string
-      || i->second.strings.size() != 1)
-    return {};
-  return i->second.strings[0];
-}
-
 void add_unique(std::vector<task_ref>& xs, const task_ref& x) {
   if (std::find(xs.begin(), xs.end(), x) == xs.end())
     xs.push_back(x);
-}
-
-std::string tasks_text(const std::vector<task_ref>& xs) {
-  std::string result;
-  for (auto& x : xs) {
-    if (!result.empty())
-      result += ", ";
-    result += "'" + x.task + "' on " + x.node;
-  }
-  return result;
 }
 
 // One collective as the group's ops declare it, before its participants
@@ -49,7 +31,7 @@ struct collective_seen {
 caf::error add_collective(std::map<std::string, collective_seen>& seen,
                           const std::string& path, const task_def& task,
                           const op_def& op, collective_kind kind) {
-  auto name = string_arg(op, "collective");
+  auto name = string_arg_of(op, "collective");
   if (!valid_blob_name(name))
     return invalid(path + ".args.collective",
                    "invalid collective name '" + name
@@ -59,9 +41,9 @@ caf::error add_collective(std::map<std::string, collective_seen>& seen,
   plan.kind = kind;
   if (kind == collective_kind::all_reduce)
     plan.op
-      = reduce_op_from_name(string_arg(op, "op")).value_or(reduce_op::sum);
+      = reduce_op_from_name(string_arg_of(op, "op")).value_or(reduce_op::sum);
   if (kind == collective_kind::broadcast)
-    plan.root = string_arg(op, "root");
+    plan.root = string_arg_of(op, "root");
   auto [i, added] = seen.emplace(name, collective_seen{plan, path});
   auto& known = i->second.plan;
   if (!added) {
@@ -152,7 +134,7 @@ make_exchange_plan(const task_group_def& group,
         auto use = channel_use_of(op.type);
         if (use == channel_use::none)
           continue;
-        auto name = string_arg(op, "channel");
+        auto name = string_arg_of(op, "channel");
         auto decl = std::find_if(channels.begin(), channels.end(),
                                  [&](const channel_def& ch) {
                                    return ch.name == name;
@@ -190,7 +172,7 @@ make_exchange_plan(const task_group_def& group,
     for (auto& task : group.tasks)
       for (auto& step : task.steps)
         for (auto& op : step.ops)
-          if (string_arg(op, "channel") == plan.channel.name) {
+          if (string_arg_of(op, "channel") == plan.channel.name) {
             closed = closed || op.type == exchange_ops::close;
             if (op.type == exchange_ops::enqueue)
               add_unique(putting, task_ref{task.node, task.name});

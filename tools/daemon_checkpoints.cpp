@@ -14,7 +14,6 @@
 #include <epochrt/actors/api/distributed_session.hpp>
 #include <epochrt/actors/api/logging.hpp>
 #include <epochrt/actors/api/multi_node_checkpoint_manager.hpp>
-#include <epochrt/actors/api/secret_file.hpp>
 #include <epochrt/persistence/dir_lock.hpp>
 #include <epochrt/runtime/op_registry.hpp>
 
@@ -47,15 +46,13 @@ public:
     }
     distributed_session_options session_opts;
     session_opts.handshake_timeout = network->connection_timeout;
-    if (flags.secret_file) {
-      auto secret = read_secret_file(*flags.secret_file);
-      if (!secret) {
-        print_error(describe(secret.error()));
-        exit_code = exit_bad_input;
-        return nullptr;
-      }
-      session_opts.secret = std::move(*secret);
+    auto secret = secret_from_flag(flags.secret_file);
+    if (!secret) {
+      print_error(describe(secret.error()));
+      exit_code = exit_bad_input;
+      return nullptr;
     }
+    session_opts.secret = std::move(*secret);
     std::unique_ptr<daemon_checkpoints> result{new daemon_checkpoints};
     log_options logging;
     logging.level = log_level::warn;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/api/secret_file.hpp>
 #include <epochrt/messages/error_text.hpp>
 
 namespace epochrt::cli {
@@ -52,6 +53,16 @@ nodes_from_flags(const std::vector<std::string>& texts,
       return bad(text, "node '" + name + "' is placed twice");
   }
   return result;
+}
+
+caf::expected<std::optional<std::string>>
+secret_from_flag(const std::optional<std::string>& file) {
+  if (!file)
+    return std::optional<std::string>{};
+  auto secret = read_secret_file(*file);
+  if (!secret)
+    return std::move(secret.error());
+  return std::optional<std::string>{std::move(*secret)};
 }
 
 } // namespace epochrt::cli

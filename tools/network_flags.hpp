@@ -27,6 +27,11 @@ struct tls_flags {
 caf::expected<network_options> network_from_flags(int64_t connection_timeout_ms,
                                                   const tls_flags& tls = {});
 
+/// The secret of `--secret-file FILE`: none without the flag, an error
+/// (read_secret_file's) when the file cannot serve as one.
+caf::expected<std::optional<std::string>>
+secret_from_flag(const std::optional<std::string>& file);
+
 /// The `--node NAME=HOST:PORT` arguments `texts`: each names one of
 /// `nodes` once (`owner` says whose nodes they are in an error, e.g. "the
 /// job"). An error naming the first bad argument.

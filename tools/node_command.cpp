@@ -16,7 +16,6 @@
 #include <epochrt/actors/api/network.hpp>
 #include <epochrt/actors/api/node_address.hpp>
 #include <epochrt/actors/api/node_server.hpp>
-#include <epochrt/actors/api/secret_file.hpp>
 #include <epochrt/persistence/persistence_errc.hpp>
 #include <epochrt/runtime/builtin_ops.hpp>
 #include <epochrt/runtime/op_registry.hpp>
@@ -56,14 +55,12 @@ int run_node(const node_options& opts) {
   options.checkpoint_root = opts.checkpoint_root;
   options.lock_root = !opts.shared_root;
   options.max_tensor_bytes = opts.max_tensor_bytes;
-  if (opts.secret_file) {
-    auto secret = read_secret_file(*opts.secret_file);
-    if (!secret) {
-      print_error(describe(secret.error()));
-      return exit_bad_input;
-    }
-    options.secret = std::move(*secret);
+  auto secret = secret_from_flag(opts.secret_file);
+  if (!secret) {
+    print_error(describe(secret.error()));
+    return exit_bad_input;
   }
+  options.secret = std::move(*secret);
   if (opts.admission_timeout_ms <= 0) {
     print_error("--admission-timeout-ms must be positive");
     return exit_bad_input;

@@ -31,7 +31,6 @@
 #include <epochrt/actors/api/multi_node_checkpoint_manager.hpp>
 #include <epochrt/actors/api/network.hpp>
 #include <epochrt/actors/api/node_address.hpp>
-#include <epochrt/actors/api/secret_file.hpp>
 #include <epochrt/actors/api/upload_task_group_builder.hpp>
 #include <epochrt/messages/printable.hpp>
 #include <epochrt/messages/tensor.hpp>
@@ -461,14 +460,12 @@ int run_job(const run_options& opts) {
   session_opts.reconnect_timeout
     = std::chrono::milliseconds{opts.reconnect_timeout_ms};
   session_opts.spares = std::move(spares);
-  if (opts.secret_file) {
-    auto secret = read_secret_file(*opts.secret_file);
-    if (!secret) {
-      print_error(describe(secret.error()));
-      return exit_bad_input;
-    }
-    session_opts.secret = std::move(*secret);
+  auto secret = secret_from_flag(opts.secret_file);
+  if (!secret) {
+    print_error(describe(secret.error()));
+    return exit_bad_input;
   }
+  session_opts.secret = std::move(*secret);
   // Past the checks of bad input, which leave the directory alone, before
   // anything is written or any daemon contacted.
   if (!lock && !lock_checkpoint_dir(opts, lock))

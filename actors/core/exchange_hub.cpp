@@ -56,10 +56,6 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return result + "]";
 }
 
-std::string task_text(const task_ref& x) {
-  return "task '" + x.task + "' on " + x.node;
-}
-
 // What a participant's blobs are: dtypes and shapes, one per blob.
 struct blob_meta {
   std::vector<dtype> types;
@@ -1093,6 +1089,40 @@ std::vector<tensor> copies_of(const std::vector<tensor_ptr>& xs) {
   return result;
 }
 
+void apply_channel_op(channel& ch, channel_op_kind kind, const task_ref& from,
+                      std::vector<tensor_ptr> item,
+                      std::shared_ptr<exchange_wait> wait,
+                      exchange_completions& done) {
+  switch (kind) {
+    case channel_op_kind::put:
+      ch.put(from, std::move(item), std::move(wait), done);
+      return;
+    case channel_op_kind::take:
+      ch.take(from, std::move(wait), done);
+      return;
+    case channel_op_kind::close:
+      ch.close(from, std::move(wait), done);
+      return;
+  }
+}
+
+// The message that asks the channel's node to do `kind` for `from`.
+caf::message channel_message(channel_op_kind kind, uint64_t run,
+                             const std::string& channel_name, uint64_t op,
+                             const task_ref& from,
+                             const std::vector<tensor_ptr>& item) {
+  switch (kind) {
+    case channel_op_kind::put:
+      return caf::make_message(
+        exchange_put{run, channel_name, op, from, copies_of(item)});
+    case channel_op_kind::take:
+      return caf::make_message(exchange_take{run, channel_name, op, from});
+    case channel_op_kind::close:
+      break;
+  }
+  return caf::make_message(exchange_close{run, channel_name, op, from});
+}
+
 } // namespace
 
 void exchange_hub::remember_ended(uint64_t run) {
@@ -1429,72 +1459,29 @@ void exchange_hub::put(uint64_t run, const task_ref& from, uint64_t op,
                        const std::string& channel_name,
                        std::vector<tensor_ptr> item,
                        std::shared_ptr<exchange_wait> wait) {
-  deferred later;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    auto* st = find_run(run);
-    auto* plan = st != nullptr ? st->plan.find_channel(channel_name) : nullptr;
-    if (plan == nullptr) {
-      later.done.emplace_back(std::move(wait), failure(run_over(run)));
-    } else if (auto lost = st->lost.find(plan->channel.node);
-               lost != st->lost.end()) {
-      later.done.emplace_back(
-        std::move(wait),
-        failure(make_error(runtime_errc::peer_lost,
-                           "node " + plan->channel.node + " of channel '"
-                             + channel_name + "' was lost (" + lost->second
-                             + ")")));
-    } else if (st->is_local(plan->channel.node)) {
-      if (st->seen.emplace(from, op).second)
-        st->channels.at(channel_name)
-          .put(from, std::move(item), std::move(wait), later.done);
-    } else if (st->requests.count(op) == 0) {
-      st->requests.emplace(op,
-                           outgoing_request{std::move(wait), from,
-                                            plan->channel.node, channel_name});
-      send(later, *st->endpoint_of(plan->channel.node),
-           caf::make_message(
-             exchange_put{run, channel_name, op, from, copies_of(item)}));
-    }
-  }
-  flush(later);
+  channel_op(run, from, op, channel_op_kind::put, channel_name, std::move(item),
+             std::move(wait));
 }
 
 void exchange_hub::take(uint64_t run, const task_ref& from, uint64_t op,
                         const std::string& channel_name,
                         std::shared_ptr<exchange_wait> wait) {
-  deferred later;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    auto* st = find_run(run);
-    auto* plan = st != nullptr ? st->plan.find_channel(channel_name) : nullptr;
-    if (plan == nullptr) {
-      later.done.emplace_back(std::move(wait), failure(run_over(run)));
-    } else if (auto lost = st->lost.find(plan->channel.node);
-               lost != st->lost.end()) {
-      later.done.emplace_back(
-        std::move(wait),
-        failure(make_error(runtime_errc::peer_lost,
-                           "node " + plan->channel.node + " of channel '"
-                             + channel_name + "' was lost (" + lost->second
-                             + ")")));
-    } else if (st->is_local(plan->channel.node)) {
-      if (st->seen.emplace(from, op).second)
-        st->channels.at(channel_name).take(from, std::move(wait), later.done);
-    } else if (st->requests.count(op) == 0) {
-      st->requests.emplace(op,
-                           outgoing_request{std::move(wait), from,
-                                            plan->channel.node, channel_name});
-      send(later, *st->endpoint_of(plan->channel.node),
-           caf::make_message(exchange_take{run, channel_name, op, from}));
-    }
-  }
-  flush(later);
+  channel_op(run, from, op, channel_op_kind::take, channel_name, {},
+             std::move(wait));
 }
 
 void exchange_hub::close(uint64_t run, const task_ref& from, uint64_t op,
                          const std::string& channel_name,
                          std::shared_ptr<exchange_wait> wait) {
+  channel_op(run, from, op, channel_op_kind::close, channel_name, {},
+             std::move(wait));
+}
+
+void exchange_hub::channel_op(uint64_t run, const task_ref& from, uint64_t op,
+                              channel_op_kind kind,
+                              const std::string& channel_name,
+                              std::vector<tensor_ptr> item,
+                              std::shared_ptr<exchange_wait> wait) {
   deferred later;
   {
     std::lock_guard<std::mutex> guard{mtx_};
@@ -1512,13 +1499,14 @@ void exchange_hub::close(uint64_t run, const task_ref& from, uint64_t op,
                              + ")")));
     } else if (st->is_local(plan->channel.node)) {
       if (st->seen.emplace(from, op).second)
-        st->channels.at(channel_name).close(from, std::move(wait), later.done);
+        apply_channel_op(st->channels.at(channel_name), kind, from,
+                         std::move(item), std::move(wait), later.done);
     } else if (st->requests.count(op) == 0) {
       st->requests.emplace(op,
                            outgoing_request{std::move(wait), from,
                                             plan->channel.node, channel_name});
       send(later, *st->endpoint_of(plan->channel.node),
-           caf::make_message(exchange_close{run, channel_name, op, from}));
+           channel_message(kind, run, channel_name, op, from, item));
     }
   }
   flush(later);

@@ -23,6 +23,9 @@ namespace epochrt {
 
 class worker_pool;
 
+/// A task's operation on a channel.
+enum class channel_op_kind { put, take, close };
+
 /// Options of an exchange_hub.
 struct exchange_hub_options {
   /// How long a node may stay silent before what waits for it fails as a
@@ -232,6 +235,13 @@ private:
 
   void flush(deferred& later);
   run_state* find_run(uint64_t run);
+  // put, take or close: done here when this process hosts the channel,
+  // else asked of the channel's node once; failed at once when the run is
+  // over or that node was lost.
+  void channel_op(uint64_t run, const task_ref& from, uint64_t op,
+                  channel_op_kind kind, const std::string& channel_name,
+                  std::vector<tensor_ptr> item,
+                  std::shared_ptr<exchange_wait> wait);
   // Handle a message of a run that began here (lock held).
   void handle(run_state& st, const caf::actor& sender, exchange_put& msg,
               deferred& later);
