@@ -714,8 +714,11 @@ public:
           = chunk_range(result->element_count(), j, cs_.size());
         msg.values.push_back(slice_of(*result, first, last));
       }
+      // One message for every other process: a message's contents are
+      // shared, not copied, by its receivers.
+      auto shared = caf::make_message(std::move(msg));
       for (auto& other : cs_.others)
-        send(later_, other, caf::make_message(msg));
+        send(later_, other, shared);
     }
     if (c_.chunks_done == cs_.size())
       complete_locals(cs_, c_, later_);
@@ -966,8 +969,9 @@ private:
       msg.call = call_;
       for (auto& x : root)
         msg.values.push_back(*x);
+      auto shared = caf::make_message(std::move(msg));
       for (auto& other : cs_.others)
-        send(later_, other, caf::make_message(msg));
+        send(later_, other, shared);
     }
   }
 
@@ -999,8 +1003,9 @@ private:
         contribution.values.push_back(*x);
       part.parts.push_back(std::move(contribution));
     }
+    auto shared = caf::make_message(std::move(part));
     for (auto& other : cs_.others)
-      send(later_, other, caf::make_message(part));
+      send(later_, other, shared);
   }
 
   void try_gather() {
