@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <variant>
@@ -33,6 +34,14 @@ constexpr size_t inline_bytes = 256 * 1024;
 // max_shares of them.
 constexpr size_t share_bytes = size_t{1} << 20;
 constexpr size_t max_shares = 32;
+
+// Between processes, an all-reduce's chunk of each participant is cut into
+// pieces of about this size (at most max_pieces): each piece is a message
+// of its own, so that a process sends, receives and reduces at once, and
+// the buffers a message passes through stay small enough to be reused
+// while warm instead of faulted in afresh for every call.
+constexpr size_t piece_bytes = size_t{1} << 20;
+constexpr size_t max_pieces = 1024;
 
 // Runs remembered as ended, to drop their late messages.
 constexpr size_t remembered_runs = 1024;
@@ -79,6 +88,25 @@ blob_meta meta_of(const std::vector<tensor_ptr>& xs) {
   return result;
 }
 
+// The chunks of an all-reduce of blobs `meta` among `n` participants:
+// chunk j is reduced by participant j % n. One each within a process;
+// between processes, each participant's share cut into pieces. A function
+// of the blobs' types and shapes alone, so that participants whose blobs
+// agree cut them alike (those whose blobs differ fail the call).
+uint32_t chunk_count(const blob_meta& meta, size_t n, bool across_processes) {
+  if (!across_processes)
+    return static_cast<uint32_t>(n);
+  uint64_t bytes = 0;
+  for (size_t b = 0; b < meta.types.size(); ++b) {
+    uint64_t count = 1;
+    for (auto d : meta.shapes[b])
+      count *= static_cast<uint64_t>(d);
+    bytes += count * element_size(meta.types[b]);
+  }
+  auto pieces = std::clamp<uint64_t>(bytes / (n * piece_bytes), 1, max_pieces);
+  return static_cast<uint32_t>(n * pieces);
+}
+
 // Chunk `j` of `n` of `count` elements: [first, last).
 std::pair<size_t, size_t> chunk_range(size_t count, size_t j, size_t n) {
   return {count * j / n, count * (j + 1) / n};
@@ -102,9 +130,7 @@ bool acceptable(const tensor& x, uint64_t max_bytes) {
 // -- one call of a collective in this process ---------------------------------
 
 struct call_state {
-  explicit call_state(size_t n)
-    : inputs(n), waits(n), metas(n), chunk_slices(n), chunk_done(n, false),
-      chunk_busy(n, false) {
+  explicit call_state(size_t n) : inputs(n), waits(n), metas(n) {
     // nop
   }
 
@@ -113,8 +139,10 @@ struct call_state {
   std::vector<std::optional<std::vector<tensor_ptr>>> inputs;
   std::vector<std::shared_ptr<exchange_wait>> waits;
   std::vector<std::optional<blob_meta>> metas;
-  // All-reduce: by chunk owned here, by participant, the slices received.
-  std::vector<std::map<uint32_t, std::vector<tensor>>> chunk_slices;
+  // All-reduce: the chunks (chunk_count, known once the local participants
+  // are in), and by chunk owned here, by participant, the slices received.
+  uint32_t chunks = 0;
+  std::map<uint32_t, std::map<uint32_t, std::vector<tensor>>> chunk_slices;
   std::vector<bool> chunk_done;
   std::vector<bool> chunk_busy;
   size_t chunks_done = 0;
@@ -649,6 +677,9 @@ bool all_locals_in(const collective_state& cs, const call_state& c) {
 
 namespace {
 
+// What call_driver::advance tries when no one chunk's part arrived.
+constexpr uint32_t every_chunk = std::numeric_limits<uint32_t>::max();
+
 // Called, without the lock, once a chunk reduced on the pool: (chunk).
 using reduced_fn = std::function<void(uint32_t)>;
 
@@ -664,9 +695,9 @@ public:
     // nop
   }
 
-  // A local participant came, or a part or result arrived: go as far as
-  // the call can.
-  void advance() {
+  // A local participant came, or a part or result arrived (an all-reduce's
+  // part of chunk `arrived`): go as far as the call can.
+  void advance(uint32_t arrived = every_chunk) {
     if (c_.finished)
       return;
     if (!c_.local_ready && all_locals_in(cs_, c_)) {
@@ -674,13 +705,26 @@ public:
       on_local_ready();
       if (c_.finished)
         return;
+      arrived = every_chunk; // any chunk may be complete now
     }
     if (!c_.local_ready)
       return;
     switch (cs_.plan->kind) {
       case collective_kind::all_reduce:
-        for (uint32_t j = 0; j < cs_.size() && !c_.finished; ++j)
-          if (cs_.local[j])
+        // Checked before any chunk waits for the rest of its parts: blobs
+        // that differ are cut differently, and their parts would never
+        // complete a chunk.
+        if (auto err = check_known_metas()) {
+          fail_everywhere(err);
+          return;
+        }
+        if (arrived != every_chunk) {
+          if (arrived < c_.chunks && cs_.local[arrived % cs_.size()])
+            try_reduce(arrived);
+          break;
+        }
+        for (uint32_t j = 0; j < c_.chunks && !c_.finished; ++j)
+          if (cs_.local[j % cs_.size()])
             try_reduce(j);
         break;
       case collective_kind::broadcast:
@@ -698,20 +742,21 @@ public:
   // copied from its owner's result. A chunk reduced here goes to the
   // other participants' processes. Finishes once it was the last.
   void chunk_done(uint32_t j) {
+    if (j >= c_.chunks)
+      return;
     c_.chunk_busy[j] = false;
     if (c_.finished || c_.chunk_done[j])
       return;
     c_.chunk_done[j] = true;
     ++c_.chunks_done;
-    if (cs_.local[j] && !cs_.others.empty()) {
+    if (cs_.local[j % cs_.size()] && !cs_.others.empty()) {
       exchange_result msg;
       msg.run = st_.id;
       msg.collective = cs_.plan->name;
       msg.call = call_;
       msg.chunk = j;
       for (auto& result : c_.results) {
-        auto [first, last]
-          = chunk_range(result->element_count(), j, cs_.size());
+        auto [first, last] = chunk_range(result->element_count(), j, c_.chunks);
         msg.values.push_back(slice_of(*result, first, last));
       }
       // One message for every other process: a message's contents are
@@ -720,18 +765,19 @@ public:
       for (auto& other : cs_.others)
         send(later_, other, shared);
     }
-    if (c_.chunks_done == cs_.size())
+    if (c_.chunks_done == c_.chunks)
       complete_locals(cs_, c_, later_);
   }
 
   // The owner of chunk j sent it reduced.
   void chunk_arrived(uint32_t j, std::vector<tensor>& values) {
-    if (c_.finished || !c_.local_ready || c_.chunk_done[j] || cs_.local[j])
+    if (c_.finished || !c_.local_ready || j >= c_.chunks || c_.chunk_done[j]
+        || cs_.local[j % cs_.size()])
       return;
     if (values.size() != c_.results.size()) {
       fail_call(cs_, c_,
                 mismatch(cs_, call_,
-                         "node " + cs_.plan->participants[j].node
+                         "node " + cs_.plan->participants[j % cs_.size()].node
                            + " sent a result of the wrong size"),
                 later_);
       return;
@@ -739,12 +785,12 @@ public:
     size_t bytes = 0;
     for (size_t b = 0; b < values.size(); ++b) {
       auto& result = *c_.results[b];
-      auto [first, last] = chunk_range(result.element_count(), j, cs_.size());
+      auto [first, last] = chunk_range(result.element_count(), j, c_.chunks);
       if (values[b].type != result.type
           || values[b].element_count() != last - first) {
         fail_call(cs_, c_,
                   mismatch(cs_, call_,
-                           "node " + cs_.plan->participants[j].node
+                           "node " + cs_.plan->participants[j % cs_.size()].node
                              + " sent a result of the wrong size"),
                   later_);
         return;
@@ -755,7 +801,7 @@ public:
     // so copies may run at once with each other and with reductions.
     auto results = c_.results;
     auto copy
-      = [results, j, n = cs_.size(), values = std::move(values)]() mutable {
+      = [results, j, n = c_.chunks, values = std::move(values)]() mutable {
           for (size_t b = 0; b < values.size(); ++b) {
             auto& result = *results[b];
             auto [first, last] = chunk_range(result.element_count(), j, n);
@@ -788,6 +834,16 @@ private:
 
   void fail_everywhere(const caf::error& err) {
     fail_call_everywhere(st_.id, cs_, call_, c_, err, later_);
+  }
+
+  // The blobs of every participant known so far against this process's.
+  caf::error check_known_metas() const {
+    auto first = first_local();
+    for (uint32_t i = 0; i < cs_.size(); ++i)
+      if (i != first && c_.metas[i])
+        if (auto err = check_meta(cs_, call_, c_, i, first))
+          return err;
+    return {};
   }
 
   void on_local_ready() {
@@ -829,8 +885,11 @@ private:
       c_.results.push_back(
         cs_.recycler->make_tensor(x->type, x->shape, x->data.size()));
     auto n = cs_.size();
-    for (uint32_t j = 0; j < n; ++j) {
-      if (cs_.local[j])
+    c_.chunks = chunk_count(*c_.metas[first_local()], n, !cs_.others.empty());
+    c_.chunk_done.assign(c_.chunks, false);
+    c_.chunk_busy.assign(c_.chunks, false);
+    for (uint32_t j = 0; j < c_.chunks; ++j) {
+      if (cs_.local[j % n])
         continue;
       exchange_part part;
       part.run = st_.id;
@@ -845,12 +904,12 @@ private:
         contribution.types = c_.metas[i]->types;
         contribution.shapes = c_.metas[i]->shapes;
         for (auto& x : *c_.inputs[i]) {
-          auto [first, last] = chunk_range(x->element_count(), j, n);
+          auto [first, last] = chunk_range(x->element_count(), j, c_.chunks);
           contribution.values.push_back(slice_of(*x, first, last));
         }
         part.parts.push_back(std::move(contribution));
       }
-      send(later_, cs_.endpoints[j], caf::make_message(std::move(part)));
+      send(later_, cs_.endpoints[j % n], caf::make_message(std::move(part)));
     }
   }
 
@@ -867,24 +926,29 @@ private:
     if (c_.chunk_done[j] || c_.chunk_busy[j])
       return;
     auto n = cs_.size();
+    auto received = c_.chunk_slices.find(j);
     for (uint32_t i = 0; i < n; ++i)
-      if (!cs_.local[i] && c_.chunk_slices[j].count(i) == 0)
+      if (!cs_.local[i]
+          && (received == c_.chunk_slices.end()
+              || received->second.count(i) == 0))
         return;
-    for (uint32_t i = 0; i < n; ++i)
-      if (auto err = check_meta(cs_, call_, c_, i, first_local())) {
-        fail_everywhere(err);
-        return;
-      }
     // The slices and inputs the pointers point into live as long as the
-    // work: it owns them.
-    auto slices = std::make_shared<std::map<uint32_t, std::vector<tensor>>>(
-      std::move(c_.chunk_slices[j]));
+    // work: it owns them. (Every participant's blobs were checked against
+    // this process's: advance.)
+    std::shared_ptr<std::map<uint32_t, std::vector<tensor>>> slices;
+    if (received == c_.chunk_slices.end()) {
+      slices = std::make_shared<std::map<uint32_t, std::vector<tensor>>>();
+    } else {
+      slices = std::make_shared<std::map<uint32_t, std::vector<tensor>>>(
+        std::move(received->second));
+      c_.chunk_slices.erase(received);
+    }
     auto keep = std::make_shared<std::vector<tensor_ptr>>();
     auto pieces = std::make_shared<std::vector<piece>>(c_.results.size());
     size_t bytes = 0;
     for (size_t b = 0; b < c_.results.size(); ++b) {
       auto& result = *c_.results[b];
-      auto [first, last] = chunk_range(result.element_count(), j, n);
+      auto [first, last] = chunk_range(result.element_count(), j, c_.chunks);
       auto size = element_size(result.type);
       auto& p = (*pieces)[b];
       p.type = result.type;
@@ -1994,12 +2058,6 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   auto& cs = i->second;
   auto n = cs.size();
   bool reduce = cs.plan->kind == collective_kind::all_reduce;
-  if (reduce && (msg.chunk >= n || !cs.local[msg.chunk])) {
-    log_refusal(sender,
-                "chunk " + std::to_string(msg.chunk) + " of collective '"
-                  + msg.collective + "' is not this process's");
-    return;
-  }
   for (auto& part : msg.parts)
     if (part.participant >= n || cs.local[part.participant]
         || !admitted(sender, st, cs.plan->participants[part.participant].node,
@@ -2011,6 +2069,18 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
                       "is malformed");
       return;
     }
+  // A chunk this process reduces, as the sender cut its blobs (blobs that
+  // differ from ours fail the call once compared).
+  if (reduce
+      && (msg.parts.empty()
+          || msg.chunk >= chunk_count(
+               blob_meta{msg.parts[0].types, msg.parts[0].shapes}, n, true)
+          || !cs.local[msg.chunk % n])) {
+    log_refusal(sender,
+                "chunk " + std::to_string(msg.chunk) + " of collective '"
+                  + msg.collective + "' is not this process's");
+    return;
+  }
   auto& c = cs.calls.try_emplace(msg.call, n).first->second;
   if (c.finished)
     return;
@@ -2035,9 +2105,12 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
     }
     c.metas[p] = std::move(meta);
   }
-  call_driver{st, cs,    msg.call,
-              c,  later, when_reduced(st.id, msg.collective, msg.call)}
-    .advance();
+  call_driver driver{st, cs,    msg.call,
+                     c,  later, when_reduced(st.id, msg.collective, msg.call)};
+  if (reduce)
+    driver.advance(msg.chunk);
+  else
+    driver.advance();
 }
 
 void exchange_hub::handle(run_state& st, const caf::actor& sender,
@@ -2052,8 +2125,8 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   std::string owner;
   if (!msg.error.empty())
     owner = "";
-  else if (cs.plan->kind == collective_kind::all_reduce && msg.chunk < n)
-    owner = cs.plan->participants[msg.chunk].node;
+  else if (cs.plan->kind == collective_kind::all_reduce)
+    owner = cs.plan->participants[msg.chunk % n].node;
   else if (cs.plan->kind == collective_kind::broadcast)
     owner = cs.plan->root;
   else

@@ -8,6 +8,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -30,8 +31,10 @@
 #include "test/support/temp_dir.hpp"
 #include "test/support/text.hpp"
 #include "tools/process/text_file.hpp"
+#include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/distributed_session.hpp>
 #include <epochrt/actors/api/job_runner.hpp>
+#include <epochrt/actors/api/local_session.hpp>
 #include <epochrt/actors/api/network.hpp>
 #include <epochrt/actors/remote/proof.hpp>
 #include <epochrt/messages/error_text.hpp>
@@ -485,6 +488,141 @@ BOOST_AUTO_TEST_CASE(
                node);
     BOOST_TEST(elements<int64_t>(got[node + ":after_barrier"]) == v64{1}, node);
   }
+}
+
+// Nodes a, b and c each generate X (f32 [rows, 10]) and y (f32 [rows]) from
+// a seed of their own, and fill s (f64 [3]); the epoch all-reduces X, y
+// and s (sum) and X again (max). With `rows` 250000 (10 MB of X), a
+// participant's share between daemons is cut into several pieces, and s
+// into fewer elements than there are pieces.
+std::string big_all_reduce_job(int64_t b_rows = 250000) {
+  auto init = [](const std::string& node, int seed, int64_t rows) {
+    return R"({"name": "init_)" + node + R"(", "node": ")" + node
+      + R"(", "ops": [
+      {"type": "GenerateLinearData", "outputs": ["X", "y"], "args": {"rows": )"
+      + std::to_string(rows) + R"(, "features": 10, "seed": )"
+      + std::to_string(seed) + R"(}},
+      {"type": "GivenTensorFill", "outputs": ["s"], "args": {"values": [)"
+      + std::to_string(seed) + R"(.25, -1.5, 3], "dtype": "f64"}}]})";
+  };
+  auto reduce = [](const std::string& node) {
+    return R"({"name": "reduce_)" + node + R"(", "node": ")" + node
+      + R"(", "ops": [
+      {"type": "Allreduce", "inputs": ["X", "y", "s"], "outputs": ["X_sum", "y_sum", "s_sum"], "args": {"collective": "big_sum"}},
+      {"type": "Allreduce", "inputs": ["X"], "outputs": ["X_max"], "args": {"collective": "big_max", "op": "max"}}]})";
+  };
+  return R"({"name": "big_all_reduce", "init": [)" + init("a", 1, 250000)
+    + ",\n" + init("b", 2, b_rows) + ",\n" + init("c", 3, 250000)
+    + R"(], "epoch": [)" + reduce("a") + ",\n" + reduce("b") + ",\n"
+    + reduce("c") + R"(], "epoch_limit": 1})";
+}
+
+// The blobs of `job_text` named `blobs` on every node of `nodes`, after a
+// run in `sess`.
+std::map<std::string, epochrt::tensor>
+run_and_fetch(epochrt::session& sess, const std::string& job_text,
+              const std::vector<std::string>& nodes,
+              const std::vector<std::string>& blobs) {
+  auto ops = make_ops();
+  auto loaded = epochrt::parse_job_json(job_text, "job.json", *ops);
+  BOOST_REQUIRE_MESSAGE(loaded, why(loaded));
+  epochrt::job_runner runner{std::move(*loaded)};
+  auto epochs = runner.train(sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  std::map<std::string, epochrt::tensor> result;
+  for (auto& node : nodes)
+    for (auto& blob : blobs) {
+      auto value = sess.fetch(node, blob);
+      BOOST_REQUIRE_MESSAGE(value, node << ":" << blob << ": " << why(value));
+      result[node + ":" + blob] = std::move(*value);
+    }
+  return result;
+}
+
+epochrt::distributed_session_options patient_session() {
+  epochrt::distributed_session_options opts;
+  opts.timeouts.group_timeout = 60s;
+  opts.timeouts.request_timeout = 10s;
+  return opts;
+}
+
+std::map<std::string, epochrt::node_address> abc_addresses(daemons& d) {
+  std::map<std::string, epochrt::node_address> nodes;
+  for (auto& [node, i] : abc_on_three_daemons())
+    nodes[node]
+      = epochrt::node_address{"127.0.0.1", static_cast<uint16_t>(d[i].port())};
+  return nodes;
+}
+
+BOOST_AUTO_TEST_CASE(an_all_reduce_cut_into_pieces_gives_the_in_process_bits) {
+  const std::vector<std::string> nodes{"a", "b", "c"};
+  const std::vector<std::string> blobs{"X", "X_sum", "y_sum", "s_sum", "X_max"};
+  auto job = big_all_reduce_job();
+  std::map<std::string, epochrt::tensor> local;
+  {
+    caf::actor_system_config cfg;
+    epochrt::configure(cfg);
+    caf::actor_system sys{cfg};
+    epochrt::local_session sess{sys, make_ops()};
+    local = run_and_fetch(sess, job, nodes, blobs);
+  }
+  daemons d{3};
+  network_config cfg;
+  caf::actor_system sys{cfg};
+  std::map<std::string, epochrt::tensor> remote;
+  {
+    epochrt::distributed_session sess{sys, make_ops(), abc_addresses(d),
+                                      patient_session()};
+    remote = run_and_fetch(sess, job, nodes, blobs);
+  }
+  // Every element is the sum of the three nodes' (a sum of the wrong
+  // elements, or a piece never filled, is not).
+  auto& sum = local.at("a:X_sum");
+  auto xa = elements<float>(local.at("a:X"));
+  auto xb = elements<float>(local.at("b:X"));
+  auto xc = elements<float>(local.at("c:X"));
+  auto xs = elements<float>(sum);
+  BOOST_REQUIRE_EQUAL(xs.size(), size_t{2500000});
+  size_t wrong = 0;
+  for (size_t i = 0; i < xs.size(); ++i)
+    if (std::abs(xs[i] - (xa[i] + xb[i] + xc[i])) > 1e-5f)
+      ++wrong;
+  BOOST_TEST(wrong == 0u);
+  BOOST_TEST(xa != xb);
+  // The same bits on every node, across daemons as in one process.
+  for (auto& node : nodes)
+    for (auto& blob : blobs) {
+      auto key = node + ":" + blob;
+      auto& want = local.at(blob == "X" ? key : "a:" + blob);
+      auto& got = remote.at(key);
+      BOOST_TEST((got.type == want.type), key);
+      BOOST_TEST(got.shape == want.shape, key);
+      BOOST_TEST((got.data == want.data), key);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(blobs_that_differ_in_size_across_daemons_fail_the_call) {
+  // b's X has twice the rows: its share is cut into more pieces than a's
+  // and c's, and no piece of it may wait for parts that never come.
+  daemons d{3};
+  network_config cfg;
+  caf::actor_system sys{cfg};
+  auto ops = make_ops();
+  auto loaded
+    = epochrt::parse_job_json(big_all_reduce_job(500000), "job.json", *ops);
+  BOOST_REQUIRE_MESSAGE(loaded, why(loaded));
+  epochrt::distributed_session sess{sys, ops, abc_addresses(d),
+                                    patient_session()};
+  epochrt::job_runner runner{std::move(*loaded)};
+  auto started = clock_type::now();
+  auto epochs = runner.train(sess);
+  BOOST_REQUIRE(!epochs);
+  auto text = epochrt::error_text(epochs.error());
+  BOOST_TEST(ms_since(started) < 20000, text);
+  BOOST_TEST(contains(text, "'big_sum'"), text);
+  BOOST_TEST(contains(text, "on node b"), text);
+  BOOST_TEST((contains(text, "on node a") || contains(text, "on node c")),
+             text);
 }
 
 BOOST_AUTO_TEST_CASE(the_collectives_job_over_daemons_prints_as_in_process) {
