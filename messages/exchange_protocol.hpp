@@ -189,10 +189,13 @@ struct collective_contribution {
   std::vector<tensor> values;
 };
 
-/// Participants' exchange -> the exchange of chunk `chunk`'s owner (the
-/// participant of that index): their contributions to that chunk of call
-/// `call` (0 for a collective's first call in the run). For broadcast and
-/// all-gather the chunk is the whole blobs. Also carries barriers.
+/// Participants' exchange -> the exchange of chunk `chunk`'s owner: their
+/// contributions to that chunk of call `call` (0 for a collective's first
+/// call in the run). An all-reduce among n participants has n chunks, or
+/// between processes n times the pieces each participant's share is cut
+/// into (a function of the blobs' types and shapes); chunk j's owner is
+/// participant j mod n. For broadcast and all-gather the chunk is the
+/// whole blobs. Also carries barriers.
 struct exchange_part {
   uint64_t run = 0;
   std::string collective;
