@@ -2044,6 +2044,29 @@ bool sane(const collective_contribution& x, uint64_t max_bytes) {
   return true;
 }
 
+// The first blob whose values in `x` are not chunk `j` of the blobs `x`
+// declares, as chunk_count cuts them among `n` participants; none when
+// every value is.
+std::optional<size_t> miscut_blob(const collective_contribution& x, uint32_t j,
+                                  size_t n) {
+  blob_meta meta{x.types, x.shapes};
+  auto chunks = chunk_count(meta, n, true);
+  for (size_t b = 0; b < x.types.size(); ++b) {
+    if (b >= x.values.size())
+      return b;
+    uint64_t count = 1;
+    for (auto d : x.shapes[b])
+      count *= static_cast<uint64_t>(d);
+    auto [first, last] = chunk_range(count, j, chunks);
+    if (x.values[b].type != x.types[b]
+        || x.values[b].element_count() != last - first)
+      return b;
+  }
+  if (x.values.size() > x.types.size())
+    return x.types.size();
+  return std::nullopt;
+}
+
 } // namespace
 
 void exchange_hub::handle(run_state& st, const caf::actor& sender,
@@ -2084,6 +2107,25 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   auto& c = cs.calls.try_emplace(msg.call, n).first->second;
   if (c.finished)
     return;
+  if (reduce) {
+    // A duplicate of a chunk reduced already (a retry, a fault): nothing
+    // would ever take it.
+    if (msg.chunk < c.chunk_done.size() && c.chunk_done[msg.chunk])
+      return;
+    // A piece that is not the chunk of the blobs it declares fails the call
+    // now: waiting for the other participants' pieces would not mend it.
+    for (auto& part : msg.parts)
+      if (auto blob = miscut_blob(part, msg.chunk, n)) {
+        fail_call_everywhere(
+          st.id, cs, msg.call, c,
+          mismatch(cs, msg.call,
+                   "node " + cs.plan->participants[part.participant].node
+                     + " sent chunk " + std::to_string(msg.chunk) + " of blob "
+                     + std::to_string(*blob) + " in the wrong size"),
+          later);
+        return;
+      }
+  }
   for (auto& part : msg.parts) {
     auto p = part.participant;
     blob_meta meta{std::move(part.types), std::move(part.shapes)};

@@ -829,6 +829,29 @@ struct raw_master {
         });
     BOOST_REQUIRE_MESSAGE(gate && exchange, ert::error_text(err));
   }
+
+  // Runs `tasks` on the daemon's node as group run `run` of an epoch; the
+  // daemon's answer, or request_timeout after 30 s.
+  std::future<caf::expected<ert::tasks_done>>
+  run_tasks(std::vector<ert::task_def> tasks, uint64_t run,
+            ert::exchange_plan plan) {
+    return std::async(
+      std::launch::async,
+      [this, tasks = std::move(tasks), run, plan = std::move(plan)] {
+        caf::scoped_actor self{sys};
+        caf::expected<ert::tasks_done> result{
+          caf::make_error(caf::sec::request_timeout)};
+        self->request(gate, 30s, ert::run_tasks{"epoch", 0, tasks, run, plan})
+          .receive(
+            [&](ert::tasks_done& done) {
+              result = std::move(done);
+            },
+            [&](caf::error& err) {
+              result = std::move(err);
+            });
+        return result;
+      });
+  }
 };
 
 // The replies an exchange sent to a peer of the test's, by request id.
@@ -931,22 +954,7 @@ BOOST_AUTO_TEST_CASE(
       {ert::make_op("DequeueBlobs", {}, {"x"},
                     {{"channel", ert::make_string_tensor({}, {"q"})}})},
       {"x"});
-    auto tasks = std::async(std::launch::async, [&] {
-      caf::scoped_actor self{master.sys};
-      caf::expected<ert::tasks_done> result{
-        caf::make_error(caf::sec::request_timeout)};
-      self
-        ->request(master.gate, 30s,
-                  ert::run_tasks{"epoch", 0, {task}, run, plan})
-        .receive(
-          [&](ert::tasks_done& done) {
-            result = std::move(done);
-          },
-          [&](caf::error& err) {
-            result = std::move(err);
-          });
-      return result;
-    });
+    auto tasks = master.run_tasks({task}, run, plan);
     const ert::task_ref p{"peer", "p"};
     const ert::task_ref t{"host", "t"};
     auto put_in = [&](uint64_t in_run, const std::string& channel, uint64_t op,
@@ -1056,6 +1064,56 @@ BOOST_AUTO_TEST_CASE(
                  fetch_args(fetches)));
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, show(r));
   BOOST_TEST(r.out == in_process_result(data_parallel, fetches));
+}
+
+// A piece of an all-reduce that is not the chunk of the blobs it declares
+// (here 5 elements of chunk 0 of a 6-element blob cut in three) fails the
+// call at once, naming its node, although another participant's piece of
+// that chunk never comes: waiting for it would not mend the one that
+// came.
+BOOST_AUTO_TEST_CASE(an_all_reduce_piece_cut_wrong_fails_the_call_at_once) {
+  temp_dir dir;
+  auto daemon
+    = start_daemon(dir.str(), "d", {"--connection-timeout-ms", "2000"});
+  raw_master master{daemon.port(), "a"};
+  caf::scoped_actor peer{master.sys};
+  auto peer_endpoint = caf::actor_cast<caf::actor>(peer.ptr());
+  // Task t of node a (the daemon) all-reduces a 6-element blob with nodes
+  // b and c, both in this process.
+  const uint64_t run = 0x5eed5eed0002;
+  ert::exchange_plan plan;
+  ert::collective_plan g;
+  g.name = "g";
+  g.kind = ert::collective_kind::all_reduce;
+  g.op = ert::reduce_op::sum;
+  g.participants = {{"a", "t"}, {"b", "tb"}, {"c", "tc"}};
+  plan.collectives = {g};
+  plan.peers = {ert::exchange_peer{"a", master.exchange, "", 0},
+                ert::exchange_peer{"b", peer_endpoint, "", 0},
+                ert::exchange_peer{"c", peer_endpoint, "", 0}};
+  auto task = ert::make_task(
+    "t", "a",
+    {ert::make_op("ConstantFill", {}, {"x"},
+                  {{"shape", ert::make_tensor<int64_t>({1}, {6})},
+                   {"value", ert::make_tensor<float>({}, {1.0f})}}),
+     ert::make_op("Allreduce", {"x"}, {"y"},
+                  {{"collective", ert::make_string_tensor({}, {"g"})}})},
+    {"y"});
+  auto tasks = master.run_tasks({task}, run, plan);
+  ert::collective_contribution from_b;
+  from_b.participant = 1;
+  from_b.types = {ert::dtype::f32};
+  from_b.shapes = {{6}};
+  from_b.values = {f32_vector({1, 1, 1, 1, 1})};
+  peer->send(master.exchange,
+             ert::exchange_part{run, "g", 0, 0, {std::move(from_b)}});
+  BOOST_REQUIRE(tasks.wait_for(10s) == std::future_status::ready);
+  auto done = tasks.get();
+  BOOST_REQUIRE(!done);
+  auto text = ert::error_text(done.error());
+  BOOST_TEST(contains(text, "node b sent chunk 0 of blob 0 in the wrong size"),
+             text);
+  BOOST_TEST(daemon.running());
 }
 
 // Messages for a group run that has not begun on the daemon are kept until
