@@ -132,6 +132,12 @@ void stats_json_writer::on_event(const job_event& ev) {
                                      {"recovery_us", micros(ev.end - ev.start)},
                                      {"recoveries", recoveries_}}));
       return;
+    case kind::node_moved:
+      write_line(dump(nlohmann::json{{"type", "node_moved"},
+                                     {"time_s", seconds_now()},
+                                     {"node", ev.node},
+                                     {"address", ev.detail}}));
+      return;
   }
 }
 

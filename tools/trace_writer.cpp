@@ -176,6 +176,16 @@ void trace_writer::on_event(const job_event& ev) {
     case kind::recovered:
       span(runner_lane, "recovery", "failure", nlohmann::json::object());
       return;
+    case kind::node_moved:
+      append(dump({{"name", "node moved"},
+                   {"cat", "failure"},
+                   {"ph", "i"},
+                   {"s", "g"},
+                   {"pid", trace_pid},
+                   {"tid", lane(runner_lane)},
+                   {"ts", micros(ev.end)},
+                   {"args", {{"node", ev.node}, {"address", ev.detail}}}}));
+      return;
     case kind::epoch_started:
       return; // the epoch's span comes when it ends
     case kind::task:

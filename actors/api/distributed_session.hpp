@@ -78,7 +78,7 @@ public:
 
   /// Where `name` runs now ("host:port"), which a move to a spare changes;
   /// empty for a node in this process.
-  std::string address_of(const std::string& name) const;
+  std::string address_of(const std::string& name) const override;
 
   /// Connects every remote node now, so that a wrong address or secret is
   /// reported before anything runs — as is a worker pool for the local

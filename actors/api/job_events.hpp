@@ -46,6 +46,10 @@ struct job_event {
     /// An op of such a task ran for `slow_op_threshold_us` or longer;
     /// `detail` is "TASK: OP_TYPE".
     op,
+    /// Lost node `node` did not come back at its address and runs now on
+    /// a spare daemon at `detail` ("host:port"), where a rerun must place
+    /// it (`start` == `end`). Comes before the `recovered` of its loss.
+    node_moved,
   };
 
   using clock = std::chrono::steady_clock;

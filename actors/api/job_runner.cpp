@@ -2,6 +2,9 @@
 
 #include <epochrt/actors/core/job_runner_actor.hpp>
 
+#include <map>
+#include <string>
+
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/basic_checkpoint_manager.hpp>
 #include <epochrt/actors/api/session.hpp>
@@ -9,6 +12,7 @@
 #include <epochrt/actors/core/node_handle.hpp>
 #include <epochrt/actors/detail/blocking_request.hpp>
 #include <epochrt/actors/detail/log.hpp>
+#include <epochrt/actors/detail/notify.hpp>
 #include <epochrt/messages/error_text.hpp>
 #include <epochrt/persistence/persistence_errc.hpp>
 
@@ -62,6 +66,32 @@ caf::expected<job_nodes> attach_nodes(session& sess, const job& the_job,
   return where;
 }
 
+// Where each node of `the_job` runs, by name (session::address_of).
+std::map<std::string, std::string> addresses(const session& sess,
+                                             const job& the_job) {
+  std::map<std::string, std::string> result;
+  for (auto& name : the_job.nodes())
+    result[name] = sess.address_of(name);
+  return result;
+}
+
+// A node_moved event for each node that runs elsewhere than `before`.
+void report_moves(session& sess, const job& the_job,
+                  const std::map<std::string, std::string>& before,
+                  job_events* events) {
+  for (auto& [name, now] : addresses(sess, the_job)) {
+    auto i = before.find(name);
+    if (i == before.end() || i->second == now)
+      continue;
+    job_event event;
+    event.what = job_event::kind::node_moved;
+    event.node = name;
+    event.detail = now;
+    event.start = event.end = job_event::clock::now();
+    detail::notify(sess.system(), events, event);
+  }
+}
+
 } // namespace
 
 caf::expected<int64_t> job_runner::train(session& sess) {
@@ -101,8 +131,10 @@ caf::expected<int64_t> job_runner::train(session& sess) {
   // The session is ours while train runs: the runner calls this from a
   // thread of its own while this thread waits.
   cfg.recover_nodes = [&sess, this]() -> caf::expected<job_nodes> {
+    auto before = addresses(sess, job_);
     if (auto err = sess.recover_lost_nodes())
       return err;
+    report_moves(sess, job_, before, options_.events.get());
     return attach_nodes(sess, job_, manager_ != nullptr);
   };
   auto runner = spawn_job_runner(sess.system(), std::move(cfg));

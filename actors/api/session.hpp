@@ -79,6 +79,11 @@ public:
   /// session before it returns.
   virtual caf::error recover_lost_nodes();
 
+  /// Where node `name` runs ("host:port"), as a rerun names it (`--node`):
+  /// `recover_lost_nodes` changes it when it moves a node to a spare.
+  /// Empty for a node in this process, and by default.
+  virtual std::string address_of(const std::string& name) const;
+
   const session_options& options() const noexcept {
     return options_;
   }

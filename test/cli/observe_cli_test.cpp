@@ -413,6 +413,8 @@ BOOST_AUTO_TEST_CASE(a_lost_node_and_its_recovery_are_in_the_stats_and_trace) {
   auto recovered = of_type(lines, "recovered");
   BOOST_TEST_REQUIRE(recovered.size() == 1u);
   BOOST_TEST(recovered[0]["recoveries"].get<int64_t>() == 1);
+  // Back at its address: the node did not move.
+  BOOST_TEST(of_type(lines, "node_moved").empty());
   auto epochs = of_type(lines, "epoch");
   BOOST_TEST_REQUIRE(!epochs.empty());
   BOOST_TEST(epochs.back()["epoch"].get<int64_t>() == 4);

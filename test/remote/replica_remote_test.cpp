@@ -9,6 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "test/remote/daemon_jobs.hpp"
 #include "test/support/eventually.hpp"
@@ -258,6 +263,8 @@ struct losing_a_host_with_a_spare {
     = d.run_args(write_paced_job(d.dir), surviving_one_loss(spare.address()));
 
   losing_a_host_with_a_spare() {
+    args.push_back("--stats-json");
+    args.push_back(d.dir.sub("stats.jsonl"));
     auto run = d.start_run(args);
     lose_trainer_1s_host(d);
     BOOST_REQUIRE_EQUAL(run->wait(90s), 0);
@@ -265,6 +272,17 @@ struct losing_a_host_with_a_spare {
 
   std::string err() const {
     return read_text(d.dir.sub("run.err"));
+  }
+
+  // The run's --stats-json lines of type `type`.
+  std::vector<nlohmann::json> stats_of_type(const std::string& type) const {
+    std::vector<nlohmann::json> result;
+    std::istringstream in{read_text(d.dir.sub("stats.jsonl"))};
+    for (std::string line; std::getline(in, line);)
+      if (auto doc = nlohmann::json::parse(line, nullptr, false);
+          doc.is_object() && doc.value("type", "") == type)
+        result.push_back(std::move(doc));
+    return result;
   }
 };
 
@@ -279,6 +297,21 @@ BOOST_FIXTURE_TEST_CASE(a_lost_host_moves_its_node_to_a_spare_within_the_run,
              err());
   BOOST_TEST(!contains(err(), "starting from scratch"), err());
   BOOST_TEST(contains(spare.log(), "restored from the copy"), spare.log());
+}
+
+// What a program that watches the job (epochrt sweep, a dashboard) reads
+// instead of the note on stderr: one node_moved line, before the
+// recovery's.
+BOOST_FIXTURE_TEST_CASE(a_move_to_a_spare_is_a_line_of_the_stats,
+                        losing_a_host_with_a_spare) {
+  auto moved = stats_of_type("node_moved");
+  BOOST_REQUIRE_EQUAL(moved.size(), 1u);
+  BOOST_TEST(moved[0].value("node", "") == "trainer_1");
+  BOOST_TEST(moved[0].value("address", "") == spare.address());
+  auto recovered = stats_of_type("recovered");
+  BOOST_REQUIRE_EQUAL(recovered.size(), 1u);
+  BOOST_TEST(moved[0].value("time_s", 0.0)
+             <= recovered[0].value("time_s", 0.0));
 }
 
 BOOST_FIXTURE_TEST_CASE(copies_are_rebuilt_on_the_spare_after_a_move,
