@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "tools/process/child_process.hpp"
 
@@ -12,11 +13,13 @@ struct run_status : process::exit_status {
   bool timed_out = false;
 };
 
-/// What one run of the job left: how it ended, its stdout and stderr.
+/// What one run of the job left: how it ended, its stdout and stderr, and
+/// the nodes it moved to a spare daemon (its --stats-json's `node_moved`).
 struct run_result {
   run_status status;
   std::string out;
   std::string err;
+  std::vector<std::string> moved_nodes;
 };
 
 /// "exit 0", "exit 1", "killed by signal 9", "timed out".

@@ -4,7 +4,10 @@
 #include <chrono>
 #include <csignal>
 #include <iostream>
+#include <sstream>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "tools/cli_output.hpp"
 #include "tools/process/text_file.hpp"
@@ -27,6 +30,20 @@ child_process::options sweep_child() {
   o.own_group = true;
   o.parent_death_signal = SIGKILL;
   return o;
+}
+
+// The nodes named by the `node_moved` lines of the --stats-json file at
+// `path`. A run killed while writing leaves its last line cut short: such
+// a line is not one of them.
+std::vector<std::string> moved_nodes(const fs::path& path) {
+  std::vector<std::string> result;
+  std::istringstream in{read_text(path)};
+  for (std::string line; std::getline(in, line);) {
+    auto doc = nlohmann::json::parse(line, nullptr, false);
+    if (doc.is_object() && doc.value("type", "") == "node_moved")
+      result.push_back(doc.value("node", ""));
+  }
+  return result;
 }
 
 } // namespace
@@ -93,7 +110,8 @@ sweep_processes::start_daemon(daemon& d, const fs::path& dir,
 }
 
 std::vector<std::string>
-sweep_processes::run_argv(const std::optional<fs::path>& plan,
+sweep_processes::run_argv(const fs::path& stats,
+                          const std::optional<fs::path>& plan,
                           const std::optional<fs::path>& trace) {
   std::vector<std::string> argv{
     exe_,
@@ -140,6 +158,8 @@ sweep_processes::run_argv(const std::optional<fs::path>& plan,
     argv.push_back("--secret-file");
     argv.push_back(*opts_.secret_file);
   }
+  argv.push_back("--stats-json");
+  argv.push_back(stats.string());
   if (plan) {
     argv.push_back("--fault-plan");
     argv.push_back(plan->string());
@@ -156,8 +176,9 @@ run_result sweep_processes::run_job(const fs::path& dir, int k,
                                     const std::optional<fs::path>& trace) {
   auto out = dir / ("run" + std::to_string(k) + ".out");
   auto err = dir / ("run" + std::to_string(k) + ".err");
+  auto stats = dir / ("run" + std::to_string(k) + ".stats");
   auto o = sweep_child();
-  o.argv = run_argv(plan, trace);
+  o.argv = run_argv(stats, plan, trace);
   o.cwd = (dir / "cwd").string();
   o.out = process::output::file(out.string());
   o.err = process::output::file(err.string());
@@ -186,6 +207,7 @@ run_result sweep_processes::run_job(const fs::path& dir, int k,
   }
   result.out = read_text(out);
   result.err = read_text(err);
+  result.moved_nodes = moved_nodes(stats);
   return result;
 }
 

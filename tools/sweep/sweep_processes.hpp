@@ -73,7 +73,8 @@ public:
   int deaths(const std::string& node) const;
 
   /// Run `k` of the job in `dir`/cwd, its stdout and stderr in
-  /// `dir`/runK.out and runK.err, with the plan and trace files when given;
+  /// `dir`/runK.out and runK.err, its --stats-json in runK.stats, with the
+  /// plan and trace files when given;
   /// killed when it outlives opts.timeout_ms. Daemons that die meanwhile
   /// are restarted, fault-free, on their port.
   run_result run_job(const std::filesystem::path& dir, int k,
@@ -102,7 +103,8 @@ private:
                            const std::optional<std::filesystem::path>& trace);
 
   std::vector<std::string>
-  run_argv(const std::optional<std::filesystem::path>& plan,
+  run_argv(const std::filesystem::path& stats,
+           const std::optional<std::filesystem::path>& plan,
            const std::optional<std::filesystem::path>& trace);
 
   void revive_daemons(const std::filesystem::path& dir);

@@ -124,7 +124,7 @@ outcome run_trial(const sweep_case& c, const fs::path& work,
   // the user's next run, which names the new address, does. So does the
   // sweep, fault-free, before it verifies.
   if (ended(last) && procs.host_moved() && !moved_at_start
-      && last.err.find("to the spare daemon at") == std::string::npos) {
+      && last.moved_nodes.empty()) {
     auto r = one_run(std::nullopt);
     if (!r)
       return finish(worst);
