@@ -4,6 +4,48 @@
 
 namespace epochrt {
 
+tensor materialize(const tensor_slice_view& x) {
+  tensor result;
+  result.type = x.source->type;
+  result.shape = {static_cast<int64_t>(x.last - x.first)};
+  auto size = element_size(x.source->type);
+  result.data.assign(x.source->data.data() + x.first * size,
+                     x.source->data.data() + x.last * size);
+  return result;
+}
+
+namespace detail {
+
+caf::error write_views_as_tensors(caf::serializer& f,
+                                  const std::vector<tensor_slice_view>& xs) {
+  auto count = xs.size();
+  if (auto err = f.begin_sequence(count))
+    return err;
+  for (auto& x : xs) {
+    auto type = x.source->type;
+    std::vector<int64_t> shape{static_cast<int64_t>(x.last - x.first)};
+    auto size = element_size(type);
+    auto bytes = (x.last - x.first) * size;
+    std::vector<std::string> no_strings;
+    if (auto err = f(type, shape))
+      return err;
+    if (auto err = f.begin_sequence(bytes))
+      return err;
+    // The serializer only reads what it is given.
+    auto* data = const_cast<char*>(x.source->data.data()) + x.first * size;
+    if (bytes > 0)
+      if (auto err = f.apply_raw(bytes, data))
+        return err;
+    if (auto err = f.end_sequence())
+      return err;
+    if (auto err = f(no_strings))
+      return err;
+  }
+  return f.end_sequence();
+}
+
+} // namespace detail
+
 bool operator==(const task_ref& x, const task_ref& y) noexcept {
   return x.node == y.node && x.task == y.task;
 }

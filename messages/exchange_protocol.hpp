@@ -1,15 +1,19 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <caf/actor.hpp>
 #include <caf/atom.hpp>
 #include <caf/message.hpp>
 #include <caf/meta/type_name.hpp>
+#include <caf/serializer.hpp>
 
 #include <epochrt/messages/collective_kind.hpp>
 #include <epochrt/messages/job_def.hpp>
@@ -179,6 +183,21 @@ struct exchange_reply {
   std::vector<tensor> values;
 };
 
+/// Elements [first, last) of `source`, a numeric tensor, as a sender puts
+/// them into a message without copying them first: the serializer reads
+/// them from `source`, which the message keeps alive and nobody may change
+/// meanwhile. On the wire they are a rank-1 tensor of those elements;
+/// a receiver gets that tensor, never a view.
+struct tensor_slice_view {
+  std::shared_ptr<const tensor> source;
+  size_t first = 0;
+  size_t last = 0;
+};
+
+/// The rank-1 tensor `x` stands for, copied (for a message that reaches
+/// its receiver without being serialized).
+tensor materialize(const tensor_slice_view& x);
+
 /// The blobs one participant gives a collective call, or a chunk of them:
 /// `shapes` are the whole blobs' shapes (so that a mismatch is seen
 /// wherever a chunk lands), `values` the chunk's part of each.
@@ -187,6 +206,9 @@ struct collective_contribution {
   std::vector<dtype> types;
   std::vector<std::vector<int64_t>> shapes;
   std::vector<tensor> values;
+  /// What a sender sends in place of `values`, when not empty: serialized
+  /// as `values` would be, and received as `values`.
+  std::vector<tensor_slice_view> views;
 };
 
 /// Participants' exchange -> the exchange of chunk `chunk`'s owner: their
@@ -214,6 +236,9 @@ struct exchange_result {
   uint32_t chunk = 0;
   std::vector<tensor> values;
   std::string error;
+  /// What a sender sends in place of `values`, when not empty: serialized
+  /// as `values` would be, and received as `values`.
+  std::vector<tensor_slice_view> views;
 };
 
 /// A task of run `run` ended (`ok`: it succeeded) after `calls[i]` calls
@@ -332,9 +357,41 @@ typename Inspector::result_type inspect(Inspector& f, exchange_reply& x) {
            x.status, x.error, x.values);
 }
 
+namespace detail {
+
+/// Views written to a serializer as the std::vector<tensor> of their
+/// elements would be, byte for byte (tensor's inspect: type, shape, data
+/// as one byte sequence, strings).
+struct views_as_tensors {
+  const std::vector<tensor_slice_view>* views;
+};
+
+caf::error write_views_as_tensors(caf::serializer& f,
+                                  const std::vector<tensor_slice_view>& xs);
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, views_as_tensors& x) {
+  if constexpr (std::is_base_of_v<caf::serializer, Inspector>) {
+    return write_views_as_tensors(f, *x.views);
+  } else {
+    // Text (a log line): the count alone.
+    auto count = x.views->size();
+    return f(caf::meta::type_name("tensor_slice_views"), count);
+  }
+}
+
+} // namespace detail
+
 template <class Inspector>
 typename Inspector::result_type
 inspect(Inspector& f, collective_contribution& x) {
+  if constexpr (Inspector::reads_state) {
+    if (!x.views.empty()) {
+      detail::views_as_tensors wire{&x.views};
+      return f(caf::meta::type_name("epochrt::collective_contribution"),
+               x.participant, x.types, x.shapes, wire);
+    }
+  }
   return f(caf::meta::type_name("epochrt::collective_contribution"),
            x.participant, x.types, x.shapes, x.values);
 }
@@ -347,6 +404,13 @@ typename Inspector::result_type inspect(Inspector& f, exchange_part& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, exchange_result& x) {
+  if constexpr (Inspector::reads_state) {
+    if (!x.views.empty()) {
+      detail::views_as_tensors wire{&x.views};
+      return f(caf::meta::type_name("epochrt::exchange_result"), x.run,
+               x.collective, x.call, x.chunk, wire, x.error);
+    }
+  }
   return f(caf::meta::type_name("epochrt::exchange_result"), x.run,
            x.collective, x.call, x.chunk, x.values, x.error);
 }

@@ -112,14 +112,17 @@ std::pair<size_t, size_t> chunk_range(size_t count, size_t j, size_t n) {
   return {count * j / n, count * (j + 1) / n};
 }
 
-// A tensor of `type` holding elements [first, last) of `x`'s data.
-tensor slice_of(const tensor& x, size_t first, size_t last) {
-  tensor result;
-  result.type = x.type;
-  result.shape = {static_cast<int64_t>(last - first)};
-  auto size = element_size(x.type);
-  result.data.assign(x.data.data() + first * size, x.data.data() + last * size);
-  return result;
+// What a message that reached this process without being serialized (one
+// actor system holding several exchanges) carries as views: the tensors a
+// serialized one would have brought.
+void take_views(std::vector<tensor>& values,
+                std::vector<tensor_slice_view>& views) {
+  if (views.empty())
+    return;
+  values.clear();
+  for (auto& x : views)
+    values.push_back(materialize(x));
+  views.clear();
 }
 
 // A peer's tensor: well formed and within the limit.
@@ -757,7 +760,9 @@ public:
       msg.chunk = j;
       for (auto& result : c_.results) {
         auto [first, last] = chunk_range(result->element_count(), j, c_.chunks);
-        msg.values.push_back(slice_of(*result, first, last));
+        // Serialized from the result itself: nothing writes this chunk of it
+        // again, and the message keeps the buffer from being recycled.
+        msg.views.push_back(tensor_slice_view{result, first, last});
       }
       // One message for every other process: a message's contents are
       // shared, not copied, by its receivers.
@@ -905,7 +910,8 @@ private:
         contribution.shapes = c_.metas[i]->shapes;
         for (auto& x : *c_.inputs[i]) {
           auto [first, last] = chunk_range(x->element_count(), j, c_.chunks);
-          contribution.values.push_back(slice_of(*x, first, last));
+          // Serialized from the blob itself, which nobody changes.
+          contribution.views.push_back(tensor_slice_view{x, first, last});
         }
         part.parts.push_back(std::move(contribution));
       }
@@ -2082,6 +2088,8 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   auto n = cs.size();
   bool reduce = cs.plan->kind == collective_kind::all_reduce;
   for (auto& part : msg.parts)
+    take_views(part.values, part.views);
+  for (auto& part : msg.parts)
     if (part.participant >= n || cs.local[part.participant]
         || !admitted(sender, st, cs.plan->participants[part.participant].node,
                      "a collective part")
@@ -2184,6 +2192,7 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
     if (!participant)
       return;
   }
+  take_views(msg.values, msg.views);
   for (auto& v : msg.values)
     if (!acceptable(v, options_.max_tensor_bytes))
       return;

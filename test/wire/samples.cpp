@@ -656,10 +656,13 @@ exchange_part make_sample(type_tag<exchange_part>, const sample_handles&) {
 }
 
 exchange_result make_sample(type_tag<exchange_result>, const sample_handles&) {
-  return exchange_result{
-    0xfffffffffffffffb, tricky_text,
-    0x8000000000000004, std::numeric_limits<uint32_t>::max(),
-    sample_item(),      "shapes differ: " + tricky_text};
+  return exchange_result{0xfffffffffffffffb,
+                         tricky_text,
+                         0x8000000000000004,
+                         std::numeric_limits<uint32_t>::max(),
+                         sample_item(),
+                         "shapes differ: " + tricky_text,
+                         {}};
 }
 
 exchange_task_end make_sample(type_tag<exchange_task_end>,

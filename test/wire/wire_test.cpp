@@ -25,6 +25,8 @@
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/binary_deserializer.hpp>
+#include <caf/binary_serializer.hpp>
 #include <caf/deep_to_string.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
@@ -394,6 +396,103 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_payload_comes_back_unchanged_inside_a_relay, P,
   BOOST_TEST(relayed_problems.empty(),
              name_of<P>() << " in " << name_of<exchange_relayed>() << ": "
                           << relayed_problems);
+}
+
+// The views a sender puts into an all-reduce's part or result instead of
+// copies: written as the tensors they stand for, byte for byte, and
+// received as those tensors, also from another process and inside a relay.
+namespace {
+
+std::shared_ptr<const tensor> ten_floats() {
+  return std::make_shared<const tensor>(
+    make_tensor<float>({2, 5}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+}
+
+// Elements 3..6 of ten_floats(), and none (an empty piece).
+std::vector<tensor> copied_slices() {
+  return {make_tensor<float>({4}, {3, 4, 5, 6}), make_tensor<float>({0}, {})};
+}
+
+std::vector<tensor_slice_view> viewed_slices() {
+  auto source = ten_floats();
+  return {tensor_slice_view{source, 3, 7}, tensor_slice_view{source, 10, 10}};
+}
+
+template <class T>
+std::vector<char> bytes_of(T x) {
+  std::vector<char> buf;
+  caf::binary_serializer sink{nullptr, buf};
+  auto err = sink(x);
+  BOOST_REQUIRE(!err);
+  return buf;
+}
+
+template <class T>
+T read_back(const std::vector<char>& buf) {
+  T result;
+  caf::binary_deserializer source{nullptr, buf};
+  auto err = source(result);
+  BOOST_REQUIRE(!err);
+  return result;
+}
+
+exchange_result result_with(std::vector<tensor> values,
+                            std::vector<tensor_slice_view> views) {
+  exchange_result x{7, "grads", 2, 4, std::move(values), "", std::move(views)};
+  return x;
+}
+
+exchange_part part_with(std::vector<tensor> values,
+                        std::vector<tensor_slice_view> views) {
+  collective_contribution c{1,
+                            {dtype::f32, dtype::f32},
+                            {{2, 5}, {2, 5}},
+                            std::move(values),
+                            std::move(views)};
+  return exchange_part{7, "grads", 2, 4, {c}};
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_view_is_written_as_the_tensor_it_stands_for) {
+  auto viewed = result_with({}, viewed_slices());
+  auto copied = result_with(copied_slices(), {});
+  BOOST_TEST(bytes_of(viewed) == bytes_of(copied));
+  auto back = read_back<exchange_result>(bytes_of(viewed));
+  BOOST_TEST(back.views.empty());
+  BOOST_TEST(field_differences(copied, back) == "");
+  auto part_viewed = part_with({}, viewed_slices());
+  auto part_copied = part_with(copied_slices(), {});
+  BOOST_TEST(bytes_of(part_viewed) == bytes_of(part_copied));
+  auto part_back = read_back<exchange_part>(bytes_of(part_viewed));
+  BOOST_TEST(part_back.parts.at(0).views.empty());
+  BOOST_TEST(field_differences(part_copied, part_back) == "");
+}
+
+BOOST_AUTO_TEST_CASE(a_view_arrives_in_another_process_as_the_tensor) {
+  auto check = [](caf::message sent, auto expected, const char* what) {
+    using T = decltype(expected);
+    auto reply = session().echo(std::move(sent));
+    // (Boost evaluates a message even when its assertion holds.)
+    BOOST_REQUIRE_MESSAGE(
+      reply,
+      what << ": "
+           << (reply ? std::string{} : session().render(reply.error())));
+    BOOST_REQUIRE_MESSAGE(reply->template match_elements<T>(),
+                          what << ": " << caf::to_string(*reply));
+    BOOST_TEST(field_differences(expected, reply->template get_as<T>(0)) == "",
+               what);
+  };
+  check(caf::make_message(result_with({}, viewed_slices())),
+        result_with(copied_slices(), {}), "result");
+  check(caf::make_message(part_with({}, viewed_slices())),
+        part_with(copied_slices(), {}), "part");
+  auto& handles = session().handles();
+  check(caf::make_message(exchange_forward{
+          handles.remote, caf::make_message(part_with({}, viewed_slices()))}),
+        exchange_forward{handles.remote,
+                         caf::make_message(part_with(copied_slices(), {}))},
+        "part in a relay");
 }
 
 // The comparison of a nested payload is not vacuous: it sees a change deep
