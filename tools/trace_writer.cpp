@@ -110,6 +110,17 @@ void trace_writer::on_event(const job_event& ev) {
                  {"dur", end > start ? end - start : 0},
                  {"args", std::move(args)}}));
   };
+  // A failure the whole job saw, at the moment it was seen.
+  auto failure_mark = [&](const std::string& name, nlohmann::json args) {
+    append(dump({{"name", name},
+                 {"cat", "failure"},
+                 {"ph", "i"},
+                 {"s", "g"},
+                 {"pid", trace_pid},
+                 {"tid", lane(runner_lane)},
+                 {"ts", micros(ev.end)},
+                 {"args", std::move(args)}}));
+  };
   auto epoch = std::to_string(ev.epoch);
   switch (ev.what) {
     case kind::group:
@@ -164,27 +175,13 @@ void trace_writer::on_event(const job_event& ev) {
       return;
     }
     case kind::node_lost:
-      append(dump({{"name", "node lost"},
-                   {"cat", "failure"},
-                   {"ph", "i"},
-                   {"s", "g"},
-                   {"pid", trace_pid},
-                   {"tid", lane(runner_lane)},
-                   {"ts", micros(ev.end)},
-                   {"args", {{"error", ev.detail}}}}));
+      failure_mark("node lost", {{"error", ev.detail}});
       return;
     case kind::recovered:
       span(runner_lane, "recovery", "failure", nlohmann::json::object());
       return;
     case kind::node_moved:
-      append(dump({{"name", "node moved"},
-                   {"cat", "failure"},
-                   {"ph", "i"},
-                   {"s", "g"},
-                   {"pid", trace_pid},
-                   {"tid", lane(runner_lane)},
-                   {"ts", micros(ev.end)},
-                   {"args", {{"node", ev.node}, {"address", ev.detail}}}}));
+      failure_mark("node moved", {{"node", ev.node}, {"address", ev.detail}});
       return;
     case kind::epoch_started:
       return; // the epoch's span comes when it ends
