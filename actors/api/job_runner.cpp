@@ -132,9 +132,12 @@ caf::expected<int64_t> job_runner::train(session& sess) {
   // thread of its own while this thread waits.
   cfg.recover_nodes = [&sess, this]() -> caf::expected<job_nodes> {
     auto before = addresses(sess, job_);
-    if (auto err = sess.recover_lost_nodes())
-      return err;
+    auto err = sess.recover_lost_nodes();
+    // Also when another node could not be brought back: a rerun must
+    // place the nodes that moved where they are now.
     report_moves(sess, job_, before, options_.events.get());
+    if (err)
+      return err;
     return attach_nodes(sess, job_, manager_ != nullptr);
   };
   auto runner = spawn_job_runner(sess.system(), std::move(cfg));

@@ -260,6 +260,14 @@ uint64_t bytes_of(const std::vector<tensor>& xs) {
   return n;
 }
 
+// What views keep alive: the whole tensors they are slices of.
+uint64_t bytes_of(const std::vector<tensor_slice_view>& xs) {
+  uint64_t n = 0;
+  for (auto& x : xs)
+    n += x.source->byte_size() + 64;
+  return n;
+}
+
 uint64_t bytes_of(const early_payload& x) {
   return std::visit(
     [](const auto& msg) -> uint64_t {
@@ -269,11 +277,11 @@ uint64_t bytes_of(const early_payload& x) {
       else if constexpr (std::is_same_v<type, exchange_reply>)
         return 256 + bytes_of(msg.values);
       else if constexpr (std::is_same_v<type, exchange_result>)
-        return 256 + bytes_of(msg.values);
+        return 256 + bytes_of(msg.values) + bytes_of(msg.views);
       else if constexpr (std::is_same_v<type, exchange_part>) {
         uint64_t n = 256;
         for (auto& part : msg.parts)
-          n += bytes_of(part.values);
+          n += bytes_of(part.values) + bytes_of(part.views);
         return n;
       } else
         return 256;
@@ -2050,26 +2058,26 @@ bool sane(const collective_contribution& x, uint64_t max_bytes) {
   return true;
 }
 
-// The first blob whose values in `x` are not chunk `j` of the blobs `x`
-// declares, as chunk_count cuts them among `n` participants; none when
-// every value is.
-std::optional<size_t> miscut_blob(const collective_contribution& x, uint32_t j,
+// How the values in `x` are not chunk `j` of the blobs `x` declares, as
+// chunk_count cuts them among `n` participants ("chunk 3 of blob 1 in the
+// wrong size"); none when they are.
+std::optional<std::string> miscut(const collective_contribution& x, uint32_t j,
                                   size_t n) {
+  auto chunk = "chunk " + std::to_string(j);
+  if (x.values.size() != x.types.size())
+    return chunk + " with " + std::to_string(x.values.size()) + " values for "
+      + std::to_string(x.types.size()) + " blobs";
   blob_meta meta{x.types, x.shapes};
   auto chunks = chunk_count(meta, n, true);
   for (size_t b = 0; b < x.types.size(); ++b) {
-    if (b >= x.values.size())
-      return b;
     uint64_t count = 1;
     for (auto d : x.shapes[b])
       count *= static_cast<uint64_t>(d);
     auto [first, last] = chunk_range(count, j, chunks);
     if (x.values[b].type != x.types[b]
         || x.values[b].element_count() != last - first)
-      return b;
+      return chunk + " of blob " + std::to_string(b) + " in the wrong size";
   }
-  if (x.values.size() > x.types.size())
-    return x.types.size();
   return std::nullopt;
 }
 
@@ -2116,20 +2124,20 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   if (c.finished)
     return;
   if (reduce) {
-    // A duplicate of a chunk reduced already (a retry, a fault): nothing
-    // would ever take it.
-    if (msg.chunk < c.chunk_done.size() && c.chunk_done[msg.chunk])
+    // A duplicate of a chunk reduced already, or being reduced (a retry,
+    // a fault): nothing would ever take it.
+    if (msg.chunk < c.chunk_done.size()
+        && (c.chunk_done[msg.chunk] || c.chunk_busy[msg.chunk]))
       return;
     // A piece that is not the chunk of the blobs it declares fails the call
     // now: waiting for the other participants' pieces would not mend it.
     for (auto& part : msg.parts)
-      if (auto blob = miscut_blob(part, msg.chunk, n)) {
+      if (auto what = miscut(part, msg.chunk, n)) {
         fail_call_everywhere(
           st.id, cs, msg.call, c,
           mismatch(cs, msg.call,
                    "node " + cs.plan->participants[part.participant].node
-                     + " sent chunk " + std::to_string(msg.chunk) + " of blob "
-                     + std::to_string(*blob) + " in the wrong size"),
+                     + " sent " + *what),
           later);
         return;
       }
