@@ -88,6 +88,14 @@ blob_meta meta_of(const std::vector<tensor_ptr>& xs) {
   return result;
 }
 
+// The elements of a blob of `shape` (whose dimensions are not negative).
+uint64_t element_count_of(const std::vector<int64_t>& shape) {
+  uint64_t count = 1;
+  for (auto d : shape)
+    count *= static_cast<uint64_t>(d);
+  return count;
+}
+
 // The chunks of an all-reduce of blobs `meta` among `n` participants:
 // chunk j is reduced by participant j % n. One each within a process;
 // between processes, each participant's share cut into pieces. A function
@@ -97,12 +105,8 @@ uint32_t chunk_count(const blob_meta& meta, size_t n, bool across_processes) {
   if (!across_processes)
     return static_cast<uint32_t>(n);
   uint64_t bytes = 0;
-  for (size_t b = 0; b < meta.types.size(); ++b) {
-    uint64_t count = 1;
-    for (auto d : meta.shapes[b])
-      count *= static_cast<uint64_t>(d);
-    bytes += count * element_size(meta.types[b]);
-  }
+  for (size_t b = 0; b < meta.types.size(); ++b)
+    bytes += element_count_of(meta.shapes[b]) * element_size(meta.types[b]);
   auto pieces = std::clamp<uint64_t>(bytes / (n * piece_bytes), 1, max_pieces);
   return static_cast<uint32_t>(n * pieces);
 }
@@ -2070,10 +2074,7 @@ std::optional<std::string> miscut(const collective_contribution& x, uint32_t j,
   blob_meta meta{x.types, x.shapes};
   auto chunks = chunk_count(meta, n, true);
   for (size_t b = 0; b < x.types.size(); ++b) {
-    uint64_t count = 1;
-    for (auto d : x.shapes[b])
-      count *= static_cast<uint64_t>(d);
-    auto [first, last] = chunk_range(count, j, chunks);
+    auto [first, last] = chunk_range(element_count_of(x.shapes[b]), j, chunks);
     if (x.values[b].type != x.types[b]
         || x.values[b].element_count() != last - first)
       return chunk + " of blob " + std::to_string(b) + " in the wrong size";
