@@ -26,6 +26,11 @@
 //                    copy_data ... -> unit (each; several in flight)
 //                    copy_close    -> unit, once the copy is durable
 //
+// or, when the offer asks for a stream and the store takes streams (its
+// daemon does not use TLS), the ticket holds a token and the bytes go on a
+// connection of their own (actors/remote/copy_stream_receiver.hpp), which
+// passes the same admission handshake as every connection to the daemon.
+//
 // A restore (a node whose database is missing or damaged where it runs)
 // is pulled by the node's persistence actor from a daemon that holds it:
 //
@@ -69,11 +74,17 @@ struct copy_offer {
   std::string node;
   std::string db;
   database_listing listing;
+  /// The owner would send the bytes on a copy stream.
+  bool stream = false;
 };
 
 /// A transfer (or, for copy_open, a read) under way at a store; 0: none.
+/// `token`: for an offer that asked for a stream, the one-time token the
+/// stream presents; empty when the store takes no streams (the bytes then
+/// go as copy_data).
 struct copy_ticket {
   uint64_t id = 0;
+  std::vector<char> token = {};
 };
 
 /// Bytes of file `file` of a transfer, from `offset` on. Pieces of one
@@ -178,13 +189,13 @@ typename Inspector::result_type inspect(Inspector& f, database_listing& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, copy_offer& x) {
-  return f(caf::meta::type_name("epochrt::copy_offer"), x.node, x.db,
-           x.listing);
+  return f(caf::meta::type_name("epochrt::copy_offer"), x.node, x.db, x.listing,
+           x.stream);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, copy_ticket& x) {
-  return f(caf::meta::type_name("epochrt::copy_ticket"), x.id);
+  return f(caf::meta::type_name("epochrt::copy_ticket"), x.id, x.token);
 }
 
 template <class Inspector>

@@ -534,4 +534,8 @@ const std::string& database_copy::path() const noexcept {
   return impl_->path;
 }
 
+const database_listing& database_copy::listing() const noexcept {
+  return impl_->listing;
+}
+
 } // namespace epochrt

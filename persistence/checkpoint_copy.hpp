@@ -176,6 +176,9 @@ public:
   /// The path the database will have once finished.
   const std::string& path() const noexcept;
 
+  /// The files the copy receives, with their sizes.
+  const database_listing& listing() const noexcept;
+
 private:
   struct impl;
   explicit database_copy(std::unique_ptr<impl> ptr);

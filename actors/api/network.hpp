@@ -58,6 +58,12 @@ struct admission_options {
   /// A fault plan whose remote.heartbeat point strikes at each heartbeat
   /// an admitted peer sends (see actors/remote/bounded_scribe.hpp). Null: none.
   std::shared_ptr<fault_injector> faults;
+  /// Takes each admitted connection that asked to carry a checkpoint copy's
+  /// bytes instead of CAF's protocol (a node daemon's copy_stream_receiver):
+  /// owns the socket and returns true, or returns false and it is closed.
+  /// Called on the admitting thread: it must not block. Null: such
+  /// connections are refused. Default: null.
+  std::function<bool(int fd)> copy_streams;
 };
 
 /// Prepares `cfg` for a process that hosts or uses remote nodes: everything

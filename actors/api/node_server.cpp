@@ -15,9 +15,11 @@
 #include <epochrt/actors/api/node_address.hpp>
 #include <epochrt/actors/core/exchange_hub.hpp>
 #include <epochrt/actors/detail/log.hpp>
+#include <epochrt/actors/remote/copy_stream_receiver.hpp>
 #include <epochrt/actors/remote/gatekeeper_actor.hpp>
 #include <epochrt/actors/remote/replica_links.hpp>
 #include <epochrt/actors/remote/replica_store_actor.hpp>
+#include <epochrt/actors/remote/socket_io.hpp>
 #include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/remote_protocol.hpp>
 #include <epochrt/persistence/dir_lock.hpp>
@@ -105,10 +107,12 @@ node_server::node_server(caf::actor_system& sys, caf::actor gatekeeper,
                          std::unique_ptr<dir_lock> lock,
                          std::shared_ptr<fault_injector> faults,
                          std::shared_ptr<worker_pool> pool,
-                         std::shared_ptr<exchange_hub> hub)
+                         std::shared_ptr<exchange_hub> hub,
+                         std::shared_ptr<copy_stream_receiver> streams)
   : sys_(sys), gatekeeper_(std::move(gatekeeper)), store_(std::move(store)),
     port_(port), root_(std::move(root)), lock_(std::move(lock)),
-    faults_(std::move(faults)), pool_(std::move(pool)), hub_(std::move(hub)) {
+    faults_(std::move(faults)), pool_(std::move(pool)), hub_(std::move(hub)),
+    streams_(std::move(streams)) {
   // nop
 }
 
@@ -176,7 +180,16 @@ node_server::start(caf::actor_system& sys,
   keeper_cfg.faults = options.faults;
   keeper_cfg.pool = pool;
   keeper_cfg.hub = hub;
-  keeper_cfg.store = spawn_replica_store(sys, *root, faults);
+  // Copies' bytes on streams of their own, admitted as every connection
+  // here is; under TLS, which admits no other way, in CAF messages.
+  std::shared_ptr<copy_stream_receiver> streams;
+  if (!uses_tls(sys)) {
+    streams = copy_stream_receiver::make({}, faults);
+    admission.copy_streams = [streams](int fd) {
+      return streams->serve(fd);
+    };
+  }
+  keeper_cfg.store = spawn_replica_store(sys, *root, faults, streams);
   if (!keeper_cfg.store) {
     hub->shutdown();
     return make_error(actors_errc::invalid_argument,
@@ -187,6 +200,18 @@ node_server::start(caf::actor_system& sys,
   keeper_cfg.find_store = [links](const std::string& address, bool reconnect) {
     return links->store_at(address, reconnect);
   };
+  if (streams)
+    keeper_cfg.send_stream
+      = [links](const std::string& address, const std::vector<char>& token,
+                const std::string& local_db, const database_listing& listing,
+                uint64_t& sent) -> caf::error {
+      auto fd = links->open_stream(address);
+      if (!fd)
+        return std::move(fd.error());
+      detail::socket_guard stream{*fd};
+      return send_copy_stream(stream.get(), token, local_db, listing,
+                              copy_stream_limits{}.step_timeout, sent);
+    };
   auto store = keeper_cfg.store;
   auto keeper = spawn_gatekeeper(sys, std::move(keeper_cfg));
   auto bound = publish_actor(keeper, host, port, admission);
@@ -194,6 +219,8 @@ node_server::start(caf::actor_system& sys,
     hub->shutdown();
     caf::anon_send_exit(keeper, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(store, caf::exit_reason::user_shutdown);
+    if (streams)
+      streams->stop();
     return make_error(actors_errc::unreachable,
                       "cannot listen on " + node_address{host, port}.str()
                         + ": " + caf::to_string(bound.error()));
@@ -202,9 +229,10 @@ node_server::start(caf::actor_system& sys,
                         node_address{host, *bound}.str(),
                         uses_tls(sys) ? " (TLS)" : "", *root,
                         secret_required ? ", secret required" : "");
-  return std::unique_ptr<node_server>{new node_server(
-    sys, std::move(keeper), std::move(store), *bound, std::move(*root),
-    std::move(lock), std::move(faults), std::move(pool), std::move(hub))};
+  return std::unique_ptr<node_server>{
+    new node_server(sys, std::move(keeper), std::move(store), *bound,
+                    std::move(*root), std::move(lock), std::move(faults),
+                    std::move(pool), std::move(hub), std::move(streams))};
 }
 
 node_server::~node_server() {
@@ -223,6 +251,8 @@ void node_server::stop() {
   gatekeeper_ = nullptr;
   caf::anon_send_exit(store_, caf::exit_reason::user_shutdown);
   store_ = nullptr;
+  if (streams_)
+    streams_->stop();
   // Waiting tasks are woken (and fail) before the pool drops its queue.
   hub_->shutdown();
   // Queued work is dropped; running tasks end at their next op once their

@@ -12,6 +12,7 @@
 
 namespace epochrt {
 
+class copy_stream_receiver;
 class dir_lock;
 class exchange_hub;
 class fault_injector;
@@ -117,7 +118,8 @@ private:
               uint16_t port, std::string root, std::unique_ptr<dir_lock> lock,
               std::shared_ptr<fault_injector> faults,
               std::shared_ptr<worker_pool> pool,
-              std::shared_ptr<exchange_hub> hub);
+              std::shared_ptr<exchange_hub> hub,
+              std::shared_ptr<copy_stream_receiver> streams);
 
   caf::actor_system& sys_;
   caf::actor gatekeeper_;
@@ -129,6 +131,7 @@ private:
   std::shared_ptr<fault_injector> faults_;
   std::shared_ptr<worker_pool> pool_;
   std::shared_ptr<exchange_hub> hub_;
+  std::shared_ptr<copy_stream_receiver> streams_; // null under TLS
 };
 
 } // namespace epochrt

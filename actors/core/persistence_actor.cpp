@@ -331,6 +331,7 @@ struct replica_context {
   std::vector<std::string> holders;
   std::vector<std::string> sources;
   store_finder find_store;
+  stream_sender send_stream;
   place_function place; // as the master names a database -> here
   fault_injector* faults = nullptr;
 };
@@ -366,7 +367,7 @@ caf::error push_to_holders(caf::actor_system& sys, const std::string& node,
   for (auto& holder : ctx.holders) {
     auto pushed = with_store(ctx, holder, [&](const caf::actor& store) {
       return push_copy(sys, store, node, db, epoch, ctx.place,
-                       copy_step_timeout);
+                       copy_step_timeout, holder, ctx.send_stream);
     });
     if (!pushed)
       return make_error(actors_errc::checkpoint_failed,
@@ -459,7 +460,7 @@ persistence_actor::behavior_type
 persistence_behavior(persistence_actor::pointer self, std::string node,
                      std::shared_ptr<workspace> ws, std::string root,
                      std::shared_ptr<fault_injector> faults,
-                     store_finder find_store) {
+                     store_finder find_store, stream_sender send_stream) {
   // The handlers below hold `faults` (captured by value); the writers and
   // readers they make borrow it, and end before the handler returns.
   // Outcomes of writes started by begin_save, until end_save collects them.
@@ -488,6 +489,7 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
   // Set by every init_checkpoint; read by the handlers below.
   auto copies = std::make_shared<replica_context>();
   copies->find_store = std::move(find_store);
+  copies->send_stream = std::move(send_stream);
   copies->place = locate;
   copies->faults = faults.get();
   // A save's database is copied once it is durable here.
@@ -691,14 +693,15 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
 
 } // namespace
 
-persistence_actor spawn_persistence(caf::actor_system& sys, std::string node,
-                                    std::shared_ptr<workspace> ws,
-                                    std::string checkpoint_root,
-                                    std::shared_ptr<fault_injector> faults,
-                                    store_finder find_store) {
+persistence_actor
+spawn_persistence(caf::actor_system& sys, std::string node,
+                  std::shared_ptr<workspace> ws, std::string checkpoint_root,
+                  std::shared_ptr<fault_injector> faults,
+                  store_finder find_store, stream_sender send_stream) {
   return detail::spawn_detached(sys, persistence_behavior, std::move(node),
                                 std::move(ws), std::move(checkpoint_root),
-                                std::move(faults), std::move(find_store));
+                                std::move(faults), std::move(find_store),
+                                std::move(send_stream));
 }
 
 } // namespace epochrt

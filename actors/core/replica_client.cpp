@@ -5,6 +5,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/unit.hpp>
 
+#include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/detail/blocking_request.hpp>
 #include <epochrt/messages/replica_protocol.hpp>
 #include <epochrt/persistence/checkpoint_copy.hpp>
@@ -78,7 +79,8 @@ send_files(caf::actor_system& sys, const caf::actor& store, uint64_t ticket,
 caf::expected<copy_outcome>
 push_copy(caf::actor_system& sys, const caf::actor& store,
           const std::string& node, const std::string& db, int64_t epoch,
-          const place_function& place, std::chrono::milliseconds timeout) {
+          const place_function& place, std::chrono::milliseconds timeout,
+          const std::string& address, const stream_sender& send_stream) {
   auto local = place(db);
   if (!local)
     return std::move(local.error());
@@ -91,11 +93,24 @@ push_copy(caf::actor_system& sys, const caf::actor& store,
     if (!names)
       return std::move(names.error());
     auto ticket = detail::blocking_request<copy_ticket>(
-      sys, store, timeout, copy_offer{node, names->wire, listing});
+      sys, store, timeout,
+      copy_offer{node, names->wire, listing, send_stream != nullptr});
     if (!ticket)
       return std::move(ticket.error());
     if (ticket->id == 0)
       continue; // held there already
+    if (!ticket->token.empty()) {
+      if (!send_stream)
+        return make_error(actors_errc::rejected,
+                          "the replica store at " + address
+                            + " answered an offer without a stream with a "
+                              "stream's token");
+      if (auto err = send_stream(address, ticket->token, names->local, listing,
+                                 outcome.bytes))
+        return err;
+      ++outcome.databases;
+      continue;
+    }
     auto digests = send_files(sys, store, ticket->id, names->local, listing,
                               timeout, outcome.bytes);
     if (!digests)

@@ -4,10 +4,13 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <caf/actor.hpp>
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
+
+#include <epochrt/messages/replica_protocol.hpp>
 
 // The persistence actor's side of copies between daemons (messages/
 // replica_protocol.hpp): it pushes the databases its node writes to the
@@ -28,6 +31,16 @@ class fault_injector;
 using store_finder = std::function<caf::expected<caf::actor>(
   const std::string& address, bool reconnect)>;
 
+/// Sends the files of one database (the directory `local_db`, as
+/// `listing` names them) to the daemon at `address` on a copy stream
+/// presenting `token` (actors/remote/copy_stream_receiver.hpp), and returns
+/// once that daemon made the copy durable; `sent` grows by the bytes sent.
+/// Given by the daemon when its copies can go on streams (no TLS).
+using stream_sender = std::function<caf::error(
+  const std::string& address, const std::vector<char>& token,
+  const std::string& local_db, const database_listing& listing,
+  uint64_t& sent)>;
+
 /// Where a database named as the master names it lives on this daemon
 /// (resolve_under its checkpoint root).
 using place_function
@@ -47,13 +60,17 @@ constexpr size_t copy_window = 4;
 /// it; `place` finds it here) to `store`, with every earlier database of
 /// the node whose data file it refers to, oldest first: each the store does
 /// not hold already, file by file, with the digest of every file. Returns
-/// once the store made the copy durable. Errors: the persistence layer's
-/// for the local files, the store's refusal or failure, and
+/// once the store made the copy durable. The bytes go on a copy stream to
+/// `address` (the store's daemon) when `send_stream` is given and the store
+/// takes streams, else in copy_data messages. Errors: the persistence
+/// layer's for the local files, the store's refusal or failure, and
 /// caf::sec::request_timeout when one step took longer than `timeout`.
 caf::expected<copy_outcome>
 push_copy(caf::actor_system& sys, const caf::actor& store,
           const std::string& node, const std::string& db, int64_t epoch,
-          const place_function& place, std::chrono::milliseconds timeout);
+          const place_function& place, std::chrono::milliseconds timeout,
+          const std::string& address = {},
+          const stream_sender& send_stream = nullptr);
 
 /// Pulls node `node`'s database `db` of `epoch` from `store` into this
 /// daemon, with every earlier database it refers to: all of them, since a

@@ -203,6 +203,7 @@ private:
     size_t want = admission_hello_size;
     size_t received = 0;
     bool master_has_secret = false;
+    admission_purpose purpose = admission_purpose::basp;
     std::vector<char> master_nonce;
     std::vector<char> daemon_nonce;
     admission_status verdict = admission_status::malformed;
@@ -439,7 +440,8 @@ private:
     c.sent = 0;
     c.received = 0;
     if (c.at == phase::hello) {
-      if (!parse_admission_hello(in, c.master_has_secret, c.master_nonce)) {
+      if (!parse_admission_hello(in, c.master_has_secret, c.master_nonce,
+                                 c.purpose)) {
         c.verdict = admission_status::malformed;
         c.out.clear();
         c.at = phase::verdict;
@@ -454,6 +456,10 @@ private:
     }
     c.verdict = check_admission_proof(in, c.master_has_secret, settings_.secret,
                                       c.daemon_nonce, c.master_nonce);
+    if (c.verdict == admission_status::admitted
+        && c.purpose == admission_purpose::copy_stream
+        && !settings_.copy_streams)
+      c.verdict = admission_status::stream_refused;
     c.out = make_admission_verdict(c.verdict, settings_.secret, c.daemon_nonce,
                                    c.master_nonce);
     c.at = phase::verdict;
@@ -465,6 +471,12 @@ private:
       case admission_status::admitted: {
         // Called without the lock: stop() on the multiplexer's thread must
         // never wait for a hand-off that posts to that thread.
+        if (c.purpose == admission_purpose::copy_stream) {
+          // Not CAF's: a thread of the stream's receiver takes it.
+          if (!settings_.copy_streams(c.fd))
+            ::close(c.fd);
+          return false;
+        }
         hand_off_fn hand_off;
         {
           std::lock_guard<std::mutex> guard{mtx_};
@@ -474,6 +486,11 @@ private:
           ::close(c.fd);
         return false;
       }
+      case admission_status::stream_refused:
+        note(fmt::format("refused a copy stream from {}: this daemon takes "
+                         "none",
+                         peer_of(c.fd)));
+        break;
       case admission_status::master_has_no_secret:
         note(
           fmt::format("refused a connection from {}: it has no secret and this "

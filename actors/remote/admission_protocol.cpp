@@ -17,6 +17,7 @@
 #include <caf/sec.hpp>
 
 #include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/remote/socket_io.hpp>
 
 namespace epochrt::detail {
 
@@ -26,8 +27,9 @@ constexpr char magic[admission_magic_size + 1] = "epochrt-admit/1\n";
 static_assert(sizeof(magic) == admission_magic_size + 1);
 
 constexpr uint8_t has_secret_flag = 1;
+constexpr uint8_t copy_stream_flag = 2;
 
-using clock_type = std::chrono::steady_clock;
+using clock_type = socket_clock;
 
 std::vector<char> both_nonces(const std::vector<char>& daemon_nonce,
                               const std::vector<char>& master_nonce) {
@@ -42,92 +44,8 @@ std::vector<char> proof_of(const std::string& secret, prover who,
   return make_proof(secret, who, both_nonces(daemon_nonce, master_nonce), {});
 }
 
-// Closes the socket unless released: a failed handshake leaks nothing.
-class socket_guard {
-public:
-  explicit socket_guard(int fd) : fd_(fd) {
-    // nop
-  }
-  ~socket_guard() {
-    if (fd_ >= 0)
-      ::close(fd_);
-  }
-  socket_guard(const socket_guard&) = delete;
-  socket_guard& operator=(const socket_guard&) = delete;
-  int get() const noexcept {
-    return fd_;
-  }
-  int release() noexcept {
-    return std::exchange(fd_, -1);
-  }
-
-private:
-  int fd_;
-};
-
-int remaining_ms(clock_type::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-    deadline - clock_type::now());
-  return static_cast<int>(std::clamp<int64_t>(left.count(), 0, 1 << 30));
-}
-
-// Waits until `fd` is ready for `events`; false at the deadline.
-bool wait_for(int fd, short events, clock_type::time_point deadline) {
-  for (;;) {
-    pollfd pfd{fd, events, 0};
-    auto n = ::poll(&pfd, 1, remaining_ms(deadline));
-    if (n > 0)
-      return true;
-    if (n == 0)
-      return false;
-    if (errno != EINTR)
-      return true; // The following read or write reports the error.
-  }
-}
-
 caf::error timed_out() {
   return caf::sec::connection_timeout;
-}
-
-caf::error send_all(int fd, std::string_view bytes,
-                    clock_type::time_point deadline) {
-  while (!bytes.empty()) {
-    auto n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      bytes.remove_prefix(static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (!wait_for(fd, POLLOUT, deadline))
-        return timed_out();
-      continue;
-    }
-    return caf::sec::disconnect_during_handshake;
-  }
-  return {};
-}
-
-caf::error receive_all(int fd, char* out, size_t size,
-                       clock_type::time_point deadline) {
-  size_t got = 0;
-  while (got < size) {
-    auto n = ::recv(fd, out + got, size - got, 0);
-    if (n > 0) {
-      got += static_cast<size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (!wait_for(fd, POLLIN, deadline))
-        return timed_out();
-      continue;
-    }
-    return caf::sec::disconnect_during_handshake;
-  }
-  return {};
 }
 
 // A non-blocking TCP connection to the first address of `host` that
@@ -179,23 +97,30 @@ void set_tcp_nodelay(int fd) {
 }
 
 std::string make_admission_hello(bool has_secret,
-                                 const std::vector<char>& nonce) {
+                                 const std::vector<char>& nonce,
+                                 admission_purpose purpose) {
   std::string out(magic, admission_magic_size);
-  out.push_back(static_cast<char>(has_secret ? has_secret_flag : 0));
+  uint8_t flags = has_secret ? has_secret_flag : 0;
+  if (purpose == admission_purpose::copy_stream)
+    flags |= copy_stream_flag;
+  out.push_back(static_cast<char>(flags));
   out.append(nonce.data(), nonce.size());
   return out;
 }
 
 bool parse_admission_hello(std::string_view hello, bool& has_secret,
-                           std::vector<char>& nonce) {
+                           std::vector<char>& nonce,
+                           admission_purpose& purpose) {
   if (hello.size() != admission_hello_size
       || hello.substr(0, admission_magic_size)
         != std::string_view{magic, admission_magic_size})
     return false;
   auto flags = static_cast<uint8_t>(hello[admission_magic_size]);
-  if ((flags & ~has_secret_flag) != 0)
+  if ((flags & ~(has_secret_flag | copy_stream_flag)) != 0)
     return false;
   has_secret = (flags & has_secret_flag) != 0;
+  purpose = (flags & copy_stream_flag) != 0 ? admission_purpose::copy_stream
+                                            : admission_purpose::basp;
   auto bytes = hello.substr(admission_magic_size + 1);
   nonce.assign(bytes.begin(), bytes.end());
   return true;
@@ -244,7 +169,8 @@ std::string make_admission_verdict(admission_status status,
 
 caf::expected<int> connect_admitted(const std::string& host, uint16_t port,
                                     const std::optional<std::string>& secret,
-                                    std::chrono::milliseconds timeout) {
+                                    std::chrono::milliseconds timeout,
+                                    admission_purpose purpose) {
   auto deadline = clock_type::now() + timeout;
   auto connected = open_connection(host, port, deadline);
   if (!connected)
@@ -252,7 +178,8 @@ caf::expected<int> connect_admitted(const std::string& host, uint16_t port,
   socket_guard fd{*connected};
   auto master_nonce = make_nonce();
   if (auto err = send_all(
-        fd.get(), make_admission_hello(secret.has_value(), master_nonce),
+        fd.get(),
+        make_admission_hello(secret.has_value(), master_nonce, purpose),
         deadline))
     return err;
   char challenge[admission_hello_size];
@@ -260,8 +187,9 @@ caf::expected<int> connect_admitted(const std::string& host, uint16_t port,
     return err;
   bool secret_required = false;
   std::vector<char> daemon_nonce;
+  auto daemon_purpose = admission_purpose::basp;
   if (!parse_admission_hello({challenge, sizeof(challenge)}, secret_required,
-                             daemon_nonce))
+                             daemon_nonce, daemon_purpose))
     return make_error(actors_errc::unreachable,
                       "the peer does not speak epochrt's admission handshake "
                       "(not an epochrt node daemon, or is TLS on for one "
@@ -289,6 +217,9 @@ caf::expected<int> connect_admitted(const std::string& host, uint16_t port,
     case admission_status::wrong_secret:
       return make_error(actors_errc::auth_failed,
                         "the daemon refused the master's proof: wrong secret");
+    case admission_status::stream_refused:
+      return make_error(actors_errc::unreachable,
+                        "the daemon takes no checkpoint copy streams");
     default:
       return make_error(actors_errc::unreachable,
                         "the daemon refused the admission handshake");

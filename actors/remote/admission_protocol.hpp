@@ -28,8 +28,10 @@ namespace epochrt::detail {
 //   master -> daemon  proof:     proof(32)
 //   daemon -> master  verdict:   status(1) proof(32)
 //
-// flags bit 0: the sender has a secret. The proofs are HMAC-SHA256 with the
-// secret over both nonces (make_proof, prover::admitted_master and
+// flags bit 0: the sender has a secret. Bit 1, from a master (a daemon
+// pushing a checkpoint copy): once admitted, the connection carries a copy's
+// byte stream (copy_stream_receiver.hpp), not BASP. The proofs are HMAC-SHA256
+// with the secret over both nonces (make_proof, prover::admitted_master and
 // prover::admitting_daemon); all zeros from a side without a secret. The
 // daemon's proof is sent only with an `admitted` verdict.
 
@@ -47,16 +49,29 @@ enum class admission_status : uint8_t {
   wrong_secret = 2,
   /// The master's hello was not epochrt's.
   malformed = 3,
+  /// The master asked for a byte stream and the daemon takes none.
+  stream_refused = 4,
 };
 
-/// The opening message of either side (the daemon's is its challenge).
-std::string make_admission_hello(bool has_secret,
-                                 const std::vector<char>& nonce);
+/// What an admitted connection carries.
+enum class admission_purpose : uint8_t {
+  /// CAF's BASP: the connection is handed to the middleman.
+  basp,
+  /// A checkpoint copy's bytes (copy_stream_receiver.hpp).
+  copy_stream,
+};
+
+/// The opening message of either side (the daemon's is its challenge,
+/// always for BASP).
+std::string
+make_admission_hello(bool has_secret, const std::vector<char>& nonce,
+                     admission_purpose purpose = admission_purpose::basp);
 
 /// Reads a hello of exactly `admission_hello_size` bytes; false when it is
 /// not one.
 bool parse_admission_hello(std::string_view hello, bool& has_secret,
-                           std::vector<char>& nonce);
+                           std::vector<char>& nonce,
+                           admission_purpose& purpose);
 
 /// The master's proof for the daemon (zeros without a secret).
 std::string make_admission_proof(const std::optional<std::string>& secret,
@@ -103,8 +118,12 @@ void set_tcp_nodelay(int fd);
 /// only), actors_errc::unreachable (the peer does not speak the handshake),
 /// actors_errc::auth_failed (a side lacks the secret, or the secrets differ).
 /// Blocks the calling thread.
+/// `purpose`: what the connection carries once admitted; a daemon that
+/// takes no copy streams refuses one with actors_errc::unreachable.
 caf::expected<int> connect_admitted(const std::string& host, uint16_t port,
                                     const std::optional<std::string>& secret,
-                                    std::chrono::milliseconds timeout);
+                                    std::chrono::milliseconds timeout,
+                                    admission_purpose purpose
+                                    = admission_purpose::basp);
 
 } // namespace epochrt::detail

@@ -187,8 +187,9 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
   x.node
     = spawn_node(self->system(), msg.node, ws, st.cfg.ops, st.cfg.task_timeout,
                  st.cfg.pool, st.cfg.faults, st.cfg.hub);
-  x.persistence = spawn_persistence(self->system(), msg.node, ws, st.cfg.root,
-                                    st.cfg.faults, st.cfg.find_store);
+  x.persistence
+    = spawn_persistence(self->system(), msg.node, ws, st.cfg.root,
+                        st.cfg.faults, st.cfg.find_store, st.cfg.send_stream);
   if (!x.persistence) {
     caf::anon_send_exit(x.node, caf::exit_reason::user_shutdown);
     detail::log(self->system())

@@ -6,6 +6,7 @@
 #include <epochrt/actors/api/network.hpp>
 #include <epochrt/actors/api/node_address.hpp>
 #include <epochrt/actors/detail/blocking_request.hpp>
+#include <epochrt/actors/remote/admission_protocol.hpp>
 #include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/replica_protocol.hpp>
 
@@ -51,6 +52,14 @@ caf::expected<caf::actor> replica_links::store_at(const std::string& address,
   std::lock_guard<std::mutex> guard{mtx_};
   stores_.insert_or_assign(address, *store);
   return *store;
+}
+
+caf::expected<int> replica_links::open_stream(const std::string& address) {
+  auto where = node_address::parse(address);
+  if (!where)
+    return std::move(where.error());
+  return detail::connect_admitted(where->host, where->port, secret_, timeout_,
+                                  detail::admission_purpose::copy_stream);
 }
 
 } // namespace epochrt

@@ -18,7 +18,7 @@ namespace epochrt {
 /// master connects to a daemon (TLS, or the admission handshake with the
 /// daemon's secret, which the daemons of a job share), and kept.
 ///
-/// Thread safety: `store_at` may be called from any thread
+/// Thread safety: `store_at` and `open_stream` may be called from any thread
 /// outside CAF's scheduler; they block while a connection is opened.
 class replica_links {
 public:
@@ -34,6 +34,11 @@ public:
   /// unreachable (no daemon answers there, or it has no store).
   caf::expected<caf::actor> store_at(const std::string& address,
                                      bool reconnect = false);
+
+  /// A connection to the daemon at `address`, admitted with the secret as
+  /// a copy stream (copy_stream_receiver.hpp); the caller owns the socket.
+  /// Without TLS only. Errors: as connect_admitted's.
+  caf::expected<int> open_stream(const std::string& address);
 
 private:
   caf::actor_system& sys_;

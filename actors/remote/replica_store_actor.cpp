@@ -11,6 +11,7 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/spawn_detached.hpp>
+#include <epochrt/actors/remote/copy_stream_receiver.hpp>
 #include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/names.hpp>
@@ -96,6 +97,7 @@ struct open_read {
 struct store_state {
   std::string root;
   std::shared_ptr<fault_injector> faults;
+  std::shared_ptr<copy_stream_receiver> streams;
   uint64_t next_ticket = 1;
   std::map<uint64_t, transfer> transfers;
   std::map<uint64_t, open_read> reads;
@@ -168,6 +170,9 @@ caf::result<copy_ticket> on_offer(store_ptr self, copy_offer& msg) {
   // One copy per place: an offer again (the owner retried) replaces it.
   for (auto i = st.transfers.begin(); i != st.transfers.end();)
     i = i->second.db == *db ? st.transfers.erase(i) : std::next(i);
+  if (st.streams)
+    if (auto err = st.streams->release(*db))
+      return err;
   make_room(st.transfers);
   copy_options opts;
   opts.faults = st.faults.get();
@@ -177,6 +182,8 @@ caf::result<copy_ticket> on_offer(store_ptr self, copy_offer& msg) {
   if (!copy)
     return std::move(copy.error());
   auto ticket = st.next_ticket++;
+  if (msg.stream && st.streams)
+    return copy_ticket{ticket, st.streams->expect(std::move(*copy))};
   st.transfers.emplace(
     ticket, transfer{std::move(*copy), *db, sender->node(), clock_type::now()});
   return copy_ticket{ticket};
@@ -284,9 +291,11 @@ caf::result<pruned_checkpoints> on_prune(store_ptr self, copy_prune& msg) {
 }
 
 caf::behavior replica_store(store_ptr self, std::string root,
-                            std::shared_ptr<fault_injector> faults) {
+                            std::shared_ptr<fault_injector> faults,
+                            std::shared_ptr<copy_stream_receiver> streams) {
   self->state.root = std::move(root);
   self->state.faults = std::move(faults);
+  self->state.streams = std::move(streams);
   return {
     [self](copy_offer& msg) {
       return on_offer(self, msg);
@@ -315,9 +324,10 @@ caf::behavior replica_store(store_ptr self, std::string root,
 } // namespace
 
 caf::actor spawn_replica_store(caf::actor_system& sys, std::string root,
-                               std::shared_ptr<fault_injector> faults) {
+                               std::shared_ptr<fault_injector> faults,
+                               std::shared_ptr<copy_stream_receiver> streams) {
   return detail::spawn_detached(sys, replica_store, std::move(root),
-                                std::move(faults));
+                                std::move(faults), std::move(streams));
 }
 
 } // namespace epochrt

@@ -8,6 +8,7 @@
 
 namespace epochrt {
 
+class copy_stream_receiver;
 class fault_injector;
 
 /// Spawns a daemon's replica store (messages/replica_protocol.hpp), on a
@@ -26,7 +27,13 @@ class fault_injector;
 /// 64 of each are open, the oldest dropped first. Every name is checked:
 /// node names as names.hpp says, files as plain names, paths placed under
 /// `root`. Faults: the copy.* points of `faults` (null: none).
+///
+/// `streams`: where a copy whose offer asks for a stream waits for it (its
+/// ticket then holds the stream's token). Null: every copy's bytes come as
+/// copy_data.
 caf::actor spawn_replica_store(caf::actor_system& sys, std::string root,
-                               std::shared_ptr<fault_injector> faults);
+                               std::shared_ptr<fault_injector> faults,
+                               std::shared_ptr<copy_stream_receiver> streams
+                               = nullptr);
 
 } // namespace epochrt

@@ -29,8 +29,12 @@
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
 #include "tools/process/text_file.hpp"
+#include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/api/secret_file.hpp>
 #include <epochrt/actors/remote/admission_protocol.hpp>
 #include <epochrt/actors/remote/proof.hpp>
+#include <epochrt/actors/remote/socket_io.hpp>
+#include <epochrt/messages/error_text.hpp>
 
 using namespace std::chrono_literals;
 using epochrt::process::node_daemon;
@@ -267,6 +271,55 @@ BOOST_AUTO_TEST_CASE(
   BOOST_TEST(closed >= 200u - 64u);
   auto out = run_master(daemon, {"--secret-file", secret});
   BOOST_TEST(out.find("trainer_0:total=145") != std::string::npos, out);
+}
+
+BOOST_AUTO_TEST_CASE(a_copy_stream_needs_the_secret_like_any_connection) {
+  temp_dir dir;
+  auto secret = write_secret(dir);
+  auto daemon = start_daemon(dir.str(), "d", {"--secret-file", secret});
+  auto fd = epochrt::detail::connect_admitted(
+    "127.0.0.1", daemon.port(), std::string{"not-the-secret-0123456789"}, 5s,
+    epochrt::detail::admission_purpose::copy_stream);
+  BOOST_REQUIRE(!fd);
+  BOOST_TEST(epochrt::is_error(fd.error(), epochrt::actors_errc::auth_failed),
+             epochrt::error_text(fd.error()));
+}
+
+BOOST_AUTO_TEST_CASE(
+  admitted_copy_streams_with_forged_or_no_tokens_cost_the_daemon_nothing) {
+  temp_dir dir;
+  auto secret_file = write_secret(dir);
+  auto secret = epochrt::read_secret_file(secret_file);
+  BOOST_REQUIRE(secret);
+  auto daemon = start_daemon(dir.str(), "d", {"--secret-file", secret_file});
+  auto open_stream = [&] {
+    auto fd = epochrt::detail::connect_admitted(
+      "127.0.0.1", daemon.port(), *secret, 5s,
+      epochrt::detail::admission_purpose::copy_stream);
+    if (!fd)
+      BOOST_FAIL("no copy stream: " << epochrt::error_text(fd.error()));
+    return std::make_unique<epochrt::detail::socket_guard>(*fd);
+  };
+  // A token no copy waits for: refused, with the reason.
+  for (int i = 0; i < 20; ++i) {
+    auto stream = open_stream();
+    auto token = epochrt::detail::make_nonce();
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    BOOST_REQUIRE(!epochrt::detail::send_all(
+      stream->get(), {token.data(), token.size()}, deadline));
+    char head[5];
+    BOOST_REQUIRE(
+      !epochrt::detail::receive_all(stream->get(), head, 5, deadline));
+    BOOST_TEST(head[0] == 1);
+  }
+  // Streams that never show a token: a few are served until they time
+  // out, the rest closed at once; a master is served meanwhile.
+  std::vector<std::unique_ptr<epochrt::detail::socket_guard>> idle;
+  for (int i = 0; i < 20; ++i)
+    idle.push_back(open_stream());
+  auto out = run_master(daemon, {"--secret-file", secret_file});
+  BOOST_TEST(out.find("trainer_0:total=145") != std::string::npos, out);
+  BOOST_TEST(daemon.running());
 }
 
 BOOST_AUTO_TEST_CASE(a_connection_that_never_proves_itself_is_closed_in_time) {

@@ -470,6 +470,24 @@ BOOST_AUTO_TEST_CASE(pipeline3_over_tls_daemons_ends_as_in_process) {
   BOOST_TEST(contains(d.daemons[0]->log(), "(TLS)"), d.daemons[0]->log());
 }
 
+// A TLS daemon takes no copy streams (they would bypass TLS): copies go
+// through CAF, encrypted, and arrive all the same.
+BOOST_AUTO_TEST_CASE(copies_between_tls_daemons_go_through_caf) {
+  tls_setup tls;
+  three_daemons d(tls.daemon_flags());
+  auto extra = tls.master_flags();
+  extra.push_back("--replicas");
+  extra.push_back("1");
+  auto args = d.run_args(pipeline3, extra);
+  args[3] = d.dir.sub("ckpt");
+  auto r = cli(args);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  check_totals(r.out);
+  // trainer_0's copies are on the daemon of trainer_1.
+  auto copy = d.daemons[1]->root() + args[3] + "/trainer_0.4";
+  BOOST_TEST(std::filesystem::is_directory(copy), copy);
+}
+
 BOOST_AUTO_TEST_CASE(a_master_certified_by_another_ca_is_refused) {
   tls_setup tls;
   test_ca other{tls.dir.str(), "other"};

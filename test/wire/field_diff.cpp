@@ -712,11 +712,13 @@ void field_diff::visit(const std::string& path, const copy_offer& x,
   field(path, "node", x.node, y.node);
   field(path, "db", x.db, y.db);
   field(path, "listing", x.listing, y.listing);
+  field(path, "stream", x.stream, y.stream);
 }
 
 void field_diff::visit(const std::string& path, const copy_ticket& x,
                        const copy_ticket& y) {
   field(path, "id", x.id, y.id);
+  field(path, "token", x.token, y.token);
 }
 
 void field_diff::visit(const std::string& path, const copy_data& x,

@@ -715,11 +715,11 @@ database_listing make_sample(type_tag<database_listing>,
 
 copy_offer make_sample(type_tag<copy_offer>, const sample_handles& handles) {
   return copy_offer{"trainer_1", "/tmp/ckpt/trainer_1.7",
-                    make_sample(type_tag<database_listing>{}, handles)};
+                    make_sample(type_tag<database_listing>{}, handles), true};
 }
 
 copy_ticket make_sample(type_tag<copy_ticket>, const sample_handles&) {
-  return copy_ticket{0xfffffffffffffff4};
+  return copy_ticket{0xfffffffffffffff4, {'\x00', '\x7f', '\x80', '\xff'}};
 }
 
 copy_data make_sample(type_tag<copy_data>, const sample_handles&) {

@@ -1,0 +1,303 @@
+#include <epochrt/actors/remote/copy_stream_receiver.hpp>
+
+#include <algorithm>
+#include <system_error>
+#include <thread>
+
+#include <sys/socket.h>
+
+#include <caf/sec.hpp>
+
+#include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/remote/proof.hpp>
+#include <epochrt/actors/remote/socket_io.hpp>
+#include <epochrt/messages/error_text.hpp>
+#include <epochrt/persistence/checkpoint_copy.hpp>
+
+namespace epochrt {
+
+namespace {
+
+// Bytes read from the socket, or from a file, at once.
+constexpr size_t stream_piece_bytes = size_t{1} << 20;
+
+// How long release and stop wait for a cut-off stream's thread.
+constexpr auto stream_end_limit = std::chrono::seconds(10);
+
+using detail::socket_clock;
+
+socket_clock::time_point after(std::chrono::milliseconds timeout) {
+  return socket_clock::now() + timeout;
+}
+
+void put_u32(std::string& out, uint32_t x) {
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<char>((x >> (8 * i)) & 0xff));
+}
+
+void put_u64(std::string& out, uint64_t x) {
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<char>((x >> (8 * i)) & 0xff));
+}
+
+uint64_t get_le(const char* in, int bytes) {
+  uint64_t x = 0;
+  for (int i = 0; i < bytes; ++i)
+    x |= uint64_t{static_cast<unsigned char>(in[i])} << (8 * i);
+  return x;
+}
+
+caf::error send_status(int fd, const caf::error& err,
+                       std::chrono::milliseconds timeout) {
+  std::string out(1, err ? '\1' : '\0');
+  auto text = err ? error_text(err) : std::string{};
+  text.resize(std::min(text.size(), max_status_text));
+  put_u32(out, static_cast<uint32_t>(text.size()));
+  out += text;
+  return detail::send_all(fd, out, after(timeout));
+}
+
+// The holder's status: none when it is ok, its reason as an error else.
+caf::error receive_status(int fd, std::chrono::milliseconds timeout) {
+  char head[5];
+  if (auto err = detail::receive_all(fd, head, sizeof(head), after(timeout)))
+    return err;
+  auto length = get_le(head + 1, 4);
+  if ((head[0] != 0 && head[0] != 1) || length > max_status_text)
+    return make_error(actors_errc::rejected,
+                      "the holder answered a copy stream with a malformed "
+                      "status");
+  std::string text(length, '\0');
+  if (auto err
+      = detail::receive_all(fd, text.data(), text.size(), after(timeout)))
+    return err;
+  if (head[0] == 0)
+    return {};
+  return make_error(actors_errc::rejected, std::move(text));
+}
+
+} // namespace
+
+struct copy_stream_receiver::waiting {
+  std::vector<char> token;
+  std::unique_ptr<database_copy> copy;
+  socket_clock::time_point since;
+};
+
+struct copy_stream_receiver::streaming {
+  int fd;
+  std::string path; // of its copy; empty until the token was presented
+};
+
+std::shared_ptr<copy_stream_receiver>
+copy_stream_receiver::make(copy_stream_limits limits,
+                           std::shared_ptr<fault_injector> faults) {
+  return std::shared_ptr<copy_stream_receiver>{
+    new copy_stream_receiver(limits, std::move(faults))};
+}
+
+copy_stream_receiver::copy_stream_receiver(
+  copy_stream_limits limits, std::shared_ptr<fault_injector> faults)
+  : limits_(limits), faults_(std::move(faults)) {
+  // nop
+}
+
+copy_stream_receiver::~copy_stream_receiver() {
+  // Every thread holds the receiver: none is left by now.
+}
+
+std::vector<char>
+copy_stream_receiver::expect(std::unique_ptr<database_copy> copy) {
+  auto token = detail::make_nonce();
+  std::vector<waiting> dropped; // destroyed without the lock
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto now = socket_clock::now();
+  for (auto i = waiting_.begin(); i != waiting_.end();) {
+    if (now - i->since > limits_.wait_limit) {
+      dropped.push_back(std::move(*i));
+      i = waiting_.erase(i);
+    } else {
+      ++i;
+    }
+  }
+  while (!waiting_.empty() && waiting_.size() >= limits_.max_waiting) {
+    dropped.push_back(std::move(waiting_.front()));
+    waiting_.erase(waiting_.begin());
+  }
+  if (!stopped_)
+    waiting_.push_back(waiting{token, std::move(copy), now});
+  return token;
+}
+
+caf::error copy_stream_receiver::release(const std::string& path) {
+  std::vector<waiting> dropped;
+  std::unique_lock<std::mutex> guard{mtx_};
+  for (auto i = waiting_.begin(); i != waiting_.end();) {
+    if (i->copy->path() == path) {
+      dropped.push_back(std::move(*i));
+      i = waiting_.erase(i);
+    } else {
+      ++i;
+    }
+  }
+  auto busy = [&] {
+    return std::any_of(streaming_.begin(), streaming_.end(),
+                       [&](const streaming& s) {
+                         return s.path == path;
+                       });
+  };
+  for (auto& s : streaming_)
+    if (s.path == path)
+      ::shutdown(s.fd, SHUT_RDWR);
+  if (!ended_.wait_for(guard, stream_end_limit, [&] {
+        return !busy();
+      }))
+    return make_error(caf::sec::request_timeout,
+                      "a copy stream to " + path + " did not end");
+  return {};
+}
+
+bool copy_stream_receiver::serve(int fd) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (stopped_ || streaming_.size() >= limits_.max_streams)
+    return false;
+  // Listed first: the thread ends by taking itself off the list, under
+  // the lock held here.
+  streaming_.push_back(streaming{fd, {}});
+  try {
+    std::thread{[self = shared_from_this(), fd] {
+      self->run(fd);
+    }}.detach();
+  } catch (const std::system_error&) {
+    streaming_.pop_back();
+    return false;
+  }
+  return true;
+}
+
+void copy_stream_receiver::stop() {
+  std::vector<waiting> dropped;
+  std::unique_lock<std::mutex> guard{mtx_};
+  stopped_ = true;
+  dropped.swap(waiting_);
+  for (auto& s : streaming_)
+    ::shutdown(s.fd, SHUT_RDWR);
+  ended_.wait_for(guard, stream_end_limit, [&] {
+    return streaming_.empty();
+  });
+}
+
+std::unique_ptr<database_copy>
+copy_stream_receiver::take(const std::vector<char>& token, int fd) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  // Every token is compared, each in constant time: how long this takes
+  // tells nothing about the tokens waiting.
+  auto found = waiting_.end();
+  for (auto i = waiting_.begin(); i != waiting_.end(); ++i)
+    if (detail::same_proof(i->token, token))
+      found = i;
+  if (found == waiting_.end())
+    return nullptr;
+  auto copy = std::move(found->copy);
+  waiting_.erase(found);
+  // Under the same lock: release() sees the copy either waiting or here.
+  for (auto& s : streaming_)
+    if (s.fd == fd)
+      s.path = copy->path();
+  return copy;
+}
+
+void copy_stream_receiver::run(int fd) {
+  {
+    detail::socket_guard socket{fd};
+    std::unique_ptr<database_copy> copy;
+    auto err = receive(fd, copy);
+    // A failed copy is removed before the stream counts as ended, so
+    // that release() returns only once its files are gone.
+    copy.reset();
+    static_cast<void>(send_status(fd, err, limits_.step_timeout));
+    std::lock_guard<std::mutex> guard{mtx_};
+    streaming_.erase(std::find_if(streaming_.begin(), streaming_.end(),
+                                  [fd](const streaming& s) {
+                                    return s.fd == fd;
+                                  }));
+  }
+  ended_.notify_all();
+}
+
+caf::error copy_stream_receiver::receive(int fd,
+                                         std::unique_ptr<database_copy>& copy) {
+  std::vector<char> token(detail::nonce_size);
+  if (auto err = detail::receive_all(fd, token.data(), token.size(),
+                                     after(limits_.token_timeout)))
+    return err;
+  copy = take(token, fd);
+  if (!copy)
+    return make_error(actors_errc::rejected,
+                      "no copy waits for this stream: its token is unknown, "
+                      "was used, or waited too long");
+  if (auto err = send_status(fd, {}, limits_.step_timeout))
+    return err;
+  std::vector<char> piece(stream_piece_bytes);
+  for (auto& file : copy->listing().files) {
+    for (uint64_t left = file.bytes; left > 0;) {
+      auto size = static_cast<size_t>(std::min<uint64_t>(left, piece.size()));
+      if (auto err = detail::receive_all(fd, piece.data(), size,
+                                         after(limits_.step_timeout)))
+        return err;
+      if (auto err = copy->append(file.name, piece.data(), size))
+        return err;
+      left -= size;
+    }
+  }
+  std::vector<char> raw(8 * copy->listing().files.size());
+  if (auto err = detail::receive_all(fd, raw.data(), raw.size(),
+                                     after(limits_.step_timeout)))
+    return err;
+  std::vector<uint64_t> digests;
+  for (size_t at = 0; at < raw.size(); at += 8)
+    digests.push_back(get_le(raw.data() + at, 8));
+  return copy->finish(digests);
+}
+
+caf::error
+send_copy_stream(int fd, const std::vector<char>& token,
+                 const std::string& local_db, const database_listing& listing,
+                 std::chrono::milliseconds step_timeout, uint64_t& sent) {
+  if (auto err
+      = detail::send_all(fd, {token.data(), token.size()}, after(step_timeout)))
+    return err;
+  if (auto err = receive_status(fd, step_timeout))
+    return err;
+  std::string digests;
+  std::vector<char> piece;
+  for (auto& file : listing.files) {
+    auto reader = database_file_reader::open(local_db, file.name);
+    if (!reader)
+      return std::move(reader.error());
+    while (reader->bytes_read() < file.bytes) {
+      auto want = std::min<uint64_t>(stream_piece_bytes,
+                                     file.bytes - reader->bytes_read());
+      if (auto err = reader->read(static_cast<size_t>(want), piece))
+        return err;
+      if (piece.empty())
+        break;
+      if (auto err = detail::send_all(fd, {piece.data(), piece.size()},
+                                      after(step_timeout)))
+        return err;
+      sent += piece.size();
+    }
+    // The holder waits for the listed bytes: a file that changed since it
+    // was listed cannot be sent.
+    if (reader->bytes_read() != file.bytes)
+      return make_error(actors_errc::checkpoint_failed,
+                        local_db + "/" + file.name + " has changed since it "
+                          + "was listed for a copy");
+    put_u64(digests, reader->digest());
+  }
+  if (auto err = detail::send_all(fd, digests, after(step_timeout)))
+    return err;
+  return receive_status(fd, step_timeout);
+}
+
+} // namespace epochrt

@@ -1,0 +1,277 @@
+// A daemon's end of copy streams (actors/remote/copy_stream_receiver.hpp)
+// against the pushing end and against a peer that lies or stalls: real
+// stream sockets (socketpair) and real files, in one process.
+
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "test/support/temp_dir.hpp"
+#include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/remote/copy_stream_receiver.hpp>
+#include <epochrt/actors/remote/socket_io.hpp>
+#include <epochrt/messages/error_text.hpp>
+#include <epochrt/persistence/checkpoint_copy.hpp>
+
+using namespace std::chrono_literals;
+using namespace epochrt;
+using epochrt::test::temp_dir;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A peer's reading of the receiver's status: its code, and its text.
+struct status {
+  int code = -1;
+  std::string text;
+};
+
+status read_status(int fd, std::chrono::milliseconds timeout) {
+  auto deadline = detail::socket_clock::now() + timeout;
+  char head[5];
+  if (detail::receive_all(fd, head, sizeof(head), deadline))
+    return {};
+  uint32_t length = 0;
+  for (int i = 0; i < 4; ++i)
+    length |= uint32_t{static_cast<unsigned char>(head[1 + i])} << (8 * i);
+  std::string text(length, '\0');
+  if (detail::receive_all(fd, text.data(), text.size(), deadline))
+    return {};
+  return {head[0], text};
+}
+
+bool send(int fd, const std::string& bytes) {
+  return !detail::send_all(fd, bytes, detail::socket_clock::now() + 5s);
+}
+
+bool send(int fd, const std::vector<char>& bytes) {
+  return send(fd, std::string{bytes.begin(), bytes.end()});
+}
+
+// A database directory of two files to copy, and where the copy goes.
+struct stream_fixture {
+  temp_dir dir;
+  std::string source = dir.sub("from/trainer_0.3");
+  std::string place = dir.sub("to/trainer_0.3");
+  database_listing listing;
+  std::shared_ptr<copy_stream_receiver> receiver;
+
+  stream_fixture() : stream_fixture(copy_stream_limits{}) {
+    // nop
+  }
+
+  explicit stream_fixture(copy_stream_limits limits) {
+    fs::create_directories(source);
+    write("blobs.data", std::string(3 << 20, 'd') + "tail");
+    write("MANIFEST", "manifest");
+    listing = database_listing{3, 0, 0, {}};
+    for (auto name : {"blobs.data", "MANIFEST"})
+      listing.files.push_back(
+        database_file{name, fs::file_size(source + "/" + name)});
+    receiver = copy_stream_receiver::make(limits, nullptr);
+  }
+
+  ~stream_fixture() {
+    receiver->stop();
+  }
+
+  void write(const std::string& name, const std::string& bytes) {
+    std::ofstream{source + "/" + name, std::ios::binary} << bytes;
+  }
+
+  std::string read(const std::string& file) {
+    std::ifstream in{file, std::ios::binary};
+    return {std::istreambuf_iterator<char>{in}, {}};
+  }
+
+  // A copy of the listing that waits for its stream: its token.
+  std::vector<char> expect() {
+    auto copy = database_copy::create(place, listing);
+    BOOST_REQUIRE(copy);
+    return receiver->expect(std::move(*copy));
+  }
+
+  // One end of a stream the receiver serves; the test's end.
+  int connect() {
+    int ends[2];
+    BOOST_REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends)
+                  == 0);
+    BOOST_REQUIRE(receiver->serve(ends[0]));
+    return ends[1];
+  }
+
+  caf::error push(const std::vector<char>& token, uint64_t& sent) {
+    detail::socket_guard stream{connect()};
+    return send_copy_stream(stream.get(), token, source, listing, 5s, sent);
+  }
+
+  // A stream that showed its token and sent `bytes` of its first file;
+  // the test's end.
+  std::unique_ptr<detail::socket_guard> stream_begun(size_t bytes) {
+    auto token = expect();
+    auto stream = std::make_unique<detail::socket_guard>(connect());
+    BOOST_REQUIRE(send(stream->get(), token));
+    BOOST_REQUIRE(read_status(stream->get(), 5s).code == 0);
+    BOOST_REQUIRE(send(stream->get(), std::string(bytes, 'd')));
+    return stream;
+  }
+
+  // Whether the receiver serves one more stream.
+  bool serves_another() {
+    int ends[2];
+    BOOST_REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends)
+                  == 0);
+    detail::socket_guard mine{ends[1]};
+    detail::socket_guard theirs{ends[0]};
+    if (!receiver->serve(theirs.get()))
+      return false;
+    theirs.release(); // the receiver's now
+    return true;
+  }
+
+  bool placed_nothing() {
+    return !fs::exists(place) && !fs::exists(place + ".copying");
+  }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(copy_streams)
+
+BOOST_FIXTURE_TEST_CASE(a_copy_sent_on_a_stream_is_placed_byte_for_byte,
+                        stream_fixture) {
+  uint64_t sent = 0;
+  auto err = push(expect(), sent);
+  BOOST_REQUIRE_MESSAGE(!err, error_text(err));
+  BOOST_TEST(sent == listing.files[0].bytes + listing.files[1].bytes);
+  for (auto& file : listing.files)
+    BOOST_TEST(read(place + "/" + file.name) == read(source + "/" + file.name),
+               file.name);
+  BOOST_TEST(!fs::exists(place + ".copying"));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_stream_with_an_unknown_token_is_refused,
+                        stream_fixture) {
+  auto token = expect();
+  token[0] ^= 1;
+  uint64_t sent = 0;
+  auto err = push(token, sent);
+  BOOST_REQUIRE(err);
+  BOOST_TEST(is_error(err, actors_errc::rejected));
+  BOOST_TEST(error_text(err).find("no copy waits") != std::string::npos,
+             error_text(err));
+  BOOST_TEST(sent == 0u);
+  BOOST_TEST(!fs::exists(place));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_token_is_good_for_one_stream, stream_fixture) {
+  auto token = expect();
+  uint64_t sent = 0;
+  BOOST_REQUIRE(!push(token, sent));
+  auto again = push(token, sent);
+  BOOST_REQUIRE(again);
+  BOOST_TEST(is_error(again, actors_errc::rejected));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_file_that_fails_its_digest_places_nothing,
+                        stream_fixture) {
+  auto token = expect();
+  detail::socket_guard stream{connect()};
+  BOOST_REQUIRE(send(stream.get(), token));
+  BOOST_REQUIRE(read_status(stream.get(), 5s).code == 0);
+  for (auto& file : listing.files)
+    BOOST_REQUIRE(send(stream.get(), read(source + "/" + file.name)));
+  // Digests of zero: not those of the bytes.
+  BOOST_REQUIRE(send(stream.get(), std::string(16, '\0')));
+  auto verdict = read_status(stream.get(), 5s);
+  BOOST_TEST(verdict.code == 1);
+  BOOST_TEST(verdict.text.find("digest") != std::string::npos, verdict.text);
+  BOOST_TEST(placed_nothing());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_file_that_changed_since_its_listing_is_not_sent,
+                        stream_fixture) {
+  auto token = expect();
+  write("MANIFEST", "short");
+  uint64_t sent = 0;
+  auto err = push(token, sent);
+  BOOST_REQUIRE(err);
+  BOOST_TEST(is_error(err, actors_errc::checkpoint_failed), error_text(err));
+  BOOST_TEST(error_text(err).find("changed") != std::string::npos,
+             error_text(err));
+  // The receiver sees the stream end short, and drops the copy.
+  receiver->stop();
+  BOOST_TEST(placed_nothing());
+}
+
+struct stalling_fixture : stream_fixture {
+  stalling_fixture()
+    : stream_fixture(
+      copy_stream_limits{8, 64, std::chrono::minutes(2), 200ms, 200ms}) {
+    // nop
+  }
+};
+
+BOOST_FIXTURE_TEST_CASE(a_stream_that_stops_sending_is_cut_off_in_time,
+                        stalling_fixture) {
+  auto stream = stream_begun(1000);
+  auto started = std::chrono::steady_clock::now();
+  auto verdict = read_status(stream->get(), 5s);
+  BOOST_TEST(verdict.code == 1);
+  BOOST_TEST((std::chrono::steady_clock::now() - started < 3s));
+  receiver->stop();
+  BOOST_TEST(placed_nothing());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_stream_that_never_shows_its_token_is_closed_in_time,
+                        stalling_fixture) {
+  expect();
+  detail::socket_guard stream{connect()};
+  auto verdict = read_status(stream.get(), 5s);
+  BOOST_TEST(verdict.code == 1);
+}
+
+struct one_stream_fixture : stream_fixture {
+  one_stream_fixture()
+    : stream_fixture(
+      copy_stream_limits{1, 64, std::chrono::minutes(2), 10s, 10s}) {
+    // nop
+  }
+};
+
+BOOST_FIXTURE_TEST_CASE(streams_beyond_the_limit_are_refused,
+                        one_stream_fixture) {
+  detail::socket_guard first{connect()};
+  BOOST_TEST(!serves_another());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_new_copy_to_a_place_cuts_off_the_stream_there,
+                        one_stream_fixture) {
+  auto stream = stream_begun(1000);
+  auto started = std::chrono::steady_clock::now();
+  auto err = receiver->release(place);
+  BOOST_REQUIRE_MESSAGE(!err, error_text(err));
+  BOOST_TEST((std::chrono::steady_clock::now() - started < 3s));
+  BOOST_TEST(placed_nothing());
+  // The place is free: a new copy goes through.
+  uint64_t sent = 0;
+  BOOST_TEST(!push(expect(), sent));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_stopped_receiver_ends_its_streams_and_takes_no_more,
+                        one_stream_fixture) {
+  auto stream = stream_begun(0);
+  receiver->stop();
+  BOOST_TEST(placed_nothing());
+  BOOST_TEST(!serves_another());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
