@@ -33,6 +33,9 @@ namespace {
 // while hashed.
 constexpr size_t check_piece_bytes = size_t{4} << 20;
 
+// Bytes appended to a copy's file between two starts of its writeback.
+constexpr uint64_t writeback_bytes = uint64_t{8} << 20;
+
 caf::error corrupt(std::string what) {
   return make_error(persistence_errc::corrupt, std::move(what));
 }
@@ -296,6 +299,7 @@ struct database_copy::impl {
   // The listed files by name: their index in `listing.files`.
   std::map<std::string, size_t, std::less<>> index;
   std::vector<uint64_t> written; // bytes appended, per listed file
+  uint64_t unsent = 0; // of the open file: from here on not sent to disk yet
   // The file appends go to; one at a time, so that a database of many
   // files holds one descriptor.
   int fd = -1;
@@ -346,7 +350,22 @@ struct database_copy::impl {
     if (fd < 0)
       return detail::io_error("open " + file, errno);
     fd_file = i;
+    unsent = written[i];
     return {};
+  }
+
+  // Starts the disk writing what was appended to the open file, once
+  // enough came, without waiting for it: the copy's bytes go to the disk
+  // while the rest arrive, and finish's fsync waits only for the tail.
+  void start_writeback() {
+    auto end = written[fd_file];
+    if (end - unsent < writeback_bytes)
+      return;
+    // Best effort: the fsync in finish is what makes the copy durable.
+    static_cast<void>(::sync_file_range(fd, static_cast<off_t>(unsent),
+                                        static_cast<off_t>(end - unsent),
+                                        SYNC_FILE_RANGE_WRITE));
+    unsent = end;
   }
 
   // Whether file `i` holds its listed size and has digest `expected`: read
@@ -476,6 +495,7 @@ caf::error database_copy::append(std::string_view file_name, const char* data,
     if (auto err = self.disk->payload_written(self.fd, offset, size, file))
       return self.fail(std::move(err));
   self.written[i] = offset + size;
+  self.start_writeback();
   return {};
 }
 
