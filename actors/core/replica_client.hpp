@@ -54,7 +54,7 @@ struct copy_outcome {
 
 /// Bytes a transfer sends per message, and messages in flight at once.
 constexpr size_t copy_piece_bytes = size_t{4} << 20;
-constexpr size_t copy_window = 4;
+constexpr size_t copy_window = 12;
 
 /// Pushes node `node`'s database `db` of `epoch` (named as the master names
 /// it; `place` finds it here) to `store`, with every earlier database of

@@ -39,7 +39,7 @@ constexpr size_t max_open = 64;
 constexpr uint64_t max_piece_bytes = uint64_t{16} << 20;
 
 // Bytes of pieces that arrived ahead of their file's next offset, kept at
-// most per transfer: a sender has four 4 MiB pieces in flight
+// most per transfer: a sender has twelve 4 MiB pieces in flight
 // (replica_client.hpp); a peer's message may be far larger.
 constexpr size_t max_early_bytes = size_t{64} << 20;
 
