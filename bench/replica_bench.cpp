@@ -16,6 +16,13 @@
 //   file_copy_ms         the same database copied by hand between the two
 //                        roots: read, write, fdatasync, file by file
 //   restore_vs_file_copy file_copy_ms / restore_ms (target: at least 0.5)
+//   disk_ms_2_files      the disk alone: MIB/2 MiB written to each of two
+//                        files at once (4 MiB writes, fdatasync), what a
+//                        commit without copies makes durable
+//   disk_ms_4_files      the same with four files: what a commit with one
+//                        copy of each node's database makes durable
+//   disk_4_vs_2          their ratio: the least commit_r1_vs_r0 can be on
+//                        this machine, whose daemons share one disk
 //
 // Each figure is the median of --runs runs; the daemons are real processes
 // on 127.0.0.1 sharing this machine's disk and cores.
@@ -26,6 +33,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -135,8 +143,36 @@ double file_copy_ms(const std::string& from, const std::string& to) {
   return watch.elapsed().seconds * 1000;
 }
 
+// Writes `mib` MiB of non-zero bytes to each of `files` new files under
+// `dir` at once, one thread each, and fdatasyncs them: the time until the
+// last is durable.
+double parallel_write_ms(const std::string& dir, int files, size_t mib) {
+  fs::create_directories(dir);
+  std::vector<char> buffer(size_t{4} << 20, 'x');
+  std::vector<std::thread> writers;
+  stopwatch watch;
+  for (int i = 0; i < files; ++i)
+    writers.emplace_back([&, i] {
+      auto path = dir + "/f" + std::to_string(i);
+      int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (out < 0)
+        return;
+      for (size_t done = 0; done < (mib << 20); done += buffer.size())
+        if (::write(out, buffer.data(), buffer.size()) < 0)
+          break;
+      ::fdatasync(out);
+      ::close(out);
+    });
+  for (auto& writer : writers)
+    writer.join();
+  auto ms = watch.elapsed().seconds * 1000;
+  remove_tree(dir);
+  return ms;
+}
+
 struct figures {
   std::vector<double> commit_r0, commit_r1, load_own, load_restored, file_copy;
+  std::vector<double> disk_2, disk_4;
 };
 
 // Saves and commits --runs + 1 epochs (the first a warm-up) of both nodes
@@ -205,6 +241,10 @@ void measure(const replica_options& opts, const std::string& scratch,
     progress("  load own %.1f ms, restored %.1f ms, file copy %.1f ms",
              out.load_own.back(), out.load_restored.back(),
              out.file_copy.back());
+    out.disk_2.push_back(parallel_write_ms(scratch + "/disk", 2, opts.mib / 2));
+    out.disk_4.push_back(parallel_write_ms(scratch + "/disk", 4, opts.mib / 2));
+    progress("  disk alone: 2 files %.1f ms, 4 files %.1f ms",
+             out.disk_2.back(), out.disk_4.back());
   }
 }
 
@@ -230,6 +270,9 @@ void report(const replica_options& opts, const figures& f) {
   print("restore_ms", median(restore), "ms");
   print("file_copy_ms", copy, "ms");
   print("restore_vs_file_copy", copy / median(restore), "x");
+  print("disk_ms_2_files", median(f.disk_2), "ms");
+  print("disk_ms_4_files", median(f.disk_4), "ms");
+  print("disk_4_vs_2", median(f.disk_4) / median(f.disk_2), "x");
 }
 
 } // namespace
