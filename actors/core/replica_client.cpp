@@ -105,11 +105,22 @@ push_copy(caf::actor_system& sys, const caf::actor& store,
                           "the replica store at " + address
                             + " answered an offer without a stream with a "
                               "stream's token");
-      if (auto err = send_stream(address, ticket->token, names->local, listing,
-                                 outcome.bytes))
+      auto err = send_stream(address, ticket->token, names->local, listing,
+                             outcome.bytes);
+      if (!err) {
+        ++outcome.databases;
+        continue;
+      }
+      if (!is_error(err, actors_errc::unreachable))
         return err;
-      ++outcome.databases;
-      continue;
+      // The holder took no stream just now (it serves too many): the
+      // bytes go as messages, under a ticket that replaces the first.
+      ticket = detail::blocking_request<copy_ticket>(
+        sys, store, timeout, copy_offer{node, names->wire, listing, false});
+      if (!ticket)
+        return std::move(ticket.error());
+      if (ticket->id == 0)
+        continue;
     }
     auto digests = send_files(sys, store, ticket->id, names->local, listing,
                               timeout, outcome.bytes);

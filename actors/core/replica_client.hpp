@@ -62,7 +62,8 @@ constexpr size_t copy_window = 12;
 /// not hold already, file by file, with the digest of every file. Returns
 /// once the store made the copy durable. The bytes go on a copy stream to
 /// `address` (the store's daemon) when `send_stream` is given and the store
-/// takes streams, else in copy_data messages. Errors: the persistence
+/// takes streams, else (and when the stream is refused before it began,
+/// actors_errc::unreachable) in copy_data messages. Errors: the persistence
 /// layer's for the local files, the store's refusal or failure, and
 /// caf::sec::request_timeout when one step took longer than `timeout`.
 caf::expected<copy_outcome>

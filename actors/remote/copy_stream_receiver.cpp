@@ -1,9 +1,11 @@
 #include <epochrt/actors/remote/copy_stream_receiver.hpp>
 
 #include <algorithm>
-#include <system_error>
+#include <cerrno>
+#include <exception>
 #include <thread>
 
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <caf/sec.hpp>
@@ -23,6 +25,9 @@ constexpr size_t stream_piece_bytes = size_t{1} << 20;
 
 // How long release and stop wait for a cut-off stream's thread.
 constexpr auto stream_end_limit = std::chrono::seconds(10);
+
+// How long a failed stream is read on to let its pusher see the status.
+constexpr auto drain_limit = std::chrono::seconds(2);
 
 using detail::socket_clock;
 
@@ -168,7 +173,7 @@ bool copy_stream_receiver::serve(int fd) {
     std::thread{[self = shared_from_this(), fd] {
       self->run(fd);
     }}.detach();
-  } catch (const std::system_error&) {
+  } catch (const std::exception&) { // no thread, or no memory for one
     streaming_.pop_back();
     return false;
   }
@@ -216,6 +221,8 @@ void copy_stream_receiver::run(int fd) {
     // that release() returns only once its files are gone.
     copy.reset();
     static_cast<void>(send_status(fd, err, limits_.step_timeout));
+    if (err)
+      drain(fd);
     std::lock_guard<std::mutex> guard{mtx_};
     streaming_.erase(std::find_if(streaming_.begin(), streaming_.end(),
                                   [fd](const streaming& s) {
@@ -223,6 +230,20 @@ void copy_stream_receiver::run(int fd) {
                                   }));
   }
   ended_.notify_all();
+}
+
+// Closing a socket with unread bytes resets the connection, and the
+// pusher, still sending, would lose the status sent before it: the stream
+// is read on to its end, or for a moment, first.
+void copy_stream_receiver::drain(int fd) {
+  ::shutdown(fd, SHUT_WR);
+  char sink[64 << 10];
+  auto deadline = after(drain_limit);
+  while (detail::wait_for(fd, POLLIN, deadline)) {
+    auto n = ::recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+      return;
+  }
 }
 
 caf::error copy_stream_receiver::receive(int fd,
@@ -238,12 +259,22 @@ caf::error copy_stream_receiver::receive(int fd,
                       "was used, or waited too long");
   if (auto err = send_status(fd, {}, limits_.step_timeout))
     return err;
+  // Each read waits at most a step; the whole stream, a step plus its
+  // bytes at the slowest rate allowed.
+  uint64_t listed = 0;
+  for (auto& file : copy->listing().files)
+    listed += file.bytes;
+  auto rate = std::max<uint64_t>(limits_.min_bytes_per_second, 1);
+  auto end
+    = after(limits_.step_timeout) + std::chrono::seconds(listed / rate + 1);
+  auto step = [&] {
+    return std::min(end, after(limits_.step_timeout));
+  };
   std::vector<char> piece(stream_piece_bytes);
   for (auto& file : copy->listing().files) {
     for (uint64_t left = file.bytes; left > 0;) {
       auto size = static_cast<size_t>(std::min<uint64_t>(left, piece.size()));
-      if (auto err = detail::receive_all(fd, piece.data(), size,
-                                         after(limits_.step_timeout)))
+      if (auto err = detail::receive_all(fd, piece.data(), size, step()))
         return err;
       if (auto err = copy->append(file.name, piece.data(), size))
         return err;
@@ -251,8 +282,7 @@ caf::error copy_stream_receiver::receive(int fd,
     }
   }
   std::vector<char> raw(8 * copy->listing().files.size());
-  if (auto err = detail::receive_all(fd, raw.data(), raw.size(),
-                                     after(limits_.step_timeout)))
+  if (auto err = detail::receive_all(fd, raw.data(), raw.size(), step()))
     return err;
   std::vector<uint64_t> digests;
   for (size_t at = 0; at < raw.size(); at += 8)
@@ -264,11 +294,24 @@ caf::error
 send_copy_stream(int fd, const std::vector<char>& token,
                  const std::string& local_db, const database_listing& listing,
                  std::chrono::milliseconds step_timeout, uint64_t& sent) {
-  if (auto err
-      = detail::send_all(fd, {token.data(), token.size()}, after(step_timeout)))
+  auto taken
+    = detail::send_all(fd, {token.data(), token.size()}, after(step_timeout));
+  if (!taken)
+    taken = receive_status(fd, step_timeout);
+  if (taken == caf::sec::disconnect_during_handshake)
+    return make_error(actors_errc::unreachable,
+                      "the holder closed the copy stream before it took "
+                      "the token (too many streams at once?)");
+  if (taken)
+    return taken;
+  // A send that fails may be the holder giving up: its status says why.
+  auto or_reason = [fd](caf::error err) {
+    auto reason = receive_status(fd, std::chrono::seconds(1));
+    if (reason && reason != caf::sec::disconnect_during_handshake
+        && reason != caf::sec::connection_timeout)
+      return reason;
     return err;
-  if (auto err = receive_status(fd, step_timeout))
-    return err;
+  };
   std::string digests;
   std::vector<char> piece;
   for (auto& file : listing.files) {
@@ -284,7 +327,7 @@ send_copy_stream(int fd, const std::vector<char>& token,
         break;
       if (auto err = detail::send_all(fd, {piece.data(), piece.size()},
                                       after(step_timeout)))
-        return err;
+        return or_reason(std::move(err));
       sent += piece.size();
     }
     // The holder waits for the listed bytes: a file that changed since it
@@ -296,7 +339,7 @@ send_copy_stream(int fd, const std::vector<char>& token,
     put_u64(digests, reader->digest());
   }
   if (auto err = detail::send_all(fd, digests, after(step_timeout)))
-    return err;
+    return or_reason(std::move(err));
   return receive_status(fd, step_timeout);
 }
 

@@ -55,6 +55,9 @@ struct copy_stream_limits {
   std::chrono::milliseconds token_timeout = std::chrono::seconds(5);
   /// Longest one read or write of a stream may wait for the peer.
   std::chrono::milliseconds step_timeout = std::chrono::seconds(30);
+  /// The slowest a stream may send its bytes on the whole: it is cut off
+  /// once it took `step_timeout` plus its listed bytes at this rate.
+  uint64_t min_bytes_per_second = uint64_t{1} << 20;
 };
 
 /// A daemon's end of copy streams: copies offered to its replica store wait
@@ -75,7 +78,8 @@ public:
   copy_stream_receiver& operator=(const copy_stream_receiver&) = delete;
 
   /// Keeps `copy` for the stream that presents the returned token (32
-  /// random bytes, good once).
+  /// random bytes, good once). A copy no stream came for is dropped at the
+  /// next call once it waited `wait_limit`.
   std::vector<char> expect(std::unique_ptr<database_copy> copy);
 
   /// Drops every copy to `path` that waits or streams, and returns once
@@ -85,7 +89,9 @@ public:
 
   /// Takes the admitted socket `fd` and serves its stream on a thread of
   /// its own. False (the socket untouched) when `max_streams` are served,
-  /// no thread can be started, or the receiver stopped.
+  /// no thread can be started, or the receiver stopped: the pusher, which
+  /// sees its stream closed before its token was taken, sends the copy as
+  /// CAF messages instead.
   bool serve(int fd);
 
   /// Cuts off every stream, drops every waiting copy and waits (at most
@@ -100,6 +106,7 @@ private:
                        std::shared_ptr<fault_injector> faults);
 
   void run(int fd);
+  void drain(int fd);
   caf::error receive(int fd, std::unique_ptr<database_copy>& copy);
   // The copy waiting for `token`, now streamed on `fd`; null: none.
   std::unique_ptr<database_copy> take(const std::vector<char>& token, int fd);
@@ -116,10 +123,13 @@ private:
 /// The pushing end: sends the copy's files (each a file of the database
 /// directory `local_db`, as `listing` names them) on the admitted stream
 /// `fd` with `token`, and returns once the holder made the copy durable.
-/// `sent` grows by the bytes sent. Errors: the local files' (persistence
-/// layer), actors_errc::rejected with the holder's reason, caf::sec::
+/// `sent` grows by the bytes sent. Errors: actors_errc::unreachable when
+/// the holder closed the stream before it took the token (it serves too
+/// many: nothing was sent), the local files' (persistence layer),
+/// actors_errc::rejected with the holder's reason, caf::sec::
 /// connection_timeout when a step waits longer than `step_timeout`, caf::
-/// sec::disconnect_during_handshake when the holder closed the stream.
+/// sec::disconnect_during_handshake when the holder closed the stream
+/// without a reason.
 caf::error
 send_copy_stream(int fd, const std::vector<char>& token,
                  const std::string& local_db, const database_listing& listing,

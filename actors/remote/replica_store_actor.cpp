@@ -165,14 +165,16 @@ caf::result<copy_ticket> on_offer(store_ptr self, copy_offer& msg) {
   auto db = place(self, msg.node, msg.db, msg.listing.epoch);
   if (!db)
     return std::move(db.error());
-  if (holds_database(*db, msg.listing))
-    return copy_ticket{0};
   // One copy per place: an offer again (the owner retried) replaces it.
+  // Before the place is looked at: a stream still writing there would
+  // swap its copy in after the look.
   for (auto i = st.transfers.begin(); i != st.transfers.end();)
     i = i->second.db == *db ? st.transfers.erase(i) : std::next(i);
   if (st.streams)
     if (auto err = st.streams->release(*db))
       return err;
+  if (holds_database(*db, msg.listing))
+    return copy_ticket{0};
   make_room(st.transfers);
   copy_options opts;
   opts.faults = st.faults.get();

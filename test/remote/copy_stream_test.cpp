@@ -4,6 +4,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/remote/copy_stream_receiver.hpp>
 #include <epochrt/actors/remote/socket_io.hpp>
+#include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/error_text.hpp>
 #include <epochrt/persistence/checkpoint_copy.hpp>
 
@@ -93,8 +95,8 @@ struct stream_fixture {
   }
 
   // A copy of the listing that waits for its stream: its token.
-  std::vector<char> expect() {
-    auto copy = database_copy::create(place, listing);
+  std::vector<char> expect(copy_options opts = {}) {
+    auto copy = database_copy::create(place, listing, std::move(opts));
     BOOST_REQUIRE(copy);
     return receiver->expect(std::move(*copy));
   }
@@ -231,12 +233,59 @@ BOOST_FIXTURE_TEST_CASE(a_stream_that_stops_sending_is_cut_off_in_time,
   BOOST_TEST(placed_nothing());
 }
 
+struct token_timeout_fixture : stream_fixture {
+  token_timeout_fixture()
+    : stream_fixture(
+      copy_stream_limits{8, 64, std::chrono::minutes(2), 200ms, 10s}) {
+    // nop
+  }
+};
+
 BOOST_FIXTURE_TEST_CASE(a_stream_that_never_shows_its_token_is_closed_in_time,
-                        stalling_fixture) {
+                        token_timeout_fixture) {
   expect();
   detail::socket_guard stream{connect()};
+  auto started = std::chrono::steady_clock::now();
   auto verdict = read_status(stream.get(), 5s);
   BOOST_TEST(verdict.code == 1);
+  BOOST_TEST((std::chrono::steady_clock::now() - started < 3s));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_holder_that_fails_mid_stream_tells_the_pusher_why,
+                        stream_fixture) {
+  fault_rule rule;
+  rule.point = fault_point::copy_write;
+  rule.kind = fault_kind::io_error;
+  rule.error = EIO;
+  fault_plan failing;
+  failing.faults.push_back(rule);
+  fault_injector faults{std::move(failing)};
+  copy_options opts;
+  opts.faults = &faults;
+  auto token = expect(opts);
+  uint64_t sent = 0;
+  auto err = push(token, sent);
+  BOOST_REQUIRE(err);
+  BOOST_TEST(is_error(err, actors_errc::rejected), error_text(err));
+  BOOST_TEST(error_text(err).find("copy.write") != std::string::npos,
+             error_text(err));
+  receiver->stop();
+  BOOST_TEST(placed_nothing());
+}
+
+BOOST_FIXTURE_TEST_CASE(
+  a_stream_closed_before_its_token_is_taken_is_unreachable, stream_fixture) {
+  auto token = expect();
+  int ends[2];
+  BOOST_REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends)
+                == 0);
+  ::close(ends[0]); // as the doorman does when the receiver serves too many
+  detail::socket_guard stream{ends[1]};
+  uint64_t sent = 0;
+  auto err = send_copy_stream(stream.get(), token, source, listing, 5s, sent);
+  BOOST_REQUIRE(err);
+  BOOST_TEST(is_error(err, actors_errc::unreachable), error_text(err));
+  BOOST_TEST(sent == 0u);
 }
 
 struct one_stream_fixture : stream_fixture {
