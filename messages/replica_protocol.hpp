@@ -38,6 +38,10 @@
 //                    copy_open     -> copy_ticket
 //                    copy_read ... -> copy_piece (the last with its digest)
 //
+// or, when the open asks for a stream and the store takes streams, the
+// file's bytes and digest come on a copy stream presenting the ticket's
+// token.
+//
 // The master's commit record is kept on every daemon too (through a node's
 // persistence actor: keep_commit_record, fetch_commit_record), and
 // retention removes copies with their epoch:
@@ -79,9 +83,9 @@ struct copy_offer {
 };
 
 /// A transfer (or, for copy_open, a read) under way at a store; 0: none.
-/// `token`: for an offer that asked for a stream, the one-time token the
-/// stream presents; empty when the store takes no streams (the bytes then
-/// go as copy_data).
+/// `token`: for an offer or an open that asked for a stream, the one-time
+/// token the stream presents; empty when the store takes no streams (the
+/// bytes then go as copy_data, or copy_piece).
 struct copy_ticket {
   uint64_t id = 0;
   std::vector<char> token = {};
@@ -124,6 +128,8 @@ struct copy_open {
   std::string node;
   std::string db;
   std::string file;
+  /// The reader would take the bytes on a copy stream.
+  bool stream = false;
 };
 
 /// Restore: the next at most `max_bytes` of the read `ticket`.
@@ -221,7 +227,8 @@ typename Inspector::result_type inspect(Inspector& f, copy_listings& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, copy_open& x) {
-  return f(caf::meta::type_name("epochrt::copy_open"), x.node, x.db, x.file);
+  return f(caf::meta::type_name("epochrt::copy_open"), x.node, x.db, x.file,
+           x.stream);
 }
 
 template <class Inspector>

@@ -200,18 +200,31 @@ node_server::start(caf::actor_system& sys,
   keeper_cfg.find_store = [links](const std::string& address, bool reconnect) {
     return links->store_at(address, reconnect);
   };
-  if (streams)
-    keeper_cfg.send_stream
-      = [links](const std::string& address, const std::vector<char>& token,
-                const std::string& local_db, const database_listing& listing,
-                uint64_t& sent) -> caf::error {
+  if (streams) {
+    auto step = copy_stream_limits{}.step_timeout;
+    keeper_cfg.streams.send = [links, step](const std::string& address,
+                                            const std::vector<char>& token,
+                                            const std::string& local_db,
+                                            const database_listing& listing,
+                                            uint64_t& sent) -> caf::error {
       auto fd = links->open_stream(address);
       if (!fd)
         return std::move(fd.error());
       detail::socket_guard stream{*fd};
-      return send_copy_stream(stream.get(), token, local_db, listing,
-                              copy_stream_limits{}.step_timeout, sent);
+      return send_copy_stream(stream.get(), token, local_db, listing, step,
+                              sent);
     };
+    keeper_cfg.streams.fetch
+      = [links, step](const std::string& address,
+                      const std::vector<char>& token, const piece_sink& sink,
+                      uint64_t& received) -> caf::expected<uint64_t> {
+      auto fd = links->open_stream(address);
+      if (!fd)
+        return std::move(fd.error());
+      detail::socket_guard stream{*fd};
+      return fetch_copy_stream(stream.get(), token, sink, step, received);
+    };
+  }
   auto store = keeper_cfg.store;
   auto keeper = spawn_gatekeeper(sys, std::move(keeper_cfg));
   auto bound = publish_actor(keeper, host, port, admission);

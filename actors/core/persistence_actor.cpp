@@ -331,7 +331,7 @@ struct replica_context {
   std::vector<std::string> holders;
   std::vector<std::string> sources;
   store_finder find_store;
-  stream_sender send_stream;
+  copy_stream_ends streams;
   place_function place; // as the master names a database -> here
   fault_injector* faults = nullptr;
 };
@@ -367,7 +367,7 @@ caf::error push_to_holders(caf::actor_system& sys, const std::string& node,
   for (auto& holder : ctx.holders) {
     auto pushed = with_store(ctx, holder, [&](const caf::actor& store) {
       return push_copy(sys, store, node, db, epoch, ctx.place,
-                       copy_step_timeout, holder, ctx.send_stream);
+                       copy_step_timeout, holder, ctx.streams);
     });
     if (!pushed)
       return make_error(actors_errc::checkpoint_failed,
@@ -397,7 +397,7 @@ auto with_restore(caf::actor_system& sys, const std::string& node,
   for (auto& source : ctx.sources) {
     auto pulled = with_store(ctx, source, [&](const caf::actor& store) {
       return pull_copy(sys, store, node, db, epoch, ctx.place,
-                       copy_step_timeout, ctx.faults);
+                       copy_step_timeout, ctx.faults, source, ctx.streams);
     });
     if (!pulled) {
       why += "; no copy from " + source + ": " + error_text(pulled.error());
@@ -460,7 +460,7 @@ persistence_actor::behavior_type
 persistence_behavior(persistence_actor::pointer self, std::string node,
                      std::shared_ptr<workspace> ws, std::string root,
                      std::shared_ptr<fault_injector> faults,
-                     store_finder find_store, stream_sender send_stream) {
+                     store_finder find_store, copy_stream_ends streams) {
   // The handlers below hold `faults` (captured by value); the writers and
   // readers they make borrow it, and end before the handler returns.
   // Outcomes of writes started by begin_save, until end_save collects them.
@@ -489,7 +489,7 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
   // Set by every init_checkpoint; read by the handlers below.
   auto copies = std::make_shared<replica_context>();
   copies->find_store = std::move(find_store);
-  copies->send_stream = std::move(send_stream);
+  copies->streams = std::move(streams);
   copies->place = locate;
   copies->faults = faults.get();
   // A save's database is copied once it is durable here.
@@ -697,11 +697,11 @@ persistence_actor
 spawn_persistence(caf::actor_system& sys, std::string node,
                   std::shared_ptr<workspace> ws, std::string checkpoint_root,
                   std::shared_ptr<fault_injector> faults,
-                  store_finder find_store, stream_sender send_stream) {
+                  store_finder find_store, copy_stream_ends streams) {
   return detail::spawn_detached(sys, persistence_behavior, std::move(node),
                                 std::move(ws), std::move(checkpoint_root),
                                 std::move(faults), std::move(find_store),
-                                std::move(send_stream));
+                                std::move(streams));
 }
 
 } // namespace epochrt

@@ -42,8 +42,8 @@ class workspace;
 /// it refers to) from the first holder that has it intact and tries again;
 /// retention removes the holders' copies with the node's own databases.
 /// `find_store` reaches other daemons' stores; null (a node in the master's
-/// process): an init that names holders fails. `send_stream` sends a
-/// copy's bytes on a stream of their own; null: in CAF messages.
+/// process): an init that names holders fails. `streams` move copies'
+/// bytes on streams of their own; empty: in CAF messages.
 ///
 /// Returns an invalid handle when the actor's thread cannot be created
 /// (detail::spawn_detached); nothing is left running then.
@@ -53,6 +53,6 @@ persistence_actor spawn_persistence(caf::actor_system& sys, std::string node,
                                     std::shared_ptr<fault_injector> faults
                                     = nullptr,
                                     store_finder find_store = nullptr,
-                                    stream_sender send_stream = nullptr);
+                                    copy_stream_ends streams = {});
 
 } // namespace epochrt

@@ -80,7 +80,7 @@ caf::expected<copy_outcome>
 push_copy(caf::actor_system& sys, const caf::actor& store,
           const std::string& node, const std::string& db, int64_t epoch,
           const place_function& place, std::chrono::milliseconds timeout,
-          const std::string& address, const stream_sender& send_stream) {
+          const std::string& address, const copy_stream_ends& streams) {
   auto local = place(db);
   if (!local)
     return std::move(local.error());
@@ -94,19 +94,19 @@ push_copy(caf::actor_system& sys, const caf::actor& store,
       return std::move(names.error());
     auto ticket = detail::blocking_request<copy_ticket>(
       sys, store, timeout,
-      copy_offer{node, names->wire, listing, send_stream != nullptr});
+      copy_offer{node, names->wire, listing, streams.send != nullptr});
     if (!ticket)
       return std::move(ticket.error());
     if (ticket->id == 0)
       continue; // held there already
     if (!ticket->token.empty()) {
-      if (!send_stream)
+      if (!streams.send)
         return make_error(actors_errc::rejected,
                           "the replica store at " + address
                             + " answered an offer without a stream with a "
                               "stream's token");
-      auto err = send_stream(address, ticket->token, names->local, listing,
-                             outcome.bytes);
+      auto err = streams.send(address, ticket->token, names->local, listing,
+                              outcome.bytes);
       if (!err) {
         ++outcome.databases;
         continue;
@@ -137,17 +137,37 @@ push_copy(caf::actor_system& sys, const caf::actor& store,
 
 namespace {
 
-// Reads one file of a database from `store` into `copy`; the digest the
-// store computed over what it sent.
+// Reads one file of a database from `store` (at `address`) into `copy`;
+// the digest the store computed over what it sent.
 caf::expected<uint64_t>
 receive_file(caf::actor_system& sys, const caf::actor& store,
              const std::string& node, const std::string& wire_db,
              const database_file& file, database_copy& copy,
-             std::chrono::milliseconds timeout, uint64_t& received) {
+             std::chrono::milliseconds timeout, uint64_t& received,
+             const std::string& address, const copy_stream_ends& streams) {
   auto ticket = detail::blocking_request<copy_ticket>(
-    sys, store, timeout, copy_open{node, wire_db, file.name});
+    sys, store, timeout,
+    copy_open{node, wire_db, file.name, streams.fetch != nullptr});
   if (!ticket)
     return std::move(ticket.error());
+  if (!ticket->token.empty()) {
+    if (!streams.fetch)
+      return make_error(actors_errc::rejected,
+                        "the replica store at " + address
+                          + " answered an open without a stream with a "
+                            "stream's token");
+    auto sink = [&](const char* data, size_t size) {
+      return copy.append(file.name, data, size);
+    };
+    auto digest = streams.fetch(address, ticket->token, sink, received);
+    if (digest || !is_error(digest.error(), actors_errc::unreachable))
+      return digest;
+    // The store's daemon took no stream just now: as messages instead.
+    ticket = detail::blocking_request<copy_ticket>(
+      sys, store, timeout, copy_open{node, wire_db, file.name, false});
+    if (!ticket)
+      return std::move(ticket.error());
+  }
   for (;;) {
     auto piece = detail::blocking_request<copy_piece>(
       sys, store, timeout, copy_read{ticket->id, copy_piece_bytes});
@@ -169,7 +189,8 @@ caf::expected<copy_outcome>
 pull_copy(caf::actor_system& sys, const caf::actor& store,
           const std::string& node, const std::string& db, int64_t epoch,
           const place_function& place, std::chrono::milliseconds timeout,
-          fault_injector* faults) {
+          fault_injector* faults, const std::string& address,
+          const copy_stream_ends& streams) {
   auto listings = detail::blocking_request<copy_listings>(
     sys, store, timeout, copy_list{node, db, epoch});
   if (!listings)
@@ -189,7 +210,7 @@ pull_copy(caf::actor_system& sys, const caf::actor& store,
     std::vector<uint64_t> digests;
     for (auto& file : listing.files) {
       auto digest = receive_file(sys, store, node, names->wire, file, **copy,
-                                 timeout, outcome.bytes);
+                                 timeout, outcome.bytes, address, streams);
       if (!digest)
         return std::move(digest.error());
       digests.push_back(*digest);

@@ -31,15 +31,30 @@ class fault_injector;
 using store_finder = std::function<caf::expected<caf::actor>(
   const std::string& address, bool reconnect)>;
 
-/// Sends the files of one database (the directory `local_db`, as
-/// `listing` names them) to the daemon at `address` on a copy stream
-/// presenting `token` (actors/remote/copy_stream_receiver.hpp), and returns
-/// once that daemon made the copy durable; `sent` grows by the bytes sent.
-/// Given by the daemon when its copies can go on streams (no TLS).
-using stream_sender = std::function<caf::error(
-  const std::string& address, const std::vector<char>& token,
-  const std::string& local_db, const database_listing& listing,
-  uint64_t& sent)>;
+/// Where the bytes of one file of a restore go, piece by piece, in order.
+using piece_sink = std::function<caf::error(const char* data, size_t size)>;
+
+/// How copies' bytes travel on copy streams
+/// (actors/remote/copy_stream_receiver.hpp) instead of CAF messages. Given
+/// by a daemon whose copies can go on streams (no TLS); empty otherwise.
+struct copy_stream_ends {
+  /// Sends the files of one database (the directory `local_db`, as
+  /// `listing` names them) to the daemon at `address` on a stream
+  /// presenting `token`, and returns once that daemon made the copy
+  /// durable; `sent` grows by the bytes sent.
+  std::function<caf::error(const std::string& address,
+                           const std::vector<char>& token,
+                           const std::string& local_db,
+                           const database_listing& listing, uint64_t& sent)>
+    send;
+  /// Receives the file that the daemon at `address` opened for `token`,
+  /// each piece to `sink`, and returns that daemon's XXH3-64 of all of
+  /// it; `received` grows by the bytes received.
+  std::function<caf::expected<uint64_t>(
+    const std::string& address, const std::vector<char>& token,
+    const piece_sink& sink, uint64_t& received)>
+    fetch;
+};
 
 /// Where a database named as the master names it lives on this daemon
 /// (resolve_under its checkpoint root).
@@ -61,7 +76,7 @@ constexpr size_t copy_window = 12;
 /// the node whose data file it refers to, oldest first: each the store does
 /// not hold already, file by file, with the digest of every file. Returns
 /// once the store made the copy durable. The bytes go on a copy stream to
-/// `address` (the store's daemon) when `send_stream` is given and the store
+/// `address` (the store's daemon) when `streams` are given and the store
 /// takes streams, else (and when the stream is refused before it began,
 /// actors_errc::unreachable) in copy_data messages. Errors: the persistence
 /// layer's for the local files, the store's refusal or failure, and
@@ -71,18 +86,21 @@ push_copy(caf::actor_system& sys, const caf::actor& store,
           const std::string& node, const std::string& db, int64_t epoch,
           const place_function& place, std::chrono::milliseconds timeout,
           const std::string& address = {},
-          const stream_sender& send_stream = nullptr);
+          const copy_stream_ends& streams = {});
 
 /// Pulls node `node`'s database `db` of `epoch` from `store` into this
 /// daemon, with every earlier database it refers to: all of them, since a
 /// restore also repairs a payload damaged here. Each is swapped in whole,
 /// once every file's digest checked. `faults`: the copy.* points. Errors
 /// as for push_copy; persistence_errc::not_found when the store does not
-/// hold it.
+/// hold it. Each file comes on a copy stream from `address` (the store's
+/// daemon) when `streams` are given and the store takes streams, else (and
+/// when the stream is refused before it began) in copy_piece messages.
 caf::expected<copy_outcome>
 pull_copy(caf::actor_system& sys, const caf::actor& store,
           const std::string& node, const std::string& db, int64_t epoch,
           const place_function& place, std::chrono::milliseconds timeout,
-          fault_injector* faults);
+          fault_injector* faults, const std::string& address = {},
+          const copy_stream_ends& streams = {});
 
 } // namespace epochrt

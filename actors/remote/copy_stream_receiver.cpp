@@ -89,6 +89,12 @@ struct copy_stream_receiver::waiting {
   socket_clock::time_point since;
 };
 
+struct copy_stream_receiver::waiting_read {
+  std::vector<char> token;
+  database_file_reader reader;
+  socket_clock::time_point since;
+};
+
 struct copy_stream_receiver::streaming {
   int fd;
   std::string path; // of its copy; empty until the token was presented
@@ -111,26 +117,61 @@ copy_stream_receiver::~copy_stream_receiver() {
   // Every thread holds the receiver: none is left by now.
 }
 
+namespace {
+
+// Moves what waited too long out of `list` into `dropped`, and the oldest
+// while `list` is full: room for one more.
+template <class Entry>
+void make_room(std::vector<Entry>& list, std::vector<Entry>& dropped,
+               const copy_stream_limits& limits) {
+  auto now = socket_clock::now();
+  for (auto i = list.begin(); i != list.end();) {
+    if (now - i->since > limits.wait_limit) {
+      dropped.push_back(std::move(*i));
+      i = list.erase(i);
+    } else {
+      ++i;
+    }
+  }
+  while (!list.empty() && list.size() >= limits.max_waiting) {
+    dropped.push_back(std::move(list.front()));
+    list.erase(list.begin());
+  }
+}
+
+// The entry of `list` whose token is `token`, compared with every one in
+// constant time: how long this takes tells nothing about the tokens.
+template <class Entry>
+auto find_token(std::vector<Entry>& list, const std::vector<char>& token) {
+  auto found = list.end();
+  for (auto i = list.begin(); i != list.end(); ++i)
+    if (detail::same_proof(i->token, token))
+      found = i;
+  return found;
+}
+
+} // namespace
+
 std::vector<char>
 copy_stream_receiver::expect(std::unique_ptr<database_copy> copy) {
   auto token = detail::make_nonce();
   std::vector<waiting> dropped; // destroyed without the lock
   std::lock_guard<std::mutex> guard{mtx_};
-  auto now = socket_clock::now();
-  for (auto i = waiting_.begin(); i != waiting_.end();) {
-    if (now - i->since > limits_.wait_limit) {
-      dropped.push_back(std::move(*i));
-      i = waiting_.erase(i);
-    } else {
-      ++i;
-    }
-  }
-  while (!waiting_.empty() && waiting_.size() >= limits_.max_waiting) {
-    dropped.push_back(std::move(waiting_.front()));
-    waiting_.erase(waiting_.begin());
-  }
+  make_room(waiting_, dropped, limits_);
   if (!stopped_)
-    waiting_.push_back(waiting{token, std::move(copy), now});
+    waiting_.push_back(waiting{token, std::move(copy), socket_clock::now()});
+  return token;
+}
+
+std::vector<char>
+copy_stream_receiver::expect_read(database_file_reader reader) {
+  auto token = detail::make_nonce();
+  std::vector<waiting_read> dropped;
+  std::lock_guard<std::mutex> guard{mtx_};
+  make_room(reads_, dropped, limits_);
+  if (!stopped_)
+    reads_.push_back(
+      waiting_read{token, std::move(reader), socket_clock::now()});
   return token;
 }
 
@@ -182,9 +223,11 @@ bool copy_stream_receiver::serve(int fd) {
 
 void copy_stream_receiver::stop() {
   std::vector<waiting> dropped;
+  std::vector<waiting_read> dropped_reads;
   std::unique_lock<std::mutex> guard{mtx_};
   stopped_ = true;
   dropped.swap(waiting_);
+  dropped_reads.swap(reads_);
   for (auto& s : streaming_)
     ::shutdown(s.fd, SHUT_RDWR);
   ended_.wait_for(guard, stream_end_limit, [&] {
@@ -195,12 +238,7 @@ void copy_stream_receiver::stop() {
 std::unique_ptr<database_copy>
 copy_stream_receiver::take(const std::vector<char>& token, int fd) {
   std::lock_guard<std::mutex> guard{mtx_};
-  // Every token is compared, each in constant time: how long this takes
-  // tells nothing about the tokens waiting.
-  auto found = waiting_.end();
-  for (auto i = waiting_.begin(); i != waiting_.end(); ++i)
-    if (detail::same_proof(i->token, token))
-      found = i;
+  auto found = find_token(waiting_, token);
   if (found == waiting_.end())
     return nullptr;
   auto copy = std::move(found->copy);
@@ -212,15 +250,28 @@ copy_stream_receiver::take(const std::vector<char>& token, int fd) {
   return copy;
 }
 
+std::optional<database_file_reader>
+copy_stream_receiver::take_read(const std::vector<char>& token) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto found = find_token(reads_, token);
+  if (found == reads_.end())
+    return std::nullopt;
+  auto reader = std::move(found->reader);
+  reads_.erase(found);
+  return reader;
+}
+
 void copy_stream_receiver::run(int fd) {
   {
     detail::socket_guard socket{fd};
     std::unique_ptr<database_copy> copy;
-    auto err = receive(fd, copy);
+    bool answered = false;
+    auto err = receive(fd, copy, answered);
     // A failed copy is removed before the stream counts as ended, so
     // that release() returns only once its files are gone.
     copy.reset();
-    static_cast<void>(send_status(fd, err, limits_.step_timeout));
+    if (!answered)
+      static_cast<void>(send_status(fd, err, limits_.step_timeout));
     if (err)
       drain(fd);
     std::lock_guard<std::mutex> guard{mtx_};
@@ -247,16 +298,22 @@ void copy_stream_receiver::drain(int fd) {
 }
 
 caf::error copy_stream_receiver::receive(int fd,
-                                         std::unique_ptr<database_copy>& copy) {
+                                         std::unique_ptr<database_copy>& copy,
+                                         bool& answered) {
   std::vector<char> token(detail::nonce_size);
   if (auto err = detail::receive_all(fd, token.data(), token.size(),
                                      after(limits_.token_timeout)))
     return err;
   copy = take(token, fd);
-  if (!copy)
-    return make_error(actors_errc::rejected,
-                      "no copy waits for this stream: its token is unknown, "
-                      "was used, or waited too long");
+  if (!copy) {
+    auto reader = take_read(token);
+    if (!reader)
+      return make_error(actors_errc::rejected,
+                        "no copy or read waits for this stream: its token is "
+                        "unknown, was used, or waited too long");
+    answered = true;
+    return serve_read(fd, *reader);
+  }
   if (auto err = send_status(fd, {}, limits_.step_timeout))
     return err;
   // Each read waits at most a step; the whole stream, a step plus its
@@ -290,10 +347,39 @@ caf::error copy_stream_receiver::receive(int fd,
   return copy->finish(digests);
 }
 
-caf::error
-send_copy_stream(int fd, const std::vector<char>& token,
-                 const std::string& local_db, const database_listing& listing,
-                 std::chrono::milliseconds step_timeout, uint64_t& sent) {
+caf::error copy_stream_receiver::serve_read(int fd,
+                                            database_file_reader& reader) {
+  if (auto err = send_status(fd, {}, limits_.step_timeout))
+    return err;
+  std::vector<char> piece;
+  for (;;) {
+    std::string head;
+    auto err = reader.read(stream_piece_bytes, piece);
+    if (err) {
+      put_u64(head, UINT64_MAX);
+      if (!detail::send_all(fd, head, after(limits_.step_timeout)))
+        static_cast<void>(send_status(fd, err, limits_.step_timeout));
+      return err;
+    }
+    put_u64(head, piece.size());
+    if (piece.empty()) {
+      put_u64(head, reader.digest());
+      return detail::send_all(fd, head, after(limits_.step_timeout));
+    }
+    if (auto err = detail::send_all(fd, head, after(limits_.step_timeout)))
+      return err;
+    if (auto err = detail::send_all(fd, {piece.data(), piece.size()},
+                                    after(limits_.step_timeout)))
+      return err;
+  }
+}
+
+namespace {
+
+// Sends `token` and reads the holder's first status: unreachable when the
+// holder closed the stream before it took the token.
+caf::error present_token(int fd, const std::vector<char>& token,
+                         std::chrono::milliseconds step_timeout) {
   auto taken
     = detail::send_all(fd, {token.data(), token.size()}, after(step_timeout));
   if (!taken)
@@ -302,8 +388,58 @@ send_copy_stream(int fd, const std::vector<char>& token,
     return make_error(actors_errc::unreachable,
                       "the holder closed the copy stream before it took "
                       "the token (too many streams at once?)");
-  if (taken)
-    return taken;
+  return taken;
+}
+
+} // namespace
+
+caf::expected<uint64_t>
+fetch_copy_stream(int fd, const std::vector<char>& token,
+                  const std::function<caf::error(const char*, size_t)>& sink,
+                  std::chrono::milliseconds step_timeout, uint64_t& received) {
+  if (auto err = present_token(fd, token, step_timeout))
+    return err;
+  std::vector<char> piece;
+  for (;;) {
+    char head[8];
+    if (auto err
+        = detail::receive_all(fd, head, sizeof(head), after(step_timeout)))
+      return err;
+    auto length = get_le(head, 8);
+    if (length == 0) {
+      if (auto err
+          = detail::receive_all(fd, head, sizeof(head), after(step_timeout)))
+        return err;
+      return get_le(head, 8);
+    }
+    if (length == UINT64_MAX) {
+      auto err = receive_status(fd, step_timeout);
+      if (!err)
+        err = make_error(actors_errc::rejected,
+                         "the holder failed the read without a reason");
+      return err;
+    }
+    if (length > max_stream_piece)
+      return make_error(actors_errc::rejected,
+                        "the holder sent a piece of " + std::to_string(length)
+                          + " bytes, more than "
+                          + std::to_string(max_stream_piece));
+    piece.resize(static_cast<size_t>(length));
+    if (auto err = detail::receive_all(fd, piece.data(), piece.size(),
+                                       after(step_timeout)))
+      return err;
+    if (auto err = sink(piece.data(), piece.size()))
+      return err;
+    received += piece.size();
+  }
+}
+
+caf::error
+send_copy_stream(int fd, const std::vector<char>& token,
+                 const std::string& local_db, const database_listing& listing,
+                 std::chrono::milliseconds step_timeout, uint64_t& sent) {
+  if (auto err = present_token(fd, token, step_timeout))
+    return err;
   // A send that fails may be the holder giving up: its status says why.
   auto or_reason = [fd](caf::error err) {
     auto reason = receive_status(fd, std::chrono::seconds(1));

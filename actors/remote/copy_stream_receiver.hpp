@@ -4,14 +4,18 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <caf/error.hpp>
+#include <caf/expected.hpp>
 
 #include <epochrt/messages/replica_protocol.hpp>
+#include <epochrt/persistence/checkpoint_copy.hpp>
 
 // The bytes of a checkpoint copy on a connection of their own. A daemon
 // pushing a copy (replica_client.hpp) offers it to the holder's replica
@@ -29,6 +33,16 @@
 //   status: code(1: 0 ok, 1 failed) length(u32 little-endian, at most
 //           max_status_text) text(length bytes: why it failed)
 //
+// A restore reads a file the same way: it opens the file at the store
+// over CAF asking for a stream, gets a token, and on its stream:
+//
+//   reader -> holder  token(32)
+//   holder -> reader  status
+//   holder -> reader  pieces: length(u64 little-endian, at most
+//                     max_stream_piece) bytes(length); then a length of 0
+//                     and the XXH3-64 of the file (u64 little-endian), or
+//                     a length of all ones and a failed status
+//
 // So the bytes cross once, from the file into the socket and from the
 // socket into the copy, without CAF's serialization or its one thread per
 // process for the network. Without TLS only: a TLS daemon takes no streams
@@ -37,11 +51,13 @@
 
 namespace epochrt {
 
-class database_copy;
 class fault_injector;
 
 /// Longest failure text in a status.
 constexpr size_t max_status_text = 4096;
+
+/// Largest piece of a file a holder sends a reader at once.
+constexpr uint64_t max_stream_piece = uint64_t{16} << 20;
 
 /// What a copy stream's receiver bounds.
 struct copy_stream_limits {
@@ -82,6 +98,11 @@ public:
   /// next call once it waited `wait_limit`.
   std::vector<char> expect(std::unique_ptr<database_copy> copy);
 
+  /// Keeps `reader` (a file here, read from its first byte) for the stream
+  /// that presents the returned token, which receives the file. Bounded as
+  /// the copies that wait.
+  std::vector<char> expect_read(database_file_reader reader);
+
   /// Drops every copy to `path` that waits or streams, and returns once
   /// none is left (a stream is cut off): only one copy of a path may exist.
   /// caf::sec::request_timeout when a stream did not end within 10 s.
@@ -100,6 +121,7 @@ public:
 
 private:
   struct waiting;
+  struct waiting_read;
   struct streaming;
 
   copy_stream_receiver(copy_stream_limits limits,
@@ -107,9 +129,13 @@ private:
 
   void run(int fd);
   void drain(int fd);
-  caf::error receive(int fd, std::unique_ptr<database_copy>& copy);
+  caf::error receive(int fd, std::unique_ptr<database_copy>& copy,
+                     bool& answered);
+  caf::error serve_read(int fd, database_file_reader& reader);
   // The copy waiting for `token`, now streamed on `fd`; null: none.
   std::unique_ptr<database_copy> take(const std::vector<char>& token, int fd);
+  // The read waiting for `token`; none: none.
+  std::optional<database_file_reader> take_read(const std::vector<char>& token);
 
   copy_stream_limits limits_;
   std::shared_ptr<fault_injector> faults_;
@@ -117,6 +143,7 @@ private:
   std::condition_variable ended_;
   bool stopped_ = false;
   std::vector<waiting> waiting_;
+  std::vector<waiting_read> reads_;
   std::vector<streaming> streaming_;
 };
 
@@ -130,6 +157,15 @@ private:
 /// connection_timeout when a step waits longer than `step_timeout`, caf::
 /// sec::disconnect_during_handshake when the holder closed the stream
 /// without a reason.
+/// The reading end: presents `token` on the admitted stream `fd`, passes
+/// the file's bytes to `sink` in order and returns the holder's XXH3-64 of
+/// them; `received` grows by the bytes received. Errors as for
+/// send_copy_stream, and the sink's.
+caf::expected<uint64_t>
+fetch_copy_stream(int fd, const std::vector<char>& token,
+                  const std::function<caf::error(const char*, size_t)>& sink,
+                  std::chrono::milliseconds step_timeout, uint64_t& received);
+
 caf::error
 send_copy_stream(int fd, const std::vector<char>& token,
                  const std::string& local_db, const database_listing& listing,

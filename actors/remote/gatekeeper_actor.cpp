@@ -189,7 +189,7 @@ caf::result<remote_attached> on_attach(gatekeeper_ptr self,
                  st.cfg.pool, st.cfg.faults, st.cfg.hub);
   x.persistence
     = spawn_persistence(self->system(), msg.node, ws, st.cfg.root,
-                        st.cfg.faults, st.cfg.find_store, st.cfg.send_stream);
+                        st.cfg.faults, st.cfg.find_store, st.cfg.streams);
   if (!x.persistence) {
     caf::anon_send_exit(x.node, caf::exit_reason::user_shutdown);
     detail::log(self->system())

@@ -41,8 +41,8 @@ struct gatekeeper_config {
   caf::actor store;
   /// How the nodes' persistence actors reach other daemons' stores.
   store_finder find_store;
-  /// How they send a copy's bytes on a stream; null: in CAF messages.
-  stream_sender send_stream;
+  /// How they move copies' bytes on streams; empty: in CAF messages.
+  copy_stream_ends streams;
 };
 
 /// Spawns the actor a daemon publishes: the one a master meets first. It

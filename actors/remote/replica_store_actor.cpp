@@ -243,8 +243,10 @@ caf::result<copy_ticket> on_open(store_ptr self, copy_open& msg) {
   auto reader = database_file_reader::open(*db, msg.file);
   if (!reader)
     return std::move(reader.error());
-  make_room(st.reads);
   auto ticket = st.next_ticket++;
+  if (msg.stream && st.streams)
+    return copy_ticket{ticket, st.streams->expect_read(std::move(*reader))};
+  make_room(st.reads);
   st.reads.emplace(
     ticket, open_read{std::move(*reader), sender->node(), clock_type::now()});
   return copy_ticket{ticket};

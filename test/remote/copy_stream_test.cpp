@@ -168,7 +168,7 @@ BOOST_FIXTURE_TEST_CASE(a_stream_with_an_unknown_token_is_refused,
   auto err = push(token, sent);
   BOOST_REQUIRE(err);
   BOOST_TEST(is_error(err, actors_errc::rejected));
-  BOOST_TEST(error_text(err).find("no copy waits") != std::string::npos,
+  BOOST_TEST(error_text(err).find("no copy or read waits") != std::string::npos,
              error_text(err));
   BOOST_TEST(sent == 0u);
   BOOST_TEST(!fs::exists(place));
@@ -321,6 +321,72 @@ BOOST_FIXTURE_TEST_CASE(a_stopped_receiver_ends_its_streams_and_takes_no_more,
   receiver->stop();
   BOOST_TEST(placed_nothing());
   BOOST_TEST(!serves_another());
+}
+
+// The digest of a whole file, as a reader of it computes it.
+uint64_t digest_of(const std::string& db, const std::string& name) {
+  auto reader = database_file_reader::open(db, name);
+  BOOST_REQUIRE(reader);
+  std::vector<char> piece;
+  do
+    BOOST_REQUIRE(!reader->read(1 << 20, piece));
+  while (!piece.empty());
+  return reader->digest();
+}
+
+struct read_fixture : stream_fixture {
+  // A read of the data file that waits for its stream: its token.
+  std::vector<char> expect_read() {
+    auto reader = database_file_reader::open(source, "blobs.data");
+    BOOST_REQUIRE(reader);
+    return receiver->expect_read(std::move(*reader));
+  }
+
+  caf::expected<uint64_t> fetch(const std::vector<char>& token,
+                                std::string& into, uint64_t& received) {
+    detail::socket_guard stream{connect()};
+    auto sink = [&into](const char* data, size_t size) {
+      into.append(data, size);
+      return caf::error{};
+    };
+    return fetch_copy_stream(stream.get(), token, sink, 5s, received);
+  }
+};
+
+BOOST_FIXTURE_TEST_CASE(a_file_read_on_a_stream_arrives_with_its_digest,
+                        read_fixture) {
+  std::string bytes;
+  uint64_t received = 0;
+  auto digest = fetch(expect_read(), bytes, received);
+  BOOST_REQUIRE(digest);
+  BOOST_TEST(bytes == read(source + "/blobs.data"));
+  BOOST_TEST(received == bytes.size());
+  BOOST_TEST(*digest == digest_of(source, "blobs.data"));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_read_token_is_good_for_one_stream, read_fixture) {
+  auto token = expect_read();
+  std::string bytes;
+  uint64_t received = 0;
+  BOOST_REQUIRE(fetch(token, bytes, received));
+  auto again = fetch(token, bytes, received);
+  BOOST_REQUIRE(!again);
+  BOOST_TEST(is_error(again.error(), actors_errc::rejected));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_sink_that_fails_ends_the_read_with_its_error,
+                        read_fixture) {
+  detail::socket_guard stream{connect()};
+  auto sink = [](const char*, size_t) {
+    return make_error(actors_errc::invalid_argument, "the disk is full");
+  };
+  uint64_t received = 0;
+  auto digest
+    = fetch_copy_stream(stream.get(), expect_read(), sink, 5s, received);
+  BOOST_REQUIRE(!digest);
+  BOOST_TEST(error_text(digest.error()).find("the disk is full")
+               != std::string::npos,
+             error_text(digest.error()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

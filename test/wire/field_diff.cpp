@@ -752,6 +752,7 @@ void field_diff::visit(const std::string& path, const copy_open& x,
   field(path, "node", x.node, y.node);
   field(path, "db", x.db, y.db);
   field(path, "file", x.file, y.file);
+  field(path, "stream", x.stream, y.stream);
 }
 
 void field_diff::visit(const std::string& path, const copy_read& x,

@@ -742,7 +742,8 @@ copy_listings make_sample(type_tag<copy_listings>,
 }
 
 copy_open make_sample(type_tag<copy_open>, const sample_handles&) {
-  return copy_open{"trainer_0", "/tmp/ckpt/trainer_0.2", "MANIFEST-000001"};
+  return copy_open{"trainer_0", "/tmp/ckpt/trainer_0.2", "MANIFEST-000001",
+                   true};
 }
 
 copy_read make_sample(type_tag<copy_read>, const sample_handles&) {
