@@ -214,15 +214,16 @@ node_server::start(caf::actor_system& sys,
       return send_copy_stream(stream.get(), token, local_db, listing, step,
                               sent);
     };
-    keeper_cfg.streams.fetch
-      = [links, step](const std::string& address,
-                      const std::vector<char>& token, const piece_sink& sink,
-                      uint64_t& received) -> caf::expected<uint64_t> {
+    keeper_cfg.streams.fetch =
+      [links, step](const std::string& address, const std::vector<char>& token,
+                    uint64_t bytes, const piece_sink& sink,
+                    uint64_t& received) -> caf::expected<uint64_t> {
       auto fd = links->open_stream(address);
       if (!fd)
         return std::move(fd.error());
       detail::socket_guard stream{*fd};
-      return fetch_copy_stream(stream.get(), token, sink, step, received);
+      return fetch_copy_stream(stream.get(), token, bytes, sink, step,
+                               received);
     };
   }
   auto store = keeper_cfg.store;

@@ -159,8 +159,13 @@ receive_file(caf::actor_system& sys, const caf::actor& store,
     auto sink = [&](const char* data, size_t size) {
       return copy.append(file.name, data, size);
     };
-    auto digest = streams.fetch(address, ticket->token, sink, received);
-    if (digest || !is_error(digest.error(), actors_errc::unreachable))
+    auto before = received;
+    auto digest
+      = streams.fetch(address, ticket->token, file.bytes, sink, received);
+    // Only a stream that never began may be tried again as messages: its
+    // copy holds none of the file's bytes.
+    if (digest || !is_error(digest.error(), actors_errc::unreachable)
+        || received != before)
       return digest;
     // The store's daemon took no stream just now: as messages instead.
     ticket = detail::blocking_request<copy_ticket>(

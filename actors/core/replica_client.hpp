@@ -47,11 +47,11 @@ struct copy_stream_ends {
                            const std::string& local_db,
                            const database_listing& listing, uint64_t& sent)>
     send;
-  /// Receives the file that the daemon at `address` opened for `token`,
-  /// each piece to `sink`, and returns that daemon's XXH3-64 of all of
-  /// it; `received` grows by the bytes received.
+  /// Receives the file of `bytes` bytes that the daemon at `address`
+  /// opened for `token`, each piece to `sink`, and returns that daemon's
+  /// XXH3-64 of all of it; `received` grows by the bytes received.
   std::function<caf::expected<uint64_t>(
-    const std::string& address, const std::vector<char>& token,
+    const std::string& address, const std::vector<char>& token, uint64_t bytes,
     const piece_sink& sink, uint64_t& received)>
     fetch;
 };

@@ -119,11 +119,10 @@ copy_stream_receiver::~copy_stream_receiver() {
 
 namespace {
 
-// Moves what waited too long out of `list` into `dropped`, and the oldest
-// while `list` is full: room for one more.
+// Moves what waited too long out of `list` into `dropped`.
 template <class Entry>
-void make_room(std::vector<Entry>& list, std::vector<Entry>& dropped,
-               const copy_stream_limits& limits) {
+void drop_expired(std::vector<Entry>& list, std::vector<Entry>& dropped,
+                  const copy_stream_limits& limits) {
   auto now = socket_clock::now();
   for (auto i = list.begin(); i != list.end();) {
     if (now - i->since > limits.wait_limit) {
@@ -133,6 +132,14 @@ void make_room(std::vector<Entry>& list, std::vector<Entry>& dropped,
       ++i;
     }
   }
+}
+
+// Moves what waited too long out of `list` into `dropped`, and the oldest
+// while `list` is full: room for one more.
+template <class Entry>
+void make_room(std::vector<Entry>& list, std::vector<Entry>& dropped,
+               const copy_stream_limits& limits) {
+  drop_expired(list, dropped, limits);
   while (!list.empty() && list.size() >= limits.max_waiting) {
     dropped.push_back(std::move(list.front()));
     list.erase(list.begin());
@@ -252,7 +259,12 @@ copy_stream_receiver::take(const std::vector<char>& token, int fd) {
 
 std::optional<database_file_reader>
 copy_stream_receiver::take_read(const std::vector<char>& token) {
+  // A read nobody came for keeps its file open: each stream looks.
+  std::vector<waiting> dropped;
+  std::vector<waiting_read> dropped_reads;
   std::lock_guard<std::mutex> guard{mtx_};
+  drop_expired(waiting_, dropped, limits_);
+  drop_expired(reads_, dropped_reads, limits_);
   auto found = find_token(reads_, token);
   if (found == reads_.end())
     return std::nullopt;
@@ -351,8 +363,17 @@ caf::error copy_stream_receiver::serve_read(int fd,
                                             database_file_reader& reader) {
   if (auto err = send_status(fd, {}, limits_.step_timeout))
     return err;
+  // A reader that drains too slowly on the whole is cut off, as a pusher
+  // that sends too slowly is.
+  auto started = socket_clock::now();
+  auto rate = std::max<uint64_t>(limits_.min_bytes_per_second, 1);
   std::vector<char> piece;
   for (;;) {
+    auto allowed = limits_.step_timeout
+      + std::chrono::seconds(reader.bytes_read() / rate + 1);
+    if (socket_clock::now() - started > allowed)
+      return make_error(caf::sec::connection_timeout,
+                        "the reader of a copy stream drains too slowly");
     std::string head;
     auto err = reader.read(stream_piece_bytes, piece);
     if (err) {
@@ -394,21 +415,26 @@ caf::error present_token(int fd, const std::vector<char>& token,
 } // namespace
 
 caf::expected<uint64_t>
-fetch_copy_stream(int fd, const std::vector<char>& token,
+fetch_copy_stream(int fd, const std::vector<char>& token, uint64_t bytes,
                   const std::function<caf::error(const char*, size_t)>& sink,
                   std::chrono::milliseconds step_timeout, uint64_t& received) {
   if (auto err = present_token(fd, token, step_timeout))
     return err;
+  // Each read waits at most a step; the whole file, a step plus its bytes
+  // at the slowest rate a holder allows a pusher.
+  auto rate = std::max<uint64_t>(copy_stream_limits{}.min_bytes_per_second, 1);
+  auto end = after(step_timeout) + std::chrono::seconds(bytes / rate + 1);
+  auto step_end = [&] {
+    return std::min(end, socket_clock::now() + step_timeout);
+  };
   std::vector<char> piece;
   for (;;) {
     char head[8];
-    if (auto err
-        = detail::receive_all(fd, head, sizeof(head), after(step_timeout)))
+    if (auto err = detail::receive_all(fd, head, sizeof(head), step_end()))
       return err;
     auto length = get_le(head, 8);
     if (length == 0) {
-      if (auto err
-          = detail::receive_all(fd, head, sizeof(head), after(step_timeout)))
+      if (auto err = detail::receive_all(fd, head, sizeof(head), step_end()))
         return err;
       return get_le(head, 8);
     }
@@ -425,8 +451,8 @@ fetch_copy_stream(int fd, const std::vector<char>& token,
                           + " bytes, more than "
                           + std::to_string(max_stream_piece));
     piece.resize(static_cast<size_t>(length));
-    if (auto err = detail::receive_all(fd, piece.data(), piece.size(),
-                                       after(step_timeout)))
+    if (auto err
+        = detail::receive_all(fd, piece.data(), piece.size(), step_end()))
       return err;
     if (auto err = sink(piece.data(), piece.size()))
       return err;

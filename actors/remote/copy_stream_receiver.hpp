@@ -147,6 +147,18 @@ private:
   std::vector<streaming> streaming_;
 };
 
+/// The reading end: presents `token` on the admitted stream `fd`, passes
+/// the file's bytes (`bytes` are expected) to `sink` in order and returns
+/// the holder's XXH3-64 of them; `received` grows by the bytes received.
+/// The whole read may take `step_timeout` plus `bytes` at
+/// copy_stream_limits' default slowest rate. Errors as for
+/// send_copy_stream; actors_errc::rejected also for a piece longer than
+/// max_stream_piece or a failure without a reason; the sink's.
+caf::expected<uint64_t>
+fetch_copy_stream(int fd, const std::vector<char>& token, uint64_t bytes,
+                  const std::function<caf::error(const char*, size_t)>& sink,
+                  std::chrono::milliseconds step_timeout, uint64_t& received);
+
 /// The pushing end: sends the copy's files (each a file of the database
 /// directory `local_db`, as `listing` names them) on the admitted stream
 /// `fd` with `token`, and returns once the holder made the copy durable.
@@ -157,15 +169,6 @@ private:
 /// connection_timeout when a step waits longer than `step_timeout`, caf::
 /// sec::disconnect_during_handshake when the holder closed the stream
 /// without a reason.
-/// The reading end: presents `token` on the admitted stream `fd`, passes
-/// the file's bytes to `sink` in order and returns the holder's XXH3-64 of
-/// them; `received` grows by the bytes received. Errors as for
-/// send_copy_stream, and the sink's.
-caf::expected<uint64_t>
-fetch_copy_stream(int fd, const std::vector<char>& token,
-                  const std::function<caf::error(const char*, size_t)>& sink,
-                  std::chrono::milliseconds step_timeout, uint64_t& received);
-
 caf::error
 send_copy_stream(int fd, const std::vector<char>& token,
                  const std::string& local_db, const database_listing& listing,

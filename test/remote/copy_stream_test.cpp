@@ -335,6 +335,16 @@ uint64_t digest_of(const std::string& db, const std::string& name) {
 }
 
 struct read_fixture : stream_fixture {
+  read_fixture()
+    : stream_fixture(
+      copy_stream_limits{1, 64, std::chrono::minutes(2), 5s, 5s}) {
+    // nop
+  }
+
+  uint64_t bytes() const {
+    return listing.files[0].bytes;
+  }
+
   // A read of the data file that waits for its stream: its token.
   std::vector<char> expect_read() {
     auto reader = database_file_reader::open(source, "blobs.data");
@@ -349,7 +359,7 @@ struct read_fixture : stream_fixture {
       into.append(data, size);
       return caf::error{};
     };
-    return fetch_copy_stream(stream.get(), token, sink, 5s, received);
+    return fetch_copy_stream(stream.get(), token, bytes(), sink, 5s, received);
   }
 };
 
@@ -381,12 +391,21 @@ BOOST_FIXTURE_TEST_CASE(a_sink_that_fails_ends_the_read_with_its_error,
     return make_error(actors_errc::invalid_argument, "the disk is full");
   };
   uint64_t received = 0;
-  auto digest
-    = fetch_copy_stream(stream.get(), expect_read(), sink, 5s, received);
+  auto digest = fetch_copy_stream(stream.get(), expect_read(), bytes(), sink,
+                                  5s, received);
   BOOST_REQUIRE(!digest);
   BOOST_TEST(error_text(digest.error()).find("the disk is full")
                != std::string::npos,
              error_text(digest.error()));
+  // The holder's thread ends once the reader is gone: its one slot frees.
+  ::close(stream.release());
+  auto deadline = std::chrono::steady_clock::now() + 3s;
+  bool freed = false;
+  while (!freed && std::chrono::steady_clock::now() < deadline) {
+    freed = serves_another();
+    std::this_thread::sleep_for(20ms);
+  }
+  BOOST_TEST(freed);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
