@@ -18,6 +18,7 @@
 #include "test/support/temp_dir.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/remote/copy_stream_receiver.hpp>
+#include <epochrt/actors/remote/proof.hpp>
 #include <epochrt/actors/remote/socket_io.hpp>
 #include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/error_text.hpp>
@@ -382,6 +383,30 @@ BOOST_FIXTURE_TEST_CASE(a_read_token_is_good_for_one_stream, read_fixture) {
   auto again = fetch(token, bytes, received);
   BOOST_REQUIRE(!again);
   BOOST_TEST(is_error(again.error(), actors_errc::rejected));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_holder_that_announces_a_huge_piece_is_refused,
+                        read_fixture) {
+  // The test plays a lying holder: it takes the token, then announces a
+  // piece of 2^40 bytes, which the reader must not allocate.
+  int ends[2];
+  BOOST_REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends)
+                == 0);
+  detail::socket_guard reader_end{ends[0]};
+  detail::socket_guard holder_end{ends[1]};
+  std::string lie{'\0', '\0', '\0', '\0', '\0'}; // status ok, no text
+  lie += std::string{'\0', '\0', '\0', '\0', '\0', '\1', '\0', '\0'};
+  BOOST_REQUIRE(send(holder_end.get(), lie));
+  uint64_t received = 0;
+  auto sink = [](const char*, size_t) {
+    return caf::error{};
+  };
+  auto digest = fetch_copy_stream(reader_end.get(), detail::make_nonce(),
+                                  bytes(), sink, 5s, received);
+  BOOST_REQUIRE(!digest);
+  BOOST_TEST(is_error(digest.error(), actors_errc::rejected),
+             error_text(digest.error()));
+  BOOST_TEST(received == 0u);
 }
 
 // One stream at a time: the holder's slot frees only once its thread ended.
