@@ -175,6 +175,9 @@ struct collective_state {
   // The endpoints of other processes with participants, once each.
   std::vector<caf::actor> others;
   std::map<uint64_t, call_state> calls;
+  // Calls below this one finished well here and are forgotten
+  // (retire_finished): what comes for them now is a duplicate.
+  uint64_t retired_below = 0;
   // Participants whose task ended, with the calls they had made.
   std::map<uint32_t, uint64_t> ended_after;
   // Set once a node of a participant is lost: every call fails.
@@ -596,6 +599,20 @@ void fail_call(collective_state& cs, call_state& c, const caf::error& err,
     if (wait)
       later.done.emplace_back(std::move(wait), failure(err));
   (void)cs;
+}
+
+// Forgets the lowest calls that finished well, in order. Nothing that
+// comes for such a call can change it (every part and result it needed
+// came), and a training loop makes thousands of calls in one run: kept,
+// each would hold its results, which could then never go back to the
+// recycler. A failed call is kept, so that a participant that comes to it
+// late gets its error.
+void retire_finished(collective_state& cs) {
+  for (auto i = cs.calls.begin();
+       i != cs.calls.end() && i->first == cs.retired_below && i->second.finished
+       && !i->second.failed;
+       i = cs.calls.erase(i))
+    ++cs.retired_below;
 }
 
 // Fails the call here and tells the other processes, whose waits would
@@ -1639,20 +1656,26 @@ void exchange_hub::contribute(uint64_t run, const task_ref& from,
                                + task_text(cs.plan->participants[q])
                                + " ended after " + std::to_string(calls)
                                + " calls");
-      auto& c = cs.calls.try_emplace(call, cs.size()).first->second;
-      if (never) {
-        fail_call(cs, c, never, later);
-        fail_with(never);
-      } else if (c.failed) {
-        fail_with(c.failed);
-      } else if (!c.finished && !c.inputs[*p]) {
-        c.metas[*p] = meta_of(inputs);
-        c.inputs[*p] = std::move(inputs);
-        c.waits[*p] = std::move(wait);
-        call_driver{*st, cs, call, c, later, when_reduced(run, name, call)}
-          .advance();
+      if (call < cs.retired_below) {
+        // A second contribution to a call that finished (a duplicate) is
+        // ignored, as below.
+      } else {
+        auto& c = cs.calls.try_emplace(call, cs.size()).first->second;
+        if (never) {
+          fail_call(cs, c, never, later);
+          fail_with(never);
+        } else if (c.failed) {
+          fail_with(c.failed);
+        } else if (!c.finished && !c.inputs[*p]) {
+          c.metas[*p] = meta_of(inputs);
+          c.inputs[*p] = std::move(inputs);
+          c.waits[*p] = std::move(wait);
+          call_driver{*st, cs, call, c, later, when_reduced(run, name, call)}
+            .advance();
+          retire_finished(cs);
+        }
+        // A second contribution to a call (a duplicate) is ignored.
       }
-      // A second contribution to a call (a duplicate) is ignored.
     }
   }
   flush(later);
@@ -1673,6 +1696,7 @@ void exchange_hub::chunk_reduced(uint64_t run, const std::string& name,
     if (k == i->second.calls.end())
       return;
     call_driver{*st, i->second, call, k->second, later, {}}.chunk_done(chunk);
+    retire_finished(i->second);
   }
   flush(later);
 }
@@ -2121,6 +2145,8 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
                   + msg.collective + "' is not this process's");
     return;
   }
+  if (msg.call < cs.retired_below)
+    return;
   auto& c = cs.calls.try_emplace(msg.call, n).first->second;
   if (c.finished)
     return;
@@ -2170,6 +2196,7 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
     driver.advance(msg.chunk);
   else
     driver.advance();
+  retire_finished(cs);
 }
 
 void exchange_hub::handle(run_state& st, const caf::actor& sender,
@@ -2205,6 +2232,8 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   for (auto& v : msg.values)
     if (!acceptable(v, options_.max_tensor_bytes))
       return;
+  if (msg.call < cs.retired_below)
+    return;
   auto& c = cs.calls.try_emplace(msg.call, n).first->second;
   if (c.finished)
     return;
@@ -2217,6 +2246,7 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
                      c,  later, when_reduced(st.id, msg.collective, msg.call)};
   if (cs.plan->kind == collective_kind::all_reduce) {
     driver.chunk_arrived(msg.chunk, msg.values);
+    retire_finished(cs);
     return;
   }
   if (c.results_known)
@@ -2230,6 +2260,7 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
     c.results.push_back(std::const_pointer_cast<tensor>(v));
   c.results_known = true;
   driver.advance();
+  retire_finished(cs);
 }
 
 void exchange_hub::handle(run_state& st, const caf::actor& sender,
