@@ -13,6 +13,10 @@ namespace {
 // Elements reduced at a time: the partial result stays in the cache while
 // every source is folded into it.
 constexpr size_t block_elements = 4096;
+// What is left after the whole blocks goes in blocks of this size, which
+// are vectorised as whole ones are (see below); only the last few elements
+// are folded one at a time. A share of a chunk rarely is whole blocks.
+constexpr size_t small_block_elements = 256;
 
 template <class T>
 T add(T x, T y) noexcept {
@@ -27,7 +31,7 @@ T add(T x, T y) noexcept {
 }
 
 // The kernels below take restrict pointers (`out` aliases no source: the
-// contract of reduce_into) and, for every block but the last, a count
+// contract of reduce_into) and, for all but the last few elements, a count
 // known at compile time: both are needed for the compiler to vectorise
 // them at -O2, which makes a reduction run at memory speed instead of a
 // fraction of it.
@@ -46,7 +50,12 @@ T combine(reduce_op op, T x, T y) noexcept {
   return x;
 }
 
-// out[i] = x[i] op y[i]: one pass over the first two sources.
+// One pass over the block for up to four sources at a time: every pass
+// reads and writes `out` once, so folding the sources in fewer passes
+// moves fewer bytes. The operations are applied in the same order as one
+// source at a time would, so the bits are the same.
+
+// out[i] = (x[i] op y[i]) op z[i] ..., for the first two to four sources.
 template <class T, reduce_op Op, class Count>
 void combine_into(T* __restrict out, const T* __restrict x,
                   const T* __restrict y, Count count) noexcept {
@@ -54,11 +63,41 @@ void combine_into(T* __restrict out, const T* __restrict x,
     out[i] = combine(Op, x[i], y[i]);
 }
 
-// out[i] = out[i] op x[i].
+template <class T, reduce_op Op, class Count>
+void combine_into(T* __restrict out, const T* __restrict x,
+                  const T* __restrict y, const T* __restrict z,
+                  Count count) noexcept {
+  for (size_t i = 0; i < count; ++i)
+    out[i] = combine(Op, combine(Op, x[i], y[i]), z[i]);
+}
+
+template <class T, reduce_op Op, class Count>
+void combine_into(T* __restrict out, const T* __restrict x,
+                  const T* __restrict y, const T* __restrict z,
+                  const T* __restrict w, Count count) noexcept {
+  for (size_t i = 0; i < count; ++i)
+    out[i] = combine(Op, combine(Op, combine(Op, x[i], y[i]), z[i]), w[i]);
+}
+
+// out[i] = (out[i] op x[i]) op y[i] ..., for one to three more sources.
 template <class T, reduce_op Op, class Count>
 void fold_into(T* __restrict out, const T* __restrict x, Count count) noexcept {
   for (size_t i = 0; i < count; ++i)
     out[i] = combine(Op, out[i], x[i]);
+}
+
+template <class T, reduce_op Op, class Count>
+void fold_into(T* __restrict out, const T* __restrict x, const T* __restrict y,
+               Count count) noexcept {
+  for (size_t i = 0; i < count; ++i)
+    out[i] = combine(Op, combine(Op, out[i], x[i]), y[i]);
+}
+
+template <class T, reduce_op Op, class Count>
+void fold_into(T* __restrict out, const T* __restrict x, const T* __restrict y,
+               const T* __restrict z, Count count) noexcept {
+  for (size_t i = 0; i < count; ++i)
+    out[i] = combine(Op, combine(Op, combine(Op, out[i], x[i]), y[i]), z[i]);
 }
 
 template <class T, class Count>
@@ -82,13 +121,33 @@ void fold_block(const std::vector<const void*>& sources, T* out, size_t begin,
   auto at = [&](size_t s) {
     return static_cast<const T*>(sources[s]) + begin;
   };
-  if (sources.size() == 1) {
-    std::memcpy(out + begin, at(0), count * sizeof(T));
-  } else {
-    combine_into<T, Op>(out + begin, at(0), at(1), count);
-    for (size_t s = 2; s < sources.size(); ++s)
-      fold_into<T, Op>(out + begin, at(s), count);
+  auto* o = out + begin;
+  auto n = sources.size();
+  size_t s = 0;
+  switch (n) {
+    case 1:
+      std::memcpy(o, at(0), count * sizeof(T));
+      s = 1;
+      break;
+    case 2:
+      combine_into<T, Op>(o, at(0), at(1), count);
+      s = 2;
+      break;
+    case 3:
+      combine_into<T, Op>(o, at(0), at(1), at(2), count);
+      s = 3;
+      break;
+    default:
+      combine_into<T, Op>(o, at(0), at(1), at(2), at(3), count);
+      s = 4;
+      break;
   }
+  for (; s + 3 <= n; s += 3)
+    fold_into<T, Op>(o, at(s), at(s + 1), at(s + 2), count);
+  if (n - s == 2)
+    fold_into<T, Op>(o, at(s), at(s + 1), count);
+  else if (n - s == 1)
+    fold_into<T, Op>(o, at(s), count);
   if constexpr (Op == reduce_op::mean)
     divide(out + begin, sources.size(), count);
 }
@@ -98,9 +157,12 @@ void fold_blocks(const std::vector<const void*>& sources, void* out,
                  size_t count) {
   auto* result = static_cast<T*>(out);
   using whole_block = std::integral_constant<size_t, block_elements>;
+  using small_block = std::integral_constant<size_t, small_block_elements>;
   size_t b = 0;
   for (; b + block_elements <= count; b += block_elements)
     fold_block<T, Op>(sources, result, b, whole_block{});
+  for (; b + small_block_elements <= count; b += small_block_elements)
+    fold_block<T, Op>(sources, result, b, small_block{});
   if (b < count)
     fold_block<T, Op>(sources, result, b, count - b);
 }

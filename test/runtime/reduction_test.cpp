@@ -100,9 +100,12 @@ bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
 
 template <class T>
 void check_every_op_folds_sequentially() {
-  // More elements than one block of the reduction, and a ragged end.
-  for (size_t count : {size_t{1}, size_t{7}, size_t{4096 * 2 + 13}})
-    for (size_t participants : {size_t{1}, size_t{3}, size_t{6}}) {
+  // Within a small block, whole small blocks, more elements than one
+  // block and ragged ends; every number of sources the kernels fold at
+  // once (up to four, then three at a time) and what is left after them.
+  for (size_t count : {size_t{1}, size_t{7}, size_t{256}, size_t{300},
+                       size_t{4096 * 2 + 256 * 3 + 13}})
+    for (size_t participants = 1; participants <= 9; ++participants) {
       auto sources = random_sources<T>(
         participants, count, static_cast<unsigned>(count + 31 * participants));
       for (auto op :
