@@ -66,7 +66,7 @@ bool worker_pool::submit(std::unique_ptr<job>&& j) {
     return false;
   queue_.push_back(std::move(j));
   has_work_.store(true, std::memory_order_relaxed);
-  bool wake = idle_ > 0 && searching_ == 0;
+  bool wake = idle_ > 0 && queue_.size() > searching_;
   guard.unlock();
   if (wake)
     ready_.notify_one();
@@ -119,8 +119,8 @@ void worker_pool::run_worker() {
     queue_.pop_front();
     has_work_.store(!queue_.empty(), std::memory_order_relaxed);
     --searching_;
-    // More work waits and nobody else looks for it: wake a helper.
-    bool wake = !queue_.empty() && idle_ > 0 && searching_ == 0;
+    // More work waits than threads look for it: wake a helper.
+    bool wake = idle_ > 0 && queue_.size() > searching_;
     guard.unlock();
     if (wake)
       ready_.notify_one();

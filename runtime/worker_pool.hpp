@@ -94,10 +94,13 @@ private:
   // Threads asleep on `ready_`.
   size_t idle_ = 0;
   // Threads awake without work: about to take from the queue, or to sleep.
-  // While one is, a submit wakes nobody; a thread that takes work from a
-  // queue that still holds more wakes the next (so a burst of short work
-  // costs one wake-up, not one per piece, and long work still spreads over
-  // every thread).
+  // A submit, or a thread taking work, wakes a sleeping thread only when
+  // more work waits than threads look for it (so a burst of short work
+  // that the awake threads take costs no wake-up, and long work still
+  // spreads over every thread). Not merely when none looks: a thread that
+  // spins by yielding on a core busy with other work may not run again
+  // for milliseconds, and work queued meanwhile would wait for it while
+  // other cores idle.
   size_t searching_ = 0;
   // A hint for spinning threads, read without the lock: the queue may not
   // be empty.
