@@ -32,7 +32,7 @@ constexpr size_t inline_bytes = 256 * 1024;
 
 // A chunk's reduction is split into shares of about this size, at most
 // max_shares of them.
-constexpr size_t share_bytes = size_t{1} << 20;
+constexpr size_t share_bytes = size_t{256} << 10;
 constexpr size_t max_shares = 32;
 
 // Between processes, an all-reduce's chunk of each participant is cut into
@@ -97,13 +97,15 @@ uint64_t element_count_of(const std::vector<int64_t>& shape) {
 }
 
 // The chunks of an all-reduce of blobs `meta` among `n` participants:
-// chunk j is reduced by participant j % n. One each within a process;
-// between processes, each participant's share cut into pieces. A function
+// chunk j is reduced by participant j % n. Within a process, one: every
+// participant's blobs are at hand, and the chunk is reduced in shares
+// (call_driver::try_reduce) as the pool's threads come. Between
+// processes, each participant's share cut into pieces. A function
 // of the blobs' types and shapes alone, so that participants whose blobs
 // agree cut them alike (those whose blobs differ fail the call).
 uint32_t chunk_count(const blob_meta& meta, size_t n, bool across_processes) {
   if (!across_processes)
-    return static_cast<uint32_t>(n);
+    return 1;
   uint64_t bytes = 0;
   for (size_t b = 0; b < meta.types.size(); ++b)
     bytes += element_count_of(meta.shapes[b]) * element_size(meta.types[b]);
@@ -237,6 +239,13 @@ struct exchange_hub::deferred {
   exchange_completions done;
   std::vector<std::pair<caf::actor, caf::message>> outbox;
   std::vector<std::function<void()>> jobs;
+  // The caller does the last job itself rather than queue it: a task
+  // whose contribution completed a call (on a pool thread, and with
+  // nothing else to do until the call ends) works on it at once instead
+  // of waiting for another thread to wake and take it. Its op holds the
+  // node's workspace meanwhile, for one share of the reduction (at most
+  // 1/max_shares of it).
+  bool last_job_here = false;
   std::vector<caf::actor> watch;
   // Daemons to open a connection of our own to.
   std::vector<exchange_peer> links;
@@ -523,11 +532,18 @@ void exchange_hub::flush(deferred& later) {
   for (auto& [to, msg] : later.outbox)
     deliver(to, std::move(msg));
   later.outbox.clear();
+  std::function<void()> here;
+  if (later.last_job_here && !later.jobs.empty()) {
+    here = std::move(later.jobs.back());
+    later.jobs.pop_back();
+  }
   for (auto& job : later.jobs)
     if (!pool_ || !pool_->submit(job))
       job(); // no pool (stopped): the work is short enough to do here
   later.jobs.clear();
   complete_all(later.done);
+  if (here)
+    here();
 }
 
 exchange_hub::run_state* exchange_hub::find_run(uint64_t run) {
@@ -1016,10 +1032,11 @@ private:
       chunk_done(j);
       return;
     }
-    // In shares that the pool's threads reduce at once: with every
-    // participant in this process, the chunks alone are too few to keep
-    // every thread busy. The last share to finish reports the chunk.
-    auto shares = std::min<size_t>(max_shares, bytes / share_bytes + 1);
+    // In shares that the pool's threads reduce at once (within a process
+    // the call is one chunk, and a chunk between processes can be large).
+    // The last share to finish reports the chunk.
+    auto shares = std::clamp<size_t>((bytes + share_bytes - 1) / share_bytes, 1,
+                                     max_shares);
     auto left = std::make_shared<std::atomic<size_t>>(shares);
     c_.chunk_busy[j] = true;
     for (size_t q = 0; q < shares; ++q)
@@ -1621,6 +1638,7 @@ void exchange_hub::contribute(uint64_t run, const task_ref& from,
                               uint64_t call, std::vector<tensor_ptr> inputs,
                               std::shared_ptr<exchange_wait> wait) {
   deferred later;
+  later.last_job_here = true;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     auto fail_with = [&](caf::error err) {
