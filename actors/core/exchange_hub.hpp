@@ -87,7 +87,9 @@ struct exchange_hub_options {
 /// process reduces chunk i of every blob (1/n of its elements) from every
 /// participant's contribution, folded in participant order, then sends
 /// the chunk to the other participants' processes. Participants in one
-/// process share their inputs and their result. The bits of a result
+/// process share their inputs and their result (all in one process: the
+/// call is one chunk, which the pool reduces in shares). A call is
+/// forgotten once it finished. The bits of a result
 /// depend only on the participant order, never on where participants run
 /// or in which order they come.
 ///
