@@ -225,11 +225,11 @@ bool parse_options(int argc, char** argv, bench_options& out, int& exit_code) {
   return true;
 }
 
-/// All-reduces per timing of a size: enough that one timing of the small
-/// sizes is not all set-up, few enough that 64 MiB over daemons stays
-/// within seconds.
+/// All-reduces per timing of a size: 128 MiB of every size (at least two
+/// calls), so that a timing of 1 MiB is not mostly the group's start and
+/// its wake-ups, and 64 MiB over daemons stays within seconds.
 int iters_for(int mib) {
-  return std::clamp(128 / mib, 2, 32);
+  return std::clamp(128 / mib, 2, 128);
 }
 
 std::string join(const std::vector<int>& xs) {
