@@ -24,14 +24,16 @@ using epochrt::test::system_fixture;
 
 namespace {
 
+std::shared_ptr<worker_pool> started_pool(size_t threads) {
+  auto made = worker_pool::make({threads});
+  BOOST_REQUIRE(made);
+  return std::shared_ptr<worker_pool>{std::move(*made)};
+}
+
 // A daemon's exchange whose connect_peer counts its attempts and either
 // fails them at once or reports the connection up.
 struct linking_fixture : system_fixture {
-  std::shared_ptr<worker_pool> pool = [] {
-    auto made = worker_pool::make({1});
-    BOOST_REQUIRE(made);
-    return std::shared_ptr<worker_pool>{std::move(*made)};
-  }();
+  std::shared_ptr<worker_pool> pool = started_pool(1);
   caf::scoped_actor relay{sys};
   caf::scoped_actor other{sys};
   std::atomic<int> attempts{0};
@@ -107,11 +109,7 @@ namespace {
 // Two nodes of one process, n0 and n1, with a task each in an all-reduce
 // "ar" of run 1.
 struct calls_fixture : system_fixture {
-  std::shared_ptr<worker_pool> pool = [] {
-    auto made = worker_pool::make({2});
-    BOOST_REQUIRE(made);
-    return std::shared_ptr<worker_pool>{std::move(*made)};
-  }();
+  std::shared_ptr<worker_pool> pool = started_pool(2);
   std::shared_ptr<exchange_hub> hub = exchange_hub::make(sys, pool);
   task_ref t0{"n0", "t0"};
   task_ref t1{"n1", "t1"};
