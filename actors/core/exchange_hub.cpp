@@ -733,7 +733,8 @@ using reduced_fn = std::function<void(uint32_t)>;
 
 // One call's algorithm in this process. The caller holds the hub's lock
 // for the driver's whole life; what must happen after it is released goes
-// to `later`.
+// to `later`. As the driver ends, the calls that finished are forgotten
+// (retire_finished): the caller must not use its call_state after.
 class call_driver {
 public:
   call_driver(run_state& st, collective_state& cs, uint64_t call, call_state& c,
@@ -741,6 +742,13 @@ public:
     : st_(st), cs_(cs), call_(call), c_(c), later_(later),
       reduced_(std::move(reduced)) {
     // nop
+  }
+
+  call_driver(const call_driver&) = delete;
+  call_driver& operator=(const call_driver&) = delete;
+
+  ~call_driver() {
+    retire_finished(cs_);
   }
 
   // A local participant came, or a part or result arrived (an all-reduce's
@@ -1674,10 +1682,9 @@ void exchange_hub::contribute(uint64_t run, const task_ref& from,
                                + task_text(cs.plan->participants[q])
                                + " ended after " + std::to_string(calls)
                                + " calls");
-      if (call < cs.retired_below) {
-        // A second contribution to a call that finished (a duplicate) is
-        // ignored, as below.
-      } else {
+      // A contribution to a call that finished and was forgotten is a
+      // duplicate: ignored, as one to a call still kept is (below).
+      if (call >= cs.retired_below) {
         auto& c = cs.calls.try_emplace(call, cs.size()).first->second;
         if (never) {
           fail_call(cs, c, never, later);
@@ -1690,7 +1697,6 @@ void exchange_hub::contribute(uint64_t run, const task_ref& from,
           c.waits[*p] = std::move(wait);
           call_driver{*st, cs, call, c, later, when_reduced(run, name, call)}
             .advance();
-          retire_finished(cs);
         }
         // A second contribution to a call (a duplicate) is ignored.
       }
@@ -1714,7 +1720,6 @@ void exchange_hub::chunk_reduced(uint64_t run, const std::string& name,
     if (k == i->second.calls.end())
       return;
     call_driver{*st, i->second, call, k->second, later, {}}.chunk_done(chunk);
-    retire_finished(i->second);
   }
   flush(later);
 }
@@ -2214,7 +2219,6 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
     driver.advance(msg.chunk);
   else
     driver.advance();
-  retire_finished(cs);
 }
 
 void exchange_hub::handle(run_state& st, const caf::actor& sender,
@@ -2264,7 +2268,6 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
                      c,  later, when_reduced(st.id, msg.collective, msg.call)};
   if (cs.plan->kind == collective_kind::all_reduce) {
     driver.chunk_arrived(msg.chunk, msg.values);
-    retire_finished(cs);
     return;
   }
   if (c.results_known)
@@ -2278,7 +2281,6 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
     c.results.push_back(std::const_pointer_cast<tensor>(v));
   c.results_known = true;
   driver.advance();
-  retire_finished(cs);
 }
 
 void exchange_hub::handle(run_state& st, const caf::actor& sender,
