@@ -35,6 +35,25 @@ socket_clock::time_point after(std::chrono::milliseconds timeout) {
   return socket_clock::now() + timeout;
 }
 
+// The deadlines of a stream of known length: each read or write waits at
+// most a step, and the whole stream at most a step plus its bytes at the
+// slowest rate allowed (and a second), so that a peer cannot hold it for
+// ever by moving a byte per step.
+struct stream_deadline {
+  socket_clock::time_point end;
+  std::chrono::milliseconds step;
+
+  socket_clock::time_point next() const {
+    return std::min(end, after(step));
+  }
+};
+
+stream_deadline deadline_for(uint64_t bytes, uint64_t min_bytes_per_second,
+                             std::chrono::milliseconds step) {
+  auto rate = std::max<uint64_t>(min_bytes_per_second, 1);
+  return {after(step) + std::chrono::seconds(bytes / rate + 1), step};
+}
+
 void put_u32(std::string& out, uint32_t x) {
   for (int i = 0; i < 4; ++i)
     out.push_back(static_cast<char>((x >> (8 * i)) & 0xff));
@@ -328,22 +347,17 @@ caf::error copy_stream_receiver::receive(int fd,
   }
   if (auto err = send_status(fd, {}, limits_.step_timeout))
     return err;
-  // Each read waits at most a step; the whole stream, a step plus its
-  // bytes at the slowest rate allowed.
   uint64_t listed = 0;
   for (auto& file : copy->listing().files)
     listed += file.bytes;
-  auto rate = std::max<uint64_t>(limits_.min_bytes_per_second, 1);
-  auto end
-    = after(limits_.step_timeout) + std::chrono::seconds(listed / rate + 1);
-  auto step = [&] {
-    return std::min(end, after(limits_.step_timeout));
-  };
+  auto deadline
+    = deadline_for(listed, limits_.min_bytes_per_second, limits_.step_timeout);
   std::vector<char> piece(stream_piece_bytes);
   for (auto& file : copy->listing().files) {
     for (uint64_t left = file.bytes; left > 0;) {
       auto size = static_cast<size_t>(std::min<uint64_t>(left, piece.size()));
-      if (auto err = detail::receive_all(fd, piece.data(), size, step()))
+      if (auto err
+          = detail::receive_all(fd, piece.data(), size, deadline.next()))
         return err;
       if (auto err = copy->append(file.name, piece.data(), size))
         return err;
@@ -351,7 +365,8 @@ caf::error copy_stream_receiver::receive(int fd,
     }
   }
   std::vector<char> raw(8 * copy->listing().files.size());
-  if (auto err = detail::receive_all(fd, raw.data(), raw.size(), step()))
+  if (auto err
+      = detail::receive_all(fd, raw.data(), raw.size(), deadline.next()))
     return err;
   std::vector<uint64_t> digests;
   for (size_t at = 0; at < raw.size(); at += 8)
@@ -371,12 +386,13 @@ caf::error copy_stream_receiver::serve_read(int fd,
   for (;;) {
     auto allowed = limits_.step_timeout
       + std::chrono::seconds(reader.bytes_read() / rate + 1);
-    if (socket_clock::now() - started > allowed)
-      return make_error(caf::sec::connection_timeout,
-                        "the reader of a copy stream drains too slowly");
     std::string head;
-    auto err = reader.read(stream_piece_bytes, piece);
+    auto err = socket_clock::now() - started > allowed
+      ? make_error(caf::sec::connection_timeout,
+                   "the reader of a copy stream drains too slowly")
+      : reader.read(stream_piece_bytes, piece);
     if (err) {
+      // A failed read: a length of all ones, then why.
       put_u64(head, UINT64_MAX);
       if (!detail::send_all(fd, head, after(limits_.step_timeout)))
         static_cast<void>(send_status(fd, err, limits_.step_timeout));
@@ -420,21 +436,18 @@ fetch_copy_stream(int fd, const std::vector<char>& token, uint64_t bytes,
                   std::chrono::milliseconds step_timeout, uint64_t& received) {
   if (auto err = present_token(fd, token, step_timeout))
     return err;
-  // Each read waits at most a step; the whole file, a step plus its bytes
-  // at the slowest rate a holder allows a pusher.
-  auto rate = std::max<uint64_t>(copy_stream_limits{}.min_bytes_per_second, 1);
-  auto end = after(step_timeout) + std::chrono::seconds(bytes / rate + 1);
-  auto step_end = [&] {
-    return std::min(end, socket_clock::now() + step_timeout);
-  };
+  // At the slowest rate a holder allows a pusher.
+  auto deadline = deadline_for(bytes, copy_stream_limits{}.min_bytes_per_second,
+                               step_timeout);
   std::vector<char> piece;
   for (;;) {
     char head[8];
-    if (auto err = detail::receive_all(fd, head, sizeof(head), step_end()))
+    if (auto err = detail::receive_all(fd, head, sizeof(head), deadline.next()))
       return err;
     auto length = get_le(head, 8);
     if (length == 0) {
-      if (auto err = detail::receive_all(fd, head, sizeof(head), step_end()))
+      if (auto err
+          = detail::receive_all(fd, head, sizeof(head), deadline.next()))
         return err;
       return get_le(head, 8);
     }
@@ -452,7 +465,7 @@ fetch_copy_stream(int fd, const std::vector<char>& token, uint64_t bytes,
                           + std::to_string(max_stream_piece));
     piece.resize(static_cast<size_t>(length));
     if (auto err
-        = detail::receive_all(fd, piece.data(), piece.size(), step_end()))
+        = detail::receive_all(fd, piece.data(), piece.size(), deadline.next()))
       return err;
     if (auto err = sink(piece.data(), piece.size()))
       return err;
