@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -289,6 +290,46 @@ BOOST_FIXTURE_TEST_CASE(
   BOOST_TEST(sent == 0u);
 }
 
+// Steps of 2 s, and a whole stream at 1 GiB/s at least: a 3 MiB stream
+// may take 3 s on the whole, however it spreads its bytes.
+constexpr copy_stream_limits hurried{8,  64, std::chrono::minutes(2),
+                                     5s, 2s, uint64_t{1} << 30};
+
+struct hurried_fixture : stream_fixture {
+  hurried_fixture() : stream_fixture(hurried) {
+    // nop
+  }
+};
+
+BOOST_FIXTURE_TEST_CASE(a_pusher_that_trickles_is_cut_off_on_the_whole,
+                        hurried_fixture) {
+  auto token = expect();
+  detail::socket_guard stream{connect()};
+  BOOST_REQUIRE(send(stream.get(), token));
+  BOOST_REQUIRE(read_status(stream.get(), 5s).code == 0);
+  // A MiB every 1.2 s: every step (2 s) gets its bytes, but the 3 MiB and
+  // more of the listing would take 4.8 s, and 3 s are allowed.
+  auto started = std::chrono::steady_clock::now();
+  std::string piece(size_t{1} << 20, 'd');
+  status verdict;
+  while (std::chrono::steady_clock::now() - started < 10s) {
+    if (detail::wait_for(stream.get(), POLLIN,
+                         detail::socket_clock::now() + 1200ms)) {
+      verdict = read_status(stream.get(), 1s);
+      break;
+    }
+    if (!send(stream.get(), piece))
+      break;
+  }
+  auto took = std::chrono::steady_clock::now() - started;
+  BOOST_TEST(verdict.code == 1, verdict.text);
+  BOOST_TEST((took > 2500ms && took < 4s),
+             std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+               << " ms");
+  receiver->stop();
+  BOOST_TEST(placed_nothing());
+}
+
 struct one_stream_fixture : stream_fixture {
   one_stream_fixture()
     : stream_fixture(
@@ -407,6 +448,35 @@ BOOST_FIXTURE_TEST_CASE(a_holder_that_announces_a_huge_piece_is_refused,
   BOOST_TEST(is_error(digest.error(), actors_errc::rejected),
              error_text(digest.error()));
   BOOST_TEST(received == 0u);
+}
+
+struct hurried_read_fixture : read_fixture {
+  hurried_read_fixture() : read_fixture(hurried) {
+    // nop
+  }
+};
+
+BOOST_FIXTURE_TEST_CASE(a_reader_that_drains_too_slowly_is_cut_off_and_told_why,
+                        hurried_read_fixture) {
+  // 12 MiB taken at about 1.7 MiB/s: every piece leaves the holder within
+  // a step, the whole would take 7 s, 3 s are allowed.
+  write("blobs.data", std::string(size_t{12} << 20, 'd'));
+  auto token = expect_read();
+  detail::socket_guard stream{connect()};
+  auto sink = [](const char*, size_t) {
+    std::this_thread::sleep_for(600ms);
+    return caf::error{};
+  };
+  uint64_t received = 0;
+  auto started = std::chrono::steady_clock::now();
+  auto digest = fetch_copy_stream(stream.get(), token, size_t{12} << 20, sink,
+                                  5s, received);
+  BOOST_REQUIRE(!digest);
+  BOOST_TEST(error_text(digest.error()).find("drains too slowly")
+               != std::string::npos,
+             error_text(digest.error()));
+  BOOST_TEST(received < (uint64_t{12} << 20));
+  BOOST_TEST((std::chrono::steady_clock::now() - started < 6s));
 }
 
 // One stream at a time: the holder's slot frees only once its thread ended.
