@@ -30,6 +30,17 @@ namespace epochrt {
 
 namespace {
 
+// `use` of a stream of its own to the daemon at `address`, closed after.
+template <class Use>
+auto on_new_stream(replica_links& links, const std::string& address, Use use)
+  -> decltype(use(0)) {
+  auto fd = links.open_stream(address);
+  if (!fd)
+    return std::move(fd.error());
+  detail::socket_guard stream{*fd};
+  return use(stream.get());
+}
+
 caf::expected<std::string> make_root(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -207,23 +218,17 @@ node_server::start(caf::actor_system& sys,
                                             const std::string& local_db,
                                             const database_listing& listing,
                                             uint64_t& sent) -> caf::error {
-      auto fd = links->open_stream(address);
-      if (!fd)
-        return std::move(fd.error());
-      detail::socket_guard stream{*fd};
-      return send_copy_stream(stream.get(), token, local_db, listing, step,
-                              sent);
+      return on_new_stream(*links, address, [&](int fd) {
+        return send_copy_stream(fd, token, local_db, listing, step, sent);
+      });
     };
     keeper_cfg.streams.fetch =
       [links, step](const std::string& address, const std::vector<char>& token,
                     uint64_t bytes, const piece_sink& sink,
                     uint64_t& received) -> caf::expected<uint64_t> {
-      auto fd = links->open_stream(address);
-      if (!fd)
-        return std::move(fd.error());
-      detail::socket_guard stream{*fd};
-      return fetch_copy_stream(stream.get(), token, bytes, sink, step,
-                               received);
+      return on_new_stream(*links, address, [&](int fd) {
+        return fetch_copy_stream(fd, token, bytes, sink, step, received);
+      });
     };
   }
   auto store = keeper_cfg.store;
