@@ -74,6 +74,14 @@ send_files(caf::actor_system& sys, const caf::actor& store, uint64_t ticket,
   return digests;
 }
 
+// A store that answered a request (`what`) that asked for no stream with a
+// stream's token: it does not speak the protocol this daemon does.
+caf::error unasked_token(const std::string& address, const char* what) {
+  return make_error(actors_errc::rejected,
+                    "the replica store at " + address + " answered " + what
+                      + " without a stream with a stream's token");
+}
+
 } // namespace
 
 caf::expected<copy_outcome>
@@ -101,10 +109,7 @@ push_copy(caf::actor_system& sys, const caf::actor& store,
       continue; // held there already
     if (!ticket->token.empty()) {
       if (!streams.send)
-        return make_error(actors_errc::rejected,
-                          "the replica store at " + address
-                            + " answered an offer without a stream with a "
-                              "stream's token");
+        return unasked_token(address, "an offer");
       auto err = streams.send(address, ticket->token, names->local, listing,
                               outcome.bytes);
       if (!err) {
@@ -152,10 +157,7 @@ receive_file(caf::actor_system& sys, const caf::actor& store,
     return std::move(ticket.error());
   if (!ticket->token.empty()) {
     if (!streams.fetch)
-      return make_error(actors_errc::rejected,
-                        "the replica store at " + address
-                          + " answered an open without a stream with a "
-                            "stream's token");
+      return unasked_token(address, "an open");
     auto sink = [&](const char* data, size_t size) {
       return copy.append(file.name, data, size);
     };
