@@ -146,6 +146,14 @@ struct stream_fixture {
   }
 };
 
+// `Base`, its receiver bounded by `Limits`.
+template <class Base, const copy_stream_limits& Limits>
+struct limited : Base {
+  limited() : Base(Limits) {
+    // nop
+  }
+};
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(copy_streams)
@@ -216,13 +224,10 @@ BOOST_FIXTURE_TEST_CASE(a_file_that_changed_since_its_listing_is_not_sent,
   BOOST_TEST(placed_nothing());
 }
 
-struct stalling_fixture : stream_fixture {
-  stalling_fixture()
-    : stream_fixture(
-      copy_stream_limits{8, 64, std::chrono::minutes(2), 200ms, 200ms}) {
-    // nop
-  }
-};
+// Steps of 200 ms.
+constexpr copy_stream_limits stalling{8, 64, std::chrono::minutes(2), 200ms,
+                                      200ms};
+using stalling_fixture = limited<stream_fixture, stalling>;
 
 BOOST_FIXTURE_TEST_CASE(a_stream_that_stops_sending_is_cut_off_in_time,
                         stalling_fixture) {
@@ -235,13 +240,10 @@ BOOST_FIXTURE_TEST_CASE(a_stream_that_stops_sending_is_cut_off_in_time,
   BOOST_TEST(placed_nothing());
 }
 
-struct token_timeout_fixture : stream_fixture {
-  token_timeout_fixture()
-    : stream_fixture(
-      copy_stream_limits{8, 64, std::chrono::minutes(2), 200ms, 10s}) {
-    // nop
-  }
-};
+// 200 ms to show the token.
+constexpr copy_stream_limits token_timeout{8, 64, std::chrono::minutes(2),
+                                           200ms, 10s};
+using token_timeout_fixture = limited<stream_fixture, token_timeout>;
 
 BOOST_FIXTURE_TEST_CASE(a_stream_that_never_shows_its_token_is_closed_in_time,
                         token_timeout_fixture) {
@@ -295,11 +297,7 @@ BOOST_FIXTURE_TEST_CASE(
 constexpr copy_stream_limits hurried{8,  64, std::chrono::minutes(2),
                                      5s, 2s, uint64_t{1} << 30};
 
-struct hurried_fixture : stream_fixture {
-  hurried_fixture() : stream_fixture(hurried) {
-    // nop
-  }
-};
+using hurried_fixture = limited<stream_fixture, hurried>;
 
 BOOST_FIXTURE_TEST_CASE(a_pusher_that_trickles_is_cut_off_on_the_whole,
                         hurried_fixture) {
@@ -330,13 +328,9 @@ BOOST_FIXTURE_TEST_CASE(a_pusher_that_trickles_is_cut_off_on_the_whole,
   BOOST_TEST(placed_nothing());
 }
 
-struct one_stream_fixture : stream_fixture {
-  one_stream_fixture()
-    : stream_fixture(
-      copy_stream_limits{1, 64, std::chrono::minutes(2), 10s, 10s}) {
-    // nop
-  }
-};
+constexpr copy_stream_limits one_stream{1, 64, std::chrono::minutes(2), 10s,
+                                        10s};
+using one_stream_fixture = limited<stream_fixture, one_stream>;
 
 BOOST_FIXTURE_TEST_CASE(streams_beyond_the_limit_are_refused,
                         one_stream_fixture) {
@@ -450,11 +444,7 @@ BOOST_FIXTURE_TEST_CASE(a_holder_that_announces_a_huge_piece_is_refused,
   BOOST_TEST(received == 0u);
 }
 
-struct hurried_read_fixture : read_fixture {
-  hurried_read_fixture() : read_fixture(hurried) {
-    // nop
-  }
-};
+using hurried_read_fixture = limited<read_fixture, hurried>;
 
 BOOST_FIXTURE_TEST_CASE(a_reader_that_drains_too_slowly_is_cut_off_and_told_why,
                         hurried_read_fixture) {
@@ -480,12 +470,8 @@ BOOST_FIXTURE_TEST_CASE(a_reader_that_drains_too_slowly_is_cut_off_and_told_why,
 }
 
 // One stream at a time: the holder's slot frees only once its thread ended.
-struct one_read_fixture : read_fixture {
-  one_read_fixture()
-    : read_fixture(copy_stream_limits{1, 64, std::chrono::minutes(2), 5s, 5s}) {
-    // nop
-  }
-};
+constexpr copy_stream_limits one_read{1, 64, std::chrono::minutes(2), 5s, 5s};
+using one_read_fixture = limited<read_fixture, one_read>;
 
 BOOST_FIXTURE_TEST_CASE(a_sink_that_fails_ends_the_read_with_its_error,
                         one_read_fixture) {
