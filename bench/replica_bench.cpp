@@ -27,6 +27,7 @@
 // Each figure is the median of --runs runs; the daemons are real processes
 // on 127.0.0.1 sharing this machine's disk and cores.
 
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
@@ -145,28 +146,41 @@ double file_copy_ms(const std::string& from, const std::string& to) {
 
 // Writes `mib` MiB of non-zero bytes to each of `files` new files under
 // `dir` at once, one thread each, and fdatasyncs them: the time until the
-// last is durable.
+// last is durable. Throws when a file cannot be written whole: a figure
+// of less than every byte would flatter the disk.
 double parallel_write_ms(const std::string& dir, int files, size_t mib) {
   fs::create_directories(dir);
   std::vector<char> buffer(size_t{4} << 20, 'x');
   std::vector<std::thread> writers;
+  std::atomic<int> failed{0};
   stopwatch watch;
   for (int i = 0; i < files; ++i)
     writers.emplace_back([&, i] {
       auto path = dir + "/f" + std::to_string(i);
       int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (out < 0)
+      if (out < 0) {
+        ++failed;
         return;
+      }
       for (size_t done = 0; done < (mib << 20); done += buffer.size())
-        if (::write(out, buffer.data(), buffer.size()) < 0)
+        if (::write(out, buffer.data(), buffer.size())
+            != static_cast<ssize_t>(buffer.size())) {
+          ++failed;
           break;
-      ::fdatasync(out);
+        }
+      if (::fdatasync(out) != 0)
+        ++failed;
       ::close(out);
     });
   for (auto& writer : writers)
     writer.join();
   auto ms = watch.elapsed().seconds * 1000;
   remove_tree(dir);
+  if (failed > 0)
+    throw std::runtime_error("the disk alone: " + std::to_string(failed.load())
+                             + " of " + std::to_string(files)
+                             + " files could not be written whole under "
+                             + dir);
   return ms;
 }
 
