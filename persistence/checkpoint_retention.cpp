@@ -82,6 +82,9 @@ remove_old_databases(const std::vector<std::string>& kept,
   std::set<int64_t> referenced;
   for (auto& path : kept) {
     auto reader = checkpoint_reader::open(path);
+    if (!reader && opts.kept_may_be_missing
+        && is_error(reader.error(), persistence_errc::not_found))
+      continue;
     if (!reader)
       return std::move(reader.error());
     for (auto& entry : (*reader)->get_manifest().blobs)
@@ -124,6 +127,8 @@ remove_old_databases(const std::vector<std::string>& kept,
     else
       old_dbs.emplace(epoch, it->path().string());
   }
+  if (ec == std::errc::no_such_file_or_directory && opts.kept_may_be_missing)
+    return retention_report{};
   if (ec)
     return make_error(persistence_errc::io_error,
                       "list " + dir + ": " + ec.message());

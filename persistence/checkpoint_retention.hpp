@@ -45,6 +45,10 @@ struct retention_options {
   /// Only check that every kept database can be read (its manifest); remove
   /// nothing. The report lists nothing then.
   bool check_only = false;
+  /// A kept database that is not there refers to nothing, and a directory
+  /// that is not there holds nothing to remove: for a daemon's copies of
+  /// another node's databases, which need not include every kept one.
+  bool kept_may_be_missing = false;
 };
 
 /// Removes the databases of one node's checkpoints older than all of

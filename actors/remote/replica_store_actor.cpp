@@ -288,6 +288,7 @@ caf::result<pruned_checkpoints> on_prune(store_ptr self, copy_prune& msg) {
   retention_options opts;
   opts.faults = st.faults.get();
   opts.node = msg.node;
+  opts.kept_may_be_missing = true;
   auto report = remove_old_databases(kept, opts);
   if (!report)
     return std::move(report.error());

@@ -156,6 +156,36 @@ BOOST_AUTO_TEST_CASE(an_unreadable_kept_database_removes_nothing) {
   BOOST_TEST(fs::exists(db("trainer_0", 1)));
 }
 
+BOOST_AUTO_TEST_CASE(a_missing_kept_database_removes_nothing) {
+  save("trainer_0", 1);
+  auto report = remove_old_databases(kept("trainer_0", {2}));
+  BOOST_TEST(has_code(report, persistence_errc::not_found));
+  BOOST_TEST(fs::exists(db("trainer_0", 1)));
+}
+
+// A daemon's copies: it need not hold every kept epoch of another node.
+BOOST_AUTO_TEST_CASE(a_kept_database_allowed_missing_refers_to_nothing) {
+  save("trainer_0", 1);
+  save("trainer_0", 2);
+  retention_options copies;
+  copies.kept_may_be_missing = true;
+  auto report = remove_old_databases(kept("trainer_0", {3, 4}), copies);
+  BOOST_REQUIRE_MESSAGE(report, describe(report));
+  BOOST_TEST(report->removed.size() == 2u);
+  BOOST_TEST(!fs::exists(db("trainer_0", 1)));
+  BOOST_TEST(!fs::exists(db("trainer_0", 2)));
+}
+
+BOOST_AUTO_TEST_CASE(a_directory_allowed_missing_holds_nothing_to_remove) {
+  retention_options copies;
+  copies.kept_may_be_missing = true;
+  auto report = remove_old_databases({(*this)("absent/trainer_0.3")}, copies);
+  BOOST_REQUIRE_MESSAGE(report, describe(report));
+  BOOST_TEST(report->removed.empty());
+  BOOST_TEST(has_code(remove_old_databases({(*this)("absent/trainer_0.3")}),
+                      persistence_errc::not_found));
+}
+
 BOOST_AUTO_TEST_CASE(kept_paths_of_two_nodes_are_refused) {
   save("trainer_0", 1);
   save("trainer_1", 1);
