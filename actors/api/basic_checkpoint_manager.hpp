@@ -195,9 +195,10 @@ public:
   /// commit: keeps the last `keep_last` committed epochs, uncommits the
   /// older ones, then removes every bound node's databases of them, except
   /// those whose payloads a kept checkpoint refers to, and their copies on
-  /// the node's holders (`checkpoint_options::replicas`; copies left under
-  /// an earlier placement stay). Every kept database is read first: if one
-  /// cannot be, nothing changes. Takes the directory's lock. Errors:
+  /// the node's holders (`checkpoint_options::replicas`) and on the other
+  /// daemons of the job (copies left by an earlier placement; a daemon no
+  /// longer in the job keeps its own). Every kept database is read first: if
+  /// one cannot be, nothing changes. Takes the directory's lock. Errors:
   /// persistence_errc::locked, actors_errc::not_initialized,
   /// invalid_argument (`keep_last` 0), node_lost, checkpoint_failed naming
   /// the step and node that failed (epochs uncommitted before a removal

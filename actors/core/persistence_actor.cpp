@@ -330,6 +330,11 @@ constexpr auto copy_step_timeout = std::chrono::seconds(30);
 struct replica_context {
   std::vector<std::string> holders;
   std::vector<std::string> sources;
+  // The other daemons, which may keep databases of this node from an
+  // earlier placement (another --replicas, a node that moved, a rerun
+  // with other addresses): retention prunes there too, until one holds
+  // none of them. Nothing new goes there, so each leaves for good.
+  std::vector<std::string> stale_places;
   store_finder find_store;
   copy_stream_ends streams;
   place_function place; // as the master names a database -> here
@@ -440,6 +445,79 @@ caf::error rebuild_copies(caf::actor_system& sys, const std::string& node,
   return push_to_holders(sys, node, db, *epoch, ctx);
 }
 
+// Removes the copies of this node at the daemon at `address` but those of
+// the databases `kept` (as the master names them).
+caf::expected<pruned_checkpoints>
+prune_copies_at(caf::actor_system& sys, const std::string& node,
+                const std::vector<std::string>& kept,
+                const std::string& address, const replica_context& ctx) {
+  return with_store(ctx, address, [&](const caf::actor& store) {
+    return detail::blocking_request<pruned_checkpoints>(
+      sys, store, copy_step_timeout, copy_prune{node, kept});
+  });
+}
+
+// Whether the daemon at `address`, pruned to `kept`, may still hold one
+// of them. Only a database it answers is missing counts as gone.
+bool may_hold_any(caf::actor_system& sys, const std::string& node,
+                  const std::vector<std::string>& kept,
+                  const std::string& address, const replica_context& ctx) {
+  for (auto& db : kept) {
+    auto epoch = epoch_of_db_path(db);
+    if (!epoch)
+      return true;
+    auto listed = with_store(ctx, address, [&](const caf::actor& store) {
+      return detail::blocking_request<copy_listings>(
+        sys, store, copy_step_timeout, copy_list{node, db, *epoch});
+    });
+    if (listed || !is_error(listed.error(), persistence_errc::not_found))
+      return true;
+  }
+  return false;
+}
+
+// Retention's part at the daemons: the holders, and the stale places
+// while they hold anything. Adds what they removed to `report`.
+void prune_copies(caf::actor_system& sys, const std::string& node,
+                  const std::vector<std::string>& kept, replica_context& ctx,
+                  pruned_checkpoints& report) {
+  auto add = [&](pruned_checkpoints& pruned) {
+    report.removed.insert(report.removed.end(), pruned.removed.begin(),
+                          pruned.removed.end());
+    report.bytes += pruned.bytes;
+  };
+  // A copy left behind costs space, not correctness: the next pruning
+  // removes it.
+  for (auto& holder : ctx.holders) {
+    auto pruned = prune_copies_at(sys, node, kept, holder, ctx);
+    if (!pruned) {
+      detail::log(sys).warn("old copies of node {} at {} were not removed: {}",
+                            node, holder, error_text(pruned.error()));
+      continue;
+    }
+    add(*pruned);
+  }
+  auto& stale = ctx.stale_places;
+  for (auto i = stale.begin(); i != stale.end();) {
+    auto pruned = prune_copies_at(sys, node, kept, *i, ctx);
+    if (!pruned) {
+      // Most likely a daemon whose host is gone; asking again at every
+      // commit would hold each one for the connection timeout.
+      detail::log(sys).warn(
+        "databases of node {} left at {} from an earlier placement were not "
+        "removed, and will not be this run: {}",
+        node, *i, error_text(pruned.error()));
+      i = stale.erase(i);
+      continue;
+    }
+    add(*pruned);
+    if (may_hold_any(sys, node, kept, *i, ctx))
+      ++i;
+    else
+      i = stale.erase(i);
+  }
+}
+
 // The copy a daemon keeps of the master's commit record of `dir`: beside
 // the databases, under its root. A node in the master's process has no
 // root: the master's own record is the one.
@@ -542,6 +620,11 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
                               "checkpoints cannot be copied to other daemons");
       copies->holders = std::move(msg.replica_holders);
       copies->sources = std::move(msg.replica_sources);
+      copies->stale_places.clear();
+      for (auto& source : copies->sources)
+        if (std::find(copies->holders.begin(), copies->holders.end(), source)
+            == copies->holders.end())
+          copies->stale_places.push_back(source);
       if (msg.db.empty())
         return list_blobs(node, *ws, msg, faults.get());
       auto wire_db = msg.db;
@@ -628,26 +711,11 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
       for (auto& gone : report->removed)
         if (gone == saved->db)
           saved->forget();
-      // The copies go with them. A copy left behind costs space, not
-      // correctness: the next pruning removes it.
+      pruned_checkpoints result{std::move(report->removed), report->bytes};
+      // The copies go with them.
       if (!msg.check_only)
-        for (auto& holder : copies->holders) {
-          auto pruned = with_store(*copies, holder, [&](const caf::actor& s) {
-            return detail::blocking_request<pruned_checkpoints>(
-              self->system(), s, copy_step_timeout,
-              copy_prune{node, wire_kept});
-          });
-          if (!pruned) {
-            detail::log(self->system())
-              .warn("old copies of node {} at {} were not removed: {}", node,
-                    holder, error_text(pruned.error()));
-            continue;
-          }
-          report->removed.insert(report->removed.end(), pruned->removed.begin(),
-                                 pruned->removed.end());
-          report->bytes += pruned->bytes;
-        }
-      return pruned_checkpoints{std::move(report->removed), report->bytes};
+        prune_copies(self->system(), node, wire_kept, *copies, result);
+      return result;
     },
     [=](keep_commit_record& msg) -> caf::result<void> {
       if (msg.node != node)

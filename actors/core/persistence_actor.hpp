@@ -40,7 +40,8 @@ class workspace;
 /// commits only once the copies are durable; a load or an init that finds
 /// its database missing, incomplete or damaged pulls it (and the databases
 /// it refers to) from the first holder that has it intact and tries again;
-/// retention removes the holders' copies with the node's own databases.
+/// retention removes the holders' copies with the node's own databases,
+/// and those an earlier placement left on the other sources.
 /// `find_store` reaches other daemons' stores; null (a node in the master's
 /// process): an init that names holders fails. `streams` move copies'
 /// bytes on streams of their own; empty: in CAF messages.

@@ -167,6 +167,29 @@ BOOST_AUTO_TEST_CASE(
              verified.out);
 }
 
+BOOST_AUTO_TEST_CASE(a_rerun_with_fewer_replicas_prunes_the_copies_left_over) {
+  three_daemons d;
+  auto job = write_paced_job(d.dir);
+  auto args = d.run_args(job, {"--replicas", "2", "--keep-last", "2"});
+  auto run = d.start_run(args);
+  BOOST_REQUIRE(d.reached("checkpoint of epoch 2 committed", 30s));
+  run->kill();
+  // One copy from now on: the daemon two places on is no holder any more,
+  // but keeps the copies of the first run.
+  BOOST_REQUIRE(args[args.size() - 4] == "--replicas");
+  args[args.size() - 3] = "1";
+  auto rerun = cli(args);
+  BOOST_REQUIRE_MESSAGE(rerun.exit_code == 0, rerun.err);
+  check_totals(rerun.out);
+  auto ckpt = args[3];
+  for (int i = 0; i < 3; ++i) {
+    auto node = "trainer_" + std::to_string(i);
+    for (int epoch = 0; epoch <= 2; ++epoch)
+      BOOST_TEST(!fs::exists(db_on(*d.daemons[(i + 2) % 3], ckpt, node, epoch)),
+                 node << " epoch " << epoch);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_damaged_database_is_repaired_from_its_copy) {
   three_daemons d;
   auto job = write_paced_job(d.dir);
@@ -600,6 +623,30 @@ BOOST_FIXTURE_TEST_CASE(gc_removes_old_databases_and_their_copies_there,
   auto verified = verify({"--replicas", "1"});
   BOOST_TEST(verified.exit_code == 0, verified.err);
   BOOST_TEST(!contains(verified.out, "epoch 2"), verified.out);
+}
+
+BOOST_AUTO_TEST_CASE(gc_with_fewer_replicas_removes_old_copies_everywhere) {
+  three_daemons d;
+  auto run = d.run_args(epochrt::test::pipeline3, {"--replicas", "2"});
+  auto ckpt = run[3];
+  auto first = cli(run);
+  BOOST_REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+  std::vector<std::string> gc{"ckpt", "gc", ckpt};
+  for (auto& arg : d.node_args())
+    gc.push_back(arg);
+  gc.insert(gc.end(), {"--keep-last", "2", "--replicas", "1"});
+  auto result = cli(gc);
+  BOOST_REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+  // With --replicas 1 the daemon two places on holds no copies any more:
+  // those of the dropped epochs go there too; those of the kept ones stay.
+  for (int i = 0; i < 3; ++i) {
+    auto node = "trainer_" + std::to_string(i);
+    auto& second_holder = *d.daemons[(i + 2) % 3];
+    for (int epoch = 0; epoch <= 4; ++epoch)
+      BOOST_TEST(fs::exists(db_on(second_holder, ckpt, node, epoch))
+                   == (epoch >= 3),
+                 node << " epoch " << epoch);
+  }
 }
 
 BOOST_FIXTURE_TEST_CASE(gc_that_cannot_read_a_kept_database_removes_nothing,
