@@ -330,10 +330,10 @@ constexpr auto copy_step_timeout = std::chrono::seconds(30);
 struct replica_context {
   std::vector<std::string> holders;
   std::vector<std::string> sources;
-  // The other daemons, which may keep databases of this node from an
-  // earlier placement (another --replicas, a node that moved, a rerun
-  // with other addresses): retention prunes there too, until one holds
-  // none of them. Nothing new goes there, so each leaves for good.
+  // The job's other daemons, which may keep databases of this node from
+  // an earlier placement (another --replicas, a node that moved between
+  // them): retention prunes there too, until one holds none of the kept
+  // ones. Nothing new is copied there, so each leaves for good.
   std::vector<std::string> stale_places;
   store_finder find_store;
   copy_stream_ends streams;
