@@ -45,9 +45,12 @@ struct retention_options {
   /// Only check that every kept database can be read (its manifest); remove
   /// nothing. The report lists nothing then.
   bool check_only = false;
-  /// A kept database that is not there refers to nothing, and a directory
-  /// that is not there holds nothing to remove: for a daemon's copies of
-  /// another node's databases, which need not include every kept one.
+  /// A kept database that cannot be found (no directory, or no CURRENT
+  /// file in it: checkpoint_reader::open's not_found) refers to nothing,
+  /// and a directory that is not there holds nothing to remove: for a
+  /// daemon's copies of another node's databases, which need not include
+  /// every kept one. A kept database that is there but damaged still
+  /// stops the removal.
   bool kept_may_be_missing = false;
 };
 
