@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -174,6 +175,19 @@ BOOST_AUTO_TEST_CASE(a_kept_database_allowed_missing_refers_to_nothing) {
   BOOST_TEST(report->removed.size() == 2u);
   BOOST_TEST(!fs::exists(db("trainer_0", 1)));
   BOOST_TEST(!fs::exists(db("trainer_0", 2)));
+}
+
+BOOST_AUTO_TEST_CASE(
+  a_damaged_kept_database_removes_nothing_even_allowed_missing) {
+  save("trainer_0", 1);
+  save("trainer_0", 2);
+  // CURRENT there but unreadable: a damaged database, not a missing one.
+  std::ofstream{db("trainer_0", 2) + "/CURRENT", std::ios::trunc} << "garbage";
+  retention_options copies;
+  copies.kept_may_be_missing = true;
+  auto report = remove_old_databases(kept("trainer_0", {2}), copies);
+  BOOST_TEST(!report);
+  BOOST_TEST(fs::exists(db("trainer_0", 1)));
 }
 
 BOOST_AUTO_TEST_CASE(a_directory_allowed_missing_holds_nothing_to_remove) {
