@@ -73,8 +73,9 @@ struct checkpoint_stats {
   uint64_t written_bytes = 0;
   uint64_t reused_blobs = 0;
   /// Of a save, parts of `duration_us`: taking the copy-on-write snapshot
-  /// of the workspace, and making the checkpoint durable (the fsyncs and
-  /// the synced manifest batch). The rest is writing.
+  /// of the workspace, and making the checkpoint durable (the fsyncs). The
+  /// rest is writing, and the push to other daemons, which overlaps the
+  /// fsyncs.
   int64_t snapshot_us = 0;
   int64_t sync_us = 0;
 };

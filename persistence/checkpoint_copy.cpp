@@ -136,12 +136,14 @@ uint64_t manifest_digest(const manifest& man) {
 } // namespace
 
 caf::expected<std::vector<database_listing>>
-list_for_copy(const std::string& db, int64_t epoch) {
+list_for_copy(const std::string& db, int64_t epoch,
+              const std::string& files_at) {
+  const auto& own_files = files_at.empty() ? db : files_at;
   // The data files the manifest refers to, by epoch, with their ids.
   std::map<int64_t, uint64_t> referenced;
   uint64_t own_manifest = 0;
   {
-    auto reader = checkpoint_reader::open(db);
+    auto reader = checkpoint_reader::open(own_files);
     if (!reader)
       return std::move(reader.error());
     auto& man = (*reader)->get_manifest();
@@ -183,7 +185,7 @@ list_for_copy(const std::string& db, int64_t epoch) {
                                               : " that was rewritten since"));
     result.push_back(std::move(*listing));
   }
-  auto own = list_database(db, epoch);
+  auto own = list_database(own_files, epoch);
   if (!own)
     return std::move(own.error());
   own->manifest_digest = own_manifest;

@@ -44,12 +44,18 @@ class fault_injector;
 /// earlier database only the data file's header is read: a copy of it
 /// serves for its payloads.
 ///
+/// `files_at`, when not empty, is where the files of `db` itself are read
+/// instead: the partial directory of its writer, sealed and not yet
+/// published (checkpoint_writer::seal). The databases it refers to are
+/// found beside `db` all the same.
+///
 /// Errors: not_found (no database at `db`), incomplete (it has no
 /// manifest), corrupt (its manifest does not check out or is of another
 /// epoch; a database it refers to is missing, or its data file is not the
 /// one referred to: rewritten since), io_error.
 caf::expected<std::vector<database_listing>>
-list_for_copy(const std::string& db, int64_t epoch);
+list_for_copy(const std::string& db, int64_t epoch,
+              const std::string& files_at = {});
 
 /// Whether the database at `db` (a local path) already is the one that
 /// `listing` describes, so that a copy can skip it (an incremental copy

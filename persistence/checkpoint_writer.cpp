@@ -54,8 +54,11 @@ struct checkpoint_writer::impl {
   std::string record;       // reused for every chunk, see encode_blob_chunk
   manifest result;
   std::unordered_set<std::string> names;
-  bool done = false; // finished, or failed: only destruction is left
-  int data_fd = -1;  // the data file, once a payload goes there
+  // What is left to do. Any failure, and finish, make it `done`: only
+  // destruction is left then.
+  enum class stage { writing, sealed, durable, done };
+  stage at_stage = stage::writing;
+  int data_fd = -1; // the data file, once a payload goes there
   uint64_t data_id = 0;
   uint64_t data_end = 0; // where the next payload goes
   // Data files of earlier epochs that `reuse` opened.
@@ -100,30 +103,36 @@ struct checkpoint_writer::impl {
   }
 
   caf::error fail(caf::error err) {
-    done = true;
+    at_stage = stage::done;
     return err;
   }
 
-  // Writes the current batch: chunks unsynced, or (sync) the manifest.
-  caf::error flush(bool sync) {
-    if (batch_bytes == 0 && !sync)
+  // Writes the current batch: chunks, or (`manifest`) the manifest. Nothing
+  // is synced here: `sync` makes every file durable before the database is
+  // swapped into place, and a crash before that leaves only the partial
+  // directory, which the next writer removes.
+  caf::error flush(bool manifest) {
+    if (batch_bytes == 0 && !manifest)
       return {};
     if (disk)
-      if (auto err = disk->before_batch(sync ? fault_point::save_manifest_before
-                                             : fault_point::save_batch_before,
-                                        batch))
+      if (auto err
+          = disk->before_batch(manifest ? fault_point::save_manifest_before
+                                        : fault_point::save_batch_before,
+                               batch))
         return err;
-    leveldb::WriteOptions wopts;
-    wopts.sync = sync;
-    auto st = db->Write(wopts, &batch);
+    auto st = db->Write(leveldb::WriteOptions{}, &batch);
     batch.Clear();
     bytes_written += batch_bytes;
     batch_bytes = 0;
     if (!st.ok())
       return detail::from_status(st, "write to " + partial);
-    return at(sync ? fault_point::save_manifest_after
-                   : fault_point::save_batch_after);
+    return at(manifest ? fault_point::save_manifest_after
+                       : fault_point::save_batch_after);
   }
+
+  caf::error seal();
+  caf::error sync();
+  caf::error publish();
 
   // Adds one encoded chunk to the current batch; writes the batch when it
   // has grown to the configured size.
@@ -377,10 +386,10 @@ checkpoint_writer::create(std::string path, std::string node, int64_t epoch,
 caf::error checkpoint_writer::put(std::string_view blob_name,
                                   const tensor& value) {
   auto& self = *impl_;
-  if (self.done)
+  if (self.at_stage != impl::stage::writing)
     return make_error(persistence_errc::invalid_argument,
                       "put after the writer of " + self.path
-                        + " finished or failed");
+                        + " sealed, finished or failed");
   if (!valid_blob_name(blob_name))
     return self.fail(
       make_error(persistence_errc::invalid_name,
@@ -416,10 +425,10 @@ caf::error checkpoint_writer::put(std::string_view blob_name,
 caf::error checkpoint_writer::reuse(const blob_entry& earlier,
                                     reuse_check check) {
   auto& self = *impl_;
-  if (self.done)
+  if (self.at_stage != impl::stage::writing)
     return make_error(persistence_errc::invalid_argument,
                       "reuse after the writer of " + self.path
-                        + " finished or failed");
+                        + " sealed, finished or failed");
   if (!valid_blob_name(earlier.name))
     return self.fail(make_error(persistence_errc::invalid_name,
                                 "invalid blob name '" + earlier.name + "'"));
@@ -441,37 +450,18 @@ caf::error checkpoint_writer::reuse(const blob_entry& earlier,
   return {};
 }
 
-caf::expected<manifest> checkpoint_writer::finish() {
-  auto& self = *impl_;
-  if (self.done)
-    return make_error(persistence_errc::invalid_argument,
-                      "finish after the writer of " + self.path
-                        + " finished or failed");
-  self.done = true; // whatever happens next, the writer is used up
-  if (auto err = self.flush(false))
+caf::error checkpoint_writer::impl::seal() {
+  if (auto err = flush(false))
     return err;
-  if (self.data_fd >= 0) {
-    // Payloads before the manifest that makes them part of a checkpoint.
-    auto fd = std::exchange(self.data_fd, -1);
-    auto sync_errno = self.synced([fd] {
-      return ::fdatasync(fd) == 0 ? 0 : errno;
-    });
-    auto closed = ::close(fd) == 0 ? 0 : errno;
-    if (sync_errno != 0 || closed != 0)
-      return detail::io_error("sync " + self.data_path(),
-                              sync_errno != 0 ? sync_errno : closed);
-  }
-  self.result.created_unix_ms = unix_ms_now();
-  auto record = detail::manifest_value(encode(self.result));
-  self.batch.Put(
+  result.created_unix_ms = unix_ms_now();
+  auto record = detail::manifest_value(encode(result));
+  batch.Put(
     leveldb::Slice{detail::manifest_key.data(), detail::manifest_key.size()},
     leveldb::Slice{record.data(), record.size()});
-  self.batch_bytes += record.size();
-  if (auto err = self.synced([&self] {
-        return self.flush(true);
-      }))
+  batch_bytes += record.size();
+  if (auto err = flush(true))
     return err;
-  if (self.bytes_written >= self.opts.write_buffer_bytes / 10 * 9) {
+  if (bytes_written >= opts.write_buffer_bytes / 10 * 9) {
     // The memtable has filled up at least once, so a flush of it into a
     // table may be under way. Closing now would make LevelDB drop that
     // table half done, and every open would replay the whole log and write
@@ -479,39 +469,103 @@ caf::expected<manifest> checkpoint_writer::finish() {
     // memtable and waits, without touching the tables written so far.
     std::string past_end(4, '\xff');
     leveldb::Slice key{past_end};
-    self.db->CompactRange(&key, &key);
+    db->CompactRange(&key, &key);
   }
-  self.db.reset(); // closes the database and releases its LOCK
-  if (auto err = self.synced([&self] {
-        return detail::fsync_dir_files(self.partial);
+  db.reset(); // closes the database and releases its LOCK
+  return {};
+}
+
+caf::error checkpoint_writer::impl::sync() {
+  if (data_fd >= 0) {
+    auto fd = std::exchange(data_fd, -1);
+    auto sync_errno = synced([fd] {
+      return ::fdatasync(fd) == 0 ? 0 : errno;
+    });
+    auto closed = ::close(fd) == 0 ? 0 : errno;
+    if (sync_errno != 0 || closed != 0)
+      return detail::io_error("sync " + data_path(),
+                              sync_errno != 0 ? sync_errno : closed);
+  }
+  if (auto err = synced([this] {
+        return detail::fsync_dir_files(partial);
       }))
     return err;
-  if (self.disk)
-    if (auto err
-        = self.disk->after_sync(fault_point::save_fsync_after, self.partial))
+  if (disk)
+    if (auto err = disk->after_sync(fault_point::save_fsync_after, partial))
       return err;
+  return {};
+}
+
+caf::error checkpoint_writer::impl::publish() {
   // detail::replace_path, step by step for the save.rename.* and
   // save.dirsync.* points. After a failure past the swap, an exchanged old
   // database is at `partial`, which the destructor removes.
-  if (auto err = self.at(fault_point::save_rename_before))
+  if (auto err = at(fault_point::save_rename_before))
     return err;
-  auto old = detail::swap_into_place(self.partial, self.path);
+  auto old = detail::swap_into_place(partial, path);
   if (!old)
     return std::move(old.error());
-  if (auto err = self.at(fault_point::save_rename_after))
+  if (auto err = at(fault_point::save_rename_after))
     return err;
-  if (auto err = self.at(fault_point::save_dirsync_before))
+  if (auto err = at(fault_point::save_dirsync_before))
     return err;
-  if (auto err = self.synced([&self] {
-        return detail::fsync_path(detail::parent_dir(self.path));
+  if (auto err = synced([this] {
+        return detail::fsync_path(detail::parent_dir(path));
       }))
     return err;
-  if (auto err = self.at(fault_point::save_dirsync_after))
+  if (auto err = at(fault_point::save_dirsync_after))
     return err;
   if (!old->empty())
     if (auto err = detail::remove_tree(*old))
       return err;
+  return {};
+}
+
+caf::expected<manifest> checkpoint_writer::seal() {
+  auto& self = *impl_;
+  if (self.at_stage != impl::stage::writing)
+    return make_error(persistence_errc::invalid_argument,
+                      "seal after the writer of " + self.path
+                        + " sealed, finished or failed");
+  if (auto err = self.seal())
+    return self.fail(std::move(err));
+  self.at_stage = impl::stage::sealed;
+  return self.result;
+}
+
+caf::error checkpoint_writer::sync() {
+  auto& self = *impl_;
+  if (self.at_stage == impl::stage::writing)
+    if (auto sealed = seal(); !sealed)
+      return std::move(sealed.error());
+  if (self.at_stage == impl::stage::durable)
+    return {};
+  if (self.at_stage != impl::stage::sealed)
+    return make_error(persistence_errc::invalid_argument,
+                      "sync after the writer of " + self.path
+                        + " finished or failed");
+  if (auto err = self.sync())
+    return self.fail(std::move(err));
+  self.at_stage = impl::stage::durable;
+  return {};
+}
+
+caf::expected<manifest> checkpoint_writer::finish() {
+  auto& self = *impl_;
+  if (self.at_stage == impl::stage::done)
+    return make_error(persistence_errc::invalid_argument,
+                      "finish after the writer of " + self.path
+                        + " finished or failed");
+  if (auto err = sync())
+    return err;
+  // Whatever happens next, the writer is used up.
+  if (auto err = self.fail(self.publish()))
+    return err;
   return std::move(self.result);
+}
+
+const std::string& checkpoint_writer::partial_path() const noexcept {
+  return impl_->partial;
 }
 
 int64_t checkpoint_writer::sync_micros() const noexcept {

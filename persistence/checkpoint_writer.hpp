@@ -18,17 +18,19 @@ namespace epochrt {
 /// database directory at `path`.
 ///
 /// Everything goes to a sibling directory `<path>.partial` first. `finish`
-/// writes the manifest last in a synced batch, closes and fsyncs the
-/// database, then swaps it in for `path` atomically (an old database at
-/// `path` is replaced and deleted) and fsyncs the parent directory. So
-/// `path` always holds either the old checkpoint or the complete new one.
-/// A writer destroyed without a successful `finish` removes its partial
-/// directory and leaves `path` untouched.
+/// writes the manifest last, closes the database, fsyncs its files, then
+/// swaps it in for `path` atomically (an old database at `path` is replaced
+/// and deleted) and fsyncs the parent directory. So `path` always holds
+/// either the old checkpoint or the complete new one. A writer destroyed
+/// without a successful `finish` removes its partial directory and leaves
+/// `path` untouched. `seal` and `sync` are finish's first two steps, for a
+/// caller that reads the sealed files (a copy to another host) while they
+/// are made durable.
 ///
 /// Layout: the database holds the manifest and the inline blobs; large
 /// numeric payloads go to the data file `<path>/blobs.data` beside it
 /// (detail/data_file.hpp), written in large sequential writes and synced
-/// with one fdatasync before the manifest is written. Keys:
+/// with one fdatasync. Keys:
 ///   "manifest"    -> XXH3-64 of the Manifest record (8 bytes, little-endian),
 ///                    then the record (detail::manifest_value)
 ///   "c/" <blob name> "\0" <chunk index, 4 bytes big-endian> -> BlobChunk
@@ -46,9 +48,9 @@ namespace epochrt {
 /// offset; readers follow it there.
 ///
 /// Fault points (with `writer_options::faults`; site: the node and epoch):
-/// save.open in `create`; save.batch.before/after around each unsynced
-/// chunk batch; save.manifest.before/after around the synced manifest
-/// batch; save.fsync.after once the closed database's files are fsynced;
+/// save.open in `create`; save.batch.before/after around each chunk batch;
+/// save.manifest.before/after around the manifest batch; save.fsync.after
+/// once the closed database's files are fsynced;
 /// save.rename.before/after around the swap into `path`;
 /// save.dirsync.before/after around the fsync of its directory. An injected
 /// io_error fails the call as a real one would (the partial directory is
@@ -103,13 +105,32 @@ public:
   caf::error reuse(const blob_entry& earlier,
                    reuse_check check = reuse_check::digest);
 
-  /// Writes the manifest and publishes the database at `path`; returns the
-  /// manifest written. The writer is done afterwards, whatever the result.
+  /// Writes the manifest and closes the database; returns the manifest
+  /// written. The database is then complete at `partial_path()`, not yet
+  /// durable, and none of its files changes until `finish` swaps them into
+  /// place: another thread may read them meanwhile, and must be done before
+  /// `finish` is called. Nothing can be added afterwards. Errors:
+  /// invalid_argument (sealed already, finished or failed), io_error; the
+  /// writer is failed after an error.
+  caf::expected<manifest> seal();
+
+  /// Seals the database if it is not sealed yet, then makes its files
+  /// durable where they are (save.fsync.after). Nothing is published: only
+  /// `finish` does that. Errors: as `seal`'s, and io_error.
+  caf::error sync();
+
+  /// Seals and syncs the database if that is not done yet, then publishes
+  /// it at `path`; returns the manifest written. The writer is done
+  /// afterwards, whatever the result.
   caf::expected<manifest> finish();
 
-  /// Microseconds `finish` spent making the checkpoint durable: the data
-  /// file's fdatasync, the synced manifest batch, the fsyncs of the
-  /// database's files and of its directory. For a save's statistics.
+  /// Where the database is written until `finish` publishes it:
+  /// `<path>.partial`.
+  const std::string& partial_path() const noexcept;
+
+  /// Microseconds spent making the checkpoint durable: the data file's
+  /// fdatasync, the fsyncs of the database's files and of its directory.
+  /// For a save's statistics.
   int64_t sync_micros() const noexcept;
 
   /// The path the database will have once finished.

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <set>
+#include <system_error>
+#include <thread>
 
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -127,11 +130,55 @@ struct saved_payloads {
   }
 };
 
+// Copies a save's database, complete in `sealed_dir` (its writer's partial
+// directory), to other daemons.
+using copy_function = std::function<caf::error(const std::string& sealed_dir)>;
+
+// Finishes `writer`. With `copy`, its database is copied while another
+// thread makes it durable: on hosts with disks of their own a save with
+// copies then costs about the longer of the two, not their sum. The
+// database is published once durable even when the copy failed, as a
+// save without copies would have been; the save fails all the same.
+caf::expected<manifest> finish_copying(checkpoint_writer& writer,
+                                       const copy_function& copy) {
+  if (!copy)
+    return writer.finish();
+  if (auto sealed = writer.seal(); !sealed)
+    return sealed;
+  caf::error synced;
+  caf::error copied;
+  {
+    // Joined however the copy ends: the thread uses `writer`.
+    struct joined {
+      std::thread thread;
+      ~joined() {
+        if (thread.joinable())
+          thread.join();
+      }
+    } syncer;
+    try {
+      syncer.thread = std::thread{[&writer, &synced] {
+        synced = writer.sync();
+      }};
+    } catch (const std::system_error&) {
+      synced = writer.sync(); // no thread to be had: one after the other
+    }
+    copied = copy(writer.partial_path());
+  }
+  if (synced)
+    return synced;
+  auto written = writer.finish();
+  if (written && copied)
+    return copied;
+  return written;
+}
+
 caf::expected<checkpoint_stats>
 write(const caf::actor_system& sys, const std::string& node, int64_t epoch,
       const std::string& db, bool full,
       const std::vector<workspace::named_blob>& snapshot, saved_payloads& saved,
-      clock_type::time_point start, fault_injector* faults) {
+      clock_type::time_point start, fault_injector* faults,
+      const copy_function& copy) {
   // The snapshot was taken between `start` and now.
   auto snapshot_us = micros_since(start);
   writer_options opts;
@@ -169,7 +216,7 @@ write(const caf::actor_system& sys, const std::string& node, int64_t epoch,
     if (auto err = (*writer)->put(blob.name, *blob.value))
       return err;
   }
-  auto written = (*writer)->finish();
+  auto written = finish_copying(**writer, copy);
   if (!written)
     return std::move(written.error());
   std::vector<std::string> names;
@@ -190,14 +237,14 @@ write(const caf::actor_system& sys, const std::string& node, int64_t epoch,
 
 caf::expected<checkpoint_stats>
 save(const caf::actor_system& sys, const std::string& node, workspace& ws,
-     const save_checkpoint& msg, saved_payloads& saved,
-     fault_injector* faults) {
+     const save_checkpoint& msg, saved_payloads& saved, fault_injector* faults,
+     const copy_function& copy) {
   auto start = clock_type::now();
   auto snapshot = take_snapshot(ws, msg.blob_names, node, msg.epoch, faults);
   if (!snapshot)
     return std::move(snapshot.error());
   return write(sys, node, msg.epoch, msg.db, msg.full, *snapshot, saved, start,
-               faults);
+               faults, copy);
 }
 
 // Readers report this node at the load.* points, and the epoch when the
@@ -365,14 +412,15 @@ auto with_store(const replica_context& ctx, const std::string& address, F step)
 }
 
 // Pushes the database `db` (as the master names it) of `epoch` to every
-// holder; the first failure fails the save.
+// holder; the first failure fails the save. `files_at`: as for push_copy.
 caf::error push_to_holders(caf::actor_system& sys, const std::string& node,
                            const std::string& db, int64_t epoch,
-                           const replica_context& ctx) {
+                           const replica_context& ctx,
+                           const std::string& files_at = {}) {
   for (auto& holder : ctx.holders) {
     auto pushed = with_store(ctx, holder, [&](const caf::actor& store) {
       return push_copy(sys, store, node, db, epoch, ctx.place,
-                       copy_step_timeout, holder, ctx.streams);
+                       copy_step_timeout, holder, ctx.streams, files_at);
     });
     if (!pushed)
       return make_error(actors_errc::checkpoint_failed,
@@ -570,15 +618,16 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
   copies->streams = std::move(streams);
   copies->place = locate;
   copies->faults = faults.get();
-  // A save's database is copied once it is durable here.
-  auto copied = [self, node, copies](
-                  caf::expected<checkpoint_stats> stats, const std::string& db,
-                  int64_t epoch) -> caf::expected<checkpoint_stats> {
-    if (!stats || copies->holders.empty())
-      return stats;
-    if (auto err = push_to_holders(self->system(), node, db, epoch, *copies))
-      return err;
-    return stats;
+  // How a save's database (`db`, as the master names it) goes to the
+  // holders: none without copies.
+  auto copy_of = [self, node, copies](const std::string& db,
+                                      int64_t epoch) -> copy_function {
+    if (copies->holders.empty())
+      return {};
+    return [self, node, copies, db, epoch](const std::string& sealed_dir) {
+      return push_to_holders(self->system(), node, db, epoch, *copies,
+                             sealed_dir);
+    };
   };
   return {
     [=](save_checkpoint& msg) -> caf::result<checkpoint_stats> {
@@ -589,9 +638,8 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
         return err;
       detail::log(self->system())
         .debug("saving {} ({} blobs asked)", msg.db, msg.blob_names.size());
-      auto result
-        = copied(save(self->system(), node, *ws, msg, *saved, faults.get()),
-                 wire_db, msg.epoch);
+      auto result = save(self->system(), node, *ws, msg, *saved, faults.get(),
+                         copy_of(wire_db, msg.epoch));
       if (!result)
         return std::move(result.error());
       return std::move(*result);
@@ -688,9 +736,8 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
       written->erase(written->begin(), written->lower_bound(msg.epoch));
       written->insert_or_assign(
         msg.epoch,
-        copied(write(self->system(), node, msg.epoch, msg.db, msg.full,
-                     *snapshot, *saved, start, faults.get()),
-               wire_db, msg.epoch));
+        write(self->system(), node, msg.epoch, msg.db, msg.full, *snapshot,
+              *saved, start, faults.get(), copy_of(wire_db, msg.epoch)));
       return rp;
     },
     [=](prune_checkpoints& msg) -> caf::result<pruned_checkpoints> {

@@ -88,11 +88,12 @@ caf::expected<copy_outcome>
 push_copy(caf::actor_system& sys, const caf::actor& store,
           const std::string& node, const std::string& db, int64_t epoch,
           const place_function& place, std::chrono::milliseconds timeout,
-          const std::string& address, const copy_stream_ends& streams) {
+          const std::string& address, const copy_stream_ends& streams,
+          const std::string& files_at) {
   auto local = place(db);
   if (!local)
     return std::move(local.error());
-  auto listings = list_for_copy(*local, epoch);
+  auto listings = list_for_copy(*local, epoch, files_at);
   if (!listings)
     return std::move(listings.error());
   copy_outcome outcome;
@@ -100,6 +101,8 @@ push_copy(caf::actor_system& sys, const caf::actor& store,
     auto names = names_of(db, epoch, listing.epoch, place);
     if (!names)
       return std::move(names.error());
+    if (listing.epoch == epoch && !files_at.empty())
+      names->local = files_at;
     auto ticket = detail::blocking_request<copy_ticket>(
       sys, store, timeout,
       copy_offer{node, names->wire, listing, streams.send != nullptr});

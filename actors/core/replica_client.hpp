@@ -81,12 +81,14 @@ constexpr size_t copy_window = 12;
 /// actors_errc::unreachable) in copy_data messages. Errors: the persistence
 /// layer's for the local files, the store's refusal or failure, and
 /// caf::sec::request_timeout when one step took longer than `timeout`.
+/// `files_at`: as for list_for_copy (the database `db` itself read from its
+/// writer's sealed partial directory, while the writer makes it durable).
 caf::expected<copy_outcome>
 push_copy(caf::actor_system& sys, const caf::actor& store,
           const std::string& node, const std::string& db, int64_t epoch,
           const place_function& place, std::chrono::milliseconds timeout,
-          const std::string& address = {},
-          const copy_stream_ends& streams = {});
+          const std::string& address = {}, const copy_stream_ends& streams = {},
+          const std::string& files_at = {});
 
 /// Pulls node `node`'s database `db` of `epoch` from `store` into this
 /// daemon, with every earlier database it refers to: all of them, since a

@@ -229,6 +229,36 @@ BOOST_AUTO_TEST_CASE(
              boost::test_tools::per_element());
 }
 
+BOOST_AUTO_TEST_CASE(a_sealed_database_is_listed_as_it_will_be_published) {
+  auto dir = (*this)("src");
+  auto e0 = write_db(db_name(0, "trainer_0", dir), 0, blobs(0));
+  BOOST_REQUIRE(e0);
+  auto db = db_name(2, "trainer_0", dir);
+  auto writer = checkpoint_writer::create(db, "trainer_0", 2, small_options());
+  BOOST_REQUIRE(writer);
+  BOOST_REQUIRE(!(*writer)->reuse(entry_of(*e0, "a")));
+  BOOST_REQUIRE(!(*writer)->put("b", floats(3000, 9)));
+  BOOST_REQUIRE((*writer)->seal());
+  auto sealed = list_for_copy(db, 2, (*writer)->partial_path());
+  BOOST_REQUIRE_MESSAGE(sealed, describe(sealed));
+  BOOST_REQUIRE((*writer)->finish());
+  auto published = list_for_copy(db, 2);
+  BOOST_REQUIRE_MESSAGE(published, describe(published));
+  BOOST_TEST(epochs_of(*sealed) == (std::vector<int64_t>{0, 2}),
+             boost::test_tools::per_element());
+  BOOST_REQUIRE_EQUAL(sealed->size(), published->size());
+  for (size_t i = 0; i < sealed->size(); ++i) {
+    auto& x = (*sealed)[i];
+    auto& y = (*published)[i];
+    BOOST_TEST(x.data_id == y.data_id);
+    BOOST_TEST(x.manifest_digest == y.manifest_digest);
+    BOOST_TEST(names_of(x) == names_of(y), boost::test_tools::per_element());
+    for (size_t f = 0; f < x.files.size() && f < y.files.size(); ++f)
+      BOOST_TEST(x.files[f].bytes == y.files[f].bytes, x.files[f].name);
+  }
+  BOOST_TEST(sealed->back().manifest_digest != 0u);
+}
+
 BOOST_AUTO_TEST_CASE(a_listing_whose_earlier_database_is_gone_is_corrupt) {
   auto dir = (*this)("src");
   auto e0 = write_db(db_name(0, "trainer_0", dir), 0, blobs());

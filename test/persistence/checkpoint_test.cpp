@@ -445,6 +445,72 @@ BOOST_AUTO_TEST_CASE(writer_is_used_up_by_finish) {
   BOOST_TEST(has_code((*writer)->finish(), persistence_errc::invalid_argument));
 }
 
+BOOST_AUTO_TEST_CASE(a_sealed_database_is_complete_but_not_yet_published) {
+  auto path = (*this)("trainer_0.1");
+  auto writer = checkpoint_writer::create(path, "trainer_0", 1);
+  BOOST_REQUIRE(writer);
+  for (auto& [name, value] : mixed_blobs())
+    BOOST_REQUIRE(!(*writer)->put(name, value));
+  BOOST_REQUIRE(!(*writer)->put("big", big_floats(100000))); // a data file
+  auto sealed = (*writer)->seal();
+  BOOST_REQUIRE_MESSAGE(sealed, describe(sealed));
+  BOOST_TEST(sealed->blobs.size() == 7u);
+  BOOST_TEST(!fs::exists(path));
+  BOOST_TEST((*writer)->partial_path() == path + ".partial");
+  {
+    auto reader = checkpoint_reader::open((*writer)->partial_path());
+    BOOST_REQUIRE_MESSAGE(reader, describe(reader));
+    BOOST_TEST(!(*reader)->verify());
+    auto big = (*reader)->read("big");
+    BOOST_REQUIRE(big);
+    BOOST_TEST((*big == big_floats(100000)));
+  }
+  BOOST_REQUIRE(!(*writer)->sync());
+  BOOST_TEST(!fs::exists(path));
+  auto written = (*writer)->finish();
+  BOOST_REQUIRE_MESSAGE(written, describe(written));
+  BOOST_TEST(written->created_unix_ms == sealed->created_unix_ms);
+  BOOST_TEST(!fs::exists(path + ".partial"));
+  auto reader = checkpoint_reader::open(path);
+  BOOST_REQUIRE(reader);
+  BOOST_TEST(!(*reader)->verify());
+}
+
+BOOST_AUTO_TEST_CASE(a_sealed_writer_takes_no_more_blobs_and_seals_once) {
+  auto path = (*this)("trainer_0.1");
+  auto writer = checkpoint_writer::create(path, "trainer_0", 1);
+  BOOST_REQUIRE(writer);
+  BOOST_REQUIRE(!(*writer)->put("a", make_scalar<int32_t>(1)));
+  BOOST_REQUIRE((*writer)->seal());
+  BOOST_TEST(has_code((*writer)->put("b", make_scalar<int32_t>(2)),
+                      persistence_errc::invalid_argument));
+  BOOST_TEST(has_code((*writer)->seal(), persistence_errc::invalid_argument));
+  // Refusing them did not fail the writer.
+  BOOST_REQUIRE((*writer)->finish());
+  auto reader = checkpoint_reader::open(path);
+  BOOST_REQUIRE(reader);
+  BOOST_TEST((*reader)->get_manifest().blobs.size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_sealed_writer_abandoned_leaves_the_old_checkpoint) {
+  auto path = (*this)("trainer_0.1");
+  BOOST_REQUIRE(write_db(path, 1, {{"a", make_scalar<int32_t>(1)}}));
+  {
+    auto writer = checkpoint_writer::create(path, "trainer_0", 1);
+    BOOST_REQUIRE(writer);
+    BOOST_REQUIRE(!(*writer)->put("a", make_scalar<int32_t>(2)));
+    BOOST_REQUIRE((*writer)->seal());
+    BOOST_REQUIRE(!(*writer)->sync());
+    // Destroyed without finish().
+  }
+  BOOST_TEST(!fs::exists(path + ".partial"));
+  auto reader = checkpoint_reader::open(path);
+  BOOST_REQUIRE(reader);
+  auto a = (*reader)->read("a");
+  BOOST_REQUIRE(a);
+  BOOST_TEST((*a == make_scalar<int32_t>(1)));
+}
+
 BOOST_AUTO_TEST_CASE(empty_checkpoint_is_complete) {
   auto path = (*this)("n.1");
   auto writer = checkpoint_writer::create(path, "n", 1);

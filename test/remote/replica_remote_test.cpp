@@ -97,6 +97,34 @@ BOOST_AUTO_TEST_CASE(each_database_is_copied_to_the_next_nodes_daemon) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(a_database_is_copied_while_its_node_makes_it_durable) {
+  three_daemons d;
+  // trainer_1's daemon is slow to make its database of epoch 2 durable.
+  auto plan = d.dir.sub("plan.json");
+  std::ofstream{plan} << R"({"faults": [{"point": "save.fsync.after",)"
+                      << R"( "fault": "delay", "ms": 4000,)"
+                      << R"( "node": "trainer_1", "epoch": 2}]})";
+  d.daemons[1]->kill();
+  d.daemons[1] = std::make_unique<node_daemon>(
+    start_daemon(d.dir.str(), "d1-slow", {"--fault-plan", plan}));
+  auto args = d.run_args(epochrt::test::pipeline3, {"--replicas", "1"});
+  auto ckpt = args[3];
+  auto run = d.start_run(args);
+  auto own = db_on(*d.daemons[1], ckpt, "trainer_1", 2);
+  auto copy = db_on(*d.daemons[2], ckpt, "trainer_1", 2);
+  // The copy is in place on the holder while the node's own database is
+  // still being made durable: the copy did not wait for it.
+  BOOST_TEST(epochrt::test::eventually(
+    [&] {
+      return fs::is_directory(copy) && fs::is_directory(own + ".partial")
+        && !fs::exists(own);
+    },
+    30s));
+  BOOST_REQUIRE_EQUAL(run->wait(60s), 0);
+  check_totals(read_text(d.dir.sub("run.out")));
+  BOOST_TEST(fs::is_directory(own));
+}
+
 BOOST_AUTO_TEST_CASE(replicas_beyond_the_daemons_are_bad_input) {
   three_daemons d;
   auto run = cli(d.run_args(epochrt::test::pipeline3, {"--replicas", "3"}));
