@@ -33,9 +33,6 @@ namespace {
 // while hashed.
 constexpr size_t check_piece_bytes = size_t{4} << 20;
 
-// Bytes appended to a copy's file between two starts of its writeback.
-constexpr uint64_t writeback_bytes = uint64_t{8} << 20;
-
 caf::error corrupt(std::string what) {
   return make_error(persistence_errc::corrupt, std::move(what));
 }
@@ -356,18 +353,9 @@ struct database_copy::impl {
     return {};
   }
 
-  // Starts the disk writing what was appended to the open file, once
-  // enough came, without waiting for it: the copy's bytes go to the disk
-  // while the rest arrive, and finish's fsync waits only for the tail.
+  // The copy's bytes go to the disk while the rest arrive.
   void start_writeback() {
-    auto end = written[fd_file];
-    if (end - unsent < writeback_bytes)
-      return;
-    // Best effort: the fsync in finish is what makes the copy durable.
-    static_cast<void>(::sync_file_range(fd, static_cast<off_t>(unsent),
-                                        static_cast<off_t>(end - unsent),
-                                        SYNC_FILE_RANGE_WRITE));
-    unsent = end;
+    detail::start_writeback(fd, unsent, written[fd_file]);
   }
 
   // Whether file `i` holds its listed size and has digest `expected`: read

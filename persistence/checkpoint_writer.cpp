@@ -61,6 +61,7 @@ struct checkpoint_writer::impl {
   int data_fd = -1; // the data file, once a payload goes there
   uint64_t data_id = 0;
   uint64_t data_end = 0; // where the next payload goes
+  uint64_t unsent = 0;   // of the data file: from here on not sent to disk yet
   // Data files of earlier epochs that `reuse` opened.
   struct earlier_file {
     std::string path;
@@ -208,6 +209,8 @@ struct checkpoint_writer::impl {
       if (auto err = detail::pwrite_all(data_fd, bytes, size,
                                         data_end + done_bytes, file))
         return err;
+      // The disk writes while the rest comes: sync waits for the tail only.
+      detail::start_writeback(data_fd, unsent, data_end + done_bytes + size);
     }
     if (disk)
       if (auto err = disk->payload_written(data_fd, data_end, total, file))

@@ -102,6 +102,15 @@ caf::error fsync_path(const std::string& path) {
   return {};
 }
 
+void start_writeback(int fd, uint64_t& from, uint64_t end) noexcept {
+  if (end < from || end - from < writeback_bytes)
+    return;
+  static_cast<void>(::sync_file_range(fd, static_cast<off_t>(from),
+                                      static_cast<off_t>(end - from),
+                                      SYNC_FILE_RANGE_WRITE));
+  from = end;
+}
+
 caf::error fsync_dir_files(const std::string& dir) {
   std::error_code ec;
   for (auto it = fs::directory_iterator{dir, ec}; !ec && it != fs::end(it);

@@ -39,6 +39,17 @@ caf::expected<size_t> pread_full(int fd, char* into, size_t size,
 caf::error pwrite_all(int fd, const char* bytes, size_t size, uint64_t offset,
                       const std::string& file);
 
+/// How many bytes written in sequence start_writeback lets pile up before
+/// it hands them to the disk.
+constexpr uint64_t writeback_bytes = uint64_t{8} << 20;
+
+/// Starts the disk writing bytes [`from`, `end`) of `fd`, without waiting
+/// for it, once they are at least writeback_bytes; `from` moves to `end`
+/// then. For a file written in sequence and fsynced at the end: the disk
+/// writes while the rest is still coming, and the fsync waits for the tail
+/// only. Best effort: the fsync is what makes the bytes durable.
+void start_writeback(int fd, uint64_t& from, uint64_t end) noexcept;
+
 /// fsyncs every regular file directly inside `dir`, then `dir`.
 caf::error fsync_dir_files(const std::string& dir);
 
