@@ -145,6 +145,8 @@ caf::expected<manifest> finish_copying(checkpoint_writer& writer,
     return writer.finish();
   if (auto sealed = writer.seal(); !sealed)
     return sealed;
+  // Taken now: from here on until the join, only the thread uses `writer`.
+  auto sealed_dir = writer.partial_path();
   caf::error synced;
   caf::error copied;
   {
@@ -163,7 +165,7 @@ caf::expected<manifest> finish_copying(checkpoint_writer& writer,
     } catch (const std::system_error&) {
       synced = writer.sync(); // no thread to be had: one after the other
     }
-    copied = copy(writer.partial_path());
+    copied = copy(sealed_dir);
   }
   if (synced)
     return synced;
