@@ -1,7 +1,9 @@
 #include "tensor_array.hpp"
 
 #include <cstring>
+#include <limits>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -73,14 +75,30 @@ bool numeric_dtype_of(const py::array& arr, dtype& out) {
 
 template <class T>
 void copy_elements(const py::array& arr, tensor& out) {
-  // C order and native byte order; a copy only when `arr` is neither.
-  auto dense
-    = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(arr);
-  if (!dense)
-    throw py::error_already_set();
-  out.data.resize(static_cast<size_t>(dense.nbytes()));
-  if (!out.data.empty())
-    std::memcpy(out.data.data(), dense.data(), out.data.size());
+  // The tensor's buffer first: an array too large for memory fails here
+  // with MemoryError (std::bad_alloc), before NumPy makes a copy of its
+  // own (a broadcast view of 2**40 elements has no bytes to copy from).
+  auto count = static_cast<size_t>(arr.size());
+  if (count > std::numeric_limits<size_t>::max() / sizeof(T))
+    throw std::bad_alloc();
+  out.data.resize(count * sizeof(T));
+  if (count == 0)
+    return;
+  auto native = arr.dtype().attr("byteorder").cast<std::string>() != ">";
+  if (native && (arr.flags() & py::array::c_style) != 0) {
+    std::memcpy(out.data.data(), arr.data(), out.data.size());
+    return;
+  }
+  // Strided or byte-swapped: NumPy copies it into the buffer, in C order.
+  // A base that owns nothing: the view lives only for the copy below, and
+  // without a base pybind11 would copy the buffer instead of viewing it.
+  py::capsule no_owner{out.data.data(), [](void*) {}};
+  py::array target{
+    py::dtype::of<T>(),
+    std::vector<py::ssize_t>(arr.shape(), arr.shape() + arr.ndim()),
+    reinterpret_cast<T*>(out.data.data()), no_owner};
+  py::module_::import("numpy").attr("copyto")(target, arr,
+                                              py::arg("casting") = "equiv");
 }
 
 std::string string_element(py::handle item) {
@@ -94,9 +112,16 @@ std::string string_element(py::handle item) {
       throw py::error_already_set();
     return std::string{text, static_cast<size_t>(size)};
   }
+  // NumPy makes an object array of anything it has no dtype for: an int
+  // beyond int64 (2**70), None, a nested sequence of uneven length.
+  auto text = std::string{py::repr(item)};
+  if (text.size() > 60)
+    text = text.substr(0, 57) + "...";
   throw py::type_error(
-    "a string tensor holds bytes or str, not "
-    + std::string{py::str(item.get_type().attr("__name__"))});
+    "an array of Python objects holding a "
+    + std::string{py::str(item.get_type().attr("__name__"))} + " (" + text
+    + "): epochrt's blobs hold float32, float64, int32, int64, uint8, bool "
+      "or strings (bytes or str)");
 }
 
 } // namespace
@@ -158,6 +183,35 @@ py::array to_writable_ndarray(std::shared_ptr<tensor> value) {
                    }};
   owner.release();
   return py::array{type, std::move(shape), bytes, base};
+}
+
+bool views_whole(py::handle object, const tensor& value) {
+  if (value.type == dtype::string || value.data.empty())
+    return false;
+  // Not `py::array::ensure`: that may copy (a list, another dtype).
+  py::array arr;
+  if (py::isinstance<py::array>(object)) {
+    arr = py::reinterpret_borrow<py::array>(object);
+  } else if (py::hasattr(object, "__array_interface__")
+             || py::hasattr(object, "__array__")) {
+    auto numpy = py::module_::import("numpy");
+    auto viewed = numpy.attr("asarray")(object);
+    if (!py::isinstance<py::array>(viewed))
+      return false;
+    arr = py::reinterpret_borrow<py::array>(viewed);
+  } else {
+    return false;
+  }
+  dtype type = dtype::f32;
+  if (!numeric_dtype_of(arr, type) || type != value.type
+      || arr.dtype().attr("byteorder").cast<std::string>() == ">")
+    return false;
+  if (arr.data() != static_cast<const void*>(value.data.data())
+      || static_cast<size_t>(arr.nbytes()) != value.data.size()
+      || (arr.flags() & py::array::c_style) == 0)
+    return false;
+  std::vector<int64_t> shape(arr.shape(), arr.shape() + arr.ndim());
+  return shape == value.shape;
 }
 
 void copy_into(const tensor& value, py::array& out) {

@@ -36,6 +36,12 @@ pybind11::array to_readonly_ndarray(std::shared_ptr<const tensor> value);
 /// Python keeps it. Precondition: `value` is not a string tensor.
 pybind11::array to_writable_ndarray(std::shared_ptr<tensor> value);
 
+/// True when `object` is an array (or anything NumPy views without a copy,
+/// a CPU torch tensor among them) over exactly `value`'s bytes, in its
+/// dtype and shape, C-contiguous: what an op returns when it updated an
+/// input in place and returned it. Never copies.
+bool views_whole(pybind11::handle object, const tensor& value);
+
 /// Copies `value`'s elements into `out`, which must be a writable
 /// C-contiguous array of its dtype (native byte order) and shape; without
 /// the GIL while it copies. Throws pybind11::type_error for another dtype

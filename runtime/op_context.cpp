@@ -112,6 +112,34 @@ void op_context::set_output_shared(size_t i, tensor_ptr value) {
   ws_.put_shared(name, std::move(value));
 }
 
+std::shared_ptr<tensor> op_context::expose_input(size_t i) {
+  assert(i < def_.inputs.size());
+  auto& name = def_.inputs[i];
+  if (scratch_ != nullptr) {
+    auto j = scratch_->find(name);
+    if (j != scratch_->end())
+      return std::make_shared<tensor>(j->second);
+  }
+  auto result = ws_.expose(name);
+  assert(result != nullptr); // the runner checks inputs before the op runs
+  return result;
+}
+
+void op_context::settle_input(size_t i,
+                              const std::shared_ptr<tensor>& exposed) {
+  assert(i < def_.inputs.size());
+  if (scratch_ == nullptr)
+    return; // the workspace's own tensor: written in place already
+  auto j = scratch_->find(def_.inputs[i]);
+  if (j != scratch_->end() && !(j->second == *exposed))
+    j->second = *exposed;
+}
+
+void op_context::disown_input(size_t i, const tensor* exposed) {
+  assert(i < def_.inputs.size());
+  ws_.disown(def_.inputs[i], exposed);
+}
+
 caf::error op_context::wait_for(std::shared_ptr<exchange_wait> wait) {
   assert(wait != nullptr);
   if (calls_ == nullptr)

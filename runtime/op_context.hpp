@@ -112,6 +112,21 @@ public:
   /// it (copied into a PRIVATE task's scratch).
   void set_output_shared(size_t i, tensor_ptr value);
 
+  /// Input `i` for code that the runtime cannot watch, which may write into
+  /// it whatever it was told (a Python op's arrays): see
+  /// `workspace::access::expose`. A PRIVATE task's scratch blob is exposed
+  /// as a copy, which `settle_input` takes back. The caller makes sure the
+  /// code keeps no reference to it past the call (`disown_input`).
+  std::shared_ptr<tensor> expose_input(size_t i);
+
+  /// After the code ran: what it wrote into `exposed`, input `i` as
+  /// `expose_input` returned it, becomes the input blob's value.
+  void settle_input(size_t i, const std::shared_ptr<tensor>& exposed);
+
+  /// Input `i` stops using the tensor at `exposed` when it still does (the
+  /// code kept a reference to it): `workspace::access::disown`.
+  void disown_input(size_t i, const tensor* exposed);
+
   /// The task's exchange, or null when it runs without one.
   task_port* port() const noexcept {
     return port_;

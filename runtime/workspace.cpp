@@ -137,7 +137,8 @@ workspace::snapshot(const std::vector<std::string>& names) const {
     if (i == blobs_.end())
       return make_error(runtime_errc::missing_blob,
                         "snapshot: blob '" + name + "' does not exist");
-    result.push_back(named_blob{name, i->second.value, i->second.version});
+    result.push_back(
+      named_blob{name, i->second.value, i->second.version, i->second.exposed});
   }
   return result;
 }
@@ -147,7 +148,8 @@ std::vector<workspace::named_blob> workspace::snapshot_all() const {
   std::vector<named_blob> result;
   result.reserve(blobs_.size());
   for (auto& [name, entry] : blobs_)
-    result.push_back(named_blob{name, entry.value, entry.version});
+    result.push_back(
+      named_blob{name, entry.value, entry.version, entry.exposed});
   return result;
 }
 
@@ -186,6 +188,7 @@ tensor& workspace::access::mutable_blob(const std::string& name) {
   // The caller may write through the reference until the access ends, and
   // no snapshot can be taken before that: one new version covers it all.
   i->second.version = ws_->next_version();
+  i->second.exposed = false;
   return *i->second.value;
 }
 
@@ -203,6 +206,7 @@ void workspace::access::put(const std::string& name, tensor value) {
   else
     i->second.value = std::make_shared<tensor>(std::move(value));
   i->second.version = version;
+  i->second.exposed = false;
 }
 
 workspace::blob_ptr workspace::access::share(std::string_view name) const {
@@ -226,6 +230,25 @@ void workspace::access::put_shared(const std::string& name, blob_ptr value) {
     ws_->blobs_.emplace(name, slot{std::move(ptr), version});
   else
     i->second = slot{std::move(ptr), version};
+}
+
+std::shared_ptr<tensor> workspace::access::expose(const std::string& name) {
+  assert(guard_.owns_lock());
+  auto i = ws_->blobs_.find(name);
+  if (i == ws_->blobs_.end())
+    return nullptr;
+  if (!sole_owner(i->second.value))
+    i->second.value = std::make_shared<tensor>(*i->second.value);
+  i->second.version = ws_->next_version();
+  i->second.exposed = true;
+  return i->second.value;
+}
+
+void workspace::access::disown(const std::string& name, const tensor* value) {
+  assert(guard_.owns_lock());
+  auto i = ws_->blobs_.find(name);
+  if (i != ws_->blobs_.end() && i->second.value.get() == value)
+    i->second.value = std::make_shared<tensor>(*i->second.value);
 }
 
 } // namespace epochrt

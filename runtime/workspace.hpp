@@ -47,6 +47,10 @@ public:
     std::string name;
     blob_ptr value;
     uint64_t version = 0;
+    /// The version was made by `access::expose`: code the runtime cannot
+    /// watch may have written the tensor, or may not have. Its value may
+    /// therefore equal an earlier version's, and only its content tells.
+    bool exposed = false;
   };
 
   workspace() = default;
@@ -138,6 +142,23 @@ public:
     /// clones it first otherwise.
     void put_shared(const std::string& name, blob_ptr value);
 
+    /// The blob `name` for code that the runtime cannot watch (a Python
+    /// op's arrays, which PyTorch writes whatever their read-only flag):
+    /// the workspace's own tensor, cloned first when anyone else holds it,
+    /// so that whatever that code writes changes no snapshot, no other
+    /// node's blob and no earlier value. The blob gets a new version,
+    /// marked `exposed`. Null when absent.
+    ///
+    /// The caller must make sure the code keeps no reference to the
+    /// tensor past this access (see `disown`): a write after it would
+    /// reach whoever holds the blob next, a snapshot included.
+    std::shared_ptr<tensor> expose(const std::string& name);
+
+    /// Makes `name` stop using the tensor at `value` when it still does,
+    /// by holding a clone instead (same content, same version): for a
+    /// tensor that exposed code kept a reference to.
+    void disown(const std::string& name, const tensor* value);
+
   private:
     std::unique_lock<std::mutex> guard_;
     workspace* ws_;
@@ -155,6 +176,7 @@ private:
   struct slot {
     std::shared_ptr<tensor> value;
     uint64_t version = 0;
+    bool exposed = false; // the version was made by access::expose
   };
   using map_type = std::map<std::string, slot, std::less<>>;
 

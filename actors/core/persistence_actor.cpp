@@ -23,6 +23,7 @@
 #include <epochrt/persistence/checkpoint_retention.hpp>
 #include <epochrt/persistence/checkpoint_writer.hpp>
 #include <epochrt/persistence/db_name.hpp>
+#include <epochrt/persistence/digest.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
 #include <epochrt/persistence/path_guard.hpp>
 #include <epochrt/persistence/persistence_errc.hpp>
@@ -90,6 +91,29 @@ struct saved_payloads {
     // Only within one directory: the entry names an epoch, not a path.
     auto sibling = db_path_of_epoch(new_db, new_epoch, epoch);
     if (!sibling || *sibling != db)
+      return nullptr;
+    return &i->second;
+  }
+
+  // The payload of `blob`, a blob at a version `access::expose` made, if
+  // the checkpoint `db` of `epoch` may refer to it: one of the same name
+  // whose content is the same. User code may or may not have written an
+  // exposed blob, so its version cannot tell; its digest does, for one
+  // pass over its bytes instead of writing them.
+  const payload* reusable_content(const workspace::named_blob& blob,
+                                  const std::string& new_db,
+                                  int64_t new_epoch) const {
+    if (epoch < 0 || epoch >= new_epoch || !blob.exposed)
+      return nullptr;
+    auto i = blobs.find(blob.name);
+    if (i == blobs.end())
+      return nullptr;
+    auto& entry = i->second.entry;
+    auto& value = *blob.value;
+    if (entry.type != value.type || entry.shape != value.shape)
+      return nullptr;
+    auto sibling = db_path_of_epoch(new_db, new_epoch, epoch);
+    if (!sibling || *sibling != db || payload_digest(value) != entry.digest)
       return nullptr;
     return &i->second;
   }
@@ -195,26 +219,30 @@ write(const caf::actor_system& sys, const std::string& node, int64_t epoch,
   uint64_t reused_bytes = 0;
   std::set<std::string> verified; // reused payloads: all checked by now
   for (auto& blob : snapshot) {
-    if (!full)
-      if (auto* earlier = previous.reusable(blob, db, epoch)) {
-        auto check = earlier->verified
-          ? checkpoint_writer::reuse_check::location
-          : checkpoint_writer::reuse_check::digest;
-        auto err = (*writer)->reuse(earlier->entry, check);
-        if (!err) {
-          ++reused;
-          reused_bytes += earlier->entry.bytes;
-          verified.insert(blob.name);
-          continue;
-        }
-        // Gone, rewritten or damaged since: written again below. Anything
-        // else failed the writer.
-        if (err.category() != persistence_category
-            || err.code() != static_cast<uint8_t>(persistence_errc::not_found))
-          return err;
-        detail::log(sys).info("writing blob '{}' again: {}", blob.name,
-                              error_text(err));
+    const saved_payloads::payload* earlier = nullptr;
+    if (!full) {
+      earlier = previous.reusable(blob, db, epoch);
+      if (earlier == nullptr)
+        earlier = previous.reusable_content(blob, db, epoch);
+    }
+    if (earlier != nullptr) {
+      auto check = earlier->verified ? checkpoint_writer::reuse_check::location
+                                     : checkpoint_writer::reuse_check::digest;
+      auto err = (*writer)->reuse(earlier->entry, check);
+      if (!err) {
+        ++reused;
+        reused_bytes += earlier->entry.bytes;
+        verified.insert(blob.name);
+        continue;
       }
+      // Gone, rewritten or damaged since: written again below. Anything
+      // else failed the writer.
+      if (err.category() != persistence_category
+          || err.code() != static_cast<uint8_t>(persistence_errc::not_found))
+        return err;
+      detail::log(sys).info("writing blob '{}' again: {}", blob.name,
+                            error_text(err));
+    }
     if (auto err = (*writer)->put(blob.name, *blob.value))
       return err;
   }

@@ -109,7 +109,7 @@ BOOST_AUTO_TEST_CASE(snapshots_taken_while_tasks_write_are_consistent) {
   int64_t last = 0;
   for (int i = 0; i < 200; ++i) {
     auto snap = ws.snapshot_all();
-    for (auto& [name, value, version] : snap)
+    for (auto& [name, value, version, exposed] : snap)
       if (name == "a") {
         auto now = value->values<int64_t>()[0];
         BOOST_CHECK(now >= last); // monotone, never torn
@@ -181,6 +181,75 @@ BOOST_AUTO_TEST_CASE(replace_all_reports_the_version_of_the_pair_that_wins) {
   BOOST_TEST(version_of(ws, "w") == versions[1]);
   BOOST_TEST(ints(*ws.get("w")) == std::vector<int64_t>{2},
              boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(an_exposed_blob_shared_with_a_snapshot_is_cloned_first) {
+  workspace ws;
+  ws.set("w", i64s({2}, {1, 2}));
+  auto snap = ws.snapshot_all();
+  auto exposed = ws.with_lock([](workspace::access& acc) {
+    return acc.expose("w");
+  });
+  BOOST_REQUIRE(exposed);
+  BOOST_TEST(exposed.get() != snap[0].value.get());
+  exposed->values<int64_t>()[0] = 7; // as user code writes it
+  BOOST_TEST(ints(*snap[0].value) == (std::vector<int64_t>{1, 2}),
+             boost::test_tools::per_element());
+  BOOST_TEST(ints(*ws.get("w")) == (std::vector<int64_t>{7, 2}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(an_exposed_blob_held_by_nobody_else_is_not_copied) {
+  workspace ws;
+  ws.set("w", i64s({2}, {1, 2}));
+  const tensor* before = ws.get("w").get();
+  auto exposed = ws.with_lock([](workspace::access& acc) {
+    return acc.expose("w");
+  });
+  BOOST_TEST(exposed.get() == before);
+}
+
+BOOST_AUTO_TEST_CASE(exposing_a_blob_gives_it_a_new_version_marked_exposed) {
+  workspace ws;
+  ws.set("w", i64s({1}, {1}));
+  auto before = version_of(ws, "w");
+  BOOST_TEST(!ws.snapshot_all()[0].exposed);
+  ws.with_lock([](workspace::access& acc) {
+    acc.expose("w");
+  });
+  auto snap = ws.snapshot_all();
+  BOOST_TEST(snap[0].version > before);
+  BOOST_TEST(snap[0].exposed);
+  // Any other write makes it an ordinary version again.
+  ws.with_lock([](workspace::access& acc) {
+    acc.put("w", i64s({1}, {2}));
+  });
+  BOOST_TEST(!ws.snapshot_all()[0].exposed);
+}
+
+BOOST_AUTO_TEST_CASE(exposing_an_absent_blob_gives_null) {
+  workspace ws;
+  auto exposed = ws.with_lock([](workspace::access& acc) {
+    return acc.expose("missing");
+  });
+  BOOST_TEST(!exposed);
+}
+
+BOOST_AUTO_TEST_CASE(a_disowned_tensor_is_no_longer_the_blob) {
+  workspace ws;
+  ws.set("w", i64s({1}, {1}));
+  auto kept = ws.with_lock([](workspace::access& acc) {
+    return acc.expose("w");
+  });
+  auto version = version_of(ws, "w");
+  ws.with_lock([&](workspace::access& acc) {
+    acc.disown("w", kept.get());
+  });
+  kept->values<int64_t>()[0] = 9; // a reference kept past the op
+  BOOST_TEST(ws.get("w").get() != kept.get());
+  BOOST_TEST(ints(*ws.get("w")) == std::vector<int64_t>{1},
+             boost::test_tools::per_element());
+  BOOST_TEST(version_of(ws, "w") == version);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
