@@ -68,32 +68,72 @@ bool visit_numeric(dtype type, F&& f) {
   }
 }
 
-// Validates a shape given as an argument: no negative dimension and not
-// too many elements.
-caf::error check_shape(op_context& ctx, const std::vector<int64_t>& shape) {
+// What is wrong with a shape given as an argument (a negative dimension,
+// too many elements), or empty.
+std::string shape_problem(const std::vector<int64_t>& shape) {
   uint64_t count = 1;
   for (auto dim : shape) {
     if (dim < 0)
-      return ctx.fail(runtime_errc::bad_argument,
-                      "shape " + shape_text(shape)
-                        + " has a negative dimension");
+      return "shape " + shape_text(shape) + " has a negative dimension";
     if (dim != 0 && count > max_elements / static_cast<uint64_t>(dim))
-      return ctx.fail(runtime_errc::bad_argument,
-                      "shape " + shape_text(shape) + " is too large");
+      return "shape " + shape_text(shape) + " is too large";
     count *= static_cast<uint64_t>(dim);
   }
+  return {};
+}
+
+caf::error check_shape(op_context& ctx, const std::vector<int64_t>& shape) {
+  if (auto problem = shape_problem(shape); !problem.empty())
+    return ctx.fail(runtime_errc::bad_argument, problem);
   return caf::none;
 }
 
-// Reads the `dtype` argument: a numeric type or bool.
-caf::error fill_dtype(op_context& ctx, dtype& out) {
-  auto name = ctx.string_arg("dtype", "f32");
+// What is wrong with a fill's `dtype` argument, `name`, or empty: a
+// numeric type or bool.
+std::string fill_dtype_problem(const std::string& name, dtype& out) {
   if (!from_string(name, out) || out == dtype::string)
-    return ctx.fail(runtime_errc::bad_argument,
-                    "arg 'dtype': expected one of f32, f64, i32, i64, u8, "
-                    "bool, got '"
-                      + name + "'");
+    return "arg 'dtype': expected one of f32, f64, i32, i64, u8, bool, got '"
+      + name + "'";
+  return {};
+}
+
+caf::error fill_dtype(op_context& ctx, dtype& out) {
+  auto problem = fill_dtype_problem(ctx.string_arg("dtype", "f32"), out);
+  if (!problem.empty())
+    return ctx.fail(runtime_errc::bad_argument, problem);
   return caf::none;
+}
+
+// The static check of ConstantFill and GivenTensorFill: what their run
+// would refuse, refused when the job is validated instead, so that a bad
+// fill in an epoch task fails before the first epoch, not deep in a run.
+// The argument kinds were checked before.
+std::string fill_problem(const op_def& op, bool given) {
+  std::vector<int64_t> shape;
+  auto shape_arg = op.args.find("shape");
+  if (shape_arg != op.args.end())
+    for (size_t k = 0; k < shape_arg->second.element_count(); ++k)
+      shape.push_back(element_as_int(shape_arg->second, k));
+  if (auto problem = shape_problem(shape); !problem.empty())
+    return op.type + ": " + problem;
+  auto dtype_arg = op.args.find("dtype");
+  if (dtype_arg != op.args.end() && dtype_arg->second.strings.size() == 1) {
+    dtype type;
+    auto problem = fill_dtype_problem(dtype_arg->second.strings[0], type);
+    if (!problem.empty())
+      return op.type + ": " + problem;
+  }
+  auto values = op.args.find("values");
+  if (given && shape_arg != op.args.end() && values != op.args.end()) {
+    uint64_t count = 1;
+    for (auto dim : shape)
+      count *= static_cast<uint64_t>(dim);
+    if (count != values->second.element_count())
+      return op.type + ": shape " + shape_text(shape) + " holds "
+        + std::to_string(count) + " values, got "
+        + std::to_string(values->second.element_count());
+  }
+  return {};
 }
 
 // Stores element `i` of `src` (numeric) into element `i` of `dst`,
@@ -298,6 +338,16 @@ caf::error count_down(op_context& ctx) {
   if (!done)
     --*count;
   ctx.set_output(0, make_scalar<bool>(done));
+  return caf::none;
+}
+
+caf::error epoch_limit_op(op_context& ctx) {
+  if (auto err = check_counter(ctx, 0, "counter"))
+    return err;
+  auto& counter = ctx.mutable_input(0);
+  auto* count = counter.values<int64_t>();
+  ++*count;
+  ctx.set_output(0, make_scalar<bool>(*count >= ctx.int_arg("limit", 1)));
   return caf::none;
 }
 
@@ -621,7 +671,7 @@ caf::error sleep_op(op_context& ctx) {
   for (auto now = std::chrono::steady_clock::now(); now < deadline;
        now = std::chrono::steady_clock::now()) {
     if (ctx.cancelled())
-      return ctx.fail(runtime_errc::op_failed, "cancelled");
+      return ctx.fail(runtime_errc::cancelled, "cancelled");
     std::this_thread::sleep_for(
       std::min<std::chrono::steady_clock::duration>(slice, deadline - now));
   }
@@ -666,7 +716,9 @@ caf::error add_builtin_ops(op_registry& ops) {
       arg("value", arg_kind::number, false, "fill value, default 0"),
       arg("dtype", arg_kind::string, false, dtype_doc)},
      constant_fill,
-     {}});
+     [](const op_def& op) {
+       return fill_problem(op, false);
+     }});
   must_add(registry,
            {"GivenTensorFill",
             "Outputs a tensor of `shape` (default: [number of values]) and "
@@ -680,7 +732,9 @@ caf::error add_builtin_ops(op_registry& ops) {
              arg("values", arg_kind::number_list, true, "the elements"),
              arg("dtype", arg_kind::string, false, dtype_doc)},
             given_tensor_fill,
-            {}});
+            [](const op_def& op) {
+              return fill_problem(op, true);
+            }});
   const char* broadcast_doc
     = "Both inputs must have the same numeric dtype and either the same shape "
       "or one of them a single element (a scalar or shape [1]), which is "
@@ -754,6 +808,28 @@ caf::error add_builtin_ops(op_registry& ops) {
                 return "CountDown must not write its result over its counter";
               return {};
             }});
+  must_add(
+    registry,
+    {"EpochLimit",
+     "Input: an i64 counter of the epochs run (one element), updated in "
+     "place: incremented by one. Outputs true (a bool scalar) once it "
+     "reaches `limit`. What epoch_limiter adds to a job's epoch group: the "
+     "limit is an argument of the job, not state in its checkpoints, so a "
+     "job given more epochs trains on.",
+     1,
+     1,
+     1,
+     1,
+     {arg("limit", arg_kind::integer, true, "the number of epochs, >= 1")},
+     epoch_limit_op,
+     [](const op_def& op) -> std::string {
+       if (op.outputs[0] == op.inputs[0])
+         return "EpochLimit must not write its result over its counter";
+       auto i = op.args.find("limit");
+       if (i != op.args.end() && element_as_int(i->second, 0) < 1)
+         return "EpochLimit: limit must be at least 1";
+       return {};
+     }});
   must_add(registry,
            {"CreateCursor",
             "Outputs an i64 scalar cursor at record 0.",

@@ -17,6 +17,7 @@ class op_registry;
 /// - Sum: x -> out: scalar sum of all elements
 /// - CreateCounter: -> counter; init_count: i64 scalar `init_count`
 /// - CountDown: counter -> done: Caffe2's CountDown
+/// - EpochLimit: epochs -> done; limit*: counts up, done at `limit`
 /// - CreateCursor: -> cursor: i64 scalar 0
 /// - ReadNext: cursor, data... -> batch..., finished; batch_size, wrap:
 ///   the next records of every dataset

@@ -128,7 +128,7 @@ BOOST_AUTO_TEST_CASE(epoch_limiter_of_three_stops_after_three_epochs) {
   sim.run(j);
   BOOST_TEST(sim.epochs == 3);
   BOOST_TEST(*sim.ws("trainer_0").get("x") == make_scalar<int64_t>(3));
-  BOOST_TEST(sim.ws("trainer_0").has("epoch_limiter/counter"));
+  BOOST_TEST(sim.ws("trainer_0").has("epoch_limiter/epochs"));
 }
 
 BOOST_AUTO_TEST_CASE(epoch_limit_reads_the_smallest_limiter_of_a_job) {
