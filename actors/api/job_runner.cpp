@@ -15,6 +15,7 @@
 #include <epochrt/actors/detail/notify.hpp>
 #include <epochrt/messages/error_text.hpp>
 #include <epochrt/persistence/persistence_errc.hpp>
+#include <epochrt/runtime/job_definition.hpp>
 
 namespace epochrt {
 
@@ -25,7 +26,8 @@ job_runner::job_runner(job the_job, basic_checkpoint_manager* manager,
   : job_(std::move(the_job)), manager_(manager),
     resume_from_epoch_(resume_from_epoch), upload_(upload),
     options_(std::move(options)),
-    stop_(std::make_shared<std::atomic<bool>>(false)) {
+    stop_(std::make_shared<std::atomic<bool>>(false)),
+    stop_now_(std::make_shared<std::atomic<bool>>(false)) {
   // A signal handler may call request_stop: a lock that could be held by
   // the interrupted thread would deadlock it.
   static_assert(std::atomic<bool>::is_always_lock_free);
@@ -33,6 +35,11 @@ job_runner::job_runner(job the_job, basic_checkpoint_manager* manager,
 
 void job_runner::request_stop() noexcept {
   stop_->store(true, std::memory_order_relaxed);
+}
+
+void job_runner::request_stop_now() noexcept {
+  stop_->store(true, std::memory_order_relaxed);
+  stop_now_->store(true, std::memory_order_relaxed);
 }
 
 bool job_runner::stop_requested() const noexcept {
@@ -99,7 +106,9 @@ caf::expected<int64_t> job_runner::train(session& sess) {
     return make_error(actors_errc::stopped,
                       "stopped on request before the job started");
   if (manager_ != nullptr)
-    if (auto err = manager_->set_params(job_.nodes_to_checkpoint()))
+    if (auto err = manager_->set_params(job_.nodes_to_checkpoint(), {},
+                                        job_definition(job_, sess.ops().get()),
+                                        options_.allow_job_change))
       return err;
   auto where = attach_nodes(sess, job_, manager_ != nullptr);
   if (!where)
@@ -113,6 +122,8 @@ caf::expected<int64_t> job_runner::train(session& sess) {
   attempt.on_epoch = options_.on_epoch;
   attempt.faults = sess.options().faults;
   attempt.stop = stop_;
+  attempt.stop_now = stop_now_;
+  attempt.stop_grace = options_.stop_grace;
   attempt.events = options_.events;
   if (manager_ != nullptr) {
     attempt.checkpoint_manager

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -40,6 +41,17 @@ struct job_runner_options {
   /// called on). Give the same observer to the checkpoint manager
   /// (`checkpoint_options::events`) for the writes and commits. Null: none.
   std::shared_ptr<job_events> events;
+  /// Whether the job may resume checkpoints that another definition of it
+  /// committed (runtime/job_definition.hpp: its groups, ops, arguments and
+  /// the code versions of its ops, not its name or its epoch limit).
+  /// Default: false, such a resume fails with actors_errc::job_changed
+  /// naming the first difference, before anything runs.
+  bool allow_job_change = false;
+  /// How long the group running when `request_stop` is called may still
+  /// run: one that has not ended by then (its tasks wait forever in a
+  /// channel, or compute for longer) is cancelled as by
+  /// `request_stop_now`. Default: 1 minute.
+  std::chrono::milliseconds stop_grace{std::chrono::minutes(1)};
 };
 
 /// Caffe2's JobRunner: runs a job on a session with checkpoints at epoch
@@ -77,7 +89,10 @@ public:
   ///   the node, what the job was doing and the epoch);
   /// - actors_errc::checkpoint_failed: the checkpoint to resume from, asked
   ///   for by `resume_from_epoch`, cannot be loaded;
-  /// - actors_errc::stopped: `request_stop` was called.
+  /// - actors_errc::stopped: `request_stop` was called;
+  /// - actors_errc::job_changed: the checkpoints were committed by another
+  ///   definition of the job (nothing runs; see
+  ///   `job_runner_options::allow_job_change`).
   /// A failed save is a warning, not an error: the job goes on.
   /// Thread-safety: one `train` of a runner at a time; the session is used
   /// from this thread and from the runner's own thread (session.hpp).
@@ -99,6 +114,15 @@ public:
 
   /// True once `request_stop` was called.
   bool stop_requested() const noexcept;
+
+  /// Asks `train` to stop at once (a second Ctrl-C): the group running now
+  /// is cancelled on every node within a bounded time -- its tasks stop at
+  /// their next op, and waits in channels and collectives end -- and
+  /// `train` returns `actors_errc::stopped`. The running epoch is not
+  /// committed, and a checkpoint still being written may not be either; a
+  /// rerun resumes from the last committed epoch. Implies `request_stop`.
+  /// Safe from any thread and from a signal handler.
+  void request_stop_now() noexcept;
 
   /// Loads only `blob_names` from the checkpoints of `epoch` of every node
   /// to checkpoint. False when a checkpoint of that epoch does not exist.
@@ -131,6 +155,8 @@ private:
   // Shared with the runner actors: set by request_stop, read by them at
   // every epoch boundary.
   std::shared_ptr<std::atomic<bool>> stop_;
+  // Set by request_stop_now, read by the attempt while a group runs.
+  std::shared_ptr<std::atomic<bool>> stop_now_;
 };
 
 using JobRunner = job_runner;

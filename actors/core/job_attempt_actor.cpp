@@ -1,6 +1,7 @@
 #include <epochrt/actors/core/job_attempt_actor.hpp>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -19,6 +20,7 @@
 #include <epochrt/actors/detail/run_group.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>
 #include <epochrt/faults/fault_injector.hpp>
+#include <epochrt/runtime/epoch_limiter.hpp>
 #include <epochrt/runtime/exchange_plan.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 
@@ -48,6 +50,10 @@ struct attempt_state {
   // The channels and collectives of each group, by label; none for a group
   // that uses neither.
   std::map<std::string, exchange_plan> plans;
+  // Whether a poll of cfg.stop_now is scheduled, and when the poll first
+  // saw cfg.stop set.
+  bool watching_stop_now = false;
+  std::optional<job_event::clock::time_point> stop_seen;
 };
 
 // The attempt's handle with the message it sends itself: others hold the
@@ -109,6 +115,55 @@ caf::error lost_while(const std::string& where, const caf::error& err) {
   return make_error(actors_errc::node_lost, where + ": " + error_text(err));
 }
 
+// While a group runs, polls the request to stop at once: the group is then
+// failed as stopped, and the group runner cancels it on every node (their
+// tasks stop at their next op, their waits in channels and collectives
+// end), so that even an epoch whose tasks wait forever ends.
+void watch_stop_now(attempt_ptr self) {
+  auto& st = self->state;
+  if ((!st.cfg.stop_now && !st.cfg.stop) || st.watching_stop_now)
+    return;
+  st.watching_stop_now = true;
+  auto id = ++st.next_delay;
+  st.delayed.emplace(id, [self] {
+    auto& st = self->state;
+    st.watching_stop_now = false;
+    if (!st.group)
+      return;
+    if (st.cfg.stop_now_requested()) {
+      detail::log(self->system()).warn("stopping at once on request");
+      st.group->abandon(make_error(
+        actors_errc::stopped,
+        "stopped at once on request, cancelling a running group; the last "
+        "committed epoch is where a rerun resumes"));
+      return;
+    }
+    if (st.cfg.stop_requested()) {
+      auto now = job_event::clock::now();
+      if (!st.stop_seen)
+        st.stop_seen = now;
+      if (now - *st.stop_seen >= st.cfg.stop_grace) {
+        auto grace = std::chrono::duration_cast<std::chrono::milliseconds>(
+          st.cfg.stop_grace);
+        detail::log(self->system())
+          .warn("the running group did not end within {} ms of the stop "
+                "request: cancelling it",
+                grace.count());
+        st.group->abandon(make_error(
+          actors_errc::stopped,
+          "stopped on request: the running group did not end within "
+            + std::to_string(grace.count())
+            + " ms of the request (its tasks may wait in a channel or a "
+              "collective), and was cancelled; the last committed epoch is "
+              "where a rerun resumes"));
+        return;
+      }
+    }
+    watch_stop_now(self);
+  });
+  self->delayed_send(self, st.cfg.stop_poll, delay_done_atom::value, id);
+}
+
 void run_group_now(attempt_ptr self, const task_group_def& group,
                    const char* label, int64_t epoch,
                    outputs_continuation next) {
@@ -140,8 +195,10 @@ void run_group_now(attempt_ptr self, const task_group_def& group,
     },
     &cfg.where.exchange);
   // Null when the group failed before anything was sent.
-  if (running)
+  if (running) {
     self->state.group = std::move(running);
+    watch_stop_now(self);
+  }
 }
 
 // Consults the fault plan at `point`, then goes on with `next` -- at once,
@@ -349,6 +406,34 @@ void run_upload(attempt_ptr self, int64_t epoch, continuation next) {
     });
 }
 
+// A failed save costs a warning when it fails, and the job goes on
+// (Caffe2's rule). A run whose last checkpoint is not committed says so
+// again at its end, where it is read: a rerun would not resume from it.
+void warn_if_uncommitted(attempt_ptr self, int64_t epoch, continuation next) {
+  auto& cfg = self->state.cfg;
+  if (!cfg.checkpoint_manager) {
+    next();
+    return;
+  }
+  self
+    ->request(cfg.checkpoint_manager,
+              detail::with_margin(cfg.checkpoint_timeout),
+              ckpt_accessible{epoch})
+    .then(
+      [self, epoch, next](bool committed) {
+        if (!committed)
+          detail::log(self->system())
+            .warn("the job ended after epoch {}, but its checkpoint is not "
+                  "committed (see the warnings above): a rerun will not "
+                  "resume from it",
+                  epoch);
+        next();
+      },
+      [next](caf::error&) {
+        next();
+      });
+}
+
 // The upload of the last epoch's checkpoints, when there is one to hand on.
 void upload_then(attempt_ptr self, int64_t epoch, continuation next) {
   auto& cfg = self->state.cfg;
@@ -393,8 +478,10 @@ void finish(attempt_ptr self, int64_t epoch) {
                         + ", before the groups after the epoch loop"));
       return;
     }
-    upload_then(self, epoch, [self, epoch] {
-      run_download_and_exit(self, epoch);
+    warn_if_uncommitted(self, epoch, [self, epoch] {
+      upload_then(self, epoch, [self, epoch] {
+        run_download_and_exit(self, epoch);
+      });
     });
   });
 }
@@ -600,10 +687,74 @@ void after_failed_resume(attempt_ptr self, int64_t epoch, caf::error& err) {
 
 // After loading the checkpoint of `point`: the next epoch, unless the job
 // had already ended after this one.
+// Whether the job's last run ended because an epoch limiter said so (its
+// `finished` blob, loaded with the checkpoint, is true), rather than
+// another stop condition: only then does a higher limit train on. A blob
+// that is absent or cannot be read says no.
+void ended_by_its_limit(attempt_ptr self, std::function<void(bool)> next) {
+  auto& cfg = self->state.cfg;
+  auto pending = std::make_shared<size_t>(0);
+  auto found = std::make_shared<bool>(false);
+  auto done = [pending, found, next] {
+    if (--*pending == 0)
+      next(*found);
+  };
+  std::vector<std::pair<node_actor, std::string>> asks;
+  for (auto& [node, blob] : epoch_limiter_outputs(cfg.job)) {
+    auto i = cfg.where.nodes.find(node);
+    if (i != cfg.where.nodes.end())
+      asks.emplace_back(i->second, blob);
+  }
+  if (asks.empty()) {
+    next(false);
+    return;
+  }
+  *pending = asks.size();
+  for (auto& [node, blob] : asks)
+    self->request(node, cfg.group_timeout, fetch_blobs{{blob}})
+      .then(
+        [found, done](blob_values& values) {
+          for (auto& x : values.blobs)
+            if (x.value.type == dtype::boolean && x.value.element_count() == 1
+                && x.value.data[0] != 0)
+              *found = true;
+          done();
+        },
+        [done](caf::error&) {
+          done();
+        });
+}
+
+// The epoch limit is the job's as given now, not as the run that made the
+// checkpoint had it: a job given more epochs trains on after a run that
+// ended, one given fewer than it has committed ends at once.
 void continue_after(attempt_ptr self, const resume_point& point) {
-  if (point.final) {
-    detail::log(self->system())
-      .info("the job had stopped after epoch {}", point.epoch);
+  auto limit = epoch_limit(self->state.cfg.job);
+  auto& log = detail::log(self->system());
+  if (limit && point.epoch > *limit) {
+    log.warn("the epoch limit, {}, is below the last committed epoch, {}: "
+             "no epoch to run",
+             *limit, point.epoch);
+    finish(self, point.epoch);
+  } else if (limit && point.epoch == *limit) {
+    log.info("the job has run its {} epochs", *limit);
+    finish(self, point.epoch);
+  } else if (point.final && limit) {
+    ended_by_its_limit(self, [self, point, limit](bool by_limit) {
+      if (!by_limit) {
+        detail::log(self->system())
+          .info("the job had stopped after epoch {}", point.epoch);
+        finish(self, point.epoch);
+        return;
+      }
+      detail::log(self->system())
+        .info("the job had stopped after epoch {} at its epoch limit, now "
+              "{}: training on",
+              point.epoch, *limit);
+      run_epoch(self, point.epoch + 1);
+    });
+  } else if (point.final) {
+    log.info("the job had stopped after epoch {}", point.epoch);
     finish(self, point.epoch);
   } else {
     run_epoch(self, point.epoch + 1);

@@ -59,6 +59,17 @@ struct job_attempt_config {
   bool stop_requested() const noexcept {
     return stop && stop->load(std::memory_order_relaxed);
   }
+  /// Set (from any thread) to cancel the running group and stop at once;
+  /// polled every `stop_poll` while a group runs. Null: never.
+  std::shared_ptr<const std::atomic<bool>> stop_now;
+  std::chrono::milliseconds stop_poll{100};
+  /// How long a group may still run once `stop` is set before it is
+  /// cancelled as by `stop_now` (job_runner_options::stop_grace).
+  std::chrono::milliseconds stop_grace{std::chrono::minutes(1)};
+  /// True once `stop_now` is set.
+  bool stop_now_requested() const noexcept {
+    return stop_now && stop_now->load(std::memory_order_relaxed);
+  }
   /// Told of groups, epochs, snapshots and loads. Null: nobody.
   std::shared_ptr<job_events> events;
   /// The upload group of the last epoch, run when that epoch is committed.

@@ -131,6 +131,14 @@ public:
     return matched;
   }
 
+  /// The caller gives up on the fan-out: every leg still waiting fails with
+  /// `err` (a stop on request), as the node had answered it.
+  void abandon(const caf::error& err) {
+    for (size_t i = 0; i < nodes_.size() && !finished_; ++i)
+      if (!answered_[i])
+        fail(i, err);
+  }
+
   /// The one timeout of the fan-out has passed: every leg still waiting
   /// fails with `node_lost`.
   void expire() {
@@ -174,13 +182,25 @@ private:
     return translate_(nodes_[i], std::move(err));
   }
 
+  // A node whose tasks were only cancelled reports no cause: it stopped
+  // because another failed. Its error counts least, and a fan-out that
+  // fails fast waits for the others on it (they answer once cancelled).
+  static bool cancelled_only(const caf::error& err) noexcept {
+    return is_error(err, actors_errc::task_cancelled);
+  }
+
+  static int weight(const caf::error& err) noexcept {
+    return is_node_lost(err) ? 2 : cancelled_only(err) ? 0 : 1;
+  }
+
   void record(caf::error err) {
-    if (!failure_ || (is_node_lost(err) && !is_node_lost(failure_)))
+    if (!failure_ || weight(err) > weight(failure_))
       failure_ = std::move(err);
   }
 
   void after_leg() {
-    if (failure_ && policy_ == gather_policy::fail_fast)
+    if (failure_ && policy_ == gather_policy::fail_fast
+        && !cancelled_only(failure_))
       finish();
     else if (remaining_ == 0)
       finish();

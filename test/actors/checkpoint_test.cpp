@@ -105,6 +105,84 @@ std::map<std::string, std::string> snapshot(const std::filesystem::path& dir) {
 
 BOOST_FIXTURE_TEST_SUITE(single_node, system_fixture)
 
+// The pipeline job with `limit` epochs at most, total starting at `start`.
+job limited_pipeline(int64_t limit, int64_t start = 100) {
+  job j{"limited"};
+  j.add_task(
+    j.init_group(),
+    make_task("init", "trainer_0",
+              {make_op("ConstantFill", {}, {"total"},
+                       {{"shape", make_tensor<int64_t>({1}, {1})},
+                        {"value", make_scalar<int64_t>(start)},
+                        {"dtype", make_string_tensor({}, {"i64"})}}),
+               make_op("ConstantFill", {}, {"one"},
+                       {{"shape", make_tensor<int64_t>({1}, {1})},
+                        {"value", make_scalar<int64_t>(1)},
+                        {"dtype", make_string_tensor({}, {"i64"})}})}));
+  j.add_task(j.epoch_group(),
+             make_task("add", "trainer_0",
+                       {make_op("Add", {"total", "one"}, {"total"})}));
+  BOOST_REQUIRE(!epoch_limiter(j, limit));
+  return j;
+}
+
+BOOST_AUTO_TEST_CASE(a_finished_job_given_a_higher_limit_trains_up_to_it) {
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  {
+    auto sess = new_session();
+    job_runner runner{limited_pipeline(3), &ckpt};
+    auto epochs = runner.train(*sess);
+    BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+    BOOST_TEST(*epochs == 3);
+  }
+  auto sess = new_session();
+  job_runner runner{limited_pipeline(5), &ckpt};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  BOOST_TEST(*epochs == 5);
+  BOOST_TEST(scalar(*sess, "trainer_0", "total") == 105);
+}
+
+BOOST_AUTO_TEST_CASE(a_limit_below_the_committed_epoch_ends_at_once) {
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  {
+    auto sess = new_session();
+    job_runner runner{limited_pipeline(4), &ckpt};
+    BOOST_REQUIRE(runner.train(*sess));
+  }
+  auto sess = new_session();
+  job_runner runner{limited_pipeline(2), &ckpt};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  BOOST_TEST(*epochs == 4);
+  BOOST_TEST(scalar(*sess, "trainer_0", "total") == 104);
+  BOOST_TEST(logs.text().find("is below the last committed epoch")
+             != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_changed_job_is_refused_before_anything_runs) {
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  {
+    auto sess = new_session();
+    job_runner runner{limited_pipeline(2), &ckpt};
+    BOOST_REQUIRE(runner.train(*sess));
+  }
+  auto sess = new_session();
+  job_runner runner{limited_pipeline(2, 7), &ckpt};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE(!epochs);
+  BOOST_TEST(is_error(epochs.error(), actors_errc::job_changed));
+  BOOST_TEST(error_text(epochs.error()).find("args.value: 100 -> 7")
+             != std::string::npos);
+  job_runner_options allowed;
+  allowed.allow_job_change = true;
+  job_runner anyway{limited_pipeline(2, 7), &ckpt, {}, nullptr, allowed};
+  auto resumed = anyway.train(*sess);
+  BOOST_REQUIRE_MESSAGE(resumed, why(resumed));
+  BOOST_TEST(*resumed == 2);
+  BOOST_TEST(scalar(*sess, "trainer_0", "total") == 102);
+}
+
 BOOST_AUTO_TEST_CASE(a_job_without_checkpoints_runs_four_epochs_to_145) {
   auto sess = new_session();
   job_runner runner{load_example("pipeline.json")};
