@@ -26,11 +26,16 @@ struct node_ref {
   std::string address;
 };
 
-/// Set the nodes and where their checkpoints go (Caffe2's set_params).
-/// Replies `unit`.
+/// Set the nodes and where their checkpoints go (Caffe2's set_params),
+/// and, when `job_definition` is not empty, the job they are of: every
+/// commit records it, and the checkpoints another definition committed are
+/// refused (actors_errc::job_changed) unless `allow_job_change`. Replies
+/// `unit`.
 struct ckpt_set_params {
   std::vector<std::string> node_names;
   std::string path_prefix;
+  std::string job_definition;
+  bool allow_job_change = false;
 };
 
 /// Bind the managed nodes to their persistence actors and list the blobs
@@ -209,7 +214,7 @@ typename Inspector::result_type inspect(Inspector& f, node_ref& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ckpt_set_params& x) {
   return f(caf::meta::type_name("epochrt::ckpt_set_params"), x.node_names,
-           x.path_prefix);
+           x.path_prefix, x.job_definition, x.allow_job_change);
 }
 
 template <class Inspector>

@@ -1,5 +1,7 @@
 #include <epochrt/messages/names.hpp>
 
+#include <epochrt/messages/printable.hpp>
+
 namespace epochrt {
 
 namespace {
@@ -35,6 +37,19 @@ bool valid_blob_name(std::string_view name) noexcept {
     if (c <= ' ' || c > '~')
       return false;
   return true;
+}
+
+std::string blob_name_problem(std::string_view name) {
+  if (valid_blob_name(name))
+    return {};
+  // A name of any length, with any bytes, shown so that a log line stays
+  // one line of readable length.
+  std::string shown{name.substr(0, 64)};
+  return "invalid blob name '" + printable(shown)
+    + (name.size() > 64
+         ? "...' of " + std::to_string(name.size()) + " characters"
+         : "'")
+    + " (1 to 256 printable characters, no spaces)";
 }
 
 } // namespace epochrt

@@ -14,6 +14,11 @@ bool valid_node_name(std::string_view name) noexcept;
 /// whitespace and no control characters.
 bool valid_blob_name(std::string_view name) noexcept;
 
+/// What is wrong with `name` as a blob name, naming it (made printable),
+/// or empty when it is valid: the one text for a bad blob name wherever
+/// one enters (a put, a job, the checkpoint writer).
+std::string blob_name_problem(std::string_view name);
+
 /// Why `name` is not a valid node name, or empty when it is.
 std::string node_name_problem(std::string_view name);
 

@@ -48,11 +48,9 @@ caf::error invalid(const std::string& path, const std::string& what) {
 }
 
 caf::error check_blob_name(const std::string& path, const std::string& name) {
-  if (valid_blob_name(name))
-    return caf::none;
-  return invalid(path,
-                 "invalid blob name '" + name
-                   + "' (1 to 256 printable characters, no spaces)");
+  if (auto problem = blob_name_problem(name); !problem.empty())
+    return invalid(path, problem);
+  return caf::none;
 }
 
 caf::error check_blob_names(const std::string& path,

@@ -5,6 +5,7 @@
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/runtime/epoch_limiter.hpp>
 #include <epochrt/runtime/job.hpp>
+#include <epochrt/runtime/op_registry.hpp>
 
 namespace epochrt {
 
@@ -29,14 +30,14 @@ json argument(const tensor& x) {
   return text;
 }
 
-json task_json(const task_def& task, bool in_init) {
+json task_json(const task_def& task, bool in_epoch) {
   json steps = json::array();
   for (auto& step : task.steps) {
     json ops = json::array();
     for (auto& op : step.ops) {
       json args = json::object();
       for (auto& [name, value] : op.args)
-        args[name] = in_init && is_epoch_limit_argument(task, op, name)
+        args[name] = in_epoch && is_epoch_limit_argument(task, op, name)
           ? json("(the epoch limit)")
           : argument(value);
       ops.push_back({{"type", op.type},
@@ -57,10 +58,10 @@ json task_json(const task_def& task, bool in_init) {
           {"steps", steps}};
 }
 
-json group_json(const task_group_def& group, bool in_init = false) {
+json group_json(const task_group_def& group, bool in_epoch = false) {
   json result = json::array();
   for (auto& task : group.tasks)
-    result.push_back(task_json(task, in_init));
+    result.push_back(task_json(task, in_epoch));
   return result;
 }
 
@@ -112,7 +113,7 @@ std::string difference(const json* x, const json* y, const std::string& path) {
 
 } // namespace
 
-std::string job_definition(const job& j) {
+std::string job_definition(const job& j, const op_registry* ops) {
   json stops = json::array();
   for (auto& stop : j.stop_conditions())
     stops.push_back({{"node", stop.node}, {"blob", stop.blob}});
@@ -122,13 +123,27 @@ std::string job_definition(const job& j) {
                         {"node", channel.node},
                         {"capacity", channel.capacity},
                         {"blobs", channel.blobs}});
-  json result{{"init", group_json(j.init_group(), true)},
-              {"epoch", group_json(j.epoch_group())},
+  json result{{"init", group_json(j.init_group())},
+              {"epoch", group_json(j.epoch_group(), true)},
               {"download", group_json(j.download_group())},
               {"exit", group_json(j.exit_group())},
               {"stop_conditions", stops},
               {"nodes_to_checkpoint", j.nodes_to_checkpoint()},
               {"channels", channels}};
+  // Only ops whose code can change apart from the program's: a job of
+  // builtins keeps the text it had before code versions were recorded.
+  if (ops != nullptr) {
+    json code = json::object();
+    for (auto* group : {&j.init_group(), &j.epoch_group(), &j.download_group(),
+                        &j.exit_group()})
+      for (auto& task : group->tasks)
+        for (auto& step : task.steps)
+          for (auto& op : step.ops)
+            if (auto version = ops->code_version(op.type); !version.empty())
+              code[op.type] = version;
+    if (!code.empty())
+      result["op_code"] = std::move(code);
+  }
   return result.dump();
 }
 

@@ -5,16 +5,19 @@
 namespace epochrt {
 
 class job;
+class op_registry;
 
 /// What a job computes, as canonical JSON text: its init, epoch, download
 /// and exit groups (every task's node, workspace, outputs and steps, every
 /// op's type, inputs, outputs and arguments), its stop conditions, the
-/// nodes it checkpoints and its channels. Not its name, and not the count
-/// an epoch_limiter starts from, so that a job can be trained for longer
-/// and resume its own checkpoints. Jobs that compute the same give the same
+/// nodes it checkpoints and its channels, and, given the registry `ops`,
+/// the code version of every op it calls that has one
+/// (op_registry::code_version: Python ops). Not its name, and not the limit
+/// an epoch_limiter sets, so that a job can be trained for longer and
+/// resume its own checkpoints. Jobs that compute the same give the same
 /// text, byte for byte; the checkpoint metadata records it with every
 /// commit (checkpoint_metadata::job_definition). Thread-safe.
-std::string job_definition(const job& j);
+std::string job_definition(const job& j, const op_registry* ops = nullptr);
 
 /// Where two texts made by `job_definition` first differ, as a path and
 /// both values: "init[0].steps[0].ops[1].args.value: 1 -> 7" (`recorded`,

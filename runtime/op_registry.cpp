@@ -51,6 +51,20 @@ caf::error op_registry::add(op_schema schema) {
   return caf::none;
 }
 
+caf::error op_registry::add(op_schema schema, std::string code_version) {
+  auto type = schema.type;
+  if (auto err = add(std::move(schema)))
+    return err;
+  if (!code_version.empty())
+    code_versions_.emplace(std::move(type), std::move(code_version));
+  return caf::none;
+}
+
+std::string op_registry::code_version(std::string_view type) const {
+  auto i = code_versions_.find(type);
+  return i != code_versions_.end() ? i->second : std::string{};
+}
+
 const op_schema* op_registry::find(std::string_view type) const {
   auto i = ops_.find(type);
   return i != ops_.end() ? &i->second : nullptr;

@@ -44,6 +44,17 @@ public:
   /// duplicate argument names.
   caf::error add(op_schema schema);
 
+  /// Registers an op whose code can change between two runs of a job
+  /// while its type stays (a Python op), with what its code is now: a
+  /// digest of its code, or the version its author gave. The code version
+  /// is part of a job's definition (runtime/job_definition.hpp), so that a
+  /// changed op is named when a job would resume state the old one made.
+  /// Builtins and C++ ops have none: their code is the program's.
+  caf::error add(op_schema schema, std::string code_version);
+
+  /// The code version `type` was registered with; empty when none.
+  std::string code_version(std::string_view type) const;
+
   /// The schema of `type`, or null. The pointer stays valid until the
   /// registry is destroyed or moved from.
   const op_schema* find(std::string_view type) const;
@@ -64,6 +75,7 @@ public:
 
 private:
   std::map<std::string, op_schema, std::less<>> ops_;
+  std::map<std::string, std::string, std::less<>> code_versions_;
 };
 
 } // namespace epochrt

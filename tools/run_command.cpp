@@ -523,6 +523,7 @@ int run_job(const run_options& opts) {
     upload = std::make_unique<directory_upload_builder>(*opts.upload_dir);
   job_runner_options runner_opts;
   runner_opts.max_node_failures = opts.max_failures;
+  runner_opts.allow_job_change = opts.allow_job_change;
   runner_opts.events = watch.events();
   job_runner runner{std::move(*loaded), manager.get(), opts.resume_from,
                     upload.get(), runner_opts};

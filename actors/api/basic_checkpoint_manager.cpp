@@ -282,7 +282,9 @@ caf::error basic_checkpoint_manager::get_resume_from_epoch_id(
 
 caf::error
 basic_checkpoint_manager::set_params(const std::vector<std::string>& nodes,
-                                     std::string path_prefix) {
+                                     std::string path_prefix,
+                                     std::string job_definition,
+                                     bool allow_job_change) {
   if (auto err = check_nodes(nodes))
     return err;
   if (auto err = lock_for_writing())
@@ -291,7 +293,8 @@ basic_checkpoint_manager::set_params(const std::vector<std::string>& nodes,
     path_prefix_ = path_prefix;
   auto done = as_error(detail::blocking_request<caf::unit_t>(
     sys_, typed(actor_), options_.timeout,
-    ckpt_set_params{nodes, std::move(path_prefix)}));
+    ckpt_set_params{nodes, std::move(path_prefix), std::move(job_definition),
+                    allow_job_change}));
   if (!done)
     nodes_ = nodes;
   return done;

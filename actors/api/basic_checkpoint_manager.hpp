@@ -247,8 +247,15 @@ public:
   /// anything runs: nodes the manager cannot checkpoint (see `check_nodes`)
   /// and a directory another job holds (persistence_errc::locked, see
   /// `lock_directory`) are refused there, so such a job fails at once.
+  ///
+  /// With a `job_definition` (runtime/job_definition.hpp; the job runner
+  /// gives its job's), every commit records it, and checkpoints that
+  /// another definition committed are refused with actors_errc::job_changed
+  /// naming the first difference, unless `allow_job_change`.
   caf::error set_params(const std::vector<std::string>& nodes,
-                        std::string path_prefix = {});
+                        std::string path_prefix = {},
+                        std::string job_definition = {},
+                        bool allow_job_change = false);
 
   /// Caffe2's question, answered yes or no. Without an epoch: can the
   /// checkpoint directory be written? With one: is that epoch committed?

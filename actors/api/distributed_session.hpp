@@ -80,6 +80,12 @@ public:
   /// empty for a node in this process.
   std::string address_of(const std::string& name) const override;
 
+  /// The ops of the master's nodes; a daemon's are its own (the job runner
+  /// checks that it has every op a task calls).
+  std::shared_ptr<const op_registry> ops() const override {
+    return local_.ops();
+  }
+
   /// Connects every remote node now, so that a wrong address or secret is
   /// reported before anything runs — as is a worker pool for the local
   /// nodes that could not be started. The first error.

@@ -33,6 +33,10 @@ public:
 
   caf::expected<node_handle> node(const std::string& name) override;
 
+  std::shared_ptr<const op_registry> ops() const override {
+    return ops_;
+  }
+
   /// The workspace of node `name`, created with the node; null when the
   /// name is not a valid node name. For host programs that want to inspect
   /// or seed a node's blobs directly, between groups.

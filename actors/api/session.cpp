@@ -9,7 +9,9 @@
 #include <epochrt/actors/detail/blocking_request.hpp>
 #include <epochrt/actors/detail/exchange_setup.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>
+#include <epochrt/messages/names.hpp>
 #include <epochrt/runtime/exchange_plan.hpp>
+#include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt {
 
@@ -28,6 +30,10 @@ caf::error session::recover_lost_nodes() {
 
 std::string session::address_of(const std::string&) const {
   return {};
+}
+
+std::shared_ptr<const op_registry> session::ops() const {
+  return nullptr;
 }
 
 caf::expected<std::vector<task_output>>
@@ -94,6 +100,8 @@ caf::expected<tensor> session::fetch(const std::string& node_name,
 
 caf::error session::put(const std::string& node_name, std::string blob,
                         tensor value) {
+  if (auto problem = blob_name_problem(blob); !problem.empty())
+    return make_error(runtime_errc::bad_argument, problem);
   auto handle = node(node_name);
   if (!handle)
     return std::move(handle.error());

@@ -18,6 +18,7 @@ namespace epochrt {
 // How epochrt's actors reach a node (actors/core/node_handle.hpp): not
 // part of the API.
 struct node_handle;
+class op_registry;
 
 /// Time limits of a session. Every request epochrt sends has one.
 struct session_options {
@@ -83,6 +84,11 @@ public:
   /// `recover_lost_nodes` changes it when it moves a node to a spare.
   /// Empty for a node in this process, and by default.
   virtual std::string address_of(const std::string& name) const;
+
+  /// The ops the session's nodes in this process run, whose code versions
+  /// (op_registry::code_version) are part of a job's definition. Null by
+  /// default: a session of a host's own may not know them.
+  virtual std::shared_ptr<const op_registry> ops() const;
 
   const session_options& options() const noexcept {
     return options_;

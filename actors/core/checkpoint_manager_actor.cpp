@@ -26,6 +26,7 @@
 #include <epochrt/persistence/checkpoint_retention.hpp>
 #include <epochrt/persistence/db_name.hpp>
 #include <epochrt/persistence/metadata_handler.hpp>
+#include <epochrt/runtime/job_definition.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt {
@@ -47,6 +48,12 @@ public:
                         const std::string& path_prefix) {
     return guard("set_params", [&] {
       return handler_->set_params(db_prefix, node_names, path_prefix);
+    });
+  }
+
+  caf::error set_job_definition(const std::string& definition) {
+    return guard("set_job_definition", [&] {
+      return handler_->set_job_definition(definition);
     });
   }
 
@@ -614,6 +621,29 @@ manager_behavior(self_ptr self, std::string db_prefix,
         st.path_prefix = std::move(msg.path_prefix);
       if (auto err = st.metadata->set_params(st.db_prefix, st.node_names,
                                              st.path_prefix))
+        return err;
+      if (msg.job_definition.empty())
+        return caf::unit;
+      if (!msg.allow_job_change) {
+        // A record without a definition (or without a commit) was written
+        // before definitions were recorded, or by no run yet: this job's.
+        auto recorded = st.metadata->record();
+        if (!recorded)
+          return std::move(recorded.error());
+        if (*recorded && !(*recorded)->committed_epochs.empty()
+            && !(*recorded)->job_definition.empty())
+          if (auto difference = first_difference((*recorded)->job_definition,
+                                                 msg.job_definition);
+              !difference.empty())
+            return make_error(
+              actors_errc::job_changed,
+              "the checkpoints in " + st.db_prefix
+                + " were committed by another definition of the job ("
+                + difference
+                + "); allow the change to resume them anyway, or start "
+                  "over in another directory");
+      }
+      if (auto err = st.metadata->set_job_definition(msg.job_definition))
         return err;
       return caf::unit;
     },

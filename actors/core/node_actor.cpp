@@ -20,6 +20,7 @@
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>
 #include <epochrt/faults/fault_injector.hpp>
+#include <epochrt/messages/names.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/runtime/op_registry.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -215,7 +216,7 @@ node_behavior(node_self_actor::pointer self, std::string name,
       if (hub)
         group->on_cancel = [hub, run = msg.run, name] {
           hub->cancel(run, name,
-                      make_error(runtime_errc::op_failed,
+                      make_error(runtime_errc::cancelled,
                                  "cancelled: its group failed or timed out"));
         };
       st->groups.push_back(group);
@@ -323,7 +324,7 @@ node_behavior(node_self_actor::pointer self, std::string name,
       st->cancel_all();
       if (st->hub)
         st->hub->cancel_node(name,
-                             make_error(runtime_errc::op_failed,
+                             make_error(runtime_errc::cancelled,
                                         "cancelled: the node's tasks "
                                         "are being stopped"));
       if (st->tasks->wait_for_idle())
@@ -339,6 +340,11 @@ node_behavior(node_self_actor::pointer self, std::string name,
                            });
     },
     [=](put_blobs& msg) -> caf::result<void> {
+      // A name no checkpoint could hold would fail every save of the node.
+      for (auto& blob : msg.blobs)
+        if (auto problem = blob_name_problem(blob.name); !problem.empty())
+          return make_error(runtime_errc::bad_argument,
+                            "node " + name + ": " + problem);
       return off_scheduler(
         "storing blobs on node " + name,
         [ws, blobs = std::move(msg.blobs)]() mutable -> caf::error {

@@ -82,7 +82,8 @@ BOOST_AUTO_TEST_CASE(a_manager_names_node_request_and_epoch_of_a_timeout) {
     *sys, dir.str(), std::make_shared<file_metadata_handler>(dir.str()),
     policy);
   BOOST_REQUIRE(manager);
-  auto params = ask<caf::unit_t>(manager, ckpt_set_params{{"slow"}, {}});
+  auto params
+    = ask<caf::unit_t>(manager, ckpt_set_params{{"slow"}, {}, {}, false});
   BOOST_REQUIRE_MESSAGE(params, why(params));
   auto init = ask<ckpt_result>(
     manager,

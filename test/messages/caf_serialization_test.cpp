@@ -54,7 +54,7 @@ struct fixture {
 template <class F>
 void for_each_manager_sample(F&& f) {
   f(node_ref{"trainer_1", persistence_actor{}, "10.0.0.1:7001"});
-  f(ckpt_set_params{{"trainer_0", "trainer_1"}, "/tmp/p/"});
+  f(ckpt_set_params{{"trainer_0", "trainer_1"}, "/tmp/p/", "{}", true});
   f(ckpt_init{{node_ref{"trainer_0", persistence_actor{}, {}}}, 3, "/x/"});
   f(ckpt_save{7});
   f(ckpt_load{4, "/y/", {"total", "w"}, true});

@@ -346,6 +346,8 @@ void field_diff::visit(const std::string& path, const ckpt_set_params& x,
                        const ckpt_set_params& y) {
   field(path, "node_names", x.node_names, y.node_names);
   field(path, "path_prefix", x.path_prefix, y.path_prefix);
+  field(path, "job_definition", x.job_definition, y.job_definition);
+  field(path, "allow_job_change", x.allow_job_change, y.allow_job_change);
 }
 
 void field_diff::visit(const std::string& path, const ckpt_init& x,

@@ -408,7 +408,8 @@ node_ref make_sample(type_tag<node_ref>, const sample_handles& handles) {
 }
 
 ckpt_set_params make_sample(type_tag<ckpt_set_params>, const sample_handles&) {
-  return ckpt_set_params{{"trainer_0", "trainer_1"}, "/tmp/p/"};
+  return ckpt_set_params{
+    {"trainer_0", "trainer_1"}, "/tmp/p/", "{\"epoch\":[]}", true};
 }
 
 ckpt_init make_sample(type_tag<ckpt_init>, const sample_handles& handles) {
