@@ -50,7 +50,8 @@ error_kind classify(const caf::error& err, error_kind fallback) {
       || is_one_of(err, actors_category,
                    {actors_errc::unknown_node, actors_errc::invalid_argument,
                     actors_errc::not_initialized,
-                    actors_errc::no_checkpoint_manager})
+                    actors_errc::no_checkpoint_manager,
+                    actors_errc::job_changed})
       || is_one_of(err, persistence_category,
                    {persistence_errc::invalid_name,
                     persistence_errc::invalid_argument,
@@ -63,7 +64,7 @@ error_kind classify(const caf::error& err, error_kind fallback) {
 
 error::error(const caf::error& err, error_kind fallback)
   : std::runtime_error(coded_error_text(err)), kind_(classify(err, fallback)),
-    code_(error_code_name(err)) {}
+    code_(error_code_name(err)), node_(lost_node(err)) {}
 
 void throw_if(const caf::error& err, error_kind fallback) {
   if (err)
@@ -93,7 +94,8 @@ void register_errors(py::module_& m) {
      "resumes."},
     {error_kind::node_lost, "NodeLost",
      "A node stopped answering or its process is gone; a rerun resumes "
-     "from the last committed epoch."},
+     "from the last committed epoch. `node` names the node that was lost "
+     "(the text names it first), None when no single node is."},
   };
   for (auto& def : definitions) {
     auto qualified = std::string{"epochrt."} + def.name;
@@ -133,6 +135,12 @@ void register_errors(py::module_& m) {
       if (PyObject_SetAttrString(exc.ptr(), "code", py::str(e.code()).ptr())
           != 0)
         return;
+      if (e.kind() == error_kind::node_lost) {
+        py::object node = e.node().empty() ? py::object(py::none())
+                                           : py::object(py::str(e.node()));
+        if (PyObject_SetAttrString(exc.ptr(), "node", node.ptr()) != 0)
+          return;
+      }
       PyErr_SetObject(cls, exc.ptr());
     }
   });

@@ -53,9 +53,15 @@ public:
     return code_;
   }
 
+  /// The node a node_lost error says was lost (`lost_node`); empty else.
+  const std::string& node() const noexcept {
+    return node_;
+  }
+
 private:
   error_kind kind_;
   std::string code_;
+  std::string node_;
 };
 
 /// Throws `error(err, fallback)` when `err` is an error.

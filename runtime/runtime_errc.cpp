@@ -26,6 +26,8 @@ std::string to_string(runtime_errc x) {
       return "peer_lost";
     case runtime_errc::exchange_failed:
       return "exchange_failed";
+    case runtime_errc::cancelled:
+      return "cancelled";
   }
   return "unknown";
 }

@@ -38,6 +38,10 @@ enum class runtime_errc : uint8_t {
   /// closed channel, a take no task will ever answer, blobs that do not
   /// match the other participants' or the channel's.
   exchange_failed,
+  /// A task stopped because its group was cancelled: another task failed,
+  /// the group timed out or the node is stopping. Never the cause of a
+  /// failure: the group reports the failure that cancelled it.
+  cancelled,
 };
 
 /// The category of `runtime_errc` in a `caf::error`.

@@ -189,13 +189,13 @@ bool task_execution::run() {
     }
     if (op_ == 0 && !op_started_ && cancel_ != nullptr
         && cancel_->load(std::memory_order_relaxed))
-      return fail(make_error(runtime_errc::op_failed,
+      return fail(make_error(runtime_errc::cancelled,
                              step_label(task_, step_) + ": cancelled"));
     bool step_ended = false;
     while (op_ < step.ops.size() && !step_ended) {
       if (!op_started_) {
         if (cancel_ != nullptr && cancel_->load(std::memory_order_relaxed))
-          return fail(make_error(runtime_errc::op_failed,
+          return fail(make_error(runtime_errc::cancelled,
                                  op_label(task_, step_, op_) + ": cancelled"));
         if (before_op_)
           if (auto err = before_op_(step.ops[op_]))

@@ -2,6 +2,8 @@
 
 #include <caf/make_message.hpp>
 
+#include <epochrt/messages/error_text.hpp>
+
 namespace epochrt {
 
 std::string to_string(actors_errc x) {
@@ -28,6 +30,10 @@ std::string to_string(actors_errc x) {
       return "unreachable";
     case actors_errc::stopped:
       return "stopped";
+    case actors_errc::job_changed:
+      return "job_changed";
+    case actors_errc::task_cancelled:
+      return "task_cancelled";
   }
   return "unknown";
 }
@@ -35,6 +41,16 @@ std::string to_string(actors_errc x) {
 caf::error make_error(actors_errc code, std::string context) {
   return caf::error{static_cast<uint8_t>(code), actors_category,
                     caf::make_message(std::move(context))};
+}
+
+std::string lost_node(const caf::error& err) {
+  if (!is_node_lost(err))
+    return {};
+  auto text = error_text(err);
+  if (text.compare(0, 5, "node ") != 0)
+    return {};
+  auto end = text.find_first_of(" :", 5);
+  return text.substr(5, end == std::string::npos ? end : end - 5);
 }
 
 bool is_error(const caf::error& err, actors_errc code) noexcept {

@@ -35,6 +35,14 @@ enum class actors_errc : uint8_t {
   /// The job stopped because `job_runner::request_stop` asked it to; the
   /// last committed epoch is where a rerun resumes.
   stopped,
+  /// The checkpoints a job would resume were committed by another
+  /// definition of the job (runtime/job_definition.hpp); the context names
+  /// the first difference.
+  job_changed,
+  /// A node's tasks of a group stopped because the group was cancelled,
+  /// with no failure of their own: a group's error only when no node
+  /// reports the failure that cancelled it.
+  task_cancelled,
 };
 
 constexpr caf::atom_value actors_category = caf::atom("ert_actors");
@@ -51,5 +59,10 @@ bool is_error(const caf::error& err, actors_errc code) noexcept;
 inline bool is_node_lost(const caf::error& err) noexcept {
   return is_error(err, actors_errc::node_lost);
 }
+
+/// The node a `node_lost` error says was lost: every such error's text
+/// starts with "node <name>" naming it, whichever node noticed. Empty for
+/// any other error.
+std::string lost_node(const caf::error& err);
 
 } // namespace epochrt

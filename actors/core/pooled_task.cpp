@@ -61,7 +61,13 @@ void task_group_run::task_succeeded(size_t index,
     outputs_[index] = std::move(outputs);
   timings_[index] = std::move(timing);
   // The acquire half makes every other task's slots visible to the last.
-  if (remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1 || !claim())
+  if (remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1)
+    return;
+  if (any_cancelled_.load()) {
+    reply_cancelled();
+    return;
+  }
+  if (!claim())
     return;
   caf::message msg;
   try {
@@ -92,6 +98,29 @@ void task_group_run::cancel() {
     return;
   if (on_cancel)
     on_cancel();
+}
+
+void task_group_run::task_cancelled(caf::error err) {
+  {
+    std::lock_guard<std::mutex> guard{cancelled_mtx_};
+    if (!cancelled_)
+      cancelled_ = std::move(err);
+  }
+  any_cancelled_ = true;
+  cancel();
+  if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    reply_cancelled();
+}
+
+void task_group_run::reply_cancelled() {
+  if (!claim())
+    return;
+  caf::error err;
+  {
+    std::lock_guard<std::mutex> guard{cancelled_mtx_};
+    err = cancelled_;
+  }
+  reply(caf::make_message(std::move(err)));
 }
 
 bool task_group_run::settle(caf::error err) {
@@ -224,9 +253,19 @@ caf::error task_failure(const pooled_task& t, const caf::error& err) {
   // A wait for a node that was lost: the group fails as a lost node, so
   // that a job with failures left recovers.
   if (err.category() == runtime_category
-      && err.code() == static_cast<uint8_t>(runtime_errc::peer_lost))
+      && err.code() == static_cast<uint8_t>(runtime_errc::peer_lost)) {
+    // Named first is the node that was lost, not this one that waited: a
+    // supervisor reading the error restarts the lost one.
+    auto text = error_text(err);
+    auto at = text.find(" was lost (");
+    auto start = at == std::string::npos ? at : text.rfind("node ", at);
+    if (start != std::string::npos)
+      return make_error(actors_errc::node_lost,
+                        text.substr(start, at - start) + ": lost while node "
+                          + t.group->node_name() + " waited for it: " + text);
     return make_error(actors_errc::node_lost,
-                      "node " + t.group->node_name() + ": " + error_text(err));
+                      "node " + t.group->node_name() + ": " + text);
+  }
   return make_error(actors_errc::task_failed,
                     "node " + t.group->node_name() + ": " + error_text(err));
 }
@@ -417,9 +456,18 @@ private:
       tell_exchange(*st_, false);
   }
 
-  // Fails the group with `err`, unless the node was killed or frozen.
+  // Fails the group with `err`, unless the node was killed or frozen. A
+  // task that stopped because its group was cancelled is no cause: the
+  // failure that cancelled the group is.
   void fail(const caf::error& err) {
-    if (!st_->t.tasks->faulted())
+    if (st_->t.tasks->faulted())
+      return;
+    if (err.category() == runtime_category
+        && err.code() == static_cast<uint8_t>(runtime_errc::cancelled))
+      st_->t.group->task_cancelled(make_error(
+        actors_errc::task_cancelled,
+        "node " + st_->t.group->node_name() + ": " + error_text(err)));
+    else
       st_->t.group->settle(task_failure(st_->t, err));
   }
 

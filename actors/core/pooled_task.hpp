@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,12 @@ public:
   /// op, unless the group is already settled. Returns whether it replied.
   bool settle(caf::error err);
 
+  /// A task ended because the group was cancelled (`err`, its text): the
+  /// group replies it only if every task has ended and nothing settled the
+  /// group before, so that the failure that cancelled the group is its
+  /// error, whichever task reports first.
+  void task_cancelled(caf::error err);
+
   bool settled() const noexcept {
     return settled_.load();
   }
@@ -165,6 +172,10 @@ private:
 
   void reply(caf::message msg);
 
+  // The last task to end, when one was cancelled: replies the first
+  // cancellation, unless the group is settled.
+  void reply_cancelled();
+
   caf::strong_actor_ptr node_;
   std::string node_name_;
   caf::response_promise promise_;
@@ -180,6 +191,9 @@ private:
   std::atomic<size_t> remaining_;
   std::atomic<bool> settled_{false};
   std::atomic<bool> cancel_{false};
+  std::mutex cancelled_mtx_;
+  caf::error cancelled_; // guarded by cancelled_mtx_
+  std::atomic<bool> any_cancelled_{false};
 };
 
 /// What one task of a node needs to run.

@@ -111,9 +111,10 @@ inline caf::error with_exchange_roles(caf::error err,
   if (!is_node_lost(err))
     return err;
   auto text = error_text(err);
+  auto lost = lost_node(err);
   std::string roles;
   for (auto& peer : plan.peers)
-    if (text.find("node " + peer.node + " ") != std::string::npos) {
+    if (peer.node == lost) {
       roles = exchange_roles(plan, peer.node);
       if (!roles.empty())
         return make_error(actors_errc::node_lost,
@@ -135,6 +136,15 @@ inline caf::error group_node_failure(const gather_site& site,
                                      const std::string& node, caf::error err) {
   if (err.category() == actors_category && !is_node_lost(err))
     return err;
+  // Another node was lost, and this one waited for it: the lost one is
+  // named first, with the group and epoch.
+  if (auto lost = lost_node(err); !lost.empty() && lost != node) {
+    auto text = error_text(err);
+    auto prefix = "node " + lost + ": ";
+    if (text.compare(0, prefix.size(), prefix) == 0)
+      text = text.substr(prefix.size());
+    return make_error(actors_errc::node_lost, site.where(lost) + ": " + text);
+  }
   return make_error(actors_errc::node_lost,
                     site.where(node) + ": " + error_text(err));
 }

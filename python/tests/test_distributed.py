@@ -285,3 +285,30 @@ def test_fetch_from_a_daemon_fills_out_or_gives_a_read_only_array(tmp_path):
         with pytest.raises(ValueError, match="shape"):
             session.fetch("a", "w", out=numpy.zeros(3))
         del session
+
+
+def test_a_lost_daemon_is_named_first_and_as_the_errors_node(
+        daemons, cli, tmp_path):
+    remote = {"trainer_0": daemons.cli(cli, "d0"),
+              "trainer_1": daemons.cli(cli, "d1")}
+    job = epochrt.Job("lost")
+    for node in remote:
+        job.init_group.add_task(epochrt.Task(node, [
+            epochrt.Op("ConstantFill", outputs=["x"], shape=[4], value=1.0)]))
+        job.epoch_group.add_task(epochrt.Task(node, [
+            epochrt.Op("Sleep", ms=100),
+            epochrt.Op("Allreduce", ["x"], ["y"], collective="g")]))
+    epochrt.epoch_limiter(job, 1000)
+    session = epochrt.DistributedSession(remote)
+    victim = daemons.children[1]
+    timer = threading.Timer(1.5, victim.kill)
+    timer.start()
+    with pytest.raises(epochrt.NodeLost) as caught:
+        epochrt.JobRunner(job).train(session)
+    timer.join()
+    assert caught.value.node == "trainer_1"
+    assert str(caught.value).startswith("node_lost: node trainer_1 ")
+    # The daemon is gone: the fixture must not wait for its clean exit.
+    daemons.children.remove(victim)
+    victim.wait(timeout=WAIT)
+    victim.stdout.close()

@@ -207,7 +207,7 @@ BOOST_AUTO_TEST_CASE(a_set_cancel_flag_stops_the_task) {
   auto outs = run_task(task, ws, builtins(), &cancel);
   canceller.join();
   BOOST_REQUIRE(!outs);
-  BOOST_TEST(is_code(outs.error(), runtime_errc::op_failed));
+  BOOST_TEST(is_code(outs.error(), runtime_errc::cancelled));
   BOOST_TEST(error_text(outs.error()).find("cancelled") != std::string::npos);
 }
 
@@ -226,7 +226,7 @@ BOOST_AUTO_TEST_CASE(a_cancelled_task_ends_a_long_sleep_early) {
   auto took = std::chrono::steady_clock::now() - start;
   canceller.join();
   BOOST_REQUIRE(!outs);
-  BOOST_TEST(is_code(outs.error(), runtime_errc::op_failed));
+  BOOST_TEST(is_code(outs.error(), runtime_errc::cancelled));
   BOOST_TEST(error_text(outs.error())
              == "task 't', step 0, op 0 'Sleep': cancelled");
   BOOST_TEST((took < std::chrono::seconds(2)));
