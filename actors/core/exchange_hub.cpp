@@ -18,6 +18,7 @@
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/names.hpp>
+#include <epochrt/runtime/deadlock_detector.hpp>
 #include <epochrt/runtime/reduction.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 #include <epochrt/runtime/worker_pool.hpp>
@@ -211,6 +212,16 @@ struct outgoing_request {
   std::string channel;
 };
 
+// The latest exchange operation of a task of this process, for the
+// deadlock check: its wait, and the channel or the collective call.
+struct tracked_wait {
+  std::weak_ptr<exchange_wait> wait;
+  channel_op_kind kind = channel_op_kind::take;
+  std::string channel;    // a channel operation's, else empty
+  std::string collective; // a collective call's
+  uint64_t call = 0;
+};
+
 struct exchange_hub::run_state {
   uint64_t id = 0;
   exchange_plan plan;
@@ -225,6 +236,14 @@ struct exchange_hub::run_state {
   std::set<std::pair<task_ref, uint64_t>> seen;
   // Nodes of the run known lost, and why.
   std::map<std::string, std::string> lost;
+  // For runs of this process alone (all_local): what each task waits in,
+  // the tasks that ended, a count of everything that happened, and what
+  // tells a deadlock from a slow run (runtime/deadlock_detector.hpp).
+  bool all_local = false;
+  std::map<task_ref, tracked_wait> waits;
+  std::set<task_ref> ended_tasks;
+  uint64_t events = 0;
+  deadlock_detector deadlock;
 
   bool is_local(const std::string& node) const {
     return local_nodes.count(node) > 0;
@@ -1272,6 +1291,7 @@ void exchange_hub::remember_ended(uint64_t run) {
 caf::error exchange_hub::begin(uint64_t run, const std::string& node,
                                const exchange_plan& plan) {
   deferred later;
+  bool watch_deadlock = false;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     if (stopped_)
@@ -1328,8 +1348,14 @@ caf::error exchange_hub::begin(uint64_t run, const std::string& node,
       for (auto& peer : fresh->plan.peers)
         if (!relayed || peer.endpoint == relay)
           watch(peer.endpoint);
+      fresh->all_local
+        = std::all_of(fresh->plan.peers.begin(), fresh->plan.peers.end(),
+                      [this](const exchange_peer& peer) {
+                        return peer.endpoint == endpoint_;
+                      });
       st = fresh.get();
       runs_.emplace(run, std::move(fresh));
+      watch_deadlock = st->all_local && options_.deadlock_check.count() > 0;
       if (auto i = early_.find(run); i != early_.end()) {
         auto messages = std::move(i->second);
         early_.erase(i);
@@ -1348,6 +1374,8 @@ caf::error exchange_hub::begin(uint64_t run, const std::string& node,
     st->begun.insert(node);
   }
   flush(later);
+  if (watch_deadlock)
+    schedule_deadlock_check(run);
   return {};
 }
 
@@ -1363,7 +1391,7 @@ exchange_report exchange_hub::end(uint64_t run, const std::string& node,
       return report;
     }
     auto cancelled
-      = make_error(runtime_errc::op_failed, "cancelled: the group run ended");
+      = make_error(runtime_errc::cancelled, "cancelled: the group run ended");
     for (auto i = st->channels.begin(); i != st->channels.end();) {
       auto& ch = i->second;
       if (ch.plan().channel.node != node) {
@@ -1627,6 +1655,8 @@ void exchange_hub::channel_op(uint64_t run, const task_ref& from, uint64_t op,
                              + channel_name + "' was lost (" + lost->second
                              + ")")));
     } else if (st->is_local(plan->channel.node)) {
+      ++st->events;
+      st->waits[from] = tracked_wait{wait, kind, channel_name, {}, 0};
       if (st->seen.emplace(from, op).second)
         apply_channel_op(st->channels.at(channel_name), kind, from,
                          std::move(item), std::move(wait), later.done);
@@ -1692,6 +1722,9 @@ void exchange_hub::contribute(uint64_t run, const task_ref& from,
         } else if (c.failed) {
           fail_with(c.failed);
         } else if (!c.finished && !c.inputs[*p]) {
+          ++st->events;
+          st->waits[from]
+            = tracked_wait{wait, channel_op_kind::take, {}, name, call};
           c.metas[*p] = meta_of(inputs);
           c.inputs[*p] = std::move(inputs);
           c.waits[*p] = std::move(wait);
@@ -1703,6 +1736,122 @@ void exchange_hub::contribute(uint64_t run, const task_ref& from,
     }
   }
   flush(later);
+}
+
+void exchange_hub::schedule_deadlock_check(uint64_t run) {
+  after(options_.deadlock_check, [weak = weak_from_this(), run] {
+    if (auto hub = weak.lock())
+      hub->check_deadlock(run);
+  });
+}
+
+namespace {
+
+// What the deadlock check sees of task `t` of run `st` now (lock held).
+exchange_task_view view_of(const run_state& st, const task_ref& t) {
+  using state = exchange_task_view::state;
+  exchange_task_view result{task_text(t), state::running, {}};
+  if (st.ended_tasks.count(t) > 0) {
+    result.what = state::ended;
+    return result;
+  }
+  auto i = st.waits.find(t);
+  if (i == st.waits.end())
+    return result; // has not reached the exchange yet
+  auto wait = i->second.wait.lock();
+  if (!wait || wait->completed())
+    return result; // between operations
+  auto& w = i->second;
+  if (!w.channel.empty()) {
+    auto ch = st.channels.find(w.channel);
+    if (ch == st.channels.end())
+      return result;
+    auto& c = ch->second;
+    auto state_text = " (" + std::to_string(c.items()) + " of "
+      + std::to_string(c.plan().channel.capacity) + " items"
+      + (c.closed() ? ", closed)" : ")");
+    result.what = state::waiting;
+    result.waits_in
+      = (w.kind == channel_op_kind::put      ? "a put into channel '"
+           : w.kind == channel_op_kind::take ? "a take from channel '"
+                                             : "a close of channel '")
+      + w.channel + "'" + state_text;
+    return result;
+  }
+  auto cs = st.collectives.find(w.collective);
+  if (cs == st.collectives.end())
+    return result;
+  result.waits_in = cs->second.label(w.call);
+  auto call = cs->second.calls.find(w.call);
+  if (call == cs->second.calls.end())
+    return result;
+  auto& inputs = call->second.inputs;
+  // Every contribution in: the call is being reduced, not stuck.
+  auto all_in = std::all_of(inputs.begin(), inputs.end(), [](auto& x) {
+    return x.has_value();
+  });
+  result.what = all_in ? state::in_flight : state::waiting;
+  if (!all_in) {
+    std::string missing;
+    for (size_t p = 0; p < inputs.size(); ++p)
+      if (!inputs[p])
+        missing += (missing.empty() ? "" : ", ")
+          + task_text(cs->second.plan->participants[p]);
+    result.waits_in += ", which waits for " + missing;
+  }
+  return result;
+}
+
+// Every task of the plan that uses a channel or a collective, once.
+std::vector<task_ref> exchanging_tasks(const exchange_plan& plan) {
+  std::set<task_ref> seen;
+  std::vector<task_ref> result;
+  auto add = [&](const task_ref& t) {
+    if (seen.insert(t).second)
+      result.push_back(t);
+  };
+  for (auto& ch : plan.channels) {
+    for (auto& t : ch.putters)
+      add(t);
+    for (auto& t : ch.takers)
+      add(t);
+  }
+  for (auto& c : plan.collectives)
+    for (auto& t : c.participants)
+      add(t);
+  return result;
+}
+
+} // namespace
+
+void exchange_hub::check_deadlock(uint64_t run) {
+  deferred later;
+  std::optional<std::string> found;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto* st = find_run(run);
+    if (st == nullptr || stopped_)
+      return;
+    std::vector<exchange_task_view> views;
+    for (auto& t : exchanging_tasks(st->plan))
+      views.push_back(view_of(*st, t));
+    found = st->deadlock.observe(views, st->events);
+    if (found) {
+      // Every wait of the run fails: the tasks fail, and their group with
+      // the first of them, naming all of them.
+      auto err = make_error(runtime_errc::exchange_failed, *found);
+      for (auto& [name, ch] : st->channels)
+        ch.fail_waiting(err, later.done);
+      for (auto& [task, w] : st->waits)
+        if (auto wait = w.wait.lock(); wait && !wait->completed())
+          later.done.emplace_back(std::move(wait), failure(err));
+      st->waits.clear();
+    }
+  }
+  if (found)
+    flush(later);
+  else
+    schedule_deadlock_check(run);
 }
 
 void exchange_hub::chunk_reduced(uint64_t run, const std::string& name,
@@ -1719,6 +1868,7 @@ void exchange_hub::chunk_reduced(uint64_t run, const std::string& name,
     auto k = i->second.calls.find(call);
     if (k == i->second.calls.end())
       return;
+    ++st->events;
     call_driver{*st, i->second, call, k->second, later, {}}.chunk_done(chunk);
   }
   flush(later);
@@ -1736,6 +1886,8 @@ exchange_hub::when_reduced(uint64_t run, const std::string& name,
 void exchange_hub::end_task(run_state& st, const task_ref& task, bool ok,
                             const std::map<std::string, uint64_t>& calls,
                             deferred& later) {
+  ++st.events;
+  st.ended_tasks.insert(task);
   for (auto& [name, ch] : st.channels)
     ch.task_ended(task, later.done);
   for (auto& [name, cs] : st.collectives) {

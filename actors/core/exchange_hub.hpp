@@ -62,6 +62,13 @@ struct exchange_hub_options {
   /// hundreds of connections a second to an unreachable address).
   /// Default: 10 s.
   std::chrono::milliseconds link_retry_delay{10000};
+  /// How often a run whose tasks all live in this process is checked for
+  /// a deadlock: every task that uses its channels or collectives waiting
+  /// for another, nothing under way (runtime/deadlock_detector.hpp). Such
+  /// a run fails after two quiet checks in a row, its waits with
+  /// `exchange_failed` naming every task and what it waits in. 0: never.
+  /// Default: 500 ms.
+  std::chrono::milliseconds deadlock_check{500};
 };
 
 /// The exchange of one process: the channels its nodes host and its part
@@ -302,6 +309,10 @@ private:
   void remember_ended(uint64_t run);
   void cancel_in(run_state& st, const std::string& node, const caf::error& why,
                  deferred& later);
+  // The deadlock check of a run of this process alone: every
+  // `deadlock_check` while the run lasts.
+  void schedule_deadlock_check(uint64_t run);
+  void check_deadlock(uint64_t run);
 
   // The system of the endpoint; its logger is the hub's.
   caf::actor_system* system_ = nullptr;
