@@ -6,6 +6,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include "errors.hpp"
 #include "tensor_array.hpp"
 
 namespace py = pybind11;
@@ -38,13 +39,28 @@ std::string type_name(py::handle value) {
   return py::str(value.get_type().attr("__name__"));
 }
 
+[[noreturn]] void refuse(const std::string& text) {
+  throw error(make_error(runtime_errc::bad_argument, text),
+              error_kind::bad_input);
+}
+
 [[noreturn]] void unsupported(const std::string& name,
                               const std::string& what) {
-  throw py::type_error("arg '" + name
-                       + "': expected a bool, int, float, str, "
-                         "a list of ints, numbers or strings, or a NumPy "
-                         "array; got "
-                       + what);
+  refuse("arg '" + name
+         + "': expected a bool, int, float, str, a list of ints, numbers or "
+           "strings, or a NumPy array; got "
+         + what);
+}
+
+int64_t integer(const std::string& name, py::handle value) {
+  auto overflow = 0;
+  auto result = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (overflow != 0)
+    refuse("arg '" + name + "': " + std::string{py::str(value)}
+           + " does not fit in a 64-bit integer");
+  if (result == -1 && PyErr_Occurred())
+    throw py::error_already_set();
+  return result;
 }
 
 tensor list_tensor(const std::string& name, py::sequence items) {
@@ -76,7 +92,10 @@ tensor list_tensor(const std::string& name, py::sequence items) {
     unsupported(name, "a list of mixed or other elements");
   if (any_float)
     return vector_tensor(dtype::f64, items.cast<std::vector<double>>());
-  return vector_tensor(dtype::i64, items.cast<std::vector<int64_t>>());
+  std::vector<int64_t> values;
+  for (auto item : items)
+    values.push_back(integer(name, item));
+  return vector_tensor(dtype::i64, values);
 }
 
 } // namespace
@@ -85,7 +104,7 @@ tensor arg_tensor(const std::string& name, py::handle value) {
   if (py::isinstance<py::bool_>(value))
     return scalar<bool>(dtype::boolean, value.cast<bool>());
   if (py::isinstance<py::int_>(value))
-    return scalar<int64_t>(dtype::i64, value.cast<int64_t>());
+    return scalar<int64_t>(dtype::i64, integer(name, value));
   if (py::isinstance<py::float_>(value))
     return scalar<double>(dtype::f64, value.cast<double>());
   if (py::isinstance<py::str>(value) || py::isinstance<py::bytes>(value)) {
@@ -97,9 +116,14 @@ tensor arg_tensor(const std::string& name, py::handle value) {
   if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value))
     return list_tensor(name, py::reinterpret_borrow<py::sequence>(value));
   if (py::isinstance<py::array>(value)
-      || py::isinstance(value, py::module_::import("numpy").attr("generic")))
-    return from_ndarray(value);
-  unsupported(name, type_name(value));
+      || py::isinstance(value, py::module_::import("numpy").attr("generic"))) {
+    try {
+      return from_ndarray(value);
+    } catch (const py::builtin_exception& ex) {
+      refuse("arg '" + name + "': " + ex.what());
+    }
+  }
+  unsupported(name, value.is_none() ? std::string{"None"} : type_name(value));
 }
 
 } // namespace epochrt::python

@@ -1,18 +1,44 @@
 #include "job_runner.hpp"
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <utility>
+
+#include <pybind11/pybind11.h>
 
 #include "errors.hpp"
 #include "op_registry.hpp"
 
+namespace py = pybind11;
+
 namespace epochrt::python {
+
+namespace {
+
+job_runner_options options(bool allow_job_change,
+                           std::optional<double> stop_grace_seconds) {
+  job_runner_options result;
+  result.allow_job_change = allow_job_change;
+  if (stop_grace_seconds)
+    result.stop_grace = std::chrono::milliseconds(
+      static_cast<int64_t>(*stop_grace_seconds * 1000.0));
+  return result;
+}
+
+} // namespace
 
 job_runner::job_runner(job the_job,
                        std::shared_ptr<multi_node_checkpoint_manager> manager,
-                       std::optional<int64_t> resume_from_epoch)
+                       std::optional<int64_t> resume_from_epoch,
+                       bool allow_job_change,
+                       std::optional<double> stop_grace_seconds)
   : manager_(std::move(manager)),
     runner_(std::move(the_job), manager_ ? &manager_->get() : nullptr,
-            resume_from_epoch) {}
+            resume_from_epoch, nullptr,
+            options(allow_job_change, stop_grace_seconds)) {}
 
 int64_t job_runner::train(session& sess) {
   check_not_in_python_op("JobRunner.train");
@@ -33,10 +59,101 @@ int64_t job_runner::train(session& sess) {
   std::unique_lock<std::mutex> guard;
   if (manager_)
     guard = manager_->lock();
-  auto result = runner_.train(sess.get());
+  auto result = train_watching_signals(sess);
   if (!result)
     throw error(result.error(), error_kind::job_failed);
+  if (manager_)
+    warn_if_uncommitted(*result);
   return *result;
+}
+
+caf::expected<int64_t> job_runner::train_watching_signals(session& sess) {
+  // The job runs on a thread of its own; this one polls Python's signals,
+  // which run on the main thread only, and only when it runs Python code:
+  // blocked in the job, it would see Ctrl-C when the job had ended.
+  caf::expected<int64_t> result{caf::error{}};
+  std::mutex mtx;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread worker{[&] {
+    auto r = runner_.train(sess.get());
+    std::lock_guard<std::mutex> guard{mtx};
+    result = std::move(r);
+    done = true;
+    cv.notify_all();
+  }};
+  int interrupts = 0;
+  std::optional<py::error_already_set> raised; // by the host's own handler
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> guard{mtx};
+      if (cv.wait_for(guard, std::chrono::milliseconds(100), [&] {
+            return done;
+          }))
+        break;
+    }
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() == 0)
+      continue;
+    if (!PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+      // A handler of the program's raised: stop as for Ctrl-C, and raise
+      // its exception once the job has stopped.
+      if (!raised)
+        raised.emplace();
+      else
+        PyErr_Clear();
+      runner_.request_stop();
+      continue;
+    }
+    PyErr_Clear();
+    if (++interrupts == 1) {
+      runner_.request_stop();
+      PySys_WriteStderr("epochrt: SIGINT: stopping after the running epoch "
+                        "and its checkpoint (send it again to stop at "
+                        "once)\n");
+    } else {
+      runner_.request_stop_now();
+      PySys_WriteStderr("epochrt: SIGINT again: stopping at once\n");
+    }
+  }
+  worker.join();
+  if (raised) {
+    py::gil_scoped_acquire gil;
+    throw std::move(*raised);
+  }
+  if (interrupts > 0) {
+    // Ctrl-C is a KeyboardInterrupt, whatever the job had come to; its
+    // text says what was committed.
+    auto text = result ? "the job ended after epoch " + std::to_string(*result)
+                       : error_text(result.error());
+    py::gil_scoped_acquire gil;
+    PyErr_SetString(PyExc_KeyboardInterrupt,
+                    (text
+                     + "; running the same job again resumes from its "
+                       "last committed epoch")
+                      .c_str());
+    throw py::error_already_set();
+  }
+  return result;
+}
+
+void job_runner::warn_if_uncommitted(int64_t epoch) {
+  std::optional<int64_t> committed;
+  auto err = manager_->get().get_resume_from_epoch_id(std::nullopt, committed);
+  if (!err && committed && *committed >= epoch)
+    return;
+  // Saves fail with a warning in the log only (Caffe2's rule); a Python
+  // program sees this one.
+  auto text = "job '" + runner_.get_job().name() + "' ended after epoch "
+    + std::to_string(epoch) + ", but its checkpoint is not committed ("
+    + (err ? error_text(err)
+         : committed
+         ? "the last committed epoch is " + std::to_string(*committed)
+         : std::string{"no epoch is committed"})
+    + "; the log says why): a rerun will not resume from it";
+  py::gil_scoped_acquire gil;
+  if (PyErr_WarnEx(PyExc_RuntimeWarning, text.c_str(), 1) != 0)
+    throw py::error_already_set();
 }
 
 bool job_runner::load_blobs_from_checkpoints(

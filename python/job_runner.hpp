@@ -25,12 +25,17 @@ class job_runner {
 public:
   job_runner(job the_job,
              std::shared_ptr<multi_node_checkpoint_manager> manager,
-             std::optional<int64_t> resume_from_epoch);
+             std::optional<int64_t> resume_from_epoch,
+             bool allow_job_change = false,
+             std::optional<double> stop_grace_seconds = std::nullopt);
 
   /// Runs the job on `sess`; returns the last epoch. Throws `error`:
   /// BadInput, before anything runs, when the job is invalid for the
   /// session's ops (a job built in Python is checked nowhere before);
   /// JobFailed unless the error's code says otherwise (see `classify`).
+  /// On the main thread, Ctrl-C (SIGINT) requests a stop after the running
+  /// epoch and its checkpoint, a second one a stop at once; the call then
+  /// raises KeyboardInterrupt.
   int64_t train(session& sess);
 
   /// Loads only `blob_names` from the checkpoints of `epoch` of the job's
@@ -48,6 +53,12 @@ public:
     runner_.request_stop();
   }
 
+  /// Asks a running or later `train` to stop at once, cancelling the
+  /// running group (`job_runner::request_stop_now`).
+  void request_stop_now() noexcept {
+    runner_.request_stop_now();
+  }
+
   const job& get_job() const noexcept {
     return runner_.get_job();
   }
@@ -58,6 +69,16 @@ public:
   }
 
 private:
+  // runner_.train on a thread of its own while this one, without the GIL,
+  // polls Python's signal handlers: the first Ctrl-C requests a stop
+  // after the running epoch, the second a stop at once; either raises
+  // KeyboardInterrupt once the job has stopped.
+  caf::expected<int64_t> train_watching_signals(session& sess);
+
+  // A Python warning when the checkpoint of `epoch`, the last, is not
+  // committed. Called without the GIL.
+  void warn_if_uncommitted(int64_t epoch);
+
   // Declared before the runner, which borrows it.
   std::shared_ptr<multi_node_checkpoint_manager> manager_;
   epochrt::job_runner runner_;

@@ -152,20 +152,32 @@ LocalSession(ops=...) and Job.load/from_json(ops=...); from then on it is
 complete and `register` raises BadInput.
 
 A Python op is called on one of the session's worker threads, with the GIL
-taken for the call only, as fn(*inputs, **args): each input a read-only
-NumPy array viewing the blob (no copy; strings as an object array of
-bytes), each argument the call gives as a Python value. It returns its
-output (one output), a tuple of them (several) or None (none), anything
-numpy.asarray takes of a dtype epochrt has. An exception fails the task:
-the job raises JobFailed whose text holds the exception's traceback. It
-must not call the session, a checkpoint manager or a job runner (they
-raise BadInput there: its task holds the node's workspace).)doc")
+taken for the call only, as fn(*inputs, **args): each input a NumPy array
+over the blob's own bytes (no copy; strings as an object array of bytes),
+each argument the call gives as a Python value. It returns its output (one
+output), a tuple of them (several) or None (none), anything numpy.asarray
+takes of a dtype epochrt has. An exception fails the task: the job raises
+JobFailed whose text holds the exception's traceback. It must not call the
+session, a checkpoint manager or a job runner (they raise BadInput there:
+its task holds the node's workspace).
+
+In-place updates are safe and cost no copy. An input that the call also
+writes (the same blob among its outputs) comes writable: update it in
+place (`torch.from_numpy(w).sub_(lr * g)`, as optimizer.step() does) and
+return it, and the blob is that array's memory. Any other input comes
+read-only, which NumPy enforces and PyTorch ignores: a write into it is
+seen, by the job and by the next checkpoint, never by a checkpoint already
+taken (epochrt hands an op a blob that a snapshot still holds as a copy).
+An array the op keeps past its call (or a view of it, a torch tensor over
+it) is detached from the blob when the call ends: it keeps the values it
+had then, and later writes into it reach neither the job nor its
+checkpoints. See docs/python.md.)doc")
     .def(py::init<>())
     .def(
       "register",
       [](op_registry& self, std::string type, py::function fn,
          py::handle inputs, py::handle outputs, py::object args,
-         bool fills_outputs, std::string doc) {
+         bool fills_outputs, std::string doc, py::object version) {
         auto [min_inputs, max_inputs] = arity(inputs, "inputs");
         auto [min_outputs, max_outputs] = arity(outputs, "outputs");
         std::vector<arg_spec> specs;
@@ -177,12 +189,16 @@ raise BadInput there: its task holds the node's workspace).)doc")
               = parse_arg_kind(spec.name, item.second.cast<std::string>());
             specs.push_back(std::move(spec));
           }
+        std::optional<std::string> given;
+        if (!version.is_none())
+          given = std::string{py::str(version)};
         self.add(std::move(type), std::move(fn), min_inputs, max_inputs,
                  min_outputs, max_outputs, std::move(specs), fills_outputs,
-                 std::move(doc));
+                 std::move(doc), std::move(given));
       },
       "type"_a, "fn"_a, py::kw_only(), "inputs"_a = py::none(), "outputs"_a = 1,
-      "args"_a = py::none(), "fills_outputs"_a = false, "doc"_a = "", R"doc(
+      "args"_a = py::none(), "fills_outputs"_a = false, "doc"_a = "",
+      "version"_a = py::none(), R"doc(
 Registers `fn` as op `type`. `inputs` and `outputs`: None (any number), a
 count, or (min, max) with max None for no bound. `args`: the arguments a
 call may give, {name: kind}, kind one of integer, number, boolean,
@@ -191,7 +207,16 @@ to fn as keyword arguments only when the call gives them. fn returns
 the call's output, a tuple of its outputs, or None; with `fills_outputs`,
 fn gets one OpOutput per output after its inputs, fills each (reshape,
 feed) and returns None, as Caffe2's Python op did. Raises BadInput for a
-type already registered or a registry already in use.)doc")
+type already registered or a registry already in use.
+
+The op's code is part of the definition of every job that calls it, so a
+changed op never resumes state the old one checkpointed (JobRunner refuses,
+naming the op): `version` (any str or int) when given, else a digest of
+fn's code, its constants, the code nested in it and its defaults (of
+`__call__` for a callable object, of the function of a functools.partial
+with its arguments). Give a `version` when the digest would change for no
+reason of yours, or would not see a change you made (code fn calls, a
+closure's values).)doc")
     .def("types", &op_registry::types, "Every op type, sorted.")
     .def("__contains__",
          [](const op_registry& self, const std::string& type) {
@@ -520,10 +545,12 @@ void bind_epoch_limiter(py::module_& m) {
     },
     "job"_a, "num_epochs"_a,
     "Makes `job` stop after `num_epochs` epochs (Caffe2's epoch_limiter): a "
-    "counter made by an init task, counted down by an epoch task whose "
-    "output is a stop condition. Checkpointed with the init group's node, "
-    "so a resumed job counts on. Raises BadInput for num_epochs < 1 or a "
-    "job without a task.");
+    "counter of the epochs run, made by an init task and counted up by an "
+    "epoch task whose output is a stop condition. The counter is "
+    "checkpointed, so a resumed job counts on; the limit is not: a job "
+    "given a higher limit after a finished or stopped run trains on up to "
+    "it, one whose limit is at or below its last committed epoch ends at "
+    "once. Raises BadInput for num_epochs < 1 or a job without a task.");
   m.def(
     "epoch_limit",
     [](const job& target) {
@@ -630,6 +657,10 @@ Raises TypeError or ValueError for an `out` that does not fit.)doc")
       "put",
       [](session& self, const std::string& node, const std::string& blob,
          py::handle value) {
+        // Refused before a conversion that may be long: every save of the
+        // node would fail on the name.
+        if (auto problem = blob_name_problem(blob); !problem.empty())
+          bad_argument("put: " + problem);
         auto converted = from_ndarray(value);
         py::gil_scoped_release release;
         self.put(node, blob, std::move(converted));
@@ -852,22 +883,38 @@ void bind_job_runner(py::module_& m) {
 Runs a job with checkpoints at epoch boundaries (Caffe2's JobRunner): with
 a checkpoint manager, epoch 0 is saved after init and every epoch after it
 runs, and the job resumes from `resume_from_epoch` or, when None, from the
-last committed epoch.)doc")
+last committed epoch.
+
+A job resumes only checkpoints that its own definition committed: its
+groups, ops and arguments, and the code of its Python ops (their
+`version`, or a digest of their code, constants and defaults); not its
+name or its epoch limit. Another definition raises BadInput naming the
+first difference, unless `allow_job_change`.
+
+`stop_grace` (seconds; default 60): how long the group running when a stop
+is requested (request_stop, Ctrl-C) may still run before it is cancelled,
+as a second Ctrl-C or request_stop_now cancels it at once.)doc")
     .def(py::init([](const job& the_job,
                      std::shared_ptr<multi_node_checkpoint_manager> manager,
-                     std::optional<int64_t> resume_from_epoch) {
+                     std::optional<int64_t> resume_from_epoch,
+                     bool allow_job_change, std::optional<double> stop_grace) {
+           if (stop_grace
+               && !(*stop_grace >= 0 && *stop_grace <= 86400.0 * 365))
+             bad_argument("stop_grace: seconds from 0 to a year");
            return std::make_unique<job_runner>(the_job, std::move(manager),
-                                               resume_from_epoch);
+                                               resume_from_epoch,
+                                               allow_job_change, stop_grace);
          }),
          "job"_a, "checkpoint_manager"_a = py::none(),
-         "resume_from_epoch"_a = py::none())
+         "resume_from_epoch"_a = py::none(), py::kw_only(),
+         "allow_job_change"_a = false, "stop_grace"_a = py::none())
     .def("train", &job_runner::train, py::call_guard<py::gil_scoped_release>(),
          "session"_a, R"doc(
 Runs the job to its end on `session` and returns the last epoch. Raises
 JobFailed (a task failed; the checkpoint to resume from cannot be loaded),
 NodeLost, Stopped (after request_stop), BadInput (an epoch never
 committed, a job that cannot end, a checkpoint directory another job
-holds).)doc")
+holds, checkpoints another definition of the job committed).)doc")
     .def("load_blobs_from_checkpoints",
          &job_runner::load_blobs_from_checkpoints,
          py::call_guard<py::gil_scoped_release>(), "blob_names"_a, "epoch"_a,
@@ -878,7 +925,14 @@ or False when a checkpoint of that epoch does not exist. Raises BadInput
 without a checkpoint manager.)doc")
     .def("request_stop", &job_runner::request_stop,
          "Asks train to stop after the running epoch and its checkpoint; "
-         "train then raises Stopped. Safe from any thread.")
+         "train then raises Stopped. Safe from any thread. Ctrl-C during "
+         "train on the main thread does the same (and train raises "
+         "KeyboardInterrupt).")
+    .def("request_stop_now", &job_runner::request_stop_now,
+         "Asks train to stop at once: the running group is cancelled on "
+         "every node, even one whose tasks wait forever in a channel or a "
+         "collective, and train raises Stopped; the running epoch is not "
+         "committed. A second Ctrl-C during train does the same.")
     .def_property_readonly("job", &job_runner::get_job)
     .def_property_readonly("checkpoint_manager",
                            &job_runner::checkpoint_manager);

@@ -1,8 +1,12 @@
 #include "op_registry.hpp"
 
+#include <algorithm>
+#include <map>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
+#include <pybind11/eval.h>
 #include <pybind11/stl.h>
 
 #include "errors.hpp"
@@ -76,35 +80,63 @@ std::string count_text(size_t n) {
   return std::to_string(n) + (n == 1 ? " output" : " outputs");
 }
 
-// The tensors of what the op returned, one per output of the call; throws
-// (a std::exception with what is wrong) before any output is written.
-std::vector<tensor> outputs_of(const op_context& ctx,
-                               const py::object& result) {
+std::string type_name(py::handle value) {
+  return py::str(value.get_type().attr("__name__"));
+}
+
+// What the op returned, one value per output of the call; throws (a
+// std::exception saying what is wrong) before any output is written.
+std::vector<py::object> returned_values(const op_context& ctx,
+                                        const py::object& result) {
   auto count = ctx.output_count();
-  std::vector<tensor> outputs;
+  std::vector<py::object> values;
   if (count == 0) {
     if (!result.is_none())
-      throw std::runtime_error("returned a value, but the call has no output");
-    return outputs;
+      throw std::runtime_error("returned a " + type_name(result)
+                               + ", but the call has no output: return None");
+    return values;
   }
   if (result.is_none())
     throw std::runtime_error("returned None, but the call has "
                              + count_text(count));
   if (count == 1) {
-    outputs.push_back(from_ndarray(result));
-    return outputs;
+    // NumPy would stack a tuple into one array: (a, b) is two outputs'
+    // worth, never one.
+    if (py::isinstance<py::tuple>(result))
+      throw std::runtime_error(
+        "returned a tuple of " + std::to_string(py::len(result))
+        + " items, but the call has 1 output: return the value itself");
+    values.push_back(result);
+    return values;
   }
   if (!py::isinstance<py::tuple>(result) && !py::isinstance<py::list>(result))
-    throw std::runtime_error(
-      "returned a " + std::string{py::str(result.get_type().attr("__name__"))}
-      + ", but the call has " + count_text(count) + ": return a tuple of them");
-  auto values = py::reinterpret_borrow<py::sequence>(result);
-  if (values.size() != count)
-    throw std::runtime_error("returned " + count_text(values.size())
+    throw std::runtime_error("returned a " + type_name(result)
+                             + ", but the call has " + count_text(count)
+                             + ": return a tuple of them");
+  auto items = py::reinterpret_borrow<py::sequence>(result);
+  if (items.size() != count)
+    throw std::runtime_error("returned " + count_text(items.size())
                              + ", but the call has " + count_text(count));
-  for (auto value : values)
-    outputs.push_back(from_ndarray(value));
-  return outputs;
+  for (auto item : items)
+    values.push_back(py::reinterpret_borrow<py::object>(item));
+  return values;
+}
+
+// The tensor of output `i`, `value` as the op returned it.
+tensor output_tensor(const op_context& ctx, size_t i, py::handle value) {
+  try {
+    return from_ndarray(value);
+  } catch (py::error_already_set& ex) {
+    auto text = std::string{py::str(ex.type().attr("__name__"))} + ": "
+      + std::string{py::str(ex.value())};
+    throw std::runtime_error("output '" + ctx.def().outputs[i]
+                             + "': returned a " + type_name(value)
+                             + " that is no tensor: " + text);
+  } catch (const std::exception& ex) {
+    throw std::runtime_error("output '" + ctx.def().outputs[i]
+                             + "': returned a " + type_name(value)
+                             + " that is no tensor: " + ex.what());
+  }
 }
 
 // The outputs of a call of an op that fills them: one slot per output,
@@ -158,6 +190,87 @@ std::string traceback_text(const py::error_already_set& ex) {
   }
 }
 
+// The inputs of one call of a Python op as the op sees them: each distinct
+// input blob exposed once (op_context::expose_input), as an array over the
+// blob's own bytes, writable when the call also writes the blob (an
+// in-place update, as `optimizer.step()` makes), read-only otherwise (a
+// hint NumPy keeps and PyTorch ignores: a write is seen all the same).
+// Strings are handed as a copy. Needs the GIL.
+class exposed_inputs {
+public:
+  explicit exposed_inputs(op_context& ctx) : ctx_(ctx) {
+    auto& def = ctx.def();
+    std::map<std::string, size_t> first;
+    for (size_t i = 0; i < def.inputs.size(); ++i) {
+      auto [at, fresh] = first.emplace(def.inputs[i], i);
+      source_.push_back(at->second);
+      if (!fresh) {
+        // One array per blob: a second would count as a kept reference.
+        arrays_.emplace_back();
+        tensors_.push_back(tensors_[at->second]);
+        continue;
+      }
+      if (ctx.input(i).type == dtype::string) {
+        arrays_.push_back(to_readonly_ndarray(ctx.share_input(i)));
+        tensors_.push_back(nullptr);
+        continue;
+      }
+      auto exposed = ctx.expose_input(i);
+      auto array = to_writable_ndarray(exposed);
+      auto written
+        = std::find(def.outputs.begin(), def.outputs.end(), def.inputs[i])
+        != def.outputs.end();
+      if (!written)
+        array.attr("setflags")(py::arg("write") = false);
+      arrays_.push_back(std::move(array));
+      tensors_.push_back(std::move(exposed));
+      distinct_.push_back(i);
+    }
+  }
+
+  exposed_inputs(const exposed_inputs&) = delete;
+  exposed_inputs& operator=(const exposed_inputs&) = delete;
+
+  const py::object& array(size_t i) const {
+    return arrays_[source_[i]];
+  }
+
+  // The exposed input whose bytes `object` views whole, if any.
+  std::shared_ptr<tensor> viewed_by(py::handle object) const {
+    for (auto i : distinct_)
+      if (views_whole(object, *tensors_[i]))
+        return tensors_[i];
+    return nullptr;
+  }
+
+  // What the op wrote into a PRIVATE task's scratch inputs becomes theirs.
+  void settle() {
+    for (auto i : distinct_)
+      ctx_.settle_input(i, tensors_[i]);
+  }
+
+  // Detaches every input the op kept a reference to, once every other
+  // reference of the call is gone: a kept array (or a view, or a torch
+  // tensor over it) could write the blob after the call, under a snapshot
+  // or another node. The blob holds a copy from then on, and the kept
+  // array is the op's alone: it keeps the values it had when the call
+  // ended, and what is written into it reaches neither the job nor its
+  // checkpoints. (An array held by a reference cycle until the collector
+  // runs costs a copy too, needlessly but safely.)
+  void detach_kept() {
+    for (auto i : distinct_)
+      if (arrays_[i].ref_count() > 1)
+        ctx_.disown_input(i, tensors_[i].get());
+  }
+
+private:
+  op_context& ctx_;
+  std::vector<size_t> source_;     // per input: the first input of its blob
+  std::vector<py::object> arrays_; // per first input of a blob; else empty
+  std::vector<std::shared_ptr<tensor>> tensors_; // per input; null: strings
+  std::vector<size_t> distinct_; // the first input of each exposed blob
+};
+
 // The op_function of a Python op: runs on a worker thread, which holds the
 // node's workspace and takes the GIL for the call only.
 class python_op {
@@ -180,33 +293,64 @@ public:
         running_python_op = previous;
       }
     } in_op;
+    caf::error result;
+    std::optional<exposed_inputs> inputs;
     try {
-      auto slot_count = fills_outputs_ ? ctx.output_count() : 0;
-      py::tuple args(ctx.input_count() + slot_count);
-      for (size_t i = 0; i < ctx.input_count(); ++i)
-        args[i] = to_readonly_ndarray(ctx.share_input(i));
-      std::vector<std::shared_ptr<output_slot>> slots;
-      for (size_t i = 0; i < slot_count; ++i) {
-        slots.push_back(std::make_shared<output_slot>(ctx.def().outputs[i]));
-        args[ctx.input_count() + i] = py::cast(slots.back());
-      }
-      py::dict kwargs;
-      for (auto& spec : args_)
-        if (ctx.has_arg(spec.name))
-          kwargs[py::str(spec.name)] = arg_value(ctx, spec);
-      slots_closer closer{slots};
-      auto result = fn_->get()(*args, **kwargs);
-      auto outputs = fills_outputs_ ? filled_outputs(result, slots)
-                                    : outputs_of(ctx, result);
+      inputs.emplace(ctx);
+      result = call(ctx, *inputs);
+    } catch (const py::error_already_set& ex) {
+      result = ctx.fail(runtime_errc::op_failed,
+                        "raised an exception:\n" + traceback_text(ex));
+    } catch (const std::exception& ex) {
+      result = ctx.fail(runtime_errc::op_failed, ex.what());
+    }
+    // Every reference the call made is gone by now, its exception's too.
+    if (inputs)
+      inputs->detach_kept();
+    return result;
+  }
+
+private:
+  caf::error call(op_context& ctx, exposed_inputs& inputs) const {
+    auto slot_count = fills_outputs_ ? ctx.output_count() : 0;
+    py::tuple args(ctx.input_count() + slot_count);
+    for (size_t i = 0; i < ctx.input_count(); ++i)
+      args[i] = inputs.array(i);
+    std::vector<std::shared_ptr<output_slot>> slots;
+    for (size_t i = 0; i < slot_count; ++i) {
+      slots.push_back(std::make_shared<output_slot>(ctx.def().outputs[i]));
+      args[ctx.input_count() + i] = py::cast(slots.back());
+    }
+    py::dict kwargs;
+    for (auto& spec : args_)
+      if (ctx.has_arg(spec.name))
+        kwargs[py::str(spec.name)] = arg_value(ctx, spec);
+    slots_closer closer{slots};
+    auto result = fn_->get()(*args, **kwargs);
+    if (fills_outputs_) {
+      auto outputs = filled_outputs(result, slots);
+      inputs.settle();
       for (size_t i = 0; i < outputs.size(); ++i)
         ctx.set_output(i, std::move(outputs[i]));
       return {};
-    } catch (const py::error_already_set& ex) {
-      return ctx.fail(runtime_errc::op_failed,
-                      "raised an exception:\n" + traceback_text(ex));
-    } catch (const std::exception& ex) {
-      return ctx.fail(runtime_errc::op_failed, ex.what());
     }
+    auto values = returned_values(ctx, result);
+    // An output that is an input's array, updated in place and returned,
+    // is that blob's tensor: no copy.
+    std::vector<std::shared_ptr<tensor>> same(values.size());
+    std::vector<tensor> copies(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      same[i] = inputs.viewed_by(values[i]);
+      if (!same[i])
+        copies[i] = output_tensor(ctx, i, values[i]);
+    }
+    inputs.settle();
+    for (size_t i = 0; i < values.size(); ++i)
+      if (same[i])
+        ctx.set_output_shared(i, std::move(same[i]));
+      else
+        ctx.set_output(i, std::move(copies[i]));
+    return {};
   }
 
 private:
@@ -216,6 +360,57 @@ private:
   std::vector<arg_spec> args_;
   bool fills_outputs_;
 };
+
+// What a Python op's code is, for a job's definition: a digest of the
+// bytecode, names and constants of its code object and of every code
+// object nested in it, and of its defaults; what varies from one run to
+// the next (line numbers, file names, object addresses) is left out, so
+// that only a change of the code changes it. Constants and defaults
+// count by value when they are plain data, by type otherwise.
+constexpr const char* code_digest_source = R"py(
+def digest(fn):
+    import functools, hashlib, types
+    h = hashlib.sha256()
+    plain = (type(None), bool, int, float, complex, str, bytes)
+    def value(x):
+        if isinstance(x, plain):
+            return repr(x)
+        if isinstance(x, (tuple, list, frozenset, set)):
+            items = [value(i) for i in x]
+            if isinstance(x, (frozenset, set)):
+                items.sort()
+            return type(x).__name__ + '(' + ','.join(items) + ')'
+        if isinstance(x, dict):
+            return 'dict(' + ','.join(sorted(value(k) + ':' + value(v) for k, v in x.items())) + ')'
+        if isinstance(x, types.CodeType):
+            return 'code(' + code(x) + ')'
+        return '<' + type(x).__qualname__ + '>'
+    def code(c):
+        return '|'.join([c.co_code.hex(), repr(c.co_names), repr(c.co_varnames),
+                         repr(c.co_freevars), str(c.co_argcount), str(c.co_kwonlyargcount),
+                         value(c.co_consts)])
+    target = fn
+    while isinstance(target, functools.partial):
+        h.update(('partial' + value(target.args) + value(target.keywords)).encode())
+        target = target.func
+    f = getattr(target, '__func__', target)
+    if not hasattr(f, '__code__'):
+        call = getattr(type(target), '__call__', None)
+        f = getattr(call, '__func__', call)
+    c = getattr(f, '__code__', None)
+    if c is None:
+        return ''
+    h.update(code(c).encode())
+    h.update(value(getattr(f, '__defaults__', None)).encode())
+    h.update(value(getattr(f, '__kwdefaults__', None)).encode())
+    return 'code:' + h.hexdigest()[:16]
+)py";
+
+std::string code_digest(const py::function& fn) {
+  py::dict scope;
+  py::exec(code_digest_source, scope);
+  return scope["digest"](fn).cast<std::string>();
+}
 
 } // namespace
 
@@ -229,7 +424,7 @@ op_registry::op_registry()
 void op_registry::add(std::string type, py::function fn, int min_inputs,
                       int max_inputs, int min_outputs, int max_outputs,
                       std::vector<arg_spec> args, bool fills_outputs,
-                      std::string doc) {
+                      std::string doc, std::optional<std::string> version) {
   if (frozen_)
     throw_if(make_error(runtime_errc::bad_argument,
                         "op '" + type
@@ -244,8 +439,10 @@ void op_registry::add(std::string type, py::function fn, int min_inputs,
   schema.min_outputs = min_outputs;
   schema.max_outputs = max_outputs;
   schema.args = args;
+  auto code_version = version ? "v:" + *version : code_digest(fn);
   schema.fn = python_op{std::move(fn), std::move(args), fills_outputs};
-  throw_if(registry_->add(std::move(schema)), error_kind::bad_input);
+  throw_if(registry_->add(std::move(schema), std::move(code_version)),
+           error_kind::bad_input);
 }
 
 std::shared_ptr<const epochrt::op_registry> op_registry::freeze() {

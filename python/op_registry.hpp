@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,12 +42,15 @@ public:
 
   /// Registers `fn` as op `type`, taking `min_inputs` to `max_inputs`
   /// inputs and `min_outputs` to `max_outputs` outputs (-1: unbounded) and
-  /// the optional arguments `args`. Throws `error` (BadInput) when the
+  /// the optional arguments `args`. Its code version
+  /// (epochrt::op_registry::code_version) is "v:" `version` when given,
+  /// else a digest of `fn`'s code. Throws `error` (BadInput) when the
   /// registry is frozen or epochrt refuses the op (a type already
   /// registered, a builtin's name, bounds that contradict each other).
   void add(std::string type, pybind11::function fn, int min_inputs,
            int max_inputs, int min_outputs, int max_outputs,
-           std::vector<arg_spec> args, bool fills_outputs, std::string doc);
+           std::vector<arg_spec> args, bool fills_outputs, std::string doc,
+           std::optional<std::string> version = std::nullopt);
 
   /// The registry, complete from now on.
   std::shared_ptr<const epochrt::op_registry> freeze();

@@ -93,8 +93,8 @@ def test_op_arguments_become_tensors_as_a_job_files_values_do():
 
 
 @pytest.mark.parametrize("value", [None, {"a": 1}, [1, "a"], [True, 1]])
-def test_an_argument_no_job_file_could_hold_raises_type_error(value):
-    with pytest.raises(TypeError, match="arg 'bad'"):
+def test_an_argument_no_job_file_could_hold_raises_bad_input(value):
+    with pytest.raises(epochrt.BadInput, match="arg 'bad'"):
         epochrt.Op("X", bad=value)
 
 
