@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -20,7 +21,6 @@
 #include "tools/network_flags.hpp"
 #include "tools/progress_view.hpp"
 #include "tools/stats_json_writer.hpp"
-#include "tools/stop_signals.hpp"
 #include "tools/trace_writer.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
@@ -31,6 +31,7 @@
 #include <epochrt/actors/api/multi_node_checkpoint_manager.hpp>
 #include <epochrt/actors/api/network.hpp>
 #include <epochrt/actors/api/node_address.hpp>
+#include <epochrt/actors/api/stop_signals.hpp>
 #include <epochrt/actors/api/upload_task_group_builder.hpp>
 #include <epochrt/messages/printable.hpp>
 #include <epochrt/messages/tensor.hpp>
@@ -527,11 +528,25 @@ int run_job(const run_options& opts) {
   runner_opts.events = watch.events();
   job_runner runner{std::move(*loaded), manager.get(), opts.resume_from,
                     upload.get(), runner_opts};
-  signals.watch([&runner, &watch](int) {
-    runner.request_stop();
-    if (watch.progress) // the notice goes on a line of its own
-      watch.progress->clear_line();
-  });
+  signals.watch(
+    [&runner, &watch](int signo) {
+      runner.request_stop();
+      if (watch.progress) // the notice goes on a line of its own
+        watch.progress->clear_line();
+      std::cerr << "epochrt: " << signal_name(signo)
+                << ": stopping after the running epoch and its checkpoint "
+                   "(send it again to stop at once)"
+                << std::endl;
+    },
+    [&signals](int signo) {
+      // At once: whatever is committed stays committed; the epoch running
+      // now is lost and runs again on the rerun.
+      std::cerr << "epochrt: " << signal_name(signo)
+                << " again: stopping at once; a rerun resumes from the last "
+                   "committed epoch"
+                << std::endl;
+      std::_Exit(128 + signals.received());
+    });
   auto epochs = runner.train(session);
   watch.close();
   print_moves(placed, session);
