@@ -82,14 +82,18 @@ void op_context::set_output(size_t i, tensor value) {
   ws_.put(name, std::move(value));
 }
 
+const tensor* op_context::scratch_blob(std::string_view name) const {
+  if (scratch_ == nullptr)
+    return nullptr;
+  auto j = scratch_->find(name);
+  return j != scratch_->end() ? &j->second : nullptr;
+}
+
 tensor_ptr op_context::share_input(size_t i) const {
   assert(i < def_.inputs.size());
   auto& name = def_.inputs[i];
-  if (scratch_ != nullptr) {
-    auto j = scratch_->find(name);
-    if (j != scratch_->end())
-      return std::make_shared<tensor>(j->second);
-  }
+  if (auto* scratch = scratch_blob(name))
+    return std::make_shared<tensor>(*scratch);
   auto result = ws_.share(name);
   assert(result != nullptr); // the runner checks inputs before the op runs
   return result;
@@ -115,11 +119,8 @@ void op_context::set_output_shared(size_t i, tensor_ptr value) {
 std::shared_ptr<tensor> op_context::expose_input(size_t i) {
   assert(i < def_.inputs.size());
   auto& name = def_.inputs[i];
-  if (scratch_ != nullptr) {
-    auto j = scratch_->find(name);
-    if (j != scratch_->end())
-      return std::make_shared<tensor>(j->second);
-  }
+  if (auto* scratch = scratch_blob(name))
+    return std::make_shared<tensor>(*scratch);
   auto result = ws_.expose(name);
   assert(result != nullptr); // the runner checks inputs before the op runs
   return result;

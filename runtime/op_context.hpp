@@ -186,6 +186,8 @@ public:
 
 private:
   const tensor* find(std::string_view name) const;
+  // A PRIVATE task's scratch blob `name`, or null.
+  const tensor* scratch_blob(std::string_view name) const;
   tensor& writable(const std::string& name);
   const tensor* arg(const std::string& name) const;
 

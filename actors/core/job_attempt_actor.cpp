@@ -406,32 +406,40 @@ void run_upload(attempt_ptr self, int64_t epoch, continuation next) {
     });
 }
 
-// A failed save costs a warning when it fails, and the job goes on
-// (Caffe2's rule). A run whose last checkpoint is not committed says so
-// again at its end, where it is read: a rerun would not resume from it.
-void warn_if_uncommitted(attempt_ptr self, int64_t epoch, continuation next) {
+// Asks the manager whether the checkpoint of `epoch` is committed.
+void ask_committed(attempt_ptr self, int64_t epoch,
+                   std::function<void(bool)> answer,
+                   std::function<void(caf::error&)> on_error) {
   auto& cfg = self->state.cfg;
-  if (!cfg.checkpoint_manager) {
-    next();
-    return;
-  }
   self
     ->request(cfg.checkpoint_manager,
               detail::with_margin(cfg.checkpoint_timeout),
               ckpt_accessible{epoch})
-    .then(
-      [self, epoch, next](bool committed) {
-        if (!committed)
-          detail::log(self->system())
-            .warn("the job ended after epoch {}, but its checkpoint is not "
-                  "committed (see the warnings above): a rerun will not "
-                  "resume from it",
-                  epoch);
-        next();
-      },
-      [next](caf::error&) {
-        next();
-      });
+    .then(std::move(answer), std::move(on_error));
+}
+
+// A failed save costs a warning when it fails, and the job goes on
+// (Caffe2's rule). A run whose last checkpoint is not committed says so
+// again at its end, where it is read: a rerun would not resume from it.
+void warn_if_uncommitted(attempt_ptr self, int64_t epoch, continuation next) {
+  if (!self->state.cfg.checkpoint_manager) {
+    next();
+    return;
+  }
+  ask_committed(
+    self, epoch,
+    [self, epoch, next](bool committed) {
+      if (!committed)
+        detail::log(self->system())
+          .warn("the job ended after epoch {}, but its checkpoint is not "
+                "committed (see the warnings above): a rerun will not "
+                "resume from it",
+                epoch);
+      next();
+    },
+    [next](caf::error&) {
+      next();
+    });
 }
 
 // The upload of the last epoch's checkpoints, when there is one to hand on.
@@ -441,27 +449,24 @@ void upload_then(attempt_ptr self, int64_t epoch, continuation next) {
     next();
     return;
   }
-  self
-    ->request(cfg.checkpoint_manager,
-              detail::with_margin(cfg.checkpoint_timeout),
-              ckpt_accessible{epoch})
-    .then(
-      [self, epoch, next](bool committed) {
-        if (committed) {
-          run_upload(self, epoch, next);
-          return;
-        }
-        // The last save failed (a warning was logged then): what lies at
-        // the epoch's path, if anything, is not a checkpoint to hand on.
-        detail::log(self->system())
-          .warn("not uploading the checkpoints of epoch {}: that "
-                "epoch is not committed",
-                epoch);
-        next();
-      },
-      [self](caf::error& err) {
-        fail(self, std::move(err));
-      });
+  ask_committed(
+    self, epoch,
+    [self, epoch, next](bool committed) {
+      if (committed) {
+        run_upload(self, epoch, next);
+        return;
+      }
+      // The last save failed (a warning was logged then): what lies at
+      // the epoch's path, if anything, is not a checkpoint to hand on.
+      detail::log(self->system())
+        .warn("not uploading the checkpoints of epoch {}: that epoch is not "
+              "committed",
+              epoch);
+      next();
+    },
+    [self](caf::error& err) {
+      fail(self, std::move(err));
+    });
 }
 
 // The end of the epoch loop after `epoch`. With checkpoints, the last
