@@ -533,18 +533,12 @@ int run_job(const run_options& opts) {
       runner.request_stop();
       if (watch.progress) // the notice goes on a line of its own
         watch.progress->clear_line();
-      std::cerr << "epochrt: " << signal_name(signo)
-                << ": stopping after the running epoch and its checkpoint "
-                   "(send it again to stop at once)"
-                << std::endl;
+      stop_signals::print_notice(signo, false);
     },
     [&signals](int signo) {
       // At once: whatever is committed stays committed; the epoch running
       // now is lost and runs again on the rerun.
-      std::cerr << "epochrt: " << signal_name(signo)
-                << " again: stopping at once; a rerun resumes from the last "
-                   "committed epoch"
-                << std::endl;
+      stop_signals::print_notice(signo, true);
       std::_Exit(128 + signals.received());
     });
   auto epochs = runner.train(session);

@@ -36,18 +36,25 @@ void stop_signals::watch(job_runner& runner) {
   watch(
     [&runner](int signo) {
       runner.request_stop();
-      std::cerr << "epochrt: " << signal_name(signo)
-                << ": stopping after the running epoch and its checkpoint "
-                   "(send it again to stop at once)"
-                << std::endl;
+      print_notice(signo, false);
     },
     [&runner](int signo) {
       runner.request_stop_now();
-      std::cerr << "epochrt: " << signal_name(signo)
-                << " again: stopping at once; a rerun resumes from the last "
-                   "committed epoch"
-                << std::endl;
+      print_notice(signo, true);
     });
+}
+
+void stop_signals::print_notice(int signo, bool again) {
+  if (again)
+    std::cerr << "epochrt: " << signal_name(signo)
+              << " again: stopping at once; a rerun resumes from the last "
+                 "committed epoch"
+              << std::endl;
+  else
+    std::cerr << "epochrt: " << signal_name(signo)
+              << ": stopping after the running epoch and its checkpoint "
+                 "(send it again to stop at once)"
+              << std::endl;
 }
 
 void stop_signals::run(std::function<void(int)> on_first,

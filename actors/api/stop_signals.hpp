@@ -51,6 +51,11 @@ public:
   /// runner must outlive the watching (this object).
   void watch(job_runner& runner);
 
+  /// Writes to stderr what `watch(runner)` says of signal `signo`: the
+  /// first (`again` false) stops after the running epoch, a later one at
+  /// once.
+  static void print_notice(int signo, bool again);
+
   /// The number of the first signal taken; 0 before any.
   int received() const noexcept {
     return received_.load();
