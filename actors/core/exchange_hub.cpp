@@ -236,14 +236,21 @@ struct exchange_hub::run_state {
   std::set<std::pair<task_ref, uint64_t>> seen;
   // Nodes of the run known lost, and why.
   std::map<std::string, std::string> lost;
-  // For runs of this process alone (all_local): what each task waits in,
-  // the tasks that ended, a count of everything that happened, and what
-  // tells a deadlock from a slow run (runtime/deadlock_detector.hpp).
-  bool all_local = false;
+  // For the deadlock check of a run of this process alone (`watched`):
+  // what each task waits in, the tasks that ended, a count of everything
+  // that happened, and what tells a deadlock from a slow run
+  // (runtime/deadlock_detector.hpp). Nothing is tracked for other runs.
+  bool watched = false;
   std::map<task_ref, tracked_wait> waits;
   std::set<task_ref> ended_tasks;
   uint64_t events = 0;
   deadlock_detector deadlock;
+
+  void track(const task_ref& from, tracked_wait wait) {
+    ++events;
+    if (watched)
+      waits[from] = std::move(wait);
+  }
 
   bool is_local(const std::string& node) const {
     return local_nodes.count(node) > 0;
@@ -1348,14 +1355,14 @@ caf::error exchange_hub::begin(uint64_t run, const std::string& node,
       for (auto& peer : fresh->plan.peers)
         if (!relayed || peer.endpoint == relay)
           watch(peer.endpoint);
-      fresh->all_local
-        = std::all_of(fresh->plan.peers.begin(), fresh->plan.peers.end(),
-                      [this](const exchange_peer& peer) {
-                        return peer.endpoint == endpoint_;
-                      });
+      fresh->watched = options_.deadlock_check.count() > 0
+        && std::all_of(fresh->plan.peers.begin(), fresh->plan.peers.end(),
+                       [this](const exchange_peer& peer) {
+                         return peer.endpoint == endpoint_;
+                       });
       st = fresh.get();
       runs_.emplace(run, std::move(fresh));
-      watch_deadlock = st->all_local && options_.deadlock_check.count() > 0;
+      watch_deadlock = st->watched;
       if (auto i = early_.find(run); i != early_.end()) {
         auto messages = std::move(i->second);
         early_.erase(i);
@@ -1655,8 +1662,7 @@ void exchange_hub::channel_op(uint64_t run, const task_ref& from, uint64_t op,
                              + channel_name + "' was lost (" + lost->second
                              + ")")));
     } else if (st->is_local(plan->channel.node)) {
-      ++st->events;
-      st->waits[from] = tracked_wait{wait, kind, channel_name, {}, 0};
+      st->track(from, tracked_wait{wait, kind, channel_name, {}, 0});
       if (st->seen.emplace(from, op).second)
         apply_channel_op(st->channels.at(channel_name), kind, from,
                          std::move(item), std::move(wait), later.done);
@@ -1722,9 +1728,8 @@ void exchange_hub::contribute(uint64_t run, const task_ref& from,
         } else if (c.failed) {
           fail_with(c.failed);
         } else if (!c.finished && !c.inputs[*p]) {
-          ++st->events;
-          st->waits[from]
-            = tracked_wait{wait, channel_op_kind::take, {}, name, call};
+          st->track(from,
+                    tracked_wait{wait, channel_op_kind::take, {}, name, call});
           c.metas[*p] = meta_of(inputs);
           c.inputs[*p] = std::move(inputs);
           c.waits[*p] = std::move(wait);
@@ -1887,7 +1892,8 @@ void exchange_hub::end_task(run_state& st, const task_ref& task, bool ok,
                             const std::map<std::string, uint64_t>& calls,
                             deferred& later) {
   ++st.events;
-  st.ended_tasks.insert(task);
+  if (st.watched)
+    st.ended_tasks.insert(task);
   for (auto& [name, ch] : st.channels)
     ch.task_ended(task, later.done);
   for (auto& [name, cs] : st.collectives) {
