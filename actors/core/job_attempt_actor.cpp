@@ -115,6 +115,32 @@ caf::error lost_while(const std::string& where, const caf::error& err) {
   return make_error(actors_errc::node_lost, where + ": " + error_text(err));
 }
 
+// Why the running group must be cancelled now, if it must: a stop at once
+// was requested, or a graceful stop `stop_grace` ago.
+caf::error reason_to_cancel(attempt_state& st) {
+  if (st.cfg.stop_now_requested())
+    return make_error(actors_errc::stopped,
+                      "stopped at once on request, cancelling a running "
+                      "group; the last committed epoch is where a rerun "
+                      "resumes");
+  if (!st.cfg.stop_requested())
+    return {};
+  auto now = job_event::clock::now();
+  if (!st.stop_seen)
+    st.stop_seen = now;
+  if (now - *st.stop_seen < st.cfg.stop_grace)
+    return {};
+  auto grace
+    = std::chrono::duration_cast<std::chrono::milliseconds>(st.cfg.stop_grace);
+  return make_error(actors_errc::stopped,
+                    "stopped on request: the running group did not end "
+                    "within "
+                      + std::to_string(grace.count())
+                      + " ms of the request (its tasks may wait in a "
+                        "channel or a collective), and was cancelled; the "
+                        "last committed epoch is where a rerun resumes");
+}
+
 // While a group runs, polls the request to stop at once: the group is then
 // failed as stopped, and the group runner cancels it on every node (their
 // tasks stop at their next op, their waits in channels and collectives
@@ -130,34 +156,10 @@ void watch_stop_now(attempt_ptr self) {
     st.watching_stop_now = false;
     if (!st.group)
       return;
-    if (st.cfg.stop_now_requested()) {
-      detail::log(self->system()).warn("stopping at once on request");
-      st.group->abandon(make_error(
-        actors_errc::stopped,
-        "stopped at once on request, cancelling a running group; the last "
-        "committed epoch is where a rerun resumes"));
+    if (auto why = reason_to_cancel(st)) {
+      detail::log(self->system()).warn("{}", error_text(why));
+      st.group->abandon(why);
       return;
-    }
-    if (st.cfg.stop_requested()) {
-      auto now = job_event::clock::now();
-      if (!st.stop_seen)
-        st.stop_seen = now;
-      if (now - *st.stop_seen >= st.cfg.stop_grace) {
-        auto grace = std::chrono::duration_cast<std::chrono::milliseconds>(
-          st.cfg.stop_grace);
-        detail::log(self->system())
-          .warn("the running group did not end within {} ms of the stop "
-                "request: cancelling it",
-                grace.count());
-        st.group->abandon(make_error(
-          actors_errc::stopped,
-          "stopped on request: the running group did not end within "
-            + std::to_string(grace.count())
-            + " ms of the request (its tasks may wait in a channel or a "
-              "collective), and was cancelled; the last committed epoch is "
-              "where a rerun resumes"));
-        return;
-      }
     }
     watch_stop_now(self);
   });
