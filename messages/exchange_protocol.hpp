@@ -38,6 +38,9 @@
 //                           the run ended: channels and collectives that
 //                           wait for it learn they never will),
 //                           exchange_node_lost (a node of the run is gone)
+//   prober <-> peers:       exchange_probe, exchange_probe_reply,
+//                           exchange_deadlock (the deadlock check of a run
+//                           over several processes)
 
 namespace epochrt {
 
@@ -261,6 +264,55 @@ struct exchange_node_lost {
   std::string why;
 };
 
+/// One task of a group run as the deadlock check sees it at one moment.
+struct exchange_task_view {
+  enum class state : uint8_t {
+    /// Between exchange operations: it may still put, take or contribute.
+    running,
+    /// In an operation that only another task's operation can end.
+    waiting,
+    /// In an operation that work already under way will end (a collective
+    /// call whose contributions are all in, being reduced).
+    in_flight,
+    /// Ended: it will never act again.
+    ended,
+  };
+  /// "task 'c' on n0".
+  std::string task;
+  state what = state::running;
+  /// What it waits in: "a take from channel 'q2' (0 of 1 items)".
+  std::string waits_in;
+};
+
+/// The prober of run `run` (the exchange of the run's first peer) -> every
+/// other exchange of the run: "report round `round` of the deadlock check".
+/// Probes, their replies and a verdict are not the run's traffic: the
+/// counts below leave them out.
+struct exchange_probe {
+  uint64_t run = 0;
+  uint64_t round = 0;
+};
+
+/// An exchange -> the prober: what it sees of run `run` now: its own tasks
+/// of the run (`tasks`), a count of everything that happened there in the
+/// run (`activity`: operations, reductions, task ends, messages), and the
+/// run's messages it has sent to and received from other exchanges.
+struct exchange_probe_reply {
+  uint64_t run = 0;
+  uint64_t round = 0;
+  std::vector<exchange_task_view> tasks;
+  uint64_t activity = 0;
+  uint64_t sent = 0;
+  uint64_t received = 0;
+};
+
+/// The prober -> every other exchange of run `run`: the run is deadlocked
+/// (`what` names every waiting task): fail every wait of it with `what`.
+struct exchange_deadlock {
+  uint64_t run = 0;
+  std::string what;
+};
+
 /// A daemon's exchange -> the relay of the run (its master's exchange):
 /// pass `payload`, one of the messages above, on to the exchange `peer`.
 /// The relay passes on only between the exchanges of its own daemons.
@@ -425,6 +477,28 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, exchange_node_lost& x) {
   return f(caf::meta::type_name("epochrt::exchange_node_lost"), x.run, x.node,
            x.why);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_task_view& x) {
+  return f(caf::meta::type_name("epochrt::exchange_task_view"), x.task, x.what,
+           x.waits_in);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_probe& x) {
+  return f(caf::meta::type_name("epochrt::exchange_probe"), x.run, x.round);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_probe_reply& x) {
+  return f(caf::meta::type_name("epochrt::exchange_probe_reply"), x.run,
+           x.round, x.tasks, x.activity, x.sent, x.received);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_deadlock& x) {
+  return f(caf::meta::type_name("epochrt::exchange_deadlock"), x.run, x.what);
 }
 
 template <class Inspector>

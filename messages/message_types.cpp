@@ -70,6 +70,10 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<exchange_result>("epochrt::exchange_result")
     .add_message_type<exchange_task_end>("epochrt::exchange_task_end")
     .add_message_type<exchange_node_lost>("epochrt::exchange_node_lost")
+    .add_message_type<exchange_task_view>("epochrt::exchange_task_view")
+    .add_message_type<exchange_probe>("epochrt::exchange_probe")
+    .add_message_type<exchange_probe_reply>("epochrt::exchange_probe_reply")
+    .add_message_type<exchange_deadlock>("epochrt::exchange_deadlock")
     .add_message_type<exchange_forward>("epochrt::exchange_forward")
     .add_message_type<exchange_relayed>("epochrt::exchange_relayed")
     // The job runner and checkpoint manager protocol.

@@ -38,4 +38,9 @@ deadlock_detector::observe(const std::vector<exchange_task_view>& tasks,
   return text;
 }
 
+void deadlock_detector::interrupt() {
+  stalled_ = 0;
+  last_events_.reset();
+}
+
 } // namespace epochrt

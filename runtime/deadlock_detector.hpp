@@ -5,27 +5,9 @@
 #include <string>
 #include <vector>
 
-namespace epochrt {
+#include <epochrt/messages/exchange_protocol.hpp>
 
-/// One task of a group run as the exchange sees it at one check.
-struct exchange_task_view {
-  enum class state {
-    /// Between exchange operations: it may still put, take or contribute.
-    running,
-    /// In an operation that only another task's operation can end.
-    waiting,
-    /// In an operation that work already under way will end (a collective
-    /// call whose contributions are all in, being reduced).
-    in_flight,
-    /// Ended: it will never act again.
-    ended,
-  };
-  /// "task 'c' on n0".
-  std::string task;
-  state what = state::running;
-  /// What it waits in: "take from channel 'q2' (empty)".
-  std::string waits_in;
-};
+namespace epochrt {
 
 /// Tells a group run that can never end from one that is slow: a pure
 /// state machine fed with what the exchange sees of the run's tasks (every
@@ -47,6 +29,11 @@ public:
   /// and what it waits in, once it is deadlocked; none before.
   std::optional<std::string>
   observe(const std::vector<exchange_task_view>& tasks, uint64_t events);
+
+  /// A check that could not see the whole run (a report missing, messages
+  /// of the run between processes): the run is not known to be quiet, and
+  /// the count starts again.
+  void interrupt();
 
 private:
   uint32_t stalled_checks_;

@@ -57,6 +57,15 @@ caf::behavior endpoint_behavior(caf::event_based_actor* self,
     [pass](exchange_node_lost& msg) {
       pass(msg);
     },
+    [pass](exchange_probe& msg) {
+      pass(msg);
+    },
+    [pass](exchange_probe_reply& msg) {
+      pass(msg);
+    },
+    [pass](exchange_deadlock& msg) {
+      pass(msg);
+    },
     [pass](exchange_forward& msg) {
       pass(msg);
     },

@@ -19,6 +19,7 @@
 #include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/names.hpp>
 #include <epochrt/runtime/deadlock_detector.hpp>
+#include <epochrt/runtime/deadlock_probe.hpp>
 #include <epochrt/runtime/reduction.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 #include <epochrt/runtime/worker_pool.hpp>
@@ -49,6 +50,9 @@ constexpr size_t remembered_runs = 1024;
 
 // A collective's calls, at most: a bound on what a peer may name.
 constexpr uint64_t max_calls = uint64_t{1} << 40;
+
+// The longest deadlock text taken from another process.
+constexpr size_t max_deadlock_text = 64 * 1024;
 
 exchange_outcome failure(caf::error err) {
   exchange_outcome result;
@@ -236,15 +240,25 @@ struct exchange_hub::run_state {
   std::set<std::pair<task_ref, uint64_t>> seen;
   // Nodes of the run known lost, and why.
   std::map<std::string, std::string> lost;
-  // For the deadlock check of a run of this process alone (`watched`):
-  // what each task waits in, the tasks that ended, a count of everything
-  // that happened, and what tells a deadlock from a slow run
-  // (runtime/deadlock_detector.hpp). Nothing is tracked for other runs.
+  // For the deadlock check (`watched`): what each task of this process
+  // waits in, the tasks that ended, and a count of everything that
+  // happened here. A run of this process alone is checked here
+  // (runtime/deadlock_detector.hpp); one over several processes by its
+  // prober (`probe`: the exchange of the plan's first peer), from every
+  // process's report (runtime/deadlock_probe.hpp), which counts the run's
+  // messages sent to and received from other processes. A reply to a
+  // channel request of another process is sent off the lock, when its
+  // wait completes: `replies_sent` counts those.
   bool watched = false;
   std::map<task_ref, tracked_wait> waits;
   std::set<task_ref> ended_tasks;
   uint64_t events = 0;
+  uint64_t sent = 0;
+  uint64_t received = 0;
+  std::shared_ptr<std::atomic<uint64_t>> replies_sent
+    = std::make_shared<std::atomic<uint64_t>>(0);
   deadlock_detector deadlock;
+  std::optional<deadlock_probe> probe;
 
   void track(const task_ref& from, tracked_wait wait) {
     ++events;
@@ -275,6 +289,9 @@ struct exchange_hub::deferred {
   std::vector<caf::actor> watch;
   // Daemons to open a connection of our own to.
   std::vector<exchange_peer> links;
+  // The run whose messages `send` counts as sent (deadlock_probe), or
+  // null: probes and verdicts of the deadlock check are not counted.
+  run_state* counted = nullptr;
 };
 
 using early_payload
@@ -394,8 +411,11 @@ namespace {
 
 void send(exchange_hub::deferred& later, const caf::actor& to,
           caf::message msg) {
-  if (to)
-    later.outbox.emplace_back(to, std::move(msg));
+  if (!to)
+    return;
+  later.outbox.emplace_back(to, std::move(msg));
+  if (later.counted != nullptr)
+    ++later.counted->sent;
 }
 
 // The distinct endpoints other than `self` among `nodes`' endpoints.
@@ -1355,21 +1375,25 @@ caf::error exchange_hub::begin(uint64_t run, const std::string& node,
       for (auto& peer : fresh->plan.peers)
         if (!relayed || peer.endpoint == relay)
           watch(peer.endpoint);
-      fresh->watched = options_.deadlock_check.count() > 0
-        && std::all_of(fresh->plan.peers.begin(), fresh->plan.peers.end(),
-                       [this](const exchange_peer& peer) {
-                         return peer.endpoint == endpoint_;
-                       });
+      fresh->watched = options_.deadlock_check.count() > 0;
+      std::vector<caf::actor> processes;
+      for (auto& peer : fresh->plan.peers)
+        add_other(processes, peer.endpoint, {});
+      if (fresh->watched && processes.size() > 1
+          && fresh->plan.peers.front().endpoint == endpoint_)
+        fresh->probe.emplace(processes.size());
       st = fresh.get();
       runs_.emplace(run, std::move(fresh));
-      watch_deadlock = st->watched;
+      watch_deadlock = st->watched && (processes.size() == 1 || st->probe);
       if (auto i = early_.find(run); i != early_.end()) {
         auto messages = std::move(i->second);
         early_.erase(i);
+        later.counted = st;
         for (auto& msg : messages) {
           early_bytes_ -= msg.bytes;
           if (!came_right_way(*st, msg.sender, msg.via))
             continue;
+          ++st->received;
           std::visit(
             [&](auto& payload) {
               handle(*st, msg.sender, payload, later);
@@ -1530,6 +1554,7 @@ void exchange_hub::node_lost(const std::string& node, const std::string& why) {
         ++i;
         continue;
       }
+      later.counted = &st;
       lose_node(st, node, why, later);
       std::vector<caf::actor> others;
       for (auto& peer : st.plan.peers)
@@ -1537,6 +1562,7 @@ void exchange_hub::node_lost(const std::string& node, const std::string& why) {
       for (auto& other : others)
         send(later, other,
              caf::make_message(exchange_node_lost{st.id, node, why}));
+      later.counted = nullptr;
       st.begun.erase(node);
       if (st.begun.empty()) {
         auto id = st.id;
@@ -1651,6 +1677,7 @@ void exchange_hub::channel_op(uint64_t run, const task_ref& from, uint64_t op,
     std::lock_guard<std::mutex> guard{mtx_};
     auto* st = find_run(run);
     auto* plan = st != nullptr ? st->plan.find_channel(channel_name) : nullptr;
+    later.counted = st;
     if (plan == nullptr) {
       later.done.emplace_back(std::move(wait), failure(run_over(run)));
     } else if (auto lost = st->lost.find(plan->channel.node);
@@ -1667,6 +1694,7 @@ void exchange_hub::channel_op(uint64_t run, const task_ref& from, uint64_t op,
         apply_channel_op(st->channels.at(channel_name), kind, from,
                          std::move(item), std::move(wait), later.done);
     } else if (st->requests.count(op) == 0) {
+      st->track(from, tracked_wait{wait, kind, channel_name, {}, 0});
       st->requests.emplace(op,
                            outgoing_request{std::move(wait), from,
                                             plan->channel.node, channel_name});
@@ -1691,6 +1719,7 @@ void exchange_hub::contribute(uint64_t run, const task_ref& from,
     auto* st = find_run(run);
     auto i = st != nullptr ? st->collectives.find(name)
                            : decltype(st->collectives.end()){};
+    later.counted = st;
     if (st == nullptr) {
       fail_with(run_over(run));
     } else if (i == st->collectives.end()) {
@@ -1768,13 +1797,18 @@ exchange_task_view view_of(const run_state& st, const task_ref& t) {
     return result; // between operations
   auto& w = i->second;
   if (!w.channel.empty()) {
-    auto ch = st.channels.find(w.channel);
-    if (ch == st.channels.end())
+    // A channel of another process: its state is known there.
+    std::string state_text;
+    if (auto ch = st.channels.find(w.channel); ch != st.channels.end()) {
+      auto& c = ch->second;
+      state_text = " (" + std::to_string(c.items()) + " of "
+        + std::to_string(c.plan().channel.capacity) + " items"
+        + (c.closed() ? ", closed)" : ")");
+    } else if (auto* plan = st.plan.find_channel(w.channel)) {
+      state_text = " (on node " + plan->channel.node + ")";
+    } else {
       return result;
-    auto& c = ch->second;
-    auto state_text = " (" + std::to_string(c.items()) + " of "
-      + std::to_string(c.plan().channel.capacity) + " items"
-      + (c.closed() ? ", closed)" : ")");
+    }
     result.what = state::waiting;
     result.waits_in
       = (w.kind == channel_op_kind::put      ? "a put into channel '"
@@ -1790,20 +1824,26 @@ exchange_task_view view_of(const run_state& st, const task_ref& t) {
   auto call = cs->second.calls.find(w.call);
   if (call == cs->second.calls.end())
     return result;
-  auto& inputs = call->second.inputs;
-  // Every contribution in: the call is being reduced, not stuck.
-  auto all_in = std::all_of(inputs.begin(), inputs.end(), [](auto& x) {
-    return x.has_value();
-  });
-  result.what = all_in ? state::in_flight : state::waiting;
-  if (!all_in) {
-    std::string missing;
-    for (size_t p = 0; p < inputs.size(); ++p)
-      if (!inputs[p])
-        missing += (missing.empty() ? "" : ", ")
-          + task_text(cs->second.plan->participants[p]);
+  auto& c = call->second;
+  // A participant contributed when its blobs or, from another process,
+  // their metadata came. Every contribution in (or a chunk being
+  // reduced): the call is under way, not stuck.
+  auto contributed = [&c](size_t p) {
+    return c.inputs[p].has_value() || c.metas[p].has_value();
+  };
+  bool all_in = true;
+  std::string missing;
+  for (size_t p = 0; p < c.inputs.size(); ++p)
+    if (!contributed(p)) {
+      all_in = false;
+      missing += (missing.empty() ? "" : ", ")
+        + task_text(cs->second.plan->participants[p]);
+    }
+  auto busy = std::find(c.chunk_busy.begin(), c.chunk_busy.end(), true)
+    != c.chunk_busy.end();
+  result.what = all_in || busy ? state::in_flight : state::waiting;
+  if (result.what == state::waiting)
     result.waits_in += ", which waits for " + missing;
-  }
   return result;
 }
 
@@ -1827,7 +1867,47 @@ std::vector<task_ref> exchanging_tasks(const exchange_plan& plan) {
   return result;
 }
 
+// Where `x` reports from, for deadlock_probe: its endpoint.
+std::string process_key(const caf::actor& x) {
+  return caf::to_string(x.node()) + "#" + std::to_string(x.id());
+}
+
 } // namespace
+
+exchange_probe_reply exchange_hub::report_of(const run_state& st,
+                                             uint64_t round) const {
+  exchange_probe_reply result;
+  result.run = st.id;
+  result.round = round;
+  for (auto& t : exchanging_tasks(st.plan))
+    if (st.is_local(t.node))
+      result.tasks.push_back(view_of(st, t));
+  result.activity = st.events;
+  result.sent = st.sent + st.replies_sent->load();
+  result.received = st.received;
+  return result;
+}
+
+void exchange_hub::fail_deadlocked(run_state& st, const std::string& what,
+                                   deferred& later) {
+  // Every wait of the run fails: the tasks fail, and their group with the
+  // first of them, naming all of them.
+  auto err = make_error(runtime_errc::exchange_failed, what);
+  for (auto& [name, ch] : st.channels)
+    ch.fail_waiting(err, later.done);
+  for (auto& [task, w] : st.waits)
+    if (auto wait = w.wait.lock(); wait && !wait->completed())
+      later.done.emplace_back(std::move(wait), failure(err));
+  st.waits.clear();
+  if (st.probe) {
+    std::vector<caf::actor> others;
+    for (auto& peer : st.plan.peers)
+      add_other(others, peer.endpoint, endpoint_);
+    for (auto& other : others)
+      send(later, other, caf::make_message(exchange_deadlock{st.id, what}));
+    st.probe.reset();
+  }
+}
 
 void exchange_hub::check_deadlock(uint64_t run) {
   deferred later;
@@ -1837,25 +1917,26 @@ void exchange_hub::check_deadlock(uint64_t run) {
     auto* st = find_run(run);
     if (st == nullptr || stopped_)
       return;
-    std::vector<exchange_task_view> views;
-    for (auto& t : exchanging_tasks(st->plan))
-      views.push_back(view_of(*st, t));
-    found = st->deadlock.observe(views, st->events);
-    if (found) {
-      // Every wait of the run fails: the tasks fail, and their group with
-      // the first of them, naming all of them.
-      auto err = make_error(runtime_errc::exchange_failed, *found);
-      for (auto& [name, ch] : st->channels)
-        ch.fail_waiting(err, later.done);
-      for (auto& [task, w] : st->waits)
-        if (auto wait = w.wait.lock(); wait && !wait->completed())
-          later.done.emplace_back(std::move(wait), failure(err));
-      st->waits.clear();
+    if (st->probe) {
+      // A round over every process: the others report by message.
+      auto round = st->probe->begin_round();
+      std::vector<caf::actor> others;
+      for (auto& peer : st->plan.peers)
+        add_other(others, peer.endpoint, endpoint_);
+      for (auto& other : others)
+        send(later, other, caf::make_message(exchange_probe{run, round}));
+      found = st->probe->report(process_key(endpoint_), report_of(*st, round));
+    } else {
+      std::vector<exchange_task_view> views;
+      for (auto& t : exchanging_tasks(st->plan))
+        views.push_back(view_of(*st, t));
+      found = st->deadlock.observe(views, st->events);
     }
+    if (found)
+      fail_deadlocked(*st, *found, later);
   }
-  if (found)
-    flush(later);
-  else
+  flush(later);
+  if (!found)
     schedule_deadlock_check(run);
 }
 
@@ -1874,6 +1955,7 @@ void exchange_hub::chunk_reduced(uint64_t run, const std::string& name,
     if (k == i->second.calls.end())
       return;
     ++st->events;
+    later.counted = st;
     call_driver{*st, i->second, call, k->second, later, {}}.chunk_done(chunk);
   }
   flush(later);
@@ -1921,6 +2003,7 @@ void exchange_hub::task_ended(uint64_t run, const task_ref& task, bool ok,
     auto* st = find_run(run);
     if (st == nullptr)
       return;
+    later.counted = st;
     end_task(*st, task, ok, calls, later);
     exchange_task_end msg;
     msg.run = run;
@@ -1949,6 +2032,15 @@ constexpr bool is_request_v
   = std::is_same_v<
       Message,
       exchange_put> || std::is_same_v<Message, exchange_take> || std::is_same_v<Message, exchange_close>;
+
+// The messages of the deadlock check, which are not the run's traffic:
+// neither counted nor kept for a run not begun (a round that misses a
+// process's report counts as not quiet).
+template <class Message>
+constexpr bool is_probe_v
+  = std::is_same_v<
+      Message,
+      exchange_probe> || std::is_same_v<Message, exchange_probe_reply> || std::is_same_v<Message, exchange_deadlock>;
 
 void log_refusal(const caf::actor& sender, const std::string& what) {
   // A proxy lives in this process's system: its logger is ours.
@@ -1993,8 +2085,15 @@ void exchange_hub::dispatch(const caf::actor& sender, Message& msg,
     if (stopped_)
       return;
     if (auto* st = find_run(msg.run)) {
-      if (came_right_way(*st, sender, via))
+      if (came_right_way(*st, sender, via)) {
+        if constexpr (!is_probe_v<Message>) {
+          ++st->received;
+          later.counted = st;
+        }
         handle(*st, sender, msg, later);
+      }
+    } else if constexpr (is_probe_v<Message>) {
+      // nop: see is_probe_v
     } else if (ended_runs_.count(msg.run) > 0) {
       if constexpr (is_request_v<Message>)
         reply_to(later, sender, msg.run, msg.op, exchange_status::failed,
@@ -2066,6 +2165,19 @@ void exchange_hub::receive(const caf::actor& sender, exchange_node_lost& msg) {
   dispatch(sender, msg);
 }
 
+void exchange_hub::receive(const caf::actor& sender, exchange_probe& msg) {
+  dispatch(sender, msg);
+}
+
+void exchange_hub::receive(const caf::actor& sender,
+                           exchange_probe_reply& msg) {
+  dispatch(sender, msg);
+}
+
+void exchange_hub::receive(const caf::actor& sender, exchange_deadlock& msg) {
+  dispatch(sender, msg);
+}
+
 void exchange_hub::receive(const caf::actor& sender, exchange_forward& msg) {
   {
     std::lock_guard<std::mutex> guard{routes_mtx_};
@@ -2101,7 +2213,10 @@ void exchange_hub::receive(const caf::actor& sender, exchange_relayed& msg) {
       || pass(static_cast<exchange_part*>(nullptr))
       || pass(static_cast<exchange_result*>(nullptr))
       || pass(static_cast<exchange_task_end*>(nullptr))
-      || pass(static_cast<exchange_node_lost*>(nullptr)))
+      || pass(static_cast<exchange_node_lost*>(nullptr))
+      || pass(static_cast<exchange_probe*>(nullptr))
+      || pass(static_cast<exchange_probe_reply*>(nullptr))
+      || pass(static_cast<exchange_deadlock*>(nullptr)))
     return;
   log_refusal(sender, "a relayed message of no exchange type");
 }
@@ -2128,13 +2243,15 @@ std::string check_request(run_state& st, const Request& msg, channel*& found,
 }
 
 // Completes a request from another process by replying to it.
-std::shared_ptr<exchange_wait> replying_wait(std::weak_ptr<exchange_hub> hub,
-                                             const caf::actor& to, uint64_t run,
-                                             uint64_t op) {
+std::shared_ptr<exchange_wait>
+replying_wait(std::weak_ptr<exchange_hub> hub, const caf::actor& to,
+              uint64_t run, uint64_t op,
+              std::shared_ptr<std::atomic<uint64_t>> replies_sent) {
   auto wait = std::make_shared<exchange_wait>();
   auto* raw = wait.get();
   // Runs inside complete(), while the wait is alive.
-  wait->on_complete([raw, hub = std::move(hub), to, run, op] {
+  wait->on_complete([raw, hub = std::move(hub), to, run, op,
+                     replies_sent = std::move(replies_sent)] {
     auto& outcome = raw->outcome();
     exchange_reply reply;
     reply.run = run;
@@ -2143,8 +2260,10 @@ std::shared_ptr<exchange_wait> replying_wait(std::weak_ptr<exchange_hub> hub,
     if (outcome.error)
       reply.error = error_text(outcome.error);
     reply.values = copies_of(outcome.values);
-    if (auto self = hub.lock())
+    if (auto self = hub.lock()) {
+      ++*replies_sent;
       self->deliver(to, caf::make_message(std::move(reply)));
+    }
   });
   return wait;
 }
@@ -2173,8 +2292,10 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   }
   if (!st.seen.emplace(msg.from, msg.op).second)
     return; // a duplicate: obeyed once
-  ch->put(msg.from, shared_values(msg.item),
-          replying_wait(weak_from_this(), sender, msg.run, msg.op), later.done);
+  ch->put(
+    msg.from, shared_values(msg.item),
+    replying_wait(weak_from_this(), sender, msg.run, msg.op, st.replies_sent),
+    later.done);
 }
 
 void exchange_hub::handle(run_state& st, const caf::actor& sender,
@@ -2190,8 +2311,10 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   }
   if (!st.seen.emplace(msg.from, msg.op).second)
     return;
-  ch->take(msg.from, replying_wait(weak_from_this(), sender, msg.run, msg.op),
-           later.done);
+  ch->take(
+    msg.from,
+    replying_wait(weak_from_this(), sender, msg.run, msg.op, st.replies_sent),
+    later.done);
 }
 
 void exchange_hub::handle(run_state& st, const caf::actor& sender,
@@ -2207,8 +2330,10 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   }
   if (!st.seen.emplace(msg.from, msg.op).second)
     return;
-  ch->close(msg.from, replying_wait(weak_from_this(), sender, msg.run, msg.op),
-            later.done);
+  ch->close(
+    msg.from,
+    replying_wait(weak_from_this(), sender, msg.run, msg.op, st.replies_sent),
+    later.done);
 }
 
 void exchange_hub::handle(run_state& st, const caf::actor& sender,
@@ -2458,6 +2583,50 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   if (!admitted(sender, st, msg.node, "a lost node"))
     return;
   lose_node(st, msg.node, msg.why.substr(0, 1024), later);
+}
+
+// -- the deadlock check of a run over several processes ---------------------
+
+bool exchange_hub::from_prober(const run_state& st, const caf::actor& sender,
+                               const char* what) {
+  auto& prober = st.plan.peers.front().endpoint;
+  if (prober && prober == sender && prober != endpoint_)
+    return true;
+  log_refusal(sender,
+              std::string{what} + " of run " + std::to_string(st.id)
+                + " from an exchange that does not probe it");
+  return false;
+}
+
+void exchange_hub::handle(run_state& st, const caf::actor& sender,
+                          exchange_probe& msg, deferred& later) {
+  if (!st.watched || !from_prober(st, sender, "a deadlock probe"))
+    return;
+  send(later, sender, caf::make_message(report_of(st, msg.round)));
+}
+
+void exchange_hub::handle(run_state& st, const caf::actor& sender,
+                          exchange_probe_reply& msg, deferred& later) {
+  if (!st.probe)
+    return; // not the prober, or the verdict is out
+  auto& peers = st.plan.peers;
+  if (std::none_of(peers.begin(), peers.end(), [&](const exchange_peer& p) {
+        return p.endpoint == sender;
+      })) {
+    log_refusal(sender,
+                "a deadlock report from an exchange not of run "
+                  + std::to_string(st.id));
+    return;
+  }
+  if (auto found = st.probe->report(process_key(sender), msg))
+    fail_deadlocked(st, *found, later);
+}
+
+void exchange_hub::handle(run_state& st, const caf::actor& sender,
+                          exchange_deadlock& msg, deferred& later) {
+  if (!from_prober(st, sender, "a deadlock"))
+    return;
+  fail_deadlocked(st, msg.what.substr(0, max_deadlock_text), later);
 }
 
 } // namespace epochrt

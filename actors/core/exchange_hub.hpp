@@ -62,12 +62,16 @@ struct exchange_hub_options {
   /// hundreds of connections a second to an unreachable address).
   /// Default: 10 s.
   std::chrono::milliseconds link_retry_delay{10000};
-  /// How often a run whose tasks all live in this process is checked for
-  /// a deadlock: every task that uses its channels or collectives waiting
-  /// for another, nothing under way (runtime/deadlock_detector.hpp). Such
-  /// a run fails after two quiet checks in a row, its waits with
-  /// `exchange_failed` naming every task and what it waits in. 0: never.
-  /// Default: 500 ms.
+  /// How often a run is checked for a deadlock: every task that uses its
+  /// channels or collectives waiting for another, nothing under way
+  /// (runtime/deadlock_detector.hpp). A run of this process alone is
+  /// checked here; one over several processes by the exchange of its
+  /// first peer, which asks every other for a report and counts the run's
+  /// messages between processes (runtime/deadlock_probe.hpp). A deadlocked
+  /// run fails after two quiet checks in a row, its waits in every process
+  /// with `exchange_failed` naming every task and what it waits in. 0:
+  /// never, and no report for the runs of other processes (which are then
+  /// never found deadlocked either). Default: 500 ms.
   std::chrono::milliseconds deadlock_check{500};
 };
 
@@ -217,6 +221,9 @@ public:
   void receive(const caf::actor& sender, exchange_result& msg);
   void receive(const caf::actor& sender, exchange_task_end& msg);
   void receive(const caf::actor& sender, exchange_node_lost& msg);
+  void receive(const caf::actor& sender, exchange_probe& msg);
+  void receive(const caf::actor& sender, exchange_probe_reply& msg);
+  void receive(const caf::actor& sender, exchange_deadlock& msg);
   void receive(const caf::actor& sender, exchange_forward& msg);
   void receive(const caf::actor& sender, exchange_relayed& msg);
   /// `sender`, another daemon's exchange, connected to this process.
@@ -268,6 +275,16 @@ private:
               deferred& later);
   void handle(run_state& st, const caf::actor& sender, exchange_node_lost& msg,
               deferred& later);
+  void handle(run_state& st, const caf::actor& sender, exchange_probe& msg,
+              deferred& later);
+  void handle(run_state& st, const caf::actor& sender,
+              exchange_probe_reply& msg, deferred& later);
+  void handle(run_state& st, const caf::actor& sender, exchange_deadlock& msg,
+              deferred& later);
+  // Whether `sender` is the exchange that probes run `st` for deadlocks
+  // (the plan's first peer's), and not this one.
+  bool from_prober(const run_state& st, const caf::actor& sender,
+                   const char* what);
   // Whether `sender` is the process that hosts `node` in the run.
   bool admitted(const caf::actor& sender, run_state& st,
                 const std::string& node, const char* what);
@@ -313,6 +330,12 @@ private:
   // `deadlock_check` while the run lasts.
   void schedule_deadlock_check(uint64_t run);
   void check_deadlock(uint64_t run);
+  // What this process sees of run `st` for round `round` of its deadlock
+  // check (its own tasks, and its counts).
+  exchange_probe_reply report_of(const run_state& st, uint64_t round) const;
+  // Fails every wait of run `st` here with the deadlock `what`; the prober
+  // tells the other processes too.
+  void fail_deadlocked(run_state& st, const std::string& what, deferred& later);
 
   // The system of the endpoint; its logger is the hub's.
   caf::actor_system* system_ = nullptr;

@@ -14,6 +14,7 @@ import time
 import pytest
 
 import epochrt
+from test_distributed import daemons  # noqa: F401 (a fixture)
 
 # A deadlock is found after two quiet checks, 500 ms apart.
 DEADLOCK_BOUND = 20.0
@@ -41,7 +42,7 @@ def opposite_collectives():
              "args": {"collective": "A"}}]}]}
 
 
-def crossed_channels():
+def crossed_channels(consumer_node="n0", q2_node="n0"):
     """A producer that fills q1 (capacity 1) three times before it puts the
     one item into q2 that its consumer takes first."""
     fill = {"type": "ConstantFill", "outputs": ["x"],
@@ -53,7 +54,8 @@ def crossed_channels():
     return {"name": "crossed_channels", "epoch_limit": 1,
             "channels": [
                 {"name": "q1", "node": "n0", "capacity": 1, "blobs": ["x"]},
-                {"name": "q2", "node": "n0", "capacity": 1, "blobs": ["x"]}],
+                {"name": "q2", "node": q2_node, "capacity": 1,
+                 "blobs": ["x"]}],
             "epoch": [
                 {"name": "producer", "node": "n0", "workspace": "private",
                  "ops": [fill, put, put, put,
@@ -62,7 +64,8 @@ def crossed_channels():
                          {"type": "CloseBlobsQueue", "args": {"channel": "q1"}},
                          {"type": "CloseBlobsQueue",
                           "args": {"channel": "q2"}}]},
-                {"name": "consumer", "node": "n0", "workspace": "private",
+                {"name": "consumer", "node": consumer_node,
+                 "workspace": "private",
                  "ops": [{"type": "DequeueBlobs", "outputs": ["x"],
                           "args": {"channel": "q2"}}, take, take, take]}]}
 
@@ -85,6 +88,74 @@ def test_a_deadlocked_group_fails_naming_what_every_task_waits_in(
     assert "deadlock" in text
     for name in names:
         assert name in text, text
+
+
+@pytest.mark.parametrize("spec, names", [
+    (opposite_collectives(), ["task 'a' on n0", "task 'b' on n1",
+                              "all-reduce 'A'", "barrier 'B'"]),
+    (crossed_channels(consumer_node="n1", q2_node="n1"),
+     ["task 'producer' on n0", "task 'consumer' on n1",
+      "a put into channel 'q1' (1 of 1 items)",
+      "a take from channel 'q2' (0 of 1 items)"]),
+], ids=["collectives", "channels"])
+def test_a_group_deadlocked_across_daemons_fails_naming_every_task(
+        spec, names, daemons, cli):
+    session = epochrt.DistributedSession(
+        {"n0": daemons.cli(cli, "d0"), "n1": daemons.cli(cli, "d1")})
+    runner = epochrt.JobRunner(job_from(spec))
+    # Were the deadlock never found, the test would still end.
+    timer = stop_later(runner.request_stop_now, DEADLOCK_BOUND)
+    start = time.monotonic()
+    try:
+        with pytest.raises(epochrt.JobFailed) as caught:
+            runner.train(session)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < DEADLOCK_BOUND
+    text = str(caught.value)
+    assert "deadlock" in text
+    for name in names:
+        assert name in text, text
+
+
+def slow_partner(remote_channel):
+    """Task 'a' on n0 sleeps past several deadlock checks before it takes
+    part; task 'b' on n1 waits for it all that time, in an all-reduce or
+    in a take from a channel on n0."""
+    fill = {"type": "ConstantFill", "outputs": ["x"],
+            "args": {"shape": [2], "value": 1.0}}
+    sleep = {"type": "Sleep", "args": {"ms": 2500}}
+    if remote_channel:
+        return {"name": "slow_channel", "epoch_limit": 1,
+                "channels": [{"name": "q", "node": "n0", "capacity": 1,
+                              "blobs": ["x"]}],
+                "epoch": [
+                    {"name": "a", "node": "n0", "workspace": "private",
+                     "ops": [fill, sleep,
+                             {"type": "EnqueueBlobs", "inputs": ["x"],
+                              "args": {"channel": "q"}},
+                             {"type": "CloseBlobsQueue",
+                              "args": {"channel": "q"}}]},
+                    {"name": "b", "node": "n1", "workspace": "private",
+                     "ops": [{"type": "DequeueBlobs", "outputs": ["x"],
+                              "args": {"channel": "q"}}]}]}
+    reduce = {"type": "Allreduce", "inputs": ["x"], "outputs": ["y"],
+              "args": {"collective": "A"}}
+    return {"name": "slow_collective", "epoch_limit": 1, "epoch": [
+        {"name": "a", "node": "n0", "workspace": "private",
+         "ops": [fill, sleep, reduce]},
+        {"name": "b", "node": "n1", "workspace": "private",
+         "ops": [fill, reduce]}]}
+
+
+@pytest.mark.parametrize("remote_channel", [False, True],
+                         ids=["collective", "channel"])
+def test_a_task_that_waits_for_a_slow_one_on_another_daemon_is_no_deadlock(
+        remote_channel, daemons, cli):
+    session = epochrt.DistributedSession(
+        {"n0": daemons.cli(cli, "d0"), "n1": daemons.cli(cli, "d1")})
+    assert epochrt.JobRunner(job_from(slow_partner(remote_channel))).train(
+        session) == 1
 
 
 def test_the_cli_ends_a_deadlocked_job_file_with_the_deadlock(tmp_path, cli):

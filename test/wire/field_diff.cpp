@@ -90,7 +90,11 @@ void field_diff::visit(const std::string& path, const caf::message& x,
       || visit_payload_as<exchange_part>(path, "exchange_part", x, y)
       || visit_payload_as<exchange_result>(path, "exchange_result", x, y)
       || visit_payload_as<exchange_task_end>(path, "exchange_task_end", x, y)
-      || visit_payload_as<exchange_node_lost>(path, "exchange_node_lost", x, y))
+      || visit_payload_as<exchange_node_lost>(path, "exchange_node_lost", x, y)
+      || visit_payload_as<exchange_probe>(path, "exchange_probe", x, y)
+      || visit_payload_as<exchange_probe_reply>(path, "exchange_probe_reply", x,
+                                                y)
+      || visit_payload_as<exchange_deadlock>(path, "exchange_deadlock", x, y))
     return;
   // Unknown content must not pass for equal.
   differ(path, x_types + " (field_diff cannot compare it)", y_types);
@@ -681,6 +685,35 @@ void field_diff::visit(const std::string& path, const exchange_node_lost& x,
   field(path, "run", x.run, y.run);
   field(path, "node", x.node, y.node);
   field(path, "why", x.why, y.why);
+}
+
+void field_diff::visit(const std::string& path, const exchange_task_view& x,
+                       const exchange_task_view& y) {
+  field(path, "task", x.task, y.task);
+  field(path, "what", x.what, y.what);
+  field(path, "waits_in", x.waits_in, y.waits_in);
+}
+
+void field_diff::visit(const std::string& path, const exchange_probe& x,
+                       const exchange_probe& y) {
+  field(path, "run", x.run, y.run);
+  field(path, "round", x.round, y.round);
+}
+
+void field_diff::visit(const std::string& path, const exchange_probe_reply& x,
+                       const exchange_probe_reply& y) {
+  field(path, "run", x.run, y.run);
+  field(path, "round", x.round, y.round);
+  field(path, "tasks", x.tasks, y.tasks);
+  field(path, "activity", x.activity, y.activity);
+  field(path, "sent", x.sent, y.sent);
+  field(path, "received", x.received, y.received);
+}
+
+void field_diff::visit(const std::string& path, const exchange_deadlock& x,
+                       const exchange_deadlock& y) {
+  field(path, "run", x.run, y.run);
+  field(path, "what", x.what, y.what);
 }
 
 void field_diff::visit(const std::string& path, const exchange_forward& x,

@@ -284,6 +284,14 @@ private:
              const exchange_task_end& y);
   void visit(const std::string& path, const exchange_node_lost& x,
              const exchange_node_lost& y);
+  void visit(const std::string& path, const exchange_task_view& x,
+             const exchange_task_view& y);
+  void visit(const std::string& path, const exchange_probe& x,
+             const exchange_probe& y);
+  void visit(const std::string& path, const exchange_probe_reply& x,
+             const exchange_probe_reply& y);
+  void visit(const std::string& path, const exchange_deadlock& x,
+             const exchange_deadlock& y);
   void visit(const std::string& path, const exchange_forward& x,
              const exchange_forward& y);
   void visit(const std::string& path, const exchange_relayed& x,

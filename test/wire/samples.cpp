@@ -683,6 +683,38 @@ exchange_node_lost make_sample(type_tag<exchange_node_lost>,
                             long_text()};
 }
 
+exchange_task_view make_sample(type_tag<exchange_task_view>,
+                               const sample_handles&) {
+  // `what` defaults to running: the sample says in flight.
+  return exchange_task_view{"task '" + tricky_text + "' on trainer_0",
+                            exchange_task_view::state::in_flight, long_text()};
+}
+
+exchange_probe make_sample(type_tag<exchange_probe>, const sample_handles&) {
+  return exchange_probe{0xfffffffffffffff8, 0xfffffffffffffff7};
+}
+
+exchange_probe_reply make_sample(type_tag<exchange_probe_reply>,
+                                 const sample_handles& handles) {
+  exchange_probe_reply x;
+  x.run = 0xfffffffffffffff6;
+  x.round = 0xfffffffffffffff5;
+  x.tasks
+    = {make_sample(type_tag<exchange_task_view>{}, handles),
+       exchange_task_view{"", exchange_task_view::state::ended, ""},
+       exchange_task_view{"task 'b' on n1", exchange_task_view::state::waiting,
+                          "a take from channel 'q' (on node n0)"}};
+  x.activity = 0xfffffffffffffff4;
+  x.sent = 0xfffffffffffffff3;
+  x.received = 0xfffffffffffffff2;
+  return x;
+}
+
+exchange_deadlock make_sample(type_tag<exchange_deadlock>,
+                              const sample_handles&) {
+  return exchange_deadlock{0xfffffffffffffff1, "deadlock: " + long_text()};
+}
+
 exchange_forward make_sample(type_tag<exchange_forward>,
                              const sample_handles& handles) {
   // As a daemon's exchange sends it to the relay: the exchange it is for

@@ -46,7 +46,8 @@ using wire_types = std::tuple<
   task_ref, channel_plan, collective_plan, exchange_peer, exchange_plan,
   exchange_end, channel_state, exchange_report, exchange_put, exchange_take,
   exchange_close, exchange_reply, collective_contribution, exchange_part,
-  exchange_result, exchange_task_end, exchange_node_lost, exchange_forward,
+  exchange_result, exchange_task_end, exchange_node_lost, exchange_task_view,
+  exchange_probe, exchange_probe_reply, exchange_deadlock, exchange_forward,
   exchange_relayed,
   // Copies of checkpoints between daemons.
   database_file, database_listing, copy_offer, copy_ticket, copy_data,
@@ -58,7 +59,8 @@ using wire_types = std::tuple<
 using exchange_payload_types
   = std::tuple<exchange_put, exchange_take, exchange_close, exchange_reply,
                exchange_part, exchange_result, exchange_task_end,
-               exchange_node_lost>;
+               exchange_node_lost, exchange_probe, exchange_probe_reply,
+               exchange_deadlock>;
 
 /// The actor handles samples carry: one of an actor in this process, which
 /// the peer sees as a proxy, and one of an actor in the peer, which this
@@ -176,6 +178,13 @@ collective_contribution make_sample(type_tag<collective_contribution>,
 exchange_part make_sample(type_tag<exchange_part>, const sample_handles&);
 exchange_result make_sample(type_tag<exchange_result>, const sample_handles&);
 exchange_task_end make_sample(type_tag<exchange_task_end>,
+                              const sample_handles&);
+exchange_task_view make_sample(type_tag<exchange_task_view>,
+                               const sample_handles&);
+exchange_probe make_sample(type_tag<exchange_probe>, const sample_handles&);
+exchange_probe_reply make_sample(type_tag<exchange_probe_reply>,
+                                 const sample_handles&);
+exchange_deadlock make_sample(type_tag<exchange_deadlock>,
                               const sample_handles&);
 exchange_node_lost make_sample(type_tag<exchange_node_lost>,
                                const sample_handles&);
