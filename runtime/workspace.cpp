@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include <epochrt/messages/names.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt {
@@ -54,11 +55,14 @@ bool workspace::has(std::string_view name) const {
   return blobs_.count(name) > 0;
 }
 
-void workspace::set(std::string name, tensor value) {
+caf::error workspace::set(std::string name, tensor value) {
+  if (auto problem = blob_name_problem(name); !problem.empty())
+    return make_error(runtime_errc::bad_argument, problem);
   auto ptr = std::make_shared<tensor>(std::move(value));
   std::lock_guard<std::mutex> guard{mtx_};
   blobs_.insert_or_assign(std::move(name),
                           slot{std::move(ptr), next_version()});
+  return {};
 }
 
 std::vector<uint64_t>

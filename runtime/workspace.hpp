@@ -64,11 +64,16 @@ public:
   bool has(std::string_view name) const;
 
   /// Stores `value` as `name`, replacing any previous blob (which stays
-  /// intact for whoever still holds it).
-  void set(std::string name, tensor value);
+  /// intact for whoever still holds it). Fails with
+  /// `runtime_errc::bad_argument` naming the blob, and stores nothing,
+  /// when `name` is not a blob name (messages/names.hpp): a checkpoint
+  /// could not save it.
+  caf::error set(std::string name, tensor value);
 
   /// Stores every pair in one critical section: no reader sees a mix of old
   /// and new values. A later pair wins over an earlier one of the same name.
+  /// Names are not checked: this stores what a checkpoint load read back,
+  /// whose names were checked when they entered.
   ///
   /// Returns the version each pair was stored with, in the order of `values`.
   std::vector<uint64_t>

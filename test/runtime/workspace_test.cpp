@@ -30,6 +30,18 @@ BOOST_AUTO_TEST_CASE(set_get_erase_and_sorted_names) {
   BOOST_TEST(ws.blob_count() == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(set_refuses_a_name_no_checkpoint_could_save) {
+  workspace ws;
+  for (std::string name :
+       {std::string{"learning rate"}, std::string{}, std::string(300, 'w'),
+        std::string{"a\tb"}, std::string{"caf\xc3\xa9"}}) {
+    auto err = ws.set(name, make_scalar<int64_t>(1));
+    BOOST_TEST(is_code(err, runtime_errc::bad_argument));
+    BOOST_TEST(ws.blob_count() == 0u);
+  }
+  BOOST_TEST(!ws.set("trainer_0/w", make_scalar<int64_t>(1)));
+}
+
 BOOST_AUTO_TEST_CASE(set_all_stores_every_pair) {
   workspace ws;
   ws.set_all({{"x", make_scalar<int64_t>(1)}, {"y", make_scalar<int64_t>(2)}});
