@@ -544,18 +544,32 @@ spec = {"name": "adversary", "epoch_limit": 40,
             {"type": "View", "inputs": ["w"], "outputs": ["half"]},
             {"type": "Sleep", "args": {"ms": 20}}]}]}
 job = epochrt.Job.from_json(json.dumps(spec), ops=ops)
-manager = epochrt.MultiNodeCheckpointManager(sys.argv[1])
-session = epochrt.LocalSession(worker_threads=2, ops=ops)
-print("training", flush=True)
-epochrt.JobRunner(job, checkpoint_manager=manager).train(session)
-w = session.fetch("n", "w")
-print("result", w.sum(dtype=np.float64), session.fetch("n", "seen").tolist(),
-      session.fetch("n", "half").sum(dtype=np.float64), flush=True)
+
+
+def train(session):
+    manager = epochrt.MultiNodeCheckpointManager(sys.argv[1])
+    print("training", flush=True)
+    epochrt.JobRunner(job, checkpoint_manager=manager).train(session)
+    w = session.fetch("n", "w")
+    print("result", w.sum(dtype=np.float64),
+          session.fetch("n", "seen").tolist(),
+          session.fetch("n", "half").sum(dtype=np.float64), flush=True)
+
+
+if sys.argv[2] == "daemon":
+    # The node on a daemon (its checkpoints under its root), killed with
+    # the master: both are this process.
+    with epochrt.serve_node("127.0.0.1:0", checkpoint_root=sys.argv[1] + "-root",
+                            ops=ops, worker_threads=2) as server:
+        train(epochrt.DistributedSession({"n": server.address}, ops=ops))
+else:
+    train(epochrt.LocalSession(worker_threads=2, ops=ops))
 '''
 
 
+@pytest.mark.parametrize("where", ["local", "daemon"])
 def test_an_adversarys_ops_killed_at_random_moments_end_as_uninterrupted(
-        tmp_path):
+        tmp_path, where):
     import random
     import subprocess
     import sys
@@ -564,7 +578,8 @@ def test_an_adversarys_ops_killed_at_random_moments_end_as_uninterrupted(
     script.write_text(ADVERSARY)
 
     def run(directory, kill_after=None):
-        proc = subprocess.Popen([sys.executable, str(script), str(directory)],
+        proc = subprocess.Popen([sys.executable, str(script), str(directory),
+                                 where],
                                 stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         if kill_after is not None:
@@ -582,6 +597,6 @@ def test_an_adversarys_ops_killed_at_random_moments_end_as_uninterrupted(
     rng = random.Random(39)
     directory = tmp_path / "killed"
     for _ in range(5):
-        run(directory, kill_after=rng.uniform(0.3, 1.5))
+        run(directory, kill_after=rng.uniform(0.3, 2.5))
     resumed, err = run(directory)
     assert resumed == reference, err
