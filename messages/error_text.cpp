@@ -14,4 +14,8 @@ std::string error_text(const caf::error& err) {
   return caf::to_string(err);
 }
 
+bool in_category(const caf::error& err, caf::atom_value category) noexcept {
+  return err && err.category() == category;
+}
+
 } // namespace epochrt

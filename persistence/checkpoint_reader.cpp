@@ -22,6 +22,7 @@
 #include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/chunk_codec.hpp>
 #include <epochrt/messages/codec.hpp>
+#include <epochrt/messages/error_text.hpp>
 #include <epochrt/persistence/db_name.hpp>
 #include <epochrt/persistence/detail/data_file.hpp>
 #include <epochrt/persistence/detail/fs_util.hpp>
@@ -258,7 +259,7 @@ struct checkpoint_reader::impl {
 
   caf::error decoded(const caf::error& err, const blob_entry& entry,
                      uint32_t i) {
-    if (err.category() == persistence_category)
+    if (in_category(err, persistence_category))
       return err;
     return corrupt(path + ": chunk " + std::to_string(i) + " of blob '"
                    + entry.name + "' does not decode");

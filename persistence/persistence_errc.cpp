@@ -1,5 +1,7 @@
 #include <epochrt/persistence/persistence_errc.hpp>
 
+#include <epochrt/messages/error_text.hpp>
+
 #include <caf/make_message.hpp>
 
 namespace epochrt {
@@ -32,8 +34,7 @@ caf::error make_error(persistence_errc code, std::string context) {
 }
 
 bool is_error(const caf::error& err, persistence_errc code) noexcept {
-  // CAF 0.17's category() of no error reads through a null pointer.
-  return err && err.category() == persistence_category
+  return in_category(err, persistence_category)
     && err.code() == static_cast<uint8_t>(code);
 }
 

@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 
 #include <epochrt/epochrt.hpp>
+#include <epochrt/messages/error_text.hpp>
 
 namespace py = pybind11;
 
@@ -17,7 +18,7 @@ namespace {
 template <class Enum>
 bool is_one_of(const caf::error& err, caf::atom_value category,
                std::initializer_list<Enum> codes) {
-  if (!err || err.category() != category)
+  if (!in_category(err, category))
     return false;
   for (auto code : codes)
     if (err.code() == static_cast<uint8_t>(code))

@@ -2,6 +2,8 @@
 
 #include <caf/make_message.hpp>
 
+#include <epochrt/messages/error_text.hpp>
+
 namespace epochrt {
 
 std::string to_string(runtime_errc x) {
@@ -35,6 +37,11 @@ std::string to_string(runtime_errc x) {
 caf::error make_error(runtime_errc code, std::string context) {
   return caf::error{static_cast<uint8_t>(code), runtime_category,
                     caf::make_message(std::move(context))};
+}
+
+bool is_error(const caf::error& err, runtime_errc code) noexcept {
+  return in_category(err, runtime_category)
+    && err.code() == static_cast<uint8_t>(code);
 }
 
 } // namespace epochrt

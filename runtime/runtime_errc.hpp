@@ -52,4 +52,7 @@ std::string to_string(runtime_errc x);
 /// An error of `runtime_category` whose context is the one string `context`.
 caf::error make_error(runtime_errc code, std::string context = {});
 
+/// Whether `err` is `code` of `runtime_category`.
+bool is_error(const caf::error& err, runtime_errc code) noexcept;
+
 } // namespace epochrt

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include <epochrt/messages/error_text.hpp>
 #include <epochrt/runtime/op_context.hpp>
 #include <epochrt/runtime/op_registry.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -31,7 +32,7 @@ std::string op_label(const task_def& task, size_t step_index, size_t op_index) {
 
 // Re-wraps `err` with `prefix`, keeping its code when it is ours.
 caf::error wrap(const caf::error& err, const std::string& prefix) {
-  auto code = err.category() == runtime_category
+  auto code = in_category(err, runtime_category)
     ? static_cast<runtime_errc>(err.code())
     : runtime_errc::op_failed;
   return make_error(code, prefix + ": " + error_text(err));

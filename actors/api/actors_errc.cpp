@@ -54,8 +54,7 @@ std::string lost_node(const caf::error& err) {
 }
 
 bool is_error(const caf::error& err, actors_errc code) noexcept {
-  // CAF 0.17's category() of no error reads through a null pointer.
-  return err && err.category() == actors_category
+  return in_category(err, actors_category)
     && err.code() == static_cast<uint8_t>(code);
 }
 

@@ -20,6 +20,7 @@
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/notify.hpp>
 #include <epochrt/actors/detail/spawn_detached.hpp>
+#include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/messages/remote_protocol.hpp>
@@ -318,7 +319,7 @@ void share_record(self_ptr self, std::function<void()> done) {
 using retention_done = std::function<void(caf::expected<retention_result>)>;
 
 caf::error retention_failure(const std::string& what, const caf::error& err) {
-  auto code = err.category() == actors_category
+  auto code = in_category(err, actors_category)
     ? static_cast<actors_errc>(err.code())
     : actors_errc::checkpoint_failed;
   return make_error(code, what + ": " + error_text(err));

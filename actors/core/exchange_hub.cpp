@@ -1231,8 +1231,7 @@ caf::error run_over(uint64_t run) {
 exchange_status status_of(const exchange_outcome& outcome) {
   if (!outcome.error)
     return outcome.closed ? exchange_status::closed : exchange_status::ok;
-  if (outcome.error.category() == runtime_category
-      && outcome.error.code() == static_cast<uint8_t>(runtime_errc::peer_lost))
+  if (is_error(outcome.error, runtime_errc::peer_lost))
     return exchange_status::lost;
   return exchange_status::failed;
 }

@@ -20,6 +20,7 @@
 #include <epochrt/actors/detail/run_group.hpp>
 #include <epochrt/actors/detail/timeouts.hpp>
 #include <epochrt/faults/fault_injector.hpp>
+#include <epochrt/messages/error_text.hpp>
 #include <epochrt/runtime/epoch_limiter.hpp>
 #include <epochrt/runtime/exchange_plan.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -857,7 +858,7 @@ void start(attempt_ptr self, const run_attempt& msg) {
       return check_ops{{types.begin(), types.end()}};
     },
     [](const std::string& node, caf::error err) {
-      if (err.category() == runtime_category)
+      if (in_category(err, runtime_category))
         return err;
       return make_error(
         actors_errc::node_lost,

@@ -17,6 +17,7 @@
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/spawn_detached.hpp>
 #include <epochrt/faults/fault_injector.hpp>
+#include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/messages/replica_protocol.hpp>
 #include <epochrt/persistence/checkpoint_reader.hpp>
@@ -237,8 +238,7 @@ write(const caf::actor_system& sys, const std::string& node, int64_t epoch,
       }
       // Gone, rewritten or damaged since: written again below. Anything
       // else failed the writer.
-      if (err.category() != persistence_category
-          || err.code() != static_cast<uint8_t>(persistence_errc::not_found))
+      if (!is_error(err, persistence_errc::not_found))
         return err;
       detail::log(sys).info("writing blob '{}' again: {}", blob.name,
                             error_text(err));
@@ -380,9 +380,7 @@ checkpoint_status check(const std::string& node, const check_checkpoint& msg,
   auto reader = checkpoint_reader::open(msg.db, read_options(node, faults));
   if (!reader) {
     auto& err = reader.error();
-    status.exists
-      = !(err.category() == persistence_category
-          && err.code() == static_cast<uint8_t>(persistence_errc::not_found));
+    status.exists = !is_error(err, persistence_errc::not_found);
     status.problem = msg.db + ": " + error_text(err);
     return status;
   }

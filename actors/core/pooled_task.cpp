@@ -11,6 +11,7 @@
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/core/exchange_port.hpp>
 #include <epochrt/faults/fault_injector.hpp>
+#include <epochrt/messages/error_text.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 #include <epochrt/runtime/task_runner.hpp>
 #include <epochrt/runtime/worker_pool.hpp>
@@ -252,8 +253,7 @@ private:
 caf::error task_failure(const pooled_task& t, const caf::error& err) {
   // A wait for a node that was lost: the group fails as a lost node, so
   // that a job with failures left recovers.
-  if (err.category() == runtime_category
-      && err.code() == static_cast<uint8_t>(runtime_errc::peer_lost)) {
+  if (is_error(err, runtime_errc::peer_lost)) {
     // Named first is the node that was lost, not this one that waited: a
     // supervisor reading the error restarts the lost one.
     auto text = error_text(err);
@@ -462,8 +462,7 @@ private:
   void fail(const caf::error& err) {
     if (st_->t.tasks->faulted())
       return;
-    if (err.category() == runtime_category
-        && err.code() == static_cast<uint8_t>(runtime_errc::cancelled))
+    if (is_error(err, runtime_errc::cancelled))
       st_->t.group->task_cancelled(make_error(
         actors_errc::task_cancelled,
         "node " + st_->t.group->node_name() + ": " + error_text(err)));

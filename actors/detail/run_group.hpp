@@ -134,7 +134,7 @@ using group_gather = std::shared_ptr<gather_state<tasks_done>>;
 /// as they are; anything else means the node cannot be relied on.
 inline caf::error group_node_failure(const gather_site& site,
                                      const std::string& node, caf::error err) {
-  if (err.category() == actors_category && !is_node_lost(err))
+  if (in_category(err, actors_category) && !is_node_lost(err))
     return err;
   // Another node was lost, and this one waited for it: the lost one is
   // named first, with the group and epoch.

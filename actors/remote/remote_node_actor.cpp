@@ -27,6 +27,7 @@
 #include <epochrt/actors/remote/proof.hpp>
 #include <epochrt/faults/fault_errc.hpp>
 #include <epochrt/faults/fault_injector.hpp>
+#include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/node_protocols.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/messages/remote_protocol.hpp>
@@ -117,7 +118,7 @@ void connection_lost(proxy_ptr self, const caf::error& reason) {
     return;
   if (reason == caf::exit_reason::remote_link_unreachable)
     st.lost_reason = "its process is gone or stopped answering heartbeats";
-  else if (reason.category() == fault_category)
+  else if (in_category(reason, fault_category))
     st.lost_reason = error_text(reason); // Names the fault and its point.
   else
     st.lost_reason = reason ? coded_error_text(reason) : "the daemon went away";
