@@ -27,6 +27,7 @@
 #include "test/support/eventually.hpp"
 #include "test/support/node_daemons.hpp"
 #include "test/support/process_runner.hpp"
+#include "test/support/run_events.hpp"
 #include "test/support/temp_dir.hpp"
 #include "test/support/text.hpp"
 
@@ -393,17 +394,14 @@ BOOST_AUTO_TEST_CASE(a_lost_node_and_its_recovery_are_in_the_stats_and_trace) {
      "--node", "trainer_1=" + daemon.address(), "--max-failures", "1",
      "--stats-json", stats, "--trace", trace, "--fault-plan", plan},
     dir.sub("run.out"), err);
-  auto reached = [&](const std::string& text) {
-    return epochrt::test::eventually(
-      [&] {
-        return contains(read_file(err), text);
-      },
-      20s);
-  };
-  BOOST_TEST_REQUIRE(reached("starting epoch 2"), read_file(err));
+  using epochrt::test::stats_reached;
+  BOOST_TEST_REQUIRE(
+    stats_reached(stats, epochrt::test::epoch_committed(1), 20s),
+    read_file(err));
   daemon.kill();
-  BOOST_TEST_REQUIRE(reached("recovering (failure 1 of at most 1)"),
-                     read_file(err));
+  BOOST_TEST_REQUIRE(
+    stats_reached(stats, epochrt::test::node_lost_event(1), 20s),
+    read_file(err));
   epochrt::test::restart(daemon);
   BOOST_TEST_REQUIRE(job.wait(30s) == 0, read_file(err));
   auto lines = json_lines(stats);

@@ -96,8 +96,12 @@ three_daemons::run_args(const std::string& job,
                         std::vector<std::string> extra) const {
   // In the test's own directory, never the working directory (runs of
   // other builds may have left a checkpoint there).
-  std::vector<std::string> args{"run", job, "--checkpoint-dir",
-                                dir.sub("ckpt")};
+  std::vector<std::string> args{"run",
+                                job,
+                                "--checkpoint-dir",
+                                dir.sub("ckpt"),
+                                "--stats-json",
+                                dir.sub("run.stats")};
   auto nodes = node_args();
   args.insert(args.end(), nodes.begin(), nodes.end());
   for (auto node : {"trainer_0", "trainer_1", "trainer_2"}) {
@@ -114,13 +118,9 @@ three_daemons::start_run(const std::vector<std::string>& args) {
     EPOCHRT_CLI, args, dir.sub("run.out"), dir.sub("run.err")));
 }
 
-bool three_daemons::reached(const std::string& what,
+bool three_daemons::reached(const run_event& event,
                             std::chrono::milliseconds timeout) {
-  return eventually(
-    [&] {
-      return contains(process::read_text(dir.sub("run.err")), what);
-    },
-    timeout);
+  return stats_reached(dir.sub("run.stats"), event, timeout);
 }
 
 void check_totals(const std::string& out) {

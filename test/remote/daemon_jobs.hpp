@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "test/support/process_runner.hpp"
+#include "test/support/run_events.hpp"
 #include "test/support/temp_dir.hpp"
 #include "tools/process/child_process.hpp"
 #include "tools/process/node_daemon.hpp"
@@ -51,8 +52,8 @@ struct three_daemons {
   /// "--node trainer_i=ADDRESS" for each daemon.
   std::vector<std::string> node_args() const;
 
-  /// `run JOB --checkpoint-dir DIR/ckpt`, the nodes, a --fetch of every
-  /// node's total, then `extra`.
+  /// `run JOB --checkpoint-dir DIR/ckpt --stats-json DIR/run.stats`, the
+  /// nodes, a --fetch of every node's total, then `extra`.
   std::vector<std::string> run_args(const std::string& job,
                                     std::vector<std::string> extra = {}) const;
 
@@ -61,8 +62,8 @@ struct three_daemons {
   std::unique_ptr<process::child_process>
   start_run(const std::vector<std::string>& args);
 
-  /// Whether run.err says `what` within `timeout`.
-  bool reached(const std::string& what, std::chrono::milliseconds timeout);
+  /// Whether the run's stats (run.stats) hold `event` within `timeout`.
+  bool reached(const run_event& event, std::chrono::milliseconds timeout);
 };
 
 /// Checks that every node ends with `final_total` after epoch 4.

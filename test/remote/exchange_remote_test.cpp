@@ -28,6 +28,7 @@
 #include "test/support/eventually.hpp"
 #include "test/support/node_daemons.hpp"
 #include "test/support/process_runner.hpp"
+#include "test/support/run_events.hpp"
 #include "test/support/temp_dir.hpp"
 #include "test/support/text.hpp"
 #include "tools/process/text_file.hpp"
@@ -50,12 +51,16 @@ using namespace std::chrono_literals;
 using epochrt::process::child_process;
 using epochrt::process::node_daemon;
 using epochrt::process::read_text;
+using epochrt::test::epoch_committed;
 using epochrt::test::eventually;
+using epochrt::test::node_lost_event;
 using epochrt::test::process_result;
 using epochrt::test::process_runner;
 using epochrt::test::restart;
+using epochrt::test::run_event;
 using epochrt::test::run_in_background;
 using epochrt::test::start_daemon;
+using epochrt::test::stats_reached;
 using epochrt::test::temp_dir;
 
 using epochrt::test::value_of;
@@ -180,15 +185,20 @@ struct daemons {
   }
 
   // `epochrt run JOB` with node `placement[k].first` on daemon
-  // `placement[k].second`, in checkpoint directory `ckpt` of the test's.
+  // `placement[k].second`, in checkpoint directory `ckpt` of the test's,
+  // its stats in `ckpt`.stats.
   std::vector<std::string>
   run_args(const std::string& job,
            const std::vector<std::pair<std::string, size_t>>& placement,
            const std::vector<std::string>& fetches,
            const std::string& ckpt = "ckpt",
            const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args{"run", job, "--checkpoint-dir",
-                                  dir.sub(ckpt)};
+    std::vector<std::string> args{"run",
+                                  job,
+                                  "--checkpoint-dir",
+                                  dir.sub(ckpt),
+                                  "--stats-json",
+                                  dir.sub(ckpt + ".stats")};
     for (auto& [node, i] : placement) {
       args.push_back("--node");
       args.push_back(node + "=" + procs.at(i)->address());
@@ -216,12 +226,11 @@ struct daemons {
     return read_text(dir.sub("run.out"));
   }
 
-  bool reached(const std::string& what, std::chrono::milliseconds timeout) {
-    return eventually(
-      [&] {
-        return contains(run_err(), what);
-      },
-      timeout);
+  // Whether the stats of the run in checkpoint directory `ckpt` hold
+  // `event` within `timeout`.
+  bool reached(const run_event& event, std::chrono::milliseconds timeout,
+               const std::string& ckpt = "ckpt") {
+    return stats_reached(dir.sub(ckpt + ".stats"), event, timeout);
   }
 };
 
@@ -696,8 +705,7 @@ BOOST_AUTO_TEST_CASE(a_killed_daemon_fails_the_run_naming_the_all_reduce) {
   auto job = write_paced_data_parallel(d.dir, 100);
   auto run = d.start_run(d.run_args(job, one_trainer_per_daemon(),
                                     {"trainer_0:w"}, "ckpt", fast_timeout));
-  BOOST_REQUIRE_MESSAGE(d.reached("checkpoint of epoch 1 committed", 30s),
-                        d.run_err());
+  BOOST_REQUIRE_MESSAGE(d.reached(epoch_committed(1), 30s), d.run_err());
   // Within the next epoch: trainer_0 and trainer_2 wait for trainer_1 in
   // all-reduce 'gradients' nearly all of the time.
   std::this_thread::sleep_for(250ms);
@@ -733,12 +741,10 @@ BOOST_AUTO_TEST_CASE(
   auto run
     = d.start_run(d.run_args(job, one_trainer_per_daemon(), fetches, "ckpt",
                              concat(fast_timeout, {"--max-failures", "2"})));
-  BOOST_REQUIRE_MESSAGE(d.reached("checkpoint of epoch 1 committed", 30s),
-                        d.run_err());
+  BOOST_REQUIRE_MESSAGE(d.reached(epoch_committed(1), 30s), d.run_err());
   std::this_thread::sleep_for(150ms);
   d[1].kill();
-  BOOST_REQUIRE_MESSAGE(d.reached("recovering (failure 1 of at most 2)", 10s),
-                        d.run_err());
+  BOOST_REQUIRE_MESSAGE(d.reached(node_lost_event(1), 10s), d.run_err());
   restart(d[1]);
   auto code = run->wait(60s);
   auto err = d.run_err();
@@ -752,8 +758,7 @@ BOOST_AUTO_TEST_CASE(a_frozen_daemon_ends_every_wait_within_the_timeout) {
   auto job = write_paced_data_parallel(d.dir, 100);
   auto run = d.start_run(d.run_args(job, one_trainer_per_daemon(),
                                     {"trainer_0:w"}, "ckpt", fast_timeout));
-  BOOST_REQUIRE_MESSAGE(d.reached("checkpoint of epoch 1 committed", 30s),
-                        d.run_err());
+  BOOST_REQUIRE_MESSAGE(d.reached(epoch_committed(1), 30s), d.run_err());
   std::this_thread::sleep_for(250ms);
   d[1].signal(SIGSTOP);
   auto frozen_at = clock_type::now();

@@ -29,6 +29,7 @@ using epochrt::process::read_text;
 using epochrt::test::check_totals;
 using epochrt::test::cli;
 using epochrt::test::contains;
+using epochrt::test::epoch_committed;
 using epochrt::test::start_daemon;
 using epochrt::test::three_daemons;
 using epochrt::test::value_of;
@@ -178,7 +179,7 @@ BOOST_AUTO_TEST_CASE(a_lost_host_costs_at_most_one_epoch_on_a_new_daemon) {
   auto job = write_paced_job(d.dir);
   auto args = d.run_args(job, {"--replicas", "1"});
   auto run = d.start_run(args);
-  BOOST_REQUIRE(d.reached("checkpoint of epoch 2 committed", 30s));
+  BOOST_REQUIRE(d.reached(epoch_committed(2), 30s));
   // The host of trainer_1 is gone, disk and all.
   auto lost_root = d.daemons[1]->root();
   d.daemons[1]->kill();
@@ -231,7 +232,7 @@ BOOST_AUTO_TEST_CASE(a_rerun_with_fewer_replicas_prunes_the_copies_left_over) {
   auto job = write_paced_job(d.dir);
   auto args = d.run_args(job, {"--replicas", "2", "--keep-last", "2"});
   auto run = d.start_run(args);
-  BOOST_REQUIRE(d.reached("checkpoint of epoch 2 committed", 30s));
+  BOOST_REQUIRE(d.reached(epoch_committed(2), 30s));
   run->kill();
   // One copy from now on: the daemon two places on is no holder any more,
   // but keeps the copies of the first run.
@@ -254,7 +255,7 @@ BOOST_AUTO_TEST_CASE(a_damaged_database_is_repaired_from_its_copy) {
   auto job = write_paced_job(d.dir);
   auto args = d.run_args(job, {"--replicas", "1"});
   auto run = d.start_run(args);
-  BOOST_REQUIRE(d.reached("checkpoint of epoch 2 committed", 30s));
+  BOOST_REQUIRE(d.reached(epoch_committed(2), 30s));
   // The master dies; trainer_1's newest committed database is damaged
   // where it runs.
   run->kill();
@@ -279,7 +280,7 @@ BOOST_AUTO_TEST_CASE(
   auto job = write_paced_job(d.dir);
   auto args = d.run_args(job, {"--replicas", "1"});
   auto run = d.start_run(args);
-  BOOST_REQUIRE(d.reached("checkpoint of epoch 2 committed", 30s));
+  BOOST_REQUIRE(d.reached(epoch_committed(2), 30s));
   // The master's host is gone, its checkpoint directory with it; a new
   // master runs the same command with the same (now empty) directory.
   run->kill();
@@ -330,7 +331,7 @@ std::vector<std::string> surviving_one_loss(const std::string& spare = {}) {
 // Kills trainer_1's daemon once epoch 2 is committed, and deletes its
 // checkpoint root: its host is gone.
 void lose_trainer_1s_host(three_daemons& d) {
-  BOOST_REQUIRE(d.reached("checkpoint of epoch 2 committed", 30s));
+  BOOST_REQUIRE(d.reached(epoch_committed(2), 30s));
   auto lost_root = d.daemons[1]->root();
   d.daemons[1]->kill();
   fs::remove_all(lost_root);
@@ -345,8 +346,6 @@ struct losing_a_host_with_a_spare {
     = d.run_args(write_paced_job(d.dir), surviving_one_loss(spare.address()));
 
   losing_a_host_with_a_spare() {
-    args.push_back("--stats-json");
-    args.push_back(d.dir.sub("stats.jsonl"));
     auto run = d.start_run(args);
     lose_trainer_1s_host(d);
     BOOST_REQUIRE_EQUAL(run->wait(90s), 0);
@@ -356,10 +355,10 @@ struct losing_a_host_with_a_spare {
     return read_text(d.dir.sub("run.err"));
   }
 
-  // The run's --stats-json lines of type `type`.
+  // The run's --stats-json lines (three_daemons::run_args) of type `type`.
   std::vector<nlohmann::json> stats_of_type(const std::string& type) const {
     std::vector<nlohmann::json> result;
-    std::istringstream in{read_text(d.dir.sub("stats.jsonl"))};
+    std::istringstream in{read_text(d.dir.sub("run.stats"))};
     for (std::string line; std::getline(in, line);)
       if (auto doc = nlohmann::json::parse(line, nullptr, false);
           doc.is_object() && doc.value("type", "") == type)
@@ -635,7 +634,7 @@ BOOST_AUTO_TEST_CASE(verification_beside_a_running_job_is_refused_unharmed) {
   // 150 ms, the job once ended first and the verify passed).
   auto args = d.run_args(write_paced_job(d.dir, 1500), {"--replicas", "1"});
   auto run = d.start_run(args);
-  BOOST_REQUIRE(d.reached("checkpoint of epoch 1 committed", 30s));
+  BOOST_REQUIRE(d.reached(epoch_committed(1), 30s));
   std::vector<std::string> verify{"ckpt", "verify", args[3]};
   for (auto& arg : d.node_args())
     verify.push_back(arg);
