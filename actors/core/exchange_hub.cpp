@@ -488,8 +488,12 @@ void exchange_hub::choose_routes(const exchange_plan& plan, deferred& later) {
         continue;
       retry_at_.erase(i);
     }
-    if (linking_.insert(target).second)
+    if (opening_ >= options_.max_links_opening)
+      continue;
+    if (linking_.insert(target).second) {
+      ++opening_;
       later.links.push_back(peer);
+    }
   }
 }
 
@@ -513,6 +517,7 @@ void exchange_hub::link_up(const caf::node_id& node, const caf::actor& peer,
   {
     std::lock_guard<std::mutex> guard{routes_mtx_};
     direct_nodes_.insert(node);
+    --opening_;
   }
   detail::log(*system_).info("exchange: connected directly to the daemon at {}",
                              address);
@@ -522,11 +527,17 @@ void exchange_hub::link_up(const caf::node_id& node, const caf::actor& peer,
 void exchange_hub::link_down(const caf::node_id& node,
                              const std::string& address) {
   std::lock_guard<std::mutex> guard{routes_mtx_};
-  if (node)
+  if (node) {
+    detail::log(*system_).info("exchange: the connection of its own to the "
+                               "daemon at {} closed; messages to it go "
+                               "through the master",
+                               address);
     direct_nodes_.erase(node);
-  else
+  } else {
     retry_at_[address]
       = std::chrono::steady_clock::now() + options_.link_retry_delay;
+    --opening_;
+  }
   linking_.erase(address);
 }
 
@@ -1602,29 +1613,34 @@ void exchange_hub::node_frozen(const std::string& node) {
 
 void exchange_hub::peer_down(const caf::actor_addr& peer,
                              const caf::error& reason) {
+  bool was_direct = false;
   {
     std::lock_guard<std::mutex> guard{routes_mtx_};
     direct_nodes_.erase(peer.node());
+    was_direct = direct_endpoints_.erase(peer) > 0;
   }
+  // CAF 0.17 kills every proxy of a process, with remote_link_unreachable,
+  // once its last direct connection to that process closes, also when the
+  // process is still reached through another (basp_broker's
+  // connection_cleanup). A daemon's connection of its own to another daemon
+  // closes so when the other side gave it up during its handshake (a
+  // spurious connection_timeout, which connect_actor retries), so such a
+  // down says only that this connection is gone: the daemon is still
+  // reached through the relay, which tells of it if it is lost. Only a run
+  // that sent over that very connection may have lost messages.
+  bool unreachable = reason == caf::exit_reason::remote_link_unreachable;
+  auto link_only = [&](const run_state& st) {
+    return unreachable && st.plan.relay && st.plan.relay != endpoint_
+      && st.plan.relay.address() != peer;
+  };
   deferred later;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     watched_.erase(peer);
-    // What it sent for runs that have not begun here never will be used.
-    for (auto i = early_.begin(); i != early_.end();) {
-      auto& msgs = i->second;
-      for (auto j = msgs.begin(); j != msgs.end();) {
-        auto& from = j->via ? j->via : j->sender;
-        if (from.address() == peer) {
-          early_bytes_ -= j->bytes;
-          j = msgs.erase(j);
-        } else {
-          ++j;
-        }
-      }
-      i = msgs.empty() ? early_.erase(i) : std::next(i);
-    }
-    auto why = reason == caf::exit_reason::remote_link_unreachable
+    // Only a direct connection carries what `peer` itself sent, and a run
+    // that used a closed one fails below.
+    drop_early_from(peer);
+    auto why = unreachable
       ? std::string{"its process is gone or stopped answering "
                     "heartbeats"}
       : "its exchange stopped: " + error_text(reason);
@@ -1632,14 +1648,40 @@ void exchange_hub::peer_down(const caf::actor_addr& peer,
       // A relay gone takes every node this process reached through it.
       bool via_relay = st->plan.relay && st->plan.relay.address() == peer
         && st->plan.relay != endpoint_;
-      for (auto& p : st->plan.peers)
-        if (p.endpoint
-            && (p.endpoint.address() == peer
-                || (via_relay && !st->is_local(p.node))))
+      bool only_link = link_only(*st);
+      for (auto& p : st->plan.peers) {
+        if (via_relay && !st->is_local(p.node)) {
           lose_node(*st, p.node, why, later);
+        } else if (p.endpoint && p.endpoint.address() == peer) {
+          if (!only_link)
+            lose_node(*st, p.node, why, later);
+          else if (was_direct)
+            lose_node(*st, p.node,
+                      "the connection of its own to that daemon closed "
+                      "while the run sent over it",
+                      later);
+        }
+      }
     }
   }
   flush(later);
+}
+
+void exchange_hub::drop_early_from(const caf::actor_addr& peer) {
+  // What it sent for runs that have not begun here never will be used.
+  for (auto i = early_.begin(); i != early_.end();) {
+    auto& msgs = i->second;
+    for (auto j = msgs.begin(); j != msgs.end();) {
+      auto& from = j->via ? j->via : j->sender;
+      if (from.address() == peer) {
+        early_bytes_ -= j->bytes;
+        j = msgs.erase(j);
+      } else {
+        ++j;
+      }
+    }
+    i = msgs.empty() ? early_.erase(i) : std::next(i);
+  }
 }
 
 // -- a task's operations ------------------------------------------------------

@@ -62,6 +62,13 @@ struct exchange_hub_options {
   /// hundreds of connections a second to an unreachable address).
   /// Default: 10 s.
   std::chrono::milliseconds link_retry_delay{10000};
+  /// Connections to other daemons being opened at once, at most: the
+  /// others wait for a later run (which goes through the relay meanwhile).
+  /// Every daemon of a job of n opening its n/2 connections at the first
+  /// epoch starves the processes of a machine or a network of CPU: a
+  /// master then hears nothing for its whole connection timeout, and
+  /// loses a daemon that is alive. Default: 4.
+  size_t max_links_opening = 4;
   /// How often a run is checked for a deadlock: every task that uses its
   /// channels or collectives waiting for another, nothing under way
   /// (runtime/deadlock_detector.hpp). A run of this process alone is
@@ -85,9 +92,10 @@ struct exchange_hub_options {
 /// exchange_port.hpp) and blobs are passed as shared pointers, never
 /// copied. Between processes, its endpoint sends and receives the
 /// exchange messages over the connections the middleman has (the same
-/// authenticated connections as every other message). A node daemon is
-/// connected to its master only, never to another daemon: what one
-/// daemon's exchange sends another goes through the master's exchange,
+/// authenticated connections as every other message). Until a daemon has
+/// a connection of its own to another daemon (connect_peer, a few at a
+/// time, at the start of runs), what one daemon's exchange sends the other
+/// goes through the master's exchange,
 /// the run's relay (exchange_plan::relay), wrapped in an exchange_forward
 /// and delivered as an exchange_relayed that names its origin. A relay
 /// passes on only between the exchanges it was given (add_relay_peer),
@@ -107,7 +115,10 @@ struct exchange_hub_options {
 /// Waits end, at the latest, once what they wait for is known to be
 /// impossible: the run is aborted, a task they wait for has ended, a node
 /// they wait for is lost (its process's endpoint went down, its node actor
-/// stopped, it stayed frozen for `silence_limit`).
+/// stopped, it stayed frozen for `silence_limit`). A daemon reached through
+/// the relay is not lost when a connection of its own to it closes (CAF
+/// 0.17 then reports its endpoint down although it lives); only a run that
+/// sent over that connection loses it, as its messages may be lost.
 ///
 /// Thread-safe. Owned by shared pointers (its session or daemon, and the
 /// ports of running tasks); `shutdown` stops its endpoint and fails every
@@ -310,6 +321,9 @@ private:
   // Drops the routes of an ended run's peers that no other run uses, so
   // that a daemon serving job after job keeps no route of the jobs gone.
   void forget_routes(const std::vector<exchange_peer>& peers);
+  // Forgets the messages `peer` sent (or relayed) for runs not begun
+  // here (mtx_ held).
+  void drop_early_from(const caf::actor_addr& peer);
   void link_up(const caf::node_id& node, const caf::actor& peer,
                const std::string& address);
   void link_down(const caf::node_id& node, const std::string& address);
@@ -371,6 +385,8 @@ private:
   std::set<caf::node_id> direct_nodes_;
   std::set<caf::actor_addr> direct_endpoints_;
   std::set<std::string> linking_;
+  // Of those, the ones being connected to.
+  size_t opening_ = 0;
   // Addresses a connection to failed, and when one may be tried again.
   std::map<std::string, std::chrono::steady_clock::time_point> retry_at_;
 };

@@ -2,7 +2,8 @@
 // directly: how a daemon's exchange connects to the other daemons of its
 // runs (exchange_hub_options::connect_peer: one attempt per address at a
 // time, a connection never opened twice, and an address that could not be
-// reached left alone for link_retry_delay), and what it keeps of the
+// reached left alone for link_retry_delay, a few opened at a time), when a
+// daemon whose endpoint went down is lost, and what it keeps of the
 // collective calls of a run.
 #include <boost/test/unit_test.hpp>
 
@@ -12,11 +13,13 @@
 #include <thread>
 #include <vector>
 
+#include <caf/exit_reason.hpp>
 #include <caf/scoped_actor.hpp>
 
 #include "test/actors/test_support.hpp"
 #include <epochrt/actors/core/exchange_hub.hpp>
 #include <epochrt/actors/core/node_handle.hpp>
+#include <epochrt/messages/error_text.hpp>
 #include <epochrt/runtime/worker_pool.hpp>
 
 using namespace epochrt;
@@ -99,6 +102,133 @@ BOOST_AUTO_TEST_CASE(a_daemon_connected_to_is_not_connected_to_again) {
   auto hub = make_hub(std::chrono::milliseconds(0));
   run_times(*hub, 20);
   BOOST_TEST(attempts.load() == 1);
+  hub->shutdown();
+}
+
+// A daemon of a job of 11 opens its connections to the 10 others a few at
+// a time, the rest at later runs: all at once, every daemon of a large job
+// would starve the machine's processes.
+BOOST_AUTO_TEST_CASE(connections_are_opened_a_few_at_a_time) {
+  // The attempts' ends, called once the test decides they failed (the
+  // processes of a test share one node id, so none can stand for a
+  // connection made to one daemon and not the others).
+  std::vector<std::function<void(const caf::node_id&)>> pending;
+  exchange_hub_options opts;
+  opts.max_links_opening = 3;
+  opts.link_retry_delay = std::chrono::milliseconds(0);
+  opts.connect_peer = [&](const std::string&, uint16_t, const caf::actor&,
+                          std::function<void(const caf::node_id&)>,
+                          std::function<void(const caf::node_id&)> unlinked) {
+    ++attempts;
+    pending.push_back(unlinked);
+  };
+  auto hub = exchange_hub::make(sys, pool, opts);
+  std::vector<std::unique_ptr<caf::scoped_actor>> daemons;
+  exchange_plan plan;
+  plan.relay = caf::actor{relay.ptr()};
+  plan.peers.push_back(exchange_peer{"n0", hub->endpoint(), "127.0.0.1", 1000});
+  for (uint16_t i = 1; i <= 10; ++i) {
+    daemons.push_back(std::make_unique<caf::scoped_actor>(sys));
+    plan.peers.push_back(
+      exchange_peer{"n" + std::to_string(i), caf::actor{daemons.back()->ptr()},
+                    "127.0.0.1", static_cast<uint16_t>(2000 + i)});
+  }
+  auto run = [&](uint64_t id) {
+    BOOST_REQUIRE(!hub->begin(id, "n0", plan));
+    hub->end(id, "n0", false);
+  };
+  run(1);
+  run(2);
+  BOOST_TEST(attempts.load() == 3);
+  for (auto& unlinked : pending)
+    unlinked({});
+  pending.clear();
+  run(3);
+  BOOST_TEST(attempts.load() == 6);
+  hub->shutdown();
+}
+
+// An all-reduce of run `run` between t0 on n0 (this daemon) and t1 on n1
+// (the other daemon), which t0 has joined: t0's wait.
+std::shared_ptr<exchange_wait>
+joined_all_reduce(exchange_hub& hub, exchange_plan plan, uint64_t run) {
+  task_ref t0{"n0", "t0"};
+  task_ref t1{"n1", "t1"};
+  plan.collectives = {collective_plan{
+    "ar", collective_kind::all_reduce, reduce_op::sum, "", {t0, t1}}};
+  BOOST_REQUIRE(!hub.begin(run, "n0", plan));
+  auto wait = std::make_shared<exchange_wait>();
+  auto x
+    = std::make_shared<const tensor>(make_tensor<float>({4}, {1, 2, 3, 4}));
+  hub.contribute(run, t0, collective_kind::all_reduce, "ar", 0, {x}, wait);
+  BOOST_REQUIRE(!wait->completed());
+  return wait;
+}
+
+bool lost_with(const std::shared_ptr<exchange_wait>& wait,
+               const std::string& why) {
+  if (!wait->completed() || !wait->outcome().error)
+    return false;
+  auto text = error_text(wait->outcome().error);
+  return text.find("node n1 was lost (" + why) != std::string::npos;
+}
+
+// CAF 0.17 kills every proxy of a process once the last connection to it
+// closes, with remote_link_unreachable, although the process is still
+// reached through another: here, when the other daemon gave up a connection
+// of its own to this one during the handshake and tried again. A run that
+// reaches it through the relay goes on, and ends as runs end.
+BOOST_AUTO_TEST_CASE(a_daemon_reached_through_the_relay_outlives_its_own_link) {
+  auto hub = make_hub(std::chrono::hours(1));
+  auto wait = joined_all_reduce(*hub, plan_of(*hub), 1);
+  hub->peer_down(other.address(), caf::exit_reason::remote_link_unreachable);
+  BOOST_TEST(!wait->completed());
+  hub->end(1, "n0", false);
+  BOOST_TEST(wait->completed());
+  BOOST_TEST(!lost_with(wait, ""));
+  hub->shutdown();
+}
+
+// What a run sent over the connection of its own may be lost with it.
+BOOST_AUTO_TEST_CASE(a_run_that_sent_over_a_closed_link_loses_the_daemon) {
+  reachable = true;
+  auto hub = make_hub(std::chrono::hours(1));
+  run_times(*hub, 1); // connects; run 2 goes over the connection
+  auto wait = joined_all_reduce(*hub, plan_of(*hub), 2);
+  hub->peer_down(other.address(), caf::exit_reason::remote_link_unreachable);
+  BOOST_TEST(lost_with(wait, "the connection of its own"));
+  hub->end(2, "n0", false);
+  hub->shutdown();
+}
+
+BOOST_AUTO_TEST_CASE(a_daemon_whose_exchange_stopped_is_lost) {
+  auto hub = make_hub(std::chrono::hours(1));
+  auto wait = joined_all_reduce(*hub, plan_of(*hub), 1);
+  hub->peer_down(other.address(), caf::exit_reason::user_shutdown);
+  BOOST_TEST(lost_with(wait, "its exchange stopped"));
+  hub->end(1, "n0", false);
+  hub->shutdown();
+}
+
+BOOST_AUTO_TEST_CASE(the_relay_gone_loses_every_daemon_reached_through_it) {
+  auto hub = make_hub(std::chrono::hours(1));
+  auto wait = joined_all_reduce(*hub, plan_of(*hub), 1);
+  hub->peer_down(relay.address(), caf::exit_reason::remote_link_unreachable);
+  BOOST_TEST(lost_with(wait, "its process is gone"));
+  hub->end(1, "n0", false);
+  hub->shutdown();
+}
+
+// A session's exchange reaches every daemon directly: there, the down is
+// the daemon's.
+BOOST_AUTO_TEST_CASE(a_daemon_reached_directly_is_lost_when_unreachable) {
+  auto hub = make_hub(std::chrono::hours(1));
+  auto plan = plan_of(*hub);
+  plan.relay = hub->endpoint();
+  auto wait = joined_all_reduce(*hub, plan, 1);
+  hub->peer_down(other.address(), caf::exit_reason::remote_link_unreachable);
+  BOOST_TEST(lost_with(wait, "its process is gone"));
+  hub->end(1, "n0", false);
   hub->shutdown();
 }
 
