@@ -488,10 +488,10 @@ void exchange_hub::choose_routes(const exchange_plan& plan, deferred& later) {
         continue;
       retry_at_.erase(i);
     }
-    if (opening_ >= options_.max_links_opening)
+    if (opening_.size() >= options_.max_links_opening)
       continue;
     if (linking_.insert(target).second) {
-      ++opening_;
+      opening_.insert(target);
       later.links.push_back(peer);
     }
   }
@@ -517,7 +517,7 @@ void exchange_hub::link_up(const caf::node_id& node, const caf::actor& peer,
   {
     std::lock_guard<std::mutex> guard{routes_mtx_};
     direct_nodes_.insert(node);
-    --opening_;
+    opening_.erase(address);
   }
   detail::log(*system_).info("exchange: connected directly to the daemon at {}",
                              address);
@@ -526,18 +526,18 @@ void exchange_hub::link_up(const caf::node_id& node, const caf::actor& peer,
 
 void exchange_hub::link_down(const caf::node_id& node,
                              const std::string& address) {
-  std::lock_guard<std::mutex> guard{routes_mtx_};
-  if (node) {
+  if (node)
     detail::log(*system_).info("exchange: the connection of its own to the "
                                "daemon at {} closed; messages to it go "
                                "through the master",
                                address);
+  std::lock_guard<std::mutex> guard{routes_mtx_};
+  if (node)
     direct_nodes_.erase(node);
-  } else {
+  else
     retry_at_[address]
       = std::chrono::steady_clock::now() + options_.link_retry_delay;
-    --opening_;
-  }
+  opening_.erase(address);
   linking_.erase(address);
 }
 

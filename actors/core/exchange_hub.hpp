@@ -385,8 +385,9 @@ private:
   std::set<caf::node_id> direct_nodes_;
   std::set<caf::actor_addr> direct_endpoints_;
   std::set<std::string> linking_;
-  // Of those, the ones being connected to.
-  size_t opening_ = 0;
+  // Of those, the ones being connected to (a set, not a count: the end of
+  // an attempt is then forgotten once however it is reported).
+  std::set<std::string> opening_;
   // Addresses a connection to failed, and when one may be tried again.
   std::map<std::string, std::chrono::steady_clock::time_point> retry_at_;
 };
