@@ -1637,9 +1637,12 @@ void exchange_hub::peer_down(const caf::actor_addr& peer,
   {
     std::lock_guard<std::mutex> guard{mtx_};
     watched_.erase(peer);
-    // Only a direct connection carries what `peer` itself sent, and a run
-    // that used a closed one fails below.
-    drop_early_from(peer);
+    // What `peer` sent for runs not begun here came, whichever connection
+    // carried it. It goes only with the process that sent it: a daemon's
+    // endpoint unreachable from another daemon may be only its own link
+    // closing, and its run then begins here and needs those messages.
+    if (!unreachable || !is_daemon_peer(peer))
+      drop_early_from(peer);
     auto why = unreachable
       ? std::string{"its process is gone or stopped answering "
                     "heartbeats"}
@@ -1665,6 +1668,18 @@ void exchange_hub::peer_down(const caf::actor_addr& peer,
     }
   }
   flush(later);
+}
+
+bool exchange_hub::is_daemon_peer(const caf::actor_addr& peer) {
+  {
+    std::lock_guard<std::mutex> guard{routes_mtx_};
+    if (relay_peers_.count(peer) > 0)
+      return false; // this is the session, which reaches `peer` directly
+  }
+  for (auto& [id, st] : runs_)
+    if (st->plan.relay.address() == peer || st->plan.relay == endpoint_)
+      return false;
+  return true;
 }
 
 void exchange_hub::drop_early_from(const caf::actor_addr& peer) {

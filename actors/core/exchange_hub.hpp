@@ -324,6 +324,10 @@ private:
   // Forgets the messages `peer` sent (or relayed) for runs not begun
   // here (mtx_ held).
   void drop_early_from(const caf::actor_addr& peer);
+  // Whether `peer` is another daemon's exchange seen from a daemon: not
+  // the relay of a run here, nor a daemon this process relays for (mtx_
+  // held).
+  bool is_daemon_peer(const caf::actor_addr& peer);
   void link_up(const caf::node_id& node, const caf::actor& peer,
                const std::string& address);
   void link_down(const caf::node_id& node, const std::string& address);

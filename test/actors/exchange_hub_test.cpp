@@ -189,6 +189,31 @@ BOOST_AUTO_TEST_CASE(a_daemon_reached_through_the_relay_outlives_its_own_link) {
   hub->shutdown();
 }
 
+// The other daemon began the run first and sent its item over its own
+// connection; its link then closed (at this end only, the same CAF purge)
+// before this daemon began the run. The item came, and must be there: it
+// was the one message of 126 missing in a 64-daemon job that hung.
+BOOST_AUTO_TEST_CASE(
+  what_a_daemon_sent_before_the_run_began_outlives_its_link) {
+  auto hub = make_hub(std::chrono::hours(1));
+  auto plan = plan_of(*hub);
+  task_ref t0{"n0", "t0"};
+  task_ref t1{"n1", "t1"};
+  plan.channels = {channel_plan{channel_def{"c", "n0", 1, {"x"}}, {t1}, {t0}}};
+  exchange_put put{1, "c", 7, t1, {make_tensor<float>({1}, {5.0f})}};
+  hub->receive(caf::actor{other.ptr()}, put);
+  hub->peer_down(other.address(), caf::exit_reason::remote_link_unreachable);
+  BOOST_REQUIRE(!hub->begin(1, "n0", plan));
+  auto wait = std::make_shared<exchange_wait>();
+  hub->take(1, t0, hub->next_op_id(), "c", wait);
+  BOOST_REQUIRE(wait->completed());
+  BOOST_REQUIRE(!wait->outcome().error);
+  BOOST_REQUIRE(wait->outcome().values.size() == 1u);
+  BOOST_TEST(wait->outcome().values[0]->values<float>()[0] == 5.0f);
+  hub->end(1, "n0", false);
+  hub->shutdown();
+}
+
 // What a run sent over the connection of its own may be lost with it.
 BOOST_AUTO_TEST_CASE(a_run_that_sent_over_a_closed_link_loses_the_daemon) {
   reachable = true;
