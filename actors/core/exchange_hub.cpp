@@ -45,6 +45,13 @@ constexpr size_t max_shares = 32;
 constexpr size_t piece_bytes = size_t{1} << 20;
 constexpr size_t max_pieces = 1024;
 
+// Between processes, an all-reduce's chunk is at least this large, so that
+// the blobs of a small call (a gradient of a few KiB) go to fewer owners
+// than participants, down to one: latency, not bandwidth, bounds such a
+// call, and its messages then grow as 2(n - 1) with n participants, not
+// 2n(n - 1), and most processes exchange with one other only.
+constexpr size_t min_chunk_bytes = size_t{64} << 10;
+
 // Runs remembered as ended, to drop their late messages.
 constexpr size_t remembered_runs = 1024;
 
@@ -105,15 +112,22 @@ uint64_t element_count_of(const std::vector<int64_t>& shape) {
 // chunk j is reduced by participant j % n. Within a process, one: every
 // participant's blobs are at hand, and the chunk is reduced in shares
 // (call_driver::try_reduce) as the pool's threads come. Between
-// processes, each participant's share cut into pieces. A function
-// of the blobs' types and shapes alone, so that participants whose blobs
-// agree cut them alike (those whose blobs differ fail the call).
+// processes, each participant's share cut into pieces; or, for blobs of
+// less than n * min_chunk_bytes, chunks of at least min_chunk_bytes owned
+// by the first participants. A function of the blobs' types and shapes
+// and of n alone, so that participants whose blobs agree cut them alike
+// (those whose blobs differ fail the call). The owner reduces each
+// element over the participants in their order whatever the cut, so the
+// cut never changes the bits.
 uint32_t chunk_count(const blob_meta& meta, size_t n, bool across_processes) {
   if (!across_processes)
     return 1;
   uint64_t bytes = 0;
   for (size_t b = 0; b < meta.types.size(); ++b)
     bytes += element_count_of(meta.shapes[b]) * element_size(meta.types[b]);
+  if (bytes < n * min_chunk_bytes)
+    return static_cast<uint32_t>(
+      std::clamp<uint64_t>(bytes / min_chunk_bytes, 1, n));
   auto pieces = std::clamp<uint64_t>(bytes / (n * piece_bytes), 1, max_pieces);
   return static_cast<uint32_t>(n * pieces);
 }
@@ -480,7 +494,7 @@ void exchange_hub::choose_routes(const exchange_plan& plan, deferred& later) {
     }
     direct_endpoints_.erase(addr);
     if (!options_.connect_peer || peer.port == 0 || own.empty()
-        || !(own < address_of(peer)))
+        || !(own < address_of(peer)) || partners_.count(addr) == 0)
       continue;
     auto target = address_of(peer);
     if (auto i = retry_at_.find(target); i != retry_at_.end()) {
@@ -556,9 +570,32 @@ void exchange_hub::receive_link(const caf::actor& sender) {
   flush(later);
 }
 
+namespace {
+
+bool carries_data(const caf::message& msg) {
+  return msg.match_elements<exchange_put>()
+    || msg.match_elements<exchange_take>()
+    || msg.match_elements<exchange_close>()
+    || msg.match_elements<exchange_reply>()
+    || msg.match_elements<exchange_part>()
+    || msg.match_elements<exchange_result>();
+}
+
+} // namespace
+
+void exchange_hub::note_partner(const caf::actor_addr& peer,
+                                const caf::message& msg) {
+  if (!carries_data(msg))
+    return;
+  std::lock_guard<std::mutex> guard{routes_mtx_};
+  if (routes_.count(peer) > 0 || direct_endpoints_.count(peer) > 0)
+    partners_.insert(peer);
+}
+
 void exchange_hub::deliver(const caf::actor& to, caf::message msg) {
   if (!to)
     return;
+  note_partner(to.address(), msg);
   auto target = route_of(to);
   if (target != to)
     msg = caf::make_message(exchange_forward{to, std::move(msg)});
@@ -2255,6 +2292,7 @@ void exchange_hub::receive(const caf::actor& sender, exchange_relayed& msg) {
     return;
   }
   auto& x = msg.payload;
+  note_partner(msg.peer.address(), x);
   auto pass = [&](auto* type) {
     using message_type = std::remove_pointer_t<decltype(type)>;
     if (!x.match_elements<message_type>())

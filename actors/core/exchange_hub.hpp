@@ -44,7 +44,9 @@ struct exchange_hub_options {
   /// a kept buffer spares faulting in fresh pages). Default: 256 MiB.
   size_t max_recycled_bytes = size_t{256} << 20;
   /// How a daemon's exchange opens a connection of its own to another
-  /// daemon of a run (at exchange_peer::host, port): called without the
+  /// daemon of a run (at exchange_peer::host, port), one it sent data to
+  /// or received data from in an earlier run (through the relay), and
+  /// whose address sorts after its own: called without the
   /// hub's locks, must not block, and calls `linked` with the other
   /// process's node once connected and `unlinked` when that connection is
   /// gone (with a null node when it never came up). What watches the
@@ -328,6 +330,9 @@ private:
   // the relay of a run here, nor a daemon this process relays for (mtx_
   // held).
   bool is_daemon_peer(const caf::actor_addr& peer);
+  // Remembers `peer`, another daemon's exchange, as one this exchanges
+  // data with when `msg` carries data.
+  void note_partner(const caf::actor_addr& peer, const caf::message& msg);
   void link_up(const caf::node_id& node, const caf::actor& peer,
                const std::string& address);
   void link_down(const caf::node_id& node, const std::string& address);
@@ -383,6 +388,11 @@ private:
   std::map<caf::actor_addr, caf::actor> routes_;
   // As a relay: the exchanges it passes messages between.
   std::set<caf::actor_addr> relay_peers_;
+  // Other daemons' exchanges this one sent data to or received data from
+  // (channel requests and replies, collective parts and results), through
+  // the relay or not: the only ones it connects to. Runs' other messages
+  // (a task's end, probes) go to every process and do not count.
+  std::set<caf::actor_addr> partners_;
   // Processes this one has a connection of its own to, the daemons'
   // exchanges reached over one instead of the relay, and the addresses
   // being connected to or connected.

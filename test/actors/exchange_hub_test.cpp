@@ -1,6 +1,7 @@
 // The exchange of one process (actors/core/exchange_hub.hpp), driven
 // directly: how a daemon's exchange connects to the other daemons of its
-// runs (exchange_hub_options::connect_peer: one attempt per address at a
+// runs (exchange_hub_options::connect_peer: only to daemons it exchanged
+// data with, one attempt per address at a
 // time, a connection never opened twice, and an address that could not be
 // reached left alone for link_retry_delay, a few opened at a time), when a
 // daemon whose endpoint went down is lost, and what it keeps of the
@@ -69,12 +70,21 @@ struct linking_fixture : system_fixture {
     return plan;
   }
 
+  // `n` runs, in each of which this daemon sends data (a channel reply) to
+  // the other: from the second on, the other is one to connect to.
   void run_times(exchange_hub& hub, int n) {
     auto plan = plan_of(hub);
     for (int run = 1; run <= n; ++run) {
       BOOST_REQUIRE(!hub.begin(static_cast<uint64_t>(run), "n0", plan));
+      send_data(hub, caf::actor{other.ptr()}, static_cast<uint64_t>(run));
       hub.end(static_cast<uint64_t>(run), "n0", false);
     }
+  }
+
+  static void send_data(exchange_hub& hub, const caf::actor& to, uint64_t run) {
+    exchange_reply reply;
+    reply.run = run;
+    hub.deliver(to, caf::make_message(std::move(reply)));
   }
 };
 
@@ -93,7 +103,7 @@ BOOST_AUTO_TEST_CASE(
 BOOST_AUTO_TEST_CASE(without_a_delay_every_run_tries_an_unreachable_daemon) {
   auto hub = make_hub(std::chrono::milliseconds(0));
   run_times(*hub, 5);
-  BOOST_TEST(attempts.load() == 5);
+  BOOST_TEST(attempts.load() == 4); // from the second run on
   hub->shutdown();
 }
 
@@ -101,6 +111,40 @@ BOOST_AUTO_TEST_CASE(a_daemon_connected_to_is_not_connected_to_again) {
   reachable = true;
   auto hub = make_hub(std::chrono::milliseconds(0));
   run_times(*hub, 20);
+  BOOST_TEST(attempts.load() == 1);
+  hub->shutdown();
+}
+
+// A daemon connects only to the daemons it exchanged data with: an all-
+// reduce of a small blob, reduced by one owner, links every other daemon
+// to that one only, not every pair of the job.
+BOOST_AUTO_TEST_CASE(a_daemon_nothing_was_exchanged_with_is_not_connected_to) {
+  reachable = true;
+  auto hub = make_hub(std::chrono::milliseconds(0));
+  auto plan = plan_of(*hub);
+  for (uint64_t run = 1; run <= 5; ++run) {
+    BOOST_REQUIRE(!hub->begin(run, "n0", plan));
+    hub->end(run, "n0", false);
+  }
+  BOOST_TEST(attempts.load() == 0);
+  hub->shutdown();
+}
+
+BOOST_AUTO_TEST_CASE(
+  a_daemon_that_sent_data_through_the_relay_is_connected_to) {
+  reachable = true;
+  auto hub = make_hub(std::chrono::milliseconds(0));
+  auto plan = plan_of(*hub);
+  BOOST_REQUIRE(!hub->begin(1, "n0", plan));
+  exchange_reply reply;
+  reply.run = 1;
+  exchange_relayed relayed{caf::actor{other.ptr()},
+                           caf::make_message(std::move(reply))};
+  hub->receive(caf::actor{relay.ptr()}, relayed);
+  hub->end(1, "n0", false);
+  BOOST_TEST(attempts.load() == 0);
+  BOOST_REQUIRE(!hub->begin(2, "n0", plan));
+  hub->end(2, "n0", false);
   BOOST_TEST(attempts.load() == 1);
   hub->shutdown();
 }
@@ -135,15 +179,19 @@ BOOST_AUTO_TEST_CASE(connections_are_opened_a_few_at_a_time) {
   }
   auto run = [&](uint64_t id) {
     BOOST_REQUIRE(!hub->begin(id, "n0", plan));
+    for (auto& daemon : daemons)
+      send_data(*hub, caf::actor{daemon->ptr()}, id);
     hub->end(id, "n0", false);
   };
-  run(1);
+  run(1); // through the relay: nothing exchanged yet
+  BOOST_TEST(attempts.load() == 0);
   run(2);
+  run(3);
   BOOST_TEST(attempts.load() == 3);
   for (auto& unlinked : pending)
     unlinked({});
   pending.clear();
-  run(3);
+  run(4);
   BOOST_TEST(attempts.load() == 6);
   hub->shutdown();
 }
@@ -218,11 +266,11 @@ BOOST_AUTO_TEST_CASE(
 BOOST_AUTO_TEST_CASE(a_run_that_sent_over_a_closed_link_loses_the_daemon) {
   reachable = true;
   auto hub = make_hub(std::chrono::hours(1));
-  run_times(*hub, 1); // connects; run 2 goes over the connection
-  auto wait = joined_all_reduce(*hub, plan_of(*hub), 2);
+  run_times(*hub, 2); // connects at run 2; run 3 goes over the connection
+  auto wait = joined_all_reduce(*hub, plan_of(*hub), 3);
   hub->peer_down(other.address(), caf::exit_reason::remote_link_unreachable);
   BOOST_TEST(lost_with(wait, "the connection of its own"));
-  hub->end(2, "n0", false);
+  hub->end(3, "n0", false);
   hub->shutdown();
 }
 
