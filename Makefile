@@ -8,7 +8,8 @@ MIB ?= 512
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 .PHONY: all deps configure build test demo distributed-demo bench bench-epoch \
-        bench-faults bench-collectives bench-python asan tsan format clean
+        bench-faults bench-collectives bench-python bench-scale asan tsan \
+        format clean
 
 all: build
 
@@ -51,6 +52,13 @@ bench-collectives: build
 # priority: on a busy machine the figures are indicative only.
 bench-python: build
 	PYTHONPATH=$(BUILD)/python nice -n 19 /usr/bin/python3 bench/python_bench.py
+
+# A data-parallel job over 4, 16, 64 and 128 node daemons, without and with
+# --replicas 1, against the same nodes in one process: per-epoch and commit
+# time, the master's CPU and sends per epoch, daemon memory, and how each
+# grows with the count (bench/scale_bench.py). Takes some 15 minutes.
+bench-scale: build
+	/usr/bin/python3 bench/scale_bench.py --epochrt $(BUILD)/bin/epochrt
 
 # What a fault injection point costs with no plan active, against the same
 # loop without it, and per epoch.

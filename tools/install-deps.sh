@@ -15,6 +15,7 @@ packages=(
   pybind11-dev python3-dev python3-numpy python3-pytest
   python3-torch python3-sklearn
   libgloo-dev libopenmpi-dev openmpi-bin
+  iproute2
 )
 
 missing=()
