@@ -450,13 +450,17 @@ void exchange_hub::add_relay_peer(const caf::actor& peer) {
   relay_peers_.insert(peer.address());
 }
 
-caf::actor exchange_hub::route_of(const caf::actor& to) {
+caf::actor exchange_hub::route_of(const caf::actor& to, bool data) {
   std::lock_guard<std::mutex> guard{routes_mtx_};
   auto addr = to.address();
+  auto i = routes_.find(addr);
+  if (i == routes_.end())
+    return to; // not another daemon's exchange
+  if (data)
+    partners_.insert(addr);
   if (direct_endpoints_.count(addr) > 0 && direct_nodes_.count(to.node()) > 0)
     return to;
-  auto i = routes_.find(addr);
-  return i != routes_.end() ? i->second : to;
+  return i->second;
 }
 
 namespace {
@@ -583,20 +587,10 @@ bool carries_data(const caf::message& msg) {
 
 } // namespace
 
-void exchange_hub::note_partner(const caf::actor_addr& peer,
-                                const caf::message& msg) {
-  if (!carries_data(msg))
-    return;
-  std::lock_guard<std::mutex> guard{routes_mtx_};
-  if (routes_.count(peer) > 0 || direct_endpoints_.count(peer) > 0)
-    partners_.insert(peer);
-}
-
 void exchange_hub::deliver(const caf::actor& to, caf::message msg) {
   if (!to)
     return;
-  note_partner(to.address(), msg);
-  auto target = route_of(to);
+  auto target = route_of(to, carries_data(msg));
   if (target != to)
     msg = caf::make_message(exchange_forward{to, std::move(msg)});
   target->enqueue(
@@ -2292,7 +2286,11 @@ void exchange_hub::receive(const caf::actor& sender, exchange_relayed& msg) {
     return;
   }
   auto& x = msg.payload;
-  note_partner(msg.peer.address(), x);
+  if (carries_data(x)) {
+    std::lock_guard<std::mutex> guard{routes_mtx_};
+    if (routes_.count(msg.peer.address()) > 0)
+      partners_.insert(msg.peer.address());
+  }
   auto pass = [&](auto* type) {
     using message_type = std::remove_pointer_t<decltype(type)>;
     if (!x.match_elements<message_type>())

@@ -311,7 +311,9 @@ private:
   bool came_right_way(const run_state& st, const caf::actor& sender,
                       const caf::actor& via);
   // Where a message to `to` goes: `to`, or the relay that reaches it.
-  caf::actor route_of(const caf::actor& to);
+  // With `data` (the message carries_data), `to`, when another daemon's
+  // exchange, is a partner from then on.
+  caf::actor route_of(const caf::actor& to, bool data);
   // The routes of a run's peers, chosen as it begins (with mtx_ held): for
   // each daemon peer, direct when connected and no other run here uses it
   // (a run never switches from the relay to a direct connection midway:
@@ -330,9 +332,6 @@ private:
   // the relay of a run here, nor a daemon this process relays for (mtx_
   // held).
   bool is_daemon_peer(const caf::actor_addr& peer);
-  // Remembers `peer`, another daemon's exchange, as one this exchanges
-  // data with when `msg` carries data.
-  void note_partner(const caf::actor_addr& peer, const caf::message& msg);
   void link_up(const caf::node_id& node, const caf::actor& peer,
                const std::string& address);
   void link_down(const caf::node_id& node, const std::string& address);

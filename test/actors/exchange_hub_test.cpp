@@ -149,6 +149,25 @@ BOOST_AUTO_TEST_CASE(
   hub->shutdown();
 }
 
+// A task's end goes to every process of a run, partner or not.
+BOOST_AUTO_TEST_CASE(a_daemon_that_told_only_of_task_ends_is_not_connected_to) {
+  reachable = true;
+  auto hub = make_hub(std::chrono::milliseconds(0));
+  auto plan = plan_of(*hub);
+  BOOST_REQUIRE(!hub->begin(1, "n0", plan));
+  exchange_task_end end;
+  end.run = 1;
+  end.task = task_ref{"n1", "t1"};
+  exchange_relayed relayed{caf::actor{other.ptr()},
+                           caf::make_message(std::move(end))};
+  hub->receive(caf::actor{relay.ptr()}, relayed);
+  hub->end(1, "n0", false);
+  BOOST_REQUIRE(!hub->begin(2, "n0", plan));
+  hub->end(2, "n0", false);
+  BOOST_TEST(attempts.load() == 0);
+  hub->shutdown();
+}
+
 // A daemon of a job of 11 opens its connections to the 10 others a few at
 // a time, the rest at later runs: all at once, every daemon of a large job
 // would starve the machine's processes.
