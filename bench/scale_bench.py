@@ -146,11 +146,15 @@ class Daemons:
                  "--worker-threads", "1", "--checkpoint-root", d],
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 text=True))
-        for p in self.procs:
-            line = p.stdout.readline()
-            if not line.startswith("listening on "):
-                raise RuntimeError(f"a daemon did not start: {line!r}")
-            self.addresses.append(line.split()[2])
+        try:
+            for p in self.procs:
+                line = p.stdout.readline()
+                if not line.startswith("listening on "):
+                    raise RuntimeError(f"a daemon did not start: {line!r}")
+                self.addresses.append(line.split()[2])
+        except BaseException:
+            self.__exit__()
+            raise
 
     def pids(self):
         return [p.pid for p in self.procs]
@@ -169,6 +173,23 @@ class Daemons:
                 p.wait()
 
 
+def sample_master(master, stats, samples, remote, timeout, n):
+    """Until `master` exits: its CPU and TCP sends when an epoch's stats
+    line appears (for a run over daemons), into `samples` by epoch."""
+    sent_by_master = SentCounter(master.pid)
+    deadline = time.monotonic() + timeout
+    while master.poll() is None:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{n} nodes: the run took over {timeout} s")
+        done = [x["epoch"] for x in epoch_lines(stats)]
+        if done and done[-1] not in samples and remote:
+            cpu = cpu_seconds(master.pid)
+            sent = sent_by_master.totals()
+            if cpu is not None:
+                samples[done[-1]] = (cpu, sent[0], sent[1])
+        time.sleep(0.005)
+
+
 def run_job(epochrt, n, epochs, root, addresses, replicas, timeout):
     """One run: its per-epoch figures, or raises with the master's error."""
     job = os.path.join(root, "job.json")
@@ -182,26 +203,19 @@ def run_job(epochrt, n, epochs, root, addresses, replicas, timeout):
         argv += ["--node", f"n{i:03d}={a}"]
     if replicas:
         argv += ["--replicas", str(replicas)]
-    err = open(os.path.join(root, "run.err"), "w+")
-    master = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
     samples = {}  # epoch -> (cpu s, segments, bytes)
-    sent_by_master = SentCounter(master.pid)
-    deadline = time.monotonic() + timeout
-    while master.poll() is None:
-        if time.monotonic() > deadline:
-            master.kill()
-            master.wait()
-            raise RuntimeError(f"{n} nodes: the run took over {timeout} s")
-        done = [x["epoch"] for x in epoch_lines(stats)]
-        if done and done[-1] not in samples and addresses:
-            cpu = cpu_seconds(master.pid)
-            sent = sent_by_master.totals()
-            if cpu is not None:
-                samples[done[-1]] = (cpu, sent[0], sent[1])
-        time.sleep(0.005)
-    if master.returncode != 0:
-        err.seek(0)
-        raise RuntimeError(f"{n} nodes: the run failed: {err.read()[-2000:]}")
+    with open(os.path.join(root, "run.err"), "w+") as err:
+        master = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            sample_master(master, stats, samples, bool(addresses), timeout, n)
+        finally:
+            if master.poll() is None:
+                master.kill()
+                master.wait()
+        if master.returncode != 0:
+            err.seek(0)
+            raise RuntimeError(
+                f"{n} nodes: the run failed: {err.read()[-2000:]}")
     lines = epoch_lines(stats)[1:]
     figures = {
         "epoch_ms": statistics.median(x["epoch_us"] for x in lines) / 1e3,
