@@ -1,23 +1,26 @@
 // collectives_bench: what epochrt's collectives and channels cost, each
 // against a baseline doing the same work in the same run.
 //
-//   collectives_bench [--sizes LIST] [--runs R] [--items N] [--capacity C]
-//                     [--epoch-runs E] [--job PATH]
+//   collectives_bench [--sizes LIST] [--procs LIST] [--runs R] [--items N]
+//                     [--capacity C] [--epoch-runs E] [--job PATH]
 //                     [--only inproc,daemons,gloo,mpi,channel,caf,epoch]
 //                     [--epochrt PATH] [--verbose]
 //
-// 1. All-reduce (sum) of f32 buffers of each size over 3 nodes:
+// 1. All-reduce (sum) of f32 buffers of each size (4 KiB, 1, 16, 64 MiB):
 //    - in-process: the 3 nodes of one local_session, one task per node
 //      whose step runs Allreduce K times; the time of the group, less the
 //      time of a group of one trivial op per node (the set-up), over K.
 //      Baseline: memcpy of the same bytes. Tasks with the node's (global)
 //      workspace; the same with private workspaces is printed too.
-//    - over 3 `epochrt node` daemons on 127.0.0.1 (the same groups on a
-//      distributed_session). Baselines: Gloo's allreduce (TCP transport on
-//      127.0.0.1, 3 copies of this program, --gloo-worker) and Open MPI's
-//      MPI_Allreduce (collectives_mpi under mpirun, 3 processes, TCP on
-//      loopback). The ratio is against the faster of the two.
-//    Bandwidth is bytes of one node's buffer / time per all-reduce.
+//    - over P `epochrt node` daemons on 127.0.0.1 for each P of --procs
+//      (3, 8, 16, 32), the same groups on a distributed_session.
+//      Baselines: Gloo's allreduce (TCP transport on 127.0.0.1, P copies
+//      of this program, --gloo-worker) and Open MPI's MPI_Allreduce
+//      (collectives_mpi under mpirun, P processes, TCP on loopback), each
+//      with the whole machine to itself. The ratio is against the faster
+//      of the two: of bandwidth (bytes of one node's buffer / time per
+//      all-reduce) from 1 MiB up, of latency (time per all-reduce)
+//      below.
 // 2. Channel throughput: items of f32 [1024] (4 KiB) put by a task on
 //    daemon A into a channel hosted by daemon B and taken by a task on B.
 //    Baseline: bare CAF request/response of 4 KiB between two processes
@@ -83,12 +86,20 @@ using epochrt::process::tail_of;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
+/// The nodes of the in-process, channel and epoch figures.
 constexpr int node_count = 3;
 constexpr double mb = 1e6;
 
+/// Sizes from this one up are judged by bandwidth, smaller ones by
+/// latency.
+constexpr int bandwidth_kib = 1024;
+
 struct bench_options {
-  std::vector<int> sizes_mib{1, 16, 64};
-  int runs = 5;
+  /// In KiB.
+  std::vector<int> sizes_kib{4, 1024, 16384, 65536};
+  /// Processes of the all-reduce over daemons and of its baselines.
+  std::vector<int> procs{3, 8, 16, 32};
+  int runs = 3;
   /// Items per run of the channel figure and of its CAF baseline.
   int items = 2000;
   /// Jobs per variant of the epoch figure (each is cheap: 11 epochs).
@@ -110,13 +121,16 @@ struct bench_options {
 void usage(const char* argv0) {
   std::fprintf(
     stderr,
-    "usage: %s [--sizes LIST] [--runs R] [--items N] [--capacity C]\n"
-    "          [--epoch-runs E] [--job PATH] [--only "
+    "usage: %s [--sizes LIST] [--procs LIST] [--runs R] [--items N]\n"
+    "          [--capacity C] [--epoch-runs E] [--job PATH] [--only "
     "inproc,daemons,gloo,mpi,channel,caf,epoch]\n"
     "          [--epochrt PATH] [--verbose]\n"
     "\n"
-    "  --sizes LIST  all-reduce sizes in MiB of f32 (default 1,16,64)\n"
-    "  --runs R      repetitions; medians are reported (default 5)\n"
+    "  --sizes LIST  all-reduce sizes of f32, K for KiB, M or nothing for\n"
+    "                MiB (default 4K,1M,16M,64M)\n"
+    "  --procs LIST  processes of the all-reduce over daemons, Gloo and MPI\n"
+    "                (default 3,8,16,32)\n"
+    "  --runs R      repetitions; medians are reported (default 3)\n"
     "  --items N     items per run of the channel figure (default 2000)\n"
     "  --epoch-runs E  jobs per variant of the epoch figure (default 9)\n"
     "  --capacity C  capacity of the channel (default 16)\n"
@@ -176,8 +190,19 @@ bool parse_options(int argc, char** argv, bench_options& out, int& exit_code) {
       exit_code = 0;
       return false;
     } else if (arg == "--sizes") {
-      if (!parse_int_list(value(), out.sizes_mib)) {
-        std::fprintf(stderr, "--sizes takes a list of MiB, e.g. 1,16,64\n");
+      if (!parse_size_list(value(), out.sizes_kib)) {
+        std::fprintf(stderr,
+                     "--sizes takes a list of sizes from 1K to 1024M, e.g. "
+                     "4K,1M,64M\n");
+        return false;
+      }
+    } else if (arg == "--procs") {
+      if (!parse_int_list(value(), out.procs)
+          || *std::min_element(out.procs.begin(), out.procs.end()) < 2
+          || *std::max_element(out.procs.begin(), out.procs.end()) > 256) {
+        std::fprintf(stderr,
+                     "--procs takes a list of counts from 2 to 256, e.g. "
+                     "3,8\n");
         return false;
       }
     } else if (arg == "--runs") {
@@ -226,17 +251,33 @@ bool parse_options(int argc, char** argv, bench_options& out, int& exit_code) {
 }
 
 /// All-reduces per timing of a size: 128 MiB of every size (at least two
-/// calls), so that a timing of 1 MiB is not mostly the group's start and
-/// its wake-ups, and 64 MiB over daemons stays within seconds.
-int iters_for(int mib) {
-  return std::clamp(128 / mib, 2, 128);
+/// calls, at most 256), so that a timing of 1 MiB is not mostly the
+/// group's start and its wake-ups, and 64 MiB over daemons stays within
+/// seconds.
+int iters_for(int kib) {
+  return std::clamp((128 * 1024) / kib, 2, 256);
 }
 
-std::string join(const std::vector<int>& xs) {
+/// `xs` as a comma-separated list, each followed by `suffix`.
+std::string join(const std::vector<int>& xs, const char* suffix = "") {
   std::string result;
   for (auto x : xs)
-    result += (result.empty() ? "" : ",") + std::to_string(x);
+    result += (result.empty() ? "" : ",") + std::to_string(x) + suffix;
   return result;
+}
+
+/// The iterations of each size, as the workers take them.
+std::string iters_list(const std::vector<int>& sizes_kib) {
+  std::vector<int> iters;
+  for (auto kib : sizes_kib)
+    iters.push_back(iters_for(kib));
+  return join(iters);
+}
+
+/// What every element of an all-reduce (sum) over `nodes` nodes gives,
+/// node i contributing i + 1.
+double expected_sum(int nodes) {
+  return nodes * (nodes + 1) / 2.0;
 }
 
 // -- groups ------------------------------------------------------------------
@@ -252,11 +293,11 @@ std::map<std::string, epochrt::tensor> args_of(
   return std::map<std::string, epochrt::tensor>{xs};
 }
 
-// Node i's "ar_in": `count` floats of value i + 1 (the sum is then 6 at
-// every element).
-epochrt::task_group_def fill_group(size_t count) {
+// Node i's "ar_in" on each of `nodes` nodes: `count` floats of value
+// i + 1 (the sum is then expected_sum(nodes) at every element).
+epochrt::task_group_def fill_group(size_t count, int nodes) {
   epochrt::task_group_def group;
-  for (int i = 0; i < node_count; ++i)
+  for (int i = 0; i < nodes; ++i)
     group.tasks.push_back(epochrt::make_task(
       "fill_" + std::to_string(i), node_name(i),
       {epochrt::make_op(
@@ -268,12 +309,13 @@ epochrt::task_group_def fill_group(size_t count) {
   return group;
 }
 
-// One task per node whose one step runs Allreduce(sum) of ar_in into `out`
-// `iters` times, in the node's workspace (global) or a private one.
+// One task on each of `nodes` nodes whose one step runs Allreduce(sum) of
+// ar_in into `out` `iters` times, in the node's workspace (global) or a
+// private one.
 epochrt::task_group_def allreduce_group(int iters, const std::string& out,
-                                        epochrt::workspace_type ws) {
+                                        epochrt::workspace_type ws, int nodes) {
   epochrt::task_group_def group;
-  for (int i = 0; i < node_count; ++i) {
+  for (int i = 0; i < nodes; ++i) {
     auto task = epochrt::make_task(
       "allreduce_" + std::to_string(i), node_name(i),
       {epochrt::make_op(
@@ -383,16 +425,20 @@ double setup_seconds(epochrt::session& sess, int nodes) {
 
 // -- figures -----------------------------------------------------------------
 
+/// By size in KiB: seconds per all-reduce (or per memcpy), one per run.
+using timings = std::map<int, std::vector<double>>;
+
 struct figures {
-  // By size in MiB: seconds per all-reduce (or per memcpy), one per run.
-  std::map<int, std::vector<double>> memcpy_s;
-  std::map<int, std::vector<double>> inproc_s;
-  std::map<int, std::vector<double>> inproc_private_s;
-  std::map<int, std::vector<double>> daemons_s;
-  std::map<int, std::vector<double>> gloo_s;
-  std::map<int, std::vector<double>> mpi_s;
-  std::string gloo_skipped;
-  std::string mpi_skipped;
+  timings memcpy_s;
+  timings inproc_s;
+  timings inproc_private_s;
+  // By process count, then size.
+  std::map<int, timings> daemons_s;
+  std::map<int, timings> gloo_s;
+  std::map<int, timings> mpi_s;
+  // By process count: why the baseline has no figures.
+  std::map<int, std::string> gloo_skipped;
+  std::map<int, std::string> mpi_skipped;
   // Items per second, one per run.
   std::vector<double> channel_items_s;
   std::vector<double> caf_items_s;
@@ -420,11 +466,13 @@ double memcpy_seconds(size_t bytes, int iters) {
   return elapsed / iters;
 }
 
-// Checks that an all-reduce of `mib` MiB gives 1 + 2 + 3 at its first and
-// last element, once per size and session; the run also warms up the
-// nodes' buffers.
-void check_allreduce(epochrt::session& sess, int mib, const char* where) {
-  auto group = allreduce_group(1, "ar_check", epochrt::workspace_type::global);
+// Checks that an all-reduce of `kib` KiB over `nodes` nodes gives
+// 1 + 2 + ... + nodes at its first and last element, once per size and
+// session; the run also warms up the nodes' buffers.
+void check_allreduce(epochrt::session& sess, int kib, int nodes,
+                     const char* where) {
+  auto group
+    = allreduce_group(1, "ar_check", epochrt::workspace_type::global, nodes);
   time_group(sess, group, "all-reduce check");
   auto value = sess.fetch(node_name(0), "ar_check");
   if (!value)
@@ -432,45 +480,44 @@ void check_allreduce(epochrt::session& sess, int mib, const char* where) {
                              + epochrt::error_text(value.error()));
   auto count = value->element_count();
   auto* x = value->values<float>();
-  if (count != (static_cast<size_t>(mib) << 18) || x[0] != 6.0f
-      || x[count - 1] != 6.0f)
+  auto want = static_cast<float>(expected_sum(nodes));
+  if (count != (static_cast<size_t>(kib) << 8) || x[0] != want
+      || x[count - 1] != want)
     throw std::runtime_error(std::string{where} + " all-reduce of "
-                             + std::to_string(mib)
-                             + " MiB gave a wrong result");
+                             + size_name(kib) + " gave a wrong result");
 }
 
 // Seconds per all-reduce of each size on `sess` by tasks of workspace `ws`,
 // one figure per run; the set-up of the group (a group of one trivial op
 // per node) subtracted.
 void measure_allreduce(epochrt::session& sess, const bench_options& opts,
-                       const char* where, epochrt::workspace_type ws,
-                       std::map<int, std::vector<double>>& out,
-                       std::map<int, std::vector<double>>* memcpy_out) {
-  for (auto mib : opts.sizes_mib) {
-    auto count = static_cast<size_t>(mib) << 18;
-    auto iters = iters_for(mib);
-    time_group(sess, fill_group(count), "fill");
-    check_allreduce(sess, mib, where);
-    auto group = allreduce_group(iters, "ar_out", ws);
+                       const char* where, epochrt::workspace_type ws, int nodes,
+                       timings& out, timings* memcpy_out) {
+  for (auto kib : opts.sizes_kib) {
+    auto count = static_cast<size_t>(kib) << 8;
+    auto iters = iters_for(kib);
+    time_group(sess, fill_group(count, nodes), "fill");
+    check_allreduce(sess, kib, nodes, where);
+    auto group = allreduce_group(iters, "ar_out", ws, nodes);
     time_group(sess, group, "all-reduce warm-up");
     for (int r = 0; r < opts.runs; ++r) {
-      auto setup = setup_seconds(sess, node_count);
+      auto setup = setup_seconds(sess, nodes);
       auto total = time_group(sess, group, "all-reduce");
       auto per = std::max(total - setup, 1e-9) / iters;
-      out[mib].push_back(per);
+      out[kib].push_back(per);
       std::string extra;
       if (memcpy_out != nullptr) {
         auto m = memcpy_seconds(count * sizeof(float), std::max(iters, 8));
-        (*memcpy_out)[mib].push_back(m);
+        (*memcpy_out)[kib].push_back(m);
         char buf[64];
         std::snprintf(buf, sizeof(buf), ", memcpy %.1f MB/s",
                       count * 4 / m / mb);
         extra = buf;
       }
-      progress("  %s %3d MiB run %d: %d all-reduces in %.2f ms, set-up "
-               "%.2f ms: %.2f ms each, %.1f MB/s%s",
-               where, mib, r + 1, iters, total * 1e3, setup * 1e3, per * 1e3,
-               count * 4 / per / mb, extra.c_str());
+      progress("  %s %s run %d: %d all-reduces in %.2f ms, set-up "
+               "%.2f ms: %.3f ms each, %.1f MB/s%s",
+               where, size_name(kib).c_str(), r + 1, iters, total * 1e3,
+               setup * 1e3, per * 1e3, count * 4 / per / mb, extra.c_str());
     }
   }
 }
@@ -484,11 +531,11 @@ void measure_inproc(const bench_options& opts, const registry_ptr& ops,
   caf::actor_system sys{cfg};
   epochrt::local_session local{sys, ops, bench_timeouts()};
   measure_allreduce(local, opts, "in-process", epochrt::workspace_type::global,
-                    out.inproc_s, &out.memcpy_s);
+                    node_count, out.inproc_s, &out.memcpy_s);
   // Private tasks, as data_parallel.json's: the same all-reduce, its
   // result put into a private workspace.
   measure_allreduce(local, opts, "in-process private",
-                    epochrt::workspace_type::private_scratch,
+                    epochrt::workspace_type::private_scratch, node_count,
                     out.inproc_private_s, nullptr);
 }
 
@@ -534,10 +581,11 @@ private:
 
 void measure_daemons(const bench_options& opts, const registry_ptr& ops,
                      const std::vector<node_daemon>& daemons, figures& out) {
-  progress("all-reduce over %d daemons", node_count);
+  auto nodes = static_cast<int>(daemons.size());
+  progress("all-reduce over %d daemons", nodes);
   daemon_session ds{opts, ops, daemons};
   measure_allreduce(ds.get(), opts, "daemons", epochrt::workspace_type::global,
-                    out.daemons_s, nullptr);
+                    nodes, out.daemons_s[nodes], nullptr);
 }
 
 void measure_channel(const bench_options& opts, const registry_ptr& ops,
@@ -564,10 +612,11 @@ void measure_channel(const bench_options& opts, const registry_ptr& ops,
 
 // -- the baselines in other processes -----------------------------------------
 
-// Parses the workers' "MIB SECONDS" lines into `out` and checks their
-// "check MIB VALUE" lines; returns an error text, empty when fine.
-std::string parse_worker_output(const std::string& text,
-                                std::map<int, std::vector<double>>& out) {
+// Parses the workers' "KIB SECONDS" lines into `out` and checks their
+// "check KIB VALUE" lines against `procs` processes' sum; returns an
+// error text, empty when fine.
+std::string parse_worker_output(const std::string& text, int procs,
+                                timings& out) {
   std::istringstream in{text};
   std::string line;
   std::string problem;
@@ -576,12 +625,13 @@ std::string parse_worker_output(const std::string& text,
     std::string first;
     words >> first;
     if (first == "check") {
-      int mib = 0;
+      int kib = 0;
       double value = 0;
-      words >> mib >> value;
-      if (value != 6.0)
-        problem = "its all-reduce of " + std::to_string(mib) + " MiB gave "
-          + std::to_string(value) + ", not 6";
+      words >> kib >> value;
+      if (value != expected_sum(procs))
+        problem = "its all-reduce of " + size_name(kib) + " gave "
+          + std::to_string(value) + ", not "
+          + std::to_string(expected_sum(procs));
       continue;
     }
     double s = 0;
@@ -592,53 +642,58 @@ std::string parse_worker_output(const std::string& text,
   return problem;
 }
 
+/// How long a baseline over `procs` processes may take for all sizes.
+seconds baseline_limit(int procs) {
+  return seconds(120 + 20 * procs);
+}
+
 void measure_gloo(const bench_options& opts, const std::string& self,
-                  const std::string& scratch, figures& out) {
+                  const std::string& scratch, int procs, figures& out) {
   if (!gloo_available()) {
-    out.gloo_skipped = "built without Gloo (install libgloo-dev, reconfigure)";
+    out.gloo_skipped[procs]
+      = "built without Gloo (install libgloo-dev, reconfigure)";
     return;
   }
-  progress("Gloo allreduce: %d processes, TCP on 127.0.0.1", node_count);
+  progress("Gloo allreduce: %d processes, TCP on 127.0.0.1", procs);
   auto store = scratch + "/gloo_store";
   remove_tree(store);
   std::filesystem::create_directories(store);
-  std::vector<int> iters;
-  for (auto mib : opts.sizes_mib)
-    iters.push_back(iters_for(mib));
   std::vector<child_process> workers;
-  for (int rank = 0; rank < node_count; ++rank)
+  for (int rank = 0; rank < procs; ++rank)
     workers.push_back(start_child(
-      {self, "--gloo-worker", std::to_string(rank), std::to_string(node_count),
-       store, join(opts.sizes_mib), join(iters), std::to_string(opts.runs)},
+      {self, "--gloo-worker", std::to_string(rank), std::to_string(procs),
+       store, join(opts.sizes_kib, "K"), iters_list(opts.sizes_kib),
+       std::to_string(opts.runs)},
       scratch + "/gloo_" + std::to_string(rank) + ".log", rank == 0));
   std::string text;
   std::string ignored;
-  bool timed_out = !workers[0].read_to_end(seconds(120), text, ignored);
+  bool timed_out
+    = !workers[0].read_to_end(baseline_limit(procs), text, ignored);
   int failed = 0;
   for (auto& w : workers)
     if (finish(w, timed_out ? milliseconds{0} : milliseconds{10000}) != 0)
       ++failed;
   if (timed_out || failed > 0) {
-    out.gloo_skipped = std::string{"failed"} + (timed_out ? " (timed out)" : "")
-      + "; its log:\n" + tail_of(scratch + "/gloo_0.log", 5);
+    out.gloo_skipped[procs] = std::string{"failed"}
+      + (timed_out ? " (timed out)" : "") + "; its log:\n"
+      + tail_of(scratch + "/gloo_0.log", 5);
     return;
   }
-  if (auto problem = parse_worker_output(text, out.gloo_s); !problem.empty())
-    out.gloo_skipped = "wrong result: " + problem;
-  for (auto& [mib, xs] : out.gloo_s)
+  auto& figures = out.gloo_s[procs];
+  if (auto problem = parse_worker_output(text, procs, figures);
+      !problem.empty())
+    out.gloo_skipped[procs] = "wrong result: " + problem;
+  for (auto& [kib, xs] : figures)
     for (auto s : xs)
-      progress("  gloo %3d MiB: %.2f ms each, %.1f MB/s", mib, s * 1e3,
-               mib * 1048576.0 / s / mb);
+      progress("  gloo %s: %.3f ms each, %.1f MB/s", size_name(kib).c_str(),
+               s * 1e3, kib * 1024.0 / s / mb);
 }
 
 void measure_mpi(const bench_options& opts, const char* argv0,
-                 const std::string& scratch, figures& out) {
+                 const std::string& scratch, int procs, figures& out) {
 #ifdef EPOCHRT_BENCH_MPIEXEC
   auto program = sibling_program(argv0, "collectives_mpi");
-  progress("MPI_Allreduce: %d processes, Open MPI TCP on loopback", node_count);
-  std::vector<int> iters;
-  for (auto mib : opts.sizes_mib)
-    iters.push_back(iters_for(mib));
+  progress("MPI_Allreduce: %d processes, Open MPI TCP on loopback", procs);
   // ob1 with only the self and tcp BTLs: every byte over loopback TCP (UCX
   // or the shared-memory BTL would bypass it). No binding: 3 ranks share 2
   // cores.
@@ -646,7 +701,7 @@ void measure_mpi(const bench_options& opts, const char* argv0,
                              "--allow-run-as-root",
                              "--oversubscribe",
                              "-np",
-                             std::to_string(node_count),
+                             std::to_string(procs),
                              "--bind-to",
                              "none",
                              "--mca",
@@ -662,32 +717,34 @@ void measure_mpi(const bench_options& opts, const char* argv0,
                              "oob_tcp_if_include",
                              "lo",
                              program,
-                             join(opts.sizes_mib),
-                             join(iters),
+                             join(opts.sizes_kib, "K"),
+                             iters_list(opts.sizes_kib),
                              std::to_string(opts.runs)},
                             scratch + "/mpi.log", true);
   std::string text;
   std::string ignored;
-  bool timed_out = !mpirun.read_to_end(seconds(120), text, ignored);
+  bool timed_out = !mpirun.read_to_end(baseline_limit(procs), text, ignored);
   auto status = finish(mpirun, timed_out ? milliseconds{0} : seconds(10));
   if (timed_out || status != 0) {
-    out.mpi_skipped = "mpirun failed (status " + std::to_string(status)
+    out.mpi_skipped[procs] = "mpirun failed (status " + std::to_string(status)
       + (timed_out ? ", timed out" : "") + "); its log:\n"
       + tail_of(scratch + "/mpi.log", 5);
     return;
   }
-  if (auto problem = parse_worker_output(text, out.mpi_s); !problem.empty())
-    out.mpi_skipped = "wrong result: " + problem;
-  for (auto& [mib, xs] : out.mpi_s)
+  auto& figures = out.mpi_s[procs];
+  if (auto problem = parse_worker_output(text, procs, figures);
+      !problem.empty())
+    out.mpi_skipped[procs] = "wrong result: " + problem;
+  for (auto& [kib, xs] : figures)
     for (auto s : xs)
-      progress("  mpi  %3d MiB: %.2f ms each, %.1f MB/s", mib, s * 1e3,
-               mib * 1048576.0 / s / mb);
+      progress("  mpi  %s: %.3f ms each, %.1f MB/s", size_name(kib).c_str(),
+               s * 1e3, kib * 1024.0 / s / mb);
 #else
   (void)opts;
   (void)argv0;
   (void)scratch;
-  out.mpi_skipped = "built without MPI (install libopenmpi-dev and "
-                    "openmpi-bin, reconfigure)";
+  out.mpi_skipped[procs] = "built without MPI (install libopenmpi-dev and "
+                           "openmpi-bin, reconfigure)";
 #endif
 }
 
@@ -804,84 +861,106 @@ void measure_epoch(const bench_options& opts, const registry_ptr& ops,
 
 // -- the report --------------------------------------------------------------
 
-double bandwidth(int mib, double s) {
-  return mib * 1048576.0 / s / mb;
+double bandwidth(int kib, double s) {
+  return kib * 1024.0 / s / mb;
+}
+
+/// "NAME FIGURE" of one implementation's median, or "NAME -".
+std::string figure_of(const char* name, const timings* t, int kib,
+                      double& value) {
+  char buf[96];
+  value = 0;
+  const std::vector<double>* xs = nullptr;
+  if (t != nullptr)
+    if (auto it = t->find(kib); it != t->end() && !it->second.empty())
+      xs = &it->second;
+  if (xs == nullptr) {
+    std::snprintf(buf, sizeof(buf), "  %s -", name);
+    return buf;
+  }
+  auto s = median(*xs);
+  if (kib >= bandwidth_kib) {
+    value = bandwidth(kib, s);
+    std::snprintf(buf, sizeof(buf), "  %s %.1f MB/s", name, value);
+  } else {
+    value = s;
+    std::snprintf(buf, sizeof(buf), "  %s %.1f us", name, s * 1e6);
+  }
+  return buf;
+}
+
+template <class Map>
+const timings* find_procs(const Map& m, int procs) {
+  auto it = m.find(procs);
+  return it == m.end() ? nullptr : &it->second;
+}
+
+// One line per process count and size: epochrt over daemons, Gloo and MPI.
+// From bandwidth_kib up the ratio is of bandwidths against the faster
+// peer; below it, of latencies against MPI's.
+void report_processes(const bench_options& opts, const figures& f) {
+  for (auto procs : opts.procs) {
+    if (opts.gloo)
+      if (auto it = f.gloo_skipped.find(procs); it != f.gloo_skipped.end())
+        std::printf("gloo baseline at %d processes skipped: %s\n", procs,
+                    it->second.c_str());
+    if (opts.mpi)
+      if (auto it = f.mpi_skipped.find(procs); it != f.mpi_skipped.end())
+        std::printf("mpi baseline at %d processes skipped: %s\n", procs,
+                    it->second.c_str());
+    for (auto kib : opts.sizes_kib) {
+      double ours = 0;
+      double gloo = 0;
+      double mpi = 0;
+      auto line = "allreduce_" + std::to_string(procs) + "procs_"
+        + size_name(kib) + " "
+        + figure_of("epochrt", find_procs(f.daemons_s, procs), kib, ours)
+        + figure_of("gloo", find_procs(f.gloo_s, procs), kib, gloo)
+        + figure_of("mpi", find_procs(f.mpi_s, procs), kib, mpi);
+      char buf[128];
+      if (kib >= bandwidth_kib) {
+        auto best = std::max(gloo, mpi);
+        if (ours > 0 && best > 0)
+          std::snprintf(buf, sizeof(buf), "  ratio %.2f vs %s (target >= %.1f)",
+                        ours / best, gloo >= mpi ? "gloo" : "mpi",
+                        procs <= 3 ? 1.0 : 0.8);
+        else
+          std::snprintf(buf, sizeof(buf), "  ratio -");
+      } else {
+        if (ours > 0 && mpi > 0)
+          std::snprintf(buf, sizeof(buf),
+                        "  latency ratio %.2f vs mpi (target <= 2.0)",
+                        ours / mpi);
+        else
+          std::snprintf(buf, sizeof(buf), "  latency ratio -");
+      }
+      std::printf("%s%s\n", line.c_str(), buf);
+    }
+  }
 }
 
 void report(const bench_options& opts, const figures& f) {
-  std::printf("# collectives_bench: %d nodes, medians of %d runs (%d jobs "
-              "for the epoch); MB/s = 1e6 bytes of one node's buffer per "
-              "second\n",
-              node_count, opts.runs, opts.epoch_runs);
-  for (auto& [mib, xs] : f.inproc_s) {
-    auto bw = bandwidth(mib, median(xs));
-    auto m = bandwidth(mib, median(f.memcpy_s.at(mib)));
-    std::printf("allreduce_inproc_%dMiB  %.1f MB/s  memcpy %.1f MB/s  ratio "
-                "%.2f (target >= 0.5)\n",
-                mib, bw, m, bw / m);
+  std::printf("# collectives_bench: in-process, channel and epoch over %d "
+              "nodes, all-reduce over %s processes; medians of %d runs (%d "
+              "jobs for the epoch); MB/s = 1e6 bytes of one node's buffer "
+              "per second\n",
+              node_count, join(opts.procs).c_str(), opts.runs, opts.epoch_runs);
+  for (auto& [kib, xs] : f.inproc_s) {
+    auto bw = bandwidth(kib, median(xs));
+    auto m = bandwidth(kib, median(f.memcpy_s.at(kib)));
+    std::printf("allreduce_inproc_%s  %.1f MB/s  memcpy %.1f MB/s  ratio "
+                "%.2f%s\n",
+                size_name(kib).c_str(), bw, m, bw / m,
+                kib >= bandwidth_kib ? " (target >= 0.5)" : "");
   }
-  for (auto& [mib, xs] : f.inproc_private_s) {
-    auto bw = bandwidth(mib, median(xs));
-    auto m = bandwidth(mib, median(f.memcpy_s.at(mib)));
-    std::printf("allreduce_inproc_private_%dMiB  %.1f MB/s  memcpy %.1f MB/s  "
+  for (auto& [kib, xs] : f.inproc_private_s) {
+    auto bw = bandwidth(kib, median(xs));
+    auto m = bandwidth(kib, median(f.memcpy_s.at(kib)));
+    std::printf("allreduce_inproc_private_%s  %.1f MB/s  memcpy %.1f MB/s  "
                 "ratio %.2f (tasks with private workspaces)\n",
-                mib, bw, m, bw / m);
+                size_name(kib).c_str(), bw, m, bw / m);
   }
-  if (opts.gloo && !f.gloo_skipped.empty())
-    std::printf("gloo baseline skipped: %s\n", f.gloo_skipped.c_str());
-  if (opts.mpi && !f.mpi_skipped.empty())
-    std::printf("mpi baseline skipped: %s\n", f.mpi_skipped.c_str());
-  auto baseline_sizes = opts.sizes_mib;
-  for (auto mib : baseline_sizes) {
-    auto d = f.daemons_s.find(mib);
-    auto g = f.gloo_s.find(mib);
-    auto m = f.mpi_s.find(mib);
-    if (d == f.daemons_s.end() && g == f.gloo_s.end() && m == f.mpi_s.end())
-      continue;
-    std::string line = "allreduce_daemons_" + std::to_string(mib) + "MiB ";
-    char buf[128];
-    double bw = 0;
-    if (d != f.daemons_s.end()) {
-      bw = bandwidth(mib, median(d->second));
-      std::snprintf(buf, sizeof(buf), " %.1f MB/s", bw);
-    } else {
-      std::snprintf(buf, sizeof(buf), " (not measured)");
-    }
-    line += buf;
-    double best = 0;
-    const char* best_name = "";
-    if (g != f.gloo_s.end()) {
-      auto x = bandwidth(mib, median(g->second));
-      std::snprintf(buf, sizeof(buf), "  gloo %.1f MB/s", x);
-      line += buf;
-      if (x > best) {
-        best = x;
-        best_name = "gloo";
-      }
-    } else {
-      line += "  gloo -";
-    }
-    if (m != f.mpi_s.end()) {
-      auto x = bandwidth(mib, median(m->second));
-      std::snprintf(buf, sizeof(buf), "  mpi %.1f MB/s", x);
-      line += buf;
-      if (x > best) {
-        best = x;
-        best_name = "mpi";
-      }
-    } else {
-      line += "  mpi -";
-    }
-    if (bw > 0 && best > 0) {
-      std::snprintf(buf, sizeof(buf), "  ratio %.2f vs %s", bw / best,
-                    best_name);
-      line += buf;
-      line += mib >= 16 ? " (target >= 0.5)" : " (no target below 16 MiB)";
-    } else {
-      line += "  ratio -";
-    }
-    std::printf("%s\n", line.c_str());
-  }
+  report_processes(opts, f);
   if (!f.channel_items_s.empty() || !f.caf_items_s.empty()) {
     std::string line = "channel_daemons_4KiB ";
     char buf[160];
@@ -934,36 +1013,50 @@ int bench_main(int argc, char** argv) {
   int rc = 0;
   // Declared before the sessions' actor systems, hence stopped after them.
   std::vector<node_daemon> daemons;
+  auto binary
+    = opts.epochrt.empty() ? sibling_program(argv[0], "epochrt") : opts.epochrt;
+  auto start_daemons = [&](int count) {
+    progress("starting %d node daemons: %s", count, binary.c_str());
+    for (int i = 0; i < count; ++i) {
+      auto root = scratch + "/" + node_name(i);
+      remove_tree(root);
+      daemons.push_back(
+        start_node_daemon(binary, root, root + ".log", seconds(20)));
+      if (opts.verbose)
+        progress("  %s on 127.0.0.1:%u (pid %d)", node_name(i).c_str(),
+                 daemons.back().port(), static_cast<int>(daemons.back().pid()));
+    }
+  };
+  auto stop_daemons = [&] {
+    for (auto& d : daemons)
+      d.stop();
+    daemons.clear();
+  };
   try {
     scratch = make_scratch_dir({});
     if (opts.inproc)
       measure_inproc(opts, ops, results);
-    if (opts.daemons || opts.channel || opts.epoch) {
-      auto binary = opts.epochrt.empty() ? sibling_program(argv[0], "epochrt")
-                                         : opts.epochrt;
-      progress("starting %d node daemons: %s", node_count, binary.c_str());
-      for (int i = 0; i < node_count; ++i) {
-        auto root = scratch + "/" + node_name(i);
-        daemons.push_back(
-          start_node_daemon(binary, root, root + ".log", seconds(20)));
-        progress("  %s on 127.0.0.1:%u (pid %d)", node_name(i).c_str(),
-                 daemons.back().port(), static_cast<int>(daemons.back().pid()));
-      }
-      if (opts.daemons)
+    // Each count of processes on its own: epochrt's daemons, then Gloo's
+    // and MPI's processes, each with the whole machine.
+    for (auto procs : opts.procs) {
+      if (opts.daemons) {
+        start_daemons(procs);
         measure_daemons(opts, ops, daemons, results);
+        stop_daemons();
+      }
+      if (opts.gloo)
+        measure_gloo(opts, self, scratch, procs, results);
+      if (opts.mpi)
+        measure_mpi(opts, argv[0], scratch, procs, results);
+    }
+    if (opts.channel || opts.epoch) {
+      start_daemons(node_count);
       if (opts.channel)
         measure_channel(opts, ops, daemons, results);
       if (opts.epoch)
         measure_epoch(opts, ops, daemons, results);
-      for (auto& d : daemons)
-        d.stop();
+      stop_daemons();
     }
-    // The baselines run with the daemons gone: they get the whole machine,
-    // as epochrt did.
-    if (opts.gloo)
-      measure_gloo(opts, self, scratch, results);
-    if (opts.mpi)
-      measure_mpi(opts, argv[0], scratch, results);
     if (opts.caf)
       measure_caf(opts, self, scratch, results);
   } catch (const std::exception& e) {
@@ -976,8 +1069,7 @@ int bench_main(int argc, char** argv) {
     }
     rc = 1;
   }
-  for (auto& d : daemons)
-    d.stop();
+  stop_daemons();
   if (!scratch.empty())
     remove_tree(scratch);
   if (rc == 0)
@@ -1009,9 +1101,9 @@ int main(int argc, char** argv) {
     allreduce_plan plan;
     if (!parse_count(argv[2], 0, 1023, rank)
         || !parse_count(argv[3], 1, 1024, size) || rank >= size
-        || !parse_int_list(argv[5], plan.sizes_mib)
+        || !parse_size_list(argv[5], plan.sizes_kib)
         || !parse_int_list(argv[6], plan.iters)
-        || plan.iters.size() != plan.sizes_mib.size()
+        || plan.iters.size() != plan.sizes_kib.size()
         || !parse_count(argv[7], 1, 1000, plan.reps))
       return 2;
     return run_gloo_worker(rank, size, argv[4], plan);

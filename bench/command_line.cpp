@@ -52,4 +52,27 @@ bool parse_int_list(std::string_view text, std::vector<int>& out) {
        });
 }
 
+bool parse_size_list(std::string_view text, std::vector<int>& out) {
+  out.clear();
+  return !text.empty() && text.back() != ','
+    && for_each_item(text, [&](std::string_view item) {
+         long scale = 1024; // a bare number is MiB
+         if (!item.empty() && (item.back() == 'K' || item.back() == 'M')) {
+           scale = item.back() == 'K' ? 1 : 1024;
+           item.remove_suffix(1);
+         }
+         long value = 0;
+         if (!parse_count(item, 1, (1L << 20) / scale, value))
+           return false;
+         out.push_back(static_cast<int>(value * scale));
+         return true;
+       });
+}
+
+std::string size_name(int kib) {
+  if (kib % 1024 == 0)
+    return std::to_string(kib / 1024) + "MiB";
+  return std::to_string(kib) + "KiB";
+}
+
 } // namespace epochrt::bench

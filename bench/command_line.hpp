@@ -4,6 +4,7 @@
 // in it: collectives_mpi, a plain MPI program, uses it too.
 
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -22,5 +23,13 @@ bool for_each_item(std::string_view list,
 /// A comma-separated list of counts from 1 to 4096 ("1,16,64") into
 /// `out`; false for an empty list or any other item.
 bool parse_int_list(std::string_view text, std::vector<int>& out);
+
+/// A comma-separated list of sizes into `out`, in KiB: "4K" is 4 KiB,
+/// "16M" and "16" are 16 MiB. From 1 KiB to 1 GiB; false for an empty
+/// list or any other item.
+bool parse_size_list(std::string_view text, std::vector<int>& out);
+
+/// A size in KiB as its shortest name: 4 -> "4KiB", 1024 -> "1MiB".
+std::string size_name(int kib);
 
 } // namespace epochrt::bench

@@ -33,8 +33,8 @@ int run_gloo_worker(int rank, int size, const std::string& store_dir,
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
     context->setTimeout(std::chrono::seconds(60));
     context->connectFullMesh(store, device);
-    for (size_t s = 0; s < plan.sizes_mib.size(); ++s) {
-      auto count = static_cast<size_t>(plan.sizes_mib[s]) << 18; // f32s
+    for (size_t s = 0; s < plan.sizes_kib.size(); ++s) {
+      auto count = static_cast<size_t>(plan.sizes_kib[s]) << 8; // f32s
       // Separate input and output, as epochrt's Allreduce writes another
       // blob: the result then stays the same from call to call.
       std::vector<float> in(count, static_cast<float>(rank + 1));
@@ -48,7 +48,7 @@ int run_gloo_worker(int rank, int size, const std::string& store_dir,
       opts.setTimeout(std::chrono::seconds(60));
       gloo::allreduce(opts); // untimed: connections and pages warm
       if (rank == 0)
-        std::printf("check %d %g\n", plan.sizes_mib[s],
+        std::printf("check %d %g\n", plan.sizes_kib[s],
                     static_cast<double>(out[0]));
       for (int r = 0; r < plan.reps; ++r) {
         gloo::BarrierOptions barrier{context};
@@ -59,7 +59,7 @@ int run_gloo_worker(int rank, int size, const std::string& store_dir,
         std::chrono::duration<double> elapsed
           = std::chrono::steady_clock::now() - start;
         if (rank == 0)
-          std::printf("%d %.9f\n", plan.sizes_mib[s],
+          std::printf("%d %.9f\n", plan.sizes_kib[s],
                       elapsed.count() / plan.iters[s]);
       }
       std::fflush(stdout);

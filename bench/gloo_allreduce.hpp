@@ -10,10 +10,10 @@
 
 namespace epochrt::bench {
 
-/// What one worker does: for each size (MiB), `reps` timings of `iters`
+/// What one worker does: for each size (KiB), `reps` timings of `iters`
 /// all-reduces (sum) of that many bytes of f32, after one untimed call.
 struct allreduce_plan {
-  std::vector<int> sizes_mib;
+  std::vector<int> sizes_kib;
   std::vector<int> iters;
   int reps = 3;
 };
@@ -22,7 +22,7 @@ struct allreduce_plan {
 bool gloo_available() noexcept;
 
 /// The worker: rank `rank` of `size`. Rank 0 prints, per size and rep,
-/// "MIB SECONDS" (seconds per all-reduce) and once per size "check MIB
+/// "KIB SECONDS" (seconds per all-reduce) and once per size "check KIB
 /// VALUE" (the first element of the result: size * (size + 1) / 2 when
 /// correct). Returns the exit code.
 int run_gloo_worker(int rank, int size, const std::string& store_dir,

@@ -1,10 +1,10 @@
 // collectives_mpi: the Open MPI baseline of collectives_bench. Run under
 // mpirun; every rank all-reduces (sum) f32 buffers of each size with
-// MPI_Allreduce. Rank 0 prints, per size and repetition, "MIB SECONDS"
-// (seconds per all-reduce) and once per size "check MIB VALUE" (the first
+// MPI_Allreduce. Rank 0 prints, per size and repetition, "KIB SECONDS"
+// (seconds per all-reduce) and once per size "check KIB VALUE" (the first
 // element of the result: n (n + 1) / 2 for n ranks when correct).
 //
-//   collectives_mpi SIZES_MIB ITERS REPS     e.g. 1,16,64 16,4,1 3
+//   collectives_mpi SIZES ITERS REPS     e.g. 4K,1M,64M 256,128,2 3
 //
 // A program of its own rather than a mode of collectives_bench: only it
 // links MPI, and mpirun starts it as it starts any MPI program.
@@ -27,16 +27,16 @@ int main(int argc, char** argv) {
   std::vector<int> sizes;
   std::vector<int> iters;
   int reps = 0;
-  if (argc != 4 || !epochrt::bench::parse_int_list(argv[1], sizes)
+  if (argc != 4 || !epochrt::bench::parse_size_list(argv[1], sizes)
       || !epochrt::bench::parse_int_list(argv[2], iters)
       || iters.size() != sizes.size() || (reps = std::atoi(argv[3])) < 1) {
     if (rank == 0)
-      std::fprintf(stderr, "usage: %s SIZES_MIB ITERS REPS\n", argv[0]);
+      std::fprintf(stderr, "usage: %s SIZES ITERS REPS\n", argv[0]);
     MPI_Finalize();
     return 2;
   }
   for (size_t s = 0; s < sizes.size(); ++s) {
-    auto count = static_cast<size_t>(sizes[s]) << 18; // f32s
+    auto count = static_cast<size_t>(sizes[s]) << 8; // f32s (sizes in KiB)
     std::vector<float> in(count, static_cast<float>(rank + 1));
     std::vector<float> out(count, 0.0f);
     auto n = static_cast<int>(count);
