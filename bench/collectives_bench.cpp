@@ -1072,8 +1072,8 @@ int bench_main(int argc, char** argv) {
   stop_daemons();
   if (!scratch.empty())
     remove_tree(scratch);
-  if (rc == 0)
-    report(opts, results);
+  // What was measured before a failure is worth printing too.
+  report(opts, results);
   return rc;
 }
 
