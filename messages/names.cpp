@@ -6,9 +6,11 @@ namespace epochrt {
 
 namespace {
 
+// ':' for Caffe2's node names ("trainer:0"); none of these can leave a
+// directory or start an option when a node name becomes a path.
 bool node_char(char c) noexcept {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-    || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+    || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-' || c == ':';
 }
 
 } // namespace
@@ -26,7 +28,8 @@ std::string node_name_problem(std::string_view name) {
     return "a node name must not start with '.' or '-'";
   for (char c : name)
     if (!node_char(c))
-      return "a node name may only contain letters, digits, '_', '.' and '-'";
+      return "a node name may only contain letters, digits, '_', '.', '-' "
+             "and ':'";
   return {};
 }
 

@@ -428,8 +428,7 @@ int run_job(const run_options& opts) {
   // A --fetch of a node the job does not have can never succeed: bad input,
   // refused before anything runs.
   for (auto& spec : fetches) {
-    if (std::find(job_nodes.begin(), job_nodes.end(), spec.node)
-        == job_nodes.end()) {
+    if (!spec.resolve(job_nodes)) {
       print_error("--fetch " + spec.str() + ": the job has no node '"
                   + spec.node + "'");
       return exit_bad_input;

@@ -173,6 +173,26 @@ BOOST_AUTO_TEST_CASE(without_checkpoints_runs_four_epochs_to_total_145) {
              boost::test_tools::per_element());
 }
 
+BOOST_AUTO_TEST_CASE(a_node_named_as_caffe2_names_them_is_run_and_fetched) {
+  // Caffe2's tests name nodes "trainer:0": the fetch's node is the part
+  // before the ':' that the job has as a node.
+  temp_dir tmp;
+  std::ifstream in{pipeline};
+  std::string text{std::istreambuf_iterator<char>{in}, {}};
+  for (auto at = text.find("\"trainer_0\""); at != std::string::npos;
+       at = text.find("\"trainer_0\"", at))
+    text.replace(at, 11, "\"trainer:0\"");
+  auto job = tmp.sub("colon.json");
+  write_file(job, text);
+  auto r = cli({"run", job, "--checkpoint-dir", tmp.sub("ckpt"), "--fetch",
+                "trainer:0:total"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(lines_of(r.out)
+               == (std::vector<std::string>{"trainer:0:total=145", "epochs=4"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(fs::is_directory(fs::path{tmp.sub("ckpt")} / "trainer:0.4"));
+}
+
 BOOST_AUTO_TEST_CASE(with_a_checkpoint_dir_commits_epochs_zero_to_four) {
   temp_dir tmp;
   auto ckpt = tmp.sub("ckpt");

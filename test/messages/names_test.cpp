@@ -17,7 +17,8 @@ BOOST_AUTO_TEST_CASE(valid_node_name_rejects_unsafe_names) {
 }
 
 BOOST_AUTO_TEST_CASE(valid_node_name_accepts_safe_names) {
-  for (const char* name : {"trainer_0", "node-1.a", "A", "ps_12.reader"})
+  for (const char* name :
+       {"trainer_0", "node-1.a", "A", "ps_12.reader", "trainer:0"})
     BOOST_TEST(valid_node_name(name), "rejected '" << name << "'");
   BOOST_TEST(valid_node_name(std::string(128, 'a')));
 }
