@@ -11,6 +11,7 @@
 
 #include "errors.hpp"
 #include "op_registry.hpp"
+#include "task_group_ref.hpp"
 
 namespace py = pybind11;
 
@@ -28,17 +29,68 @@ job_runner_options options(bool allow_job_change,
   return result;
 }
 
+// Calls a Python UploadTaskGroupBuilder on the job runner's thread, with
+// the GIL, on behalf of the runner that holds the manager's lock.
+class python_upload_builder : public upload_task_group_builder {
+public:
+  python_upload_builder(const py::object& builder,
+                        std::shared_ptr<multi_node_checkpoint_manager> manager)
+    : builder_(builder), manager_(std::move(manager)) {}
+
+  caf::expected<task_group_def>
+  build(int64_t epoch, const basic_checkpoint_manager&) override {
+    py::gil_scoped_acquire gil;
+    multi_node_checkpoint_manager::upload_build_scope scope{manager_.get()};
+    try {
+      auto manager = manager_ ? py::cast(manager_) : py::none();
+      auto group = builder_.attr("build")(epoch, manager);
+      if (group.is_none())
+        return task_group_def{};
+      if (!py::isinstance<task_group_ref>(group))
+        return make_error(actors_errc::invalid_argument,
+                          "UploadTaskGroupBuilder.build returned "
+                            + std::string{py::str(py::type::of(group))}
+                            + ": expected a TaskGroup or None");
+      return group.cast<task_group_ref&>().get();
+    } catch (py::error_already_set& e) {
+      return make_error(actors_errc::task_failed,
+                        std::string{"UploadTaskGroupBuilder.build raised "}
+                          + e.what());
+    }
+  }
+
+private:
+  // Borrowed: the job_runner owns the object and destroys it with the GIL.
+  const py::object& builder_;
+  std::shared_ptr<multi_node_checkpoint_manager> manager_;
+};
+
 } // namespace
 
 job_runner::job_runner(job the_job,
                        std::shared_ptr<multi_node_checkpoint_manager> manager,
                        std::optional<int64_t> resume_from_epoch,
-                       bool allow_job_change,
+                       py::object upload, bool allow_job_change,
                        std::optional<double> stop_grace_seconds)
   : manager_(std::move(manager)),
+    upload_object_(std::make_unique<py::object>(std::move(upload))),
+    upload_(upload_object_->is_none() ? nullptr
+                                      : std::make_unique<python_upload_builder>(
+                                        *upload_object_, manager_)),
     runner_(std::move(the_job), manager_ ? &manager_->get() : nullptr,
-            resume_from_epoch, nullptr,
+            resume_from_epoch, upload_.get(),
             options(allow_job_change, stop_grace_seconds)) {}
+
+job_runner::~job_runner() {
+  // The Python object needs the GIL to go; a runner dies with it held
+  // (Python's garbage collection) or without (a C++ caller).
+  if (PyGILState_Check() != 0) {
+    upload_object_.reset();
+  } else {
+    py::gil_scoped_acquire gil;
+    upload_object_.reset();
+  }
+}
 
 int64_t job_runner::train(session& sess) {
   check_not_in_python_op("JobRunner.train");
@@ -172,6 +224,18 @@ bool job_runner::load_blobs_from_checkpoints(
   if (!result)
     throw error(result.error(), error_kind::error);
   return *result;
+}
+
+void job_runner::save_checkpoints(int64_t epoch, session& sess) {
+  check_not_in_python_op("JobRunner.save_checkpoints");
+  if (!manager_)
+    throw_if(make_error(actors_errc::no_checkpoint_manager,
+                        "job '" + runner_.get_job().name()
+                          + "': save_checkpoints needs a checkpoint manager"),
+             error_kind::bad_input);
+  manager_->check_same_runtime(sess);
+  auto guard = manager_->lock();
+  throw_if(runner_.save_checkpoints(epoch, sess.get()));
 }
 
 } // namespace epochrt::python

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <pybind11/pybind11.h>
+
 #include <epochrt/epochrt.hpp>
 
 #include "multi_node_checkpoint_manager.hpp"
@@ -23,11 +25,19 @@ namespace epochrt::python {
 /// Python thread's call on the manager waits for the job.
 class job_runner {
 public:
+  /// `upload`: None, or a Python object whose `build(epoch,
+  /// checkpoint_manager)` returns the TaskGroup that uploads the
+  /// checkpoints of `epoch` (or None: nothing to upload), called with the
+  /// GIL once the epochs are done (Caffe2's UploadTaskGroupBuilder). Its
+  /// exception fails the job. Must be constructed with the GIL.
   job_runner(job the_job,
              std::shared_ptr<multi_node_checkpoint_manager> manager,
              std::optional<int64_t> resume_from_epoch,
+             pybind11::object upload = pybind11::none(),
              bool allow_job_change = false,
              std::optional<double> stop_grace_seconds = std::nullopt);
+
+  ~job_runner();
 
   /// Runs the job on `sess`; returns the last epoch. Throws `error`:
   /// BadInput, before anything runs, when the job is invalid for the
@@ -45,6 +55,17 @@ public:
   /// mutex. Throws `error` (BadInput without a manager).
   bool load_blobs_from_checkpoints(const std::vector<std::string>& blob_names,
                                    int64_t epoch, session& sess);
+
+  /// Saves and commits the checkpoints of `epoch` of the job's nodes to
+  /// checkpoint (Caffe2's save_checkpoints): a directory that cannot be
+  /// written is a warning in the log, as in Caffe2. Must be called without
+  /// the GIL; holds the manager's mutex. Throws `error` (BadInput without
+  /// a manager, or for a directory another job holds).
+  void save_checkpoints(int64_t epoch, session& sess);
+
+  const pybind11::object& upload_builder() const noexcept {
+    return *upload_object_;
+  }
 
   /// Asks a running or later `train` to stop after the running epoch and
   /// its checkpoint (`job_runner::request_stop`). Safe from any thread,
@@ -79,8 +100,12 @@ private:
   // committed. Called without the GIL.
   void warn_if_uncommitted(int64_t epoch);
 
-  // Declared before the runner, which borrows it.
+  // Declared before the runner, which borrows them.
   std::shared_ptr<multi_node_checkpoint_manager> manager_;
+  // The Python builder, kept alive here (destroyed with the GIL), and the
+  // adapter the C++ runner calls.
+  std::unique_ptr<pybind11::object> upload_object_;
+  std::unique_ptr<epochrt::upload_task_group_builder> upload_;
   epochrt::job_runner runner_;
   std::atomic<bool> training_{false};
 };

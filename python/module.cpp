@@ -406,7 +406,9 @@ while it holds `capacity` items. Add one to a job with Job.add_channel.)doc")
   py::class_<task_group_ref>(m, "TaskGroup", R"doc(
 One of a job's groups (Caffe2's TaskGroup): its tasks run on their nodes,
 those of one node concurrently, nodes in parallel. Refers to its job,
-which it keeps alive.)doc")
+which it keeps alive. TaskGroup() makes a group of its own, for
+Session.run and an UploadTaskGroupBuilder.)doc")
+    .def(py::init<>())
     .def("add_task", &task_group_ref::add_task, "task"_a,
          "Appends a copy of `task`, naming it \"<group>/<node>/<index>\" "
          "when it has no name; returns its name.")
@@ -421,6 +423,9 @@ which it keeps alive.)doc")
            return self.get().tasks.size();
          })
     .def("__repr__", [](const task_group_ref& self) {
+      if (self.standalone())
+        return std::string{"<epochrt.TaskGroup of "}
+        + std::to_string(self.get().tasks.size()) + " tasks>";
       return std::string{"<epochrt.TaskGroup "} + self.name() + ">";
     });
 }
@@ -431,8 +436,25 @@ A job (Caffe2's Job): the init, epoch, download and exit task groups and
 the stop conditions. Made from a job file (docs/job-file.md) with
 `Job.load` or `Job.from_json`, or built in Python: Job(name), then tasks
 added to its groups and stop conditions; both make the same definition,
-and two jobs compare equal when their definitions are.)doc")
-    .def(py::init<std::string>(), "name"_a)
+and two jobs compare equal when their definitions are. `with Job() as
+job:` gives the job (Caffe2's form; Task still names its node and is
+added to a group by add_task).)doc")
+    .def(py::init<std::string>(), "name"_a = "job")
+    .def("__enter__",
+         [](py::object self) {
+           return self;
+         })
+    .def("__exit__",
+         [](job&, py::args) {
+           return false;
+         })
+    .def(
+      "compile",
+      [](job&, py::args, py::kwargs) {
+        // Nothing to do: train checks the job against the session's ops.
+      },
+      "Accepted for Caffe2's scripts and does nothing: JobRunner.train "
+      "checks the job against the session's ops before it runs.")
     .def_static(
       "load",
       [](const std::string& path, const std::shared_ptr<op_registry>& ops) {
@@ -535,6 +557,19 @@ and two jobs compare equal when their definitions are.)doc")
     .def("__repr__", [](const job& self) {
       return "<epochrt.Job '" + self.name() + "'>";
     });
+}
+
+void bind_db_name(py::module_& m) {
+  m.def(
+    "db_name",
+    [](int64_t epoch, const std::string& node_name,
+       const std::string& db_prefix, std::optional<std::string> path_prefix) {
+      return db_name(epoch, node_name, db_prefix, path_prefix.value_or(""));
+    },
+    "epoch"_a, "node_name"_a, "db_prefix"_a, "path_prefix"_a = py::none(),
+    "The path of `node_name`'s checkpoint database of `epoch` (Caffe2's "
+    "db_name): `path_prefix + node + \".\" + epoch` with a path_prefix, "
+    "else `<db_prefix>/<node>.<epoch>`.");
 }
 
 void bind_epoch_limiter(py::module_& m) {
@@ -667,7 +702,41 @@ Raises TypeError or ValueError for an `out` that does not fit.)doc")
       },
       "node"_a, "blob"_a, "value"_a, R"doc(
 Stores `value` (anything numpy.asarray takes, of a dtype fetch returns;
-str and bytes as strings) as blob `blob` of node `node`.)doc");
+str and bytes as strings) as blob `blob` of node `node`.)doc")
+    .def(
+      "run",
+      [](py::object self, py::object what) -> py::object {
+        if (py::hasattr(what, "_run_on"))
+          return what.attr("_run_on")(self);
+        if (!py::isinstance<task_group_ref>(what))
+          throw py::type_error(
+            "Session.run: expected a TaskGroup (or what a checkpoint "
+            "manager's init returns), got "
+            + std::string{py::str(py::type::of(what))});
+        auto& sess = self.cast<session&>();
+        check_not_in_python_op("Session.run");
+        auto group = what.cast<task_group_ref&>().get();
+        auto outputs = [&] {
+          py::gil_scoped_release release;
+          return sess.get().run(group, "group run by Session.run");
+        }();
+        if (!outputs)
+          throw error(outputs.error(), error_kind::job_failed);
+        py::dict result;
+        for (auto& out : *outputs) {
+          auto task = py::str(out.task);
+          if (!result.contains(task))
+            result[task] = py::dict{};
+          result[task].cast<py::dict>()[py::str(out.blob)]
+            = to_ndarray(std::move(out.value));
+        }
+        return std::move(result);
+      },
+      "group"_a, R"doc(
+Runs every task of `group` on its node, as a job's groups run (Caffe2's
+session.run), and returns the tasks' outputs: {task: {blob: array}}. Given
+what a checkpoint manager's init(nodes) returns in Caffe2's form, does
+that instead. Raises JobFailed (a task failed), NodeLost.)doc");
 
   py::class_<local_session, session>(m, "LocalSession", R"doc(
 Runs the tasks of jobs on nodes in this process (Caffe2's LocalSession),
@@ -817,6 +886,18 @@ option or a root another daemon holds, NodeLost when the address cannot
 be listened on.)doc");
 }
 
+checkpoint_options manager_options(double timeout, int64_t full_every,
+                                   size_t keep_last) {
+  checkpoint_options options;
+  options.timeout = to_milliseconds(timeout, "timeout");
+  if (full_every < 0)
+    bad_argument("full_every: expected 0 or more, got "
+                 + std::to_string(full_every));
+  options.full_every = full_every;
+  options.keep_last = keep_last;
+  return options;
+}
+
 void bind_checkpoint_manager(py::module_& m) {
   using manager = multi_node_checkpoint_manager;
   using release = py::call_guard<py::gil_scoped_release>;
@@ -835,13 +916,7 @@ session to run, these calls do the work themselves: `init` takes the
 session.)doc")
     .def(py::init([](const std::string& db_prefix, double timeout,
                      int64_t full_every, size_t keep_last) {
-           checkpoint_options options;
-           options.timeout = to_milliseconds(timeout, "timeout");
-           if (full_every < 0)
-             bad_argument("full_every: expected 0 or more, got "
-                          + std::to_string(full_every));
-           options.full_every = full_every;
-           options.keep_last = keep_last;
+           auto options = manager_options(timeout, full_every, keep_last);
            py::gil_scoped_release release;
            return std::make_shared<manager>(db_prefix, std::move(options));
          }),
@@ -875,7 +950,69 @@ session.)doc")
          "node_name"_a, "epoch"_a,
          "The database path of `node_name`'s checkpoint of `epoch`.")
     .def("blob_list", &manager::blob_list, release(), "node"_a,
-         "The blobs the last `init` listed for `node`.");
+         "The blobs the last `init` (or `train`) listed for `node`.")
+    .def("load_blobs_locally", &manager::load_blobs_locally, release(),
+         "nodes"_a, "blob_names"_a, "epoch"_a, "session"_a,
+         "Loads only `blob_names` from every node's checkpoint of `epoch` "
+         "into that node, binding the manager to `nodes` first when no "
+         "init did (Caffe2's load_blobs_locally): True, or False with "
+         "nothing loaded when a checkpoint of that epoch does not exist.")
+    .def(
+      "set_params",
+      [](manager& self, const std::vector<std::string>& nodes,
+         std::optional<std::string> path_prefix) {
+        self.set_params(nodes, path_prefix.value_or(""));
+      },
+      release(), "nodes"_a, "path_prefix"_a = py::none(),
+      "Sets the nodes and path prefix, as JobRunner.train does first; "
+      "refuses a directory another job holds.")
+    .def(
+      "report_checkpoint_stats",
+      [](manager& self, const std::string& action) {
+        auto stats = [&] {
+          py::gil_scoped_release release;
+          return self.report_checkpoint_stats(action);
+        }();
+        py::list result;
+        for (auto& x : stats) {
+          py::dict d;
+          d["node"] = x.node;
+          d["db"] = x.db;
+          d["seconds"] = static_cast<double>(x.duration_us) / 1e6;
+          d["bytes"] = x.bytes;
+          d["blobs"] = x.blobs;
+          d["written_bytes"] = x.written_bytes;
+          d["reused_blobs"] = x.reused_blobs;
+          d["snapshot_seconds"] = static_cast<double>(x.snapshot_us) / 1e6;
+          d["sync_seconds"] = static_cast<double>(x.sync_us) / 1e6;
+          result.append(std::move(d));
+        }
+        return result;
+      },
+      "action_name"_a,
+      "Records the stats of the last save or load under `action_name` in "
+      "the checkpoint metadata and returns them, one dict per node: node, "
+      "db, seconds, bytes, blobs, written_bytes, reused_blobs, "
+      "snapshot_seconds, sync_seconds.")
+    .def_property_readonly("nodes", &manager::nodes, release(),
+                           "The nodes of the last set_params or init.");
+
+  py::class_<checkpoint_manager, manager, std::shared_ptr<checkpoint_manager>>(
+    m, "_CheckpointManager",
+    "The native part of CheckpointManager (the package's).")
+    .def(py::init([](const std::string& db_prefix, const std::string& node,
+                     double timeout, int64_t full_every, size_t keep_last) {
+           auto options = manager_options(timeout, full_every, keep_last);
+           py::gil_scoped_release release;
+           return std::make_shared<checkpoint_manager>(db_prefix, node,
+                                                       std::move(options));
+         }),
+         "db_prefix"_a, "node_name"_a, py::kw_only(), "timeout"_a = 3600.0,
+         "full_every"_a = 0, "keep_last"_a = 0)
+    .def_property_readonly("node_name", &checkpoint_manager::node_name)
+    .def("_load_blobs_from_checkpoint",
+         &checkpoint_manager::load_blobs_from_checkpoint, release(),
+         "blob_names"_a, "epoch"_a, "session"_a);
 }
 
 void bind_job_runner(py::module_& m) {
@@ -883,7 +1020,15 @@ void bind_job_runner(py::module_& m) {
 Runs a job with checkpoints at epoch boundaries (Caffe2's JobRunner): with
 a checkpoint manager, epoch 0 is saved after init and every epoch after it
 runs, and the job resumes from `resume_from_epoch` or, when None, from the
-last committed epoch.
+last committed epoch. `runner(session)` is `runner.train(session)`.
+
+`upload_task_group_builder` (Caffe2's): an UploadTaskGroupBuilder whose
+`build(epoch, checkpoint_manager)` returns the TaskGroup that uploads the
+checkpoints of the last epoch, or None; the runner runs it after the
+epochs, before the download group (again after a recovery: it must be
+safe to run twice). It runs on the runner's thread, with the GIL; there
+it may ask the manager for names only (get_ckpt_db_name, blob_list,
+db_prefix, nodes). An exception it raises fails the job.
 
 A job resumes only checkpoints that its own definition committed: its
 groups, ops and arguments, and the code of its Python ops (their
@@ -894,20 +1039,37 @@ first difference, unless `allow_job_change`.
 `stop_grace` (seconds; default 60): how long the group running when a stop
 is requested (request_stop, Ctrl-C) may still run before it is cancelled,
 as a second Ctrl-C or request_stop_now cancels it at once.)doc")
-    .def(py::init([](const job& the_job,
-                     std::shared_ptr<multi_node_checkpoint_manager> manager,
-                     std::optional<int64_t> resume_from_epoch,
-                     bool allow_job_change, std::optional<double> stop_grace) {
-           if (stop_grace
-               && !(*stop_grace >= 0 && *stop_grace <= 86400.0 * 365))
-             bad_argument("stop_grace: seconds from 0 to a year");
-           return std::make_unique<job_runner>(the_job, std::move(manager),
-                                               resume_from_epoch,
-                                               allow_job_change, stop_grace);
-         }),
-         "job"_a, "checkpoint_manager"_a = py::none(),
-         "resume_from_epoch"_a = py::none(), py::kw_only(),
-         "allow_job_change"_a = false, "stop_grace"_a = py::none())
+    .def(
+      py::init([](const job& the_job,
+                  std::shared_ptr<multi_node_checkpoint_manager> manager,
+                  std::optional<int64_t> resume_from_epoch, py::object upload,
+                  bool allow_job_change, std::optional<double> stop_grace) {
+        if (stop_grace && !(*stop_grace >= 0 && *stop_grace <= 86400.0 * 365))
+          bad_argument("stop_grace: seconds from 0 to a year");
+        if (!upload.is_none() && !py::hasattr(upload, "build"))
+          bad_argument("upload_task_group_builder: expected an object "
+                       "with build(epoch, checkpoint_manager), as "
+                       "UploadTaskGroupBuilder's subclasses have");
+        return std::make_unique<job_runner>(
+          the_job, std::move(manager), resume_from_epoch, std::move(upload),
+          allow_job_change, stop_grace);
+      }),
+      "job"_a, "checkpoint_manager"_a = py::none(),
+      "resume_from_epoch"_a = py::none(),
+      "upload_task_group_builder"_a = py::none(), py::kw_only(),
+      "allow_job_change"_a = false, "stop_grace"_a = py::none())
+    .def("__call__", &job_runner::train,
+         py::call_guard<py::gil_scoped_release>(), "session"_a,
+         "train(session): Caffe2's form, runner(session).")
+    .def("save_checkpoints", &job_runner::save_checkpoints,
+         py::call_guard<py::gil_scoped_release>(), "epoch"_a, "session"_a,
+         R"doc(
+Saves and commits the checkpoints of `epoch` of the job's nodes to
+checkpoint (Caffe2's save_checkpoints), binding the manager to them
+first. A checkpoint directory that cannot be written, or a save that
+fails, is a warning in the log and no error, as in Caffe2. Raises
+BadInput without a checkpoint manager, or when another job holds the
+directory.)doc")
     .def("train", &job_runner::train, py::call_guard<py::gil_scoped_release>(),
          "session"_a, R"doc(
 Runs the job to its end on `session` and returns the last epoch. Raises
@@ -934,6 +1096,8 @@ without a checkpoint manager.)doc")
          "collective, and train raises Stopped; the running epoch is not "
          "committed. A second Ctrl-C during train does the same.")
     .def_property_readonly("job", &job_runner::get_job)
+    .def_property_readonly("upload_task_group_builder",
+                           &job_runner::upload_builder)
     .def_property_readonly("checkpoint_manager",
                            &job_runner::checkpoint_manager);
 }
@@ -942,7 +1106,7 @@ without a checkpoint manager.)doc")
 
 } // namespace epochrt::python
 
-PYBIND11_MODULE(epochrt, m) {
+PYBIND11_MODULE(_epochrt, m) {
   using namespace epochrt::python;
   m.doc() = "epochrt: jobs run in epochs with checkpoints, as Caffe2's "
             "Job, JobRunner and MultiNodeCheckpointManager.";
@@ -959,6 +1123,7 @@ PYBIND11_MODULE(epochrt, m) {
   bind_job_parts(m);
   bind_job(m);
   bind_epoch_limiter(m);
+  bind_db_name(m);
   bind_sessions(m);
   bind_node_daemon(m);
   bind_checkpoint_manager(m);

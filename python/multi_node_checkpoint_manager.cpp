@@ -8,11 +8,36 @@
 
 namespace epochrt::python {
 
+namespace {
+
+// The manager whose upload builder the calling thread runs, if any.
+thread_local const multi_node_checkpoint_manager* building_for = nullptr;
+
+} // namespace
+
 multi_node_checkpoint_manager::multi_node_checkpoint_manager(
   std::string db_prefix, checkpoint_options options)
+  : multi_node_checkpoint_manager(
+    [&](caf::actor_system& sys) -> std::unique_ptr<basic_checkpoint_manager> {
+      return std::make_unique<epochrt::multi_node_checkpoint_manager>(
+        sys, std::move(db_prefix), std::move(options));
+    }) {}
+
+multi_node_checkpoint_manager::multi_node_checkpoint_manager(
+  std::function<std::unique_ptr<basic_checkpoint_manager>(caf::actor_system&)>
+    make)
   : runtime_(runtime::get()) {
-  manager_ = std::make_unique<epochrt::multi_node_checkpoint_manager>(
-    runtime_->system(), std::move(db_prefix), std::move(options));
+  manager_ = make(runtime_->system());
+}
+
+multi_node_checkpoint_manager::upload_build_scope::upload_build_scope(
+  const multi_node_checkpoint_manager* manager)
+  : previous_(building_for) {
+  building_for = manager;
+}
+
+multi_node_checkpoint_manager::upload_build_scope::~upload_build_scope() {
+  building_for = previous_;
 }
 
 multi_node_checkpoint_manager::~multi_node_checkpoint_manager() {
@@ -22,8 +47,21 @@ multi_node_checkpoint_manager::~multi_node_checkpoint_manager() {
 }
 
 std::unique_lock<std::mutex> multi_node_checkpoint_manager::lock() {
+  if (building_for == this)
+    throw_if(make_error(actors_errc::invalid_argument,
+                        "UploadTaskGroupBuilder.build may only ask the "
+                        "checkpoint manager for names (get_ckpt_db_name, "
+                        "blob_list, db_prefix, nodes): the job runner is "
+                        "using it; return a TaskGroup that does the work"),
+             error_kind::bad_input);
   check_not_in_python_op("a MultiNodeCheckpointManager call");
   return std::unique_lock<std::mutex>{mtx_};
+}
+
+std::unique_lock<std::mutex> multi_node_checkpoint_manager::query_lock() {
+  if (building_for == this)
+    return {};
+  return lock();
 }
 
 void multi_node_checkpoint_manager::check_same_runtime(
@@ -85,14 +123,69 @@ bool multi_node_checkpoint_manager::check_db_exists(int64_t epoch) {
 std::string
 multi_node_checkpoint_manager::get_ckpt_db_name(const std::string& node,
                                                 int64_t epoch) {
-  auto guard = lock();
+  auto guard = query_lock();
   return manager_->get_ckpt_db_name(node, epoch);
 }
 
 std::vector<std::string>
 multi_node_checkpoint_manager::blob_list(const std::string& node) {
-  auto guard = lock();
+  auto guard = query_lock();
   return manager_->blob_list(node);
+}
+
+std::vector<std::string> multi_node_checkpoint_manager::nodes() {
+  auto guard = query_lock();
+  return manager_->nodes();
+}
+
+bool multi_node_checkpoint_manager::load_blobs_locally(
+  const std::vector<std::string>& nodes,
+  const std::vector<std::string>& blob_names, int64_t epoch, session& sess) {
+  check_same_runtime(sess);
+  auto guard = lock();
+  auto result
+    = manager_->load_blobs_locally(sess.get(), nodes, blob_names, epoch);
+  if (!result)
+    throw_if(result.error());
+  return *result;
+}
+
+void multi_node_checkpoint_manager::set_params(
+  const std::vector<std::string>& nodes, std::string path_prefix) {
+  auto guard = lock();
+  throw_if(manager_->set_params(nodes, std::move(path_prefix)));
+}
+
+std::vector<checkpoint_stats>
+multi_node_checkpoint_manager::report_checkpoint_stats(
+  const std::string& action) {
+  auto guard = lock();
+  auto result = manager_->report_checkpoint_stats(action);
+  if (!result)
+    throw_if(result.error());
+  return std::move(*result);
+}
+
+checkpoint_manager::checkpoint_manager(std::string db_prefix,
+                                       std::string node_name,
+                                       checkpoint_options options)
+  : multi_node_checkpoint_manager(
+    [&](caf::actor_system& sys) -> std::unique_ptr<basic_checkpoint_manager> {
+      return std::make_unique<epochrt::checkpoint_manager>(
+        sys, std::move(db_prefix), node_name, std::move(options));
+    }),
+    node_name_(node_name) {}
+
+bool checkpoint_manager::load_blobs_from_checkpoint(
+  const std::vector<std::string>& blob_names, int64_t epoch, session& sess) {
+  check_same_runtime(sess);
+  auto guard = lock();
+  auto& single = static_cast<epochrt::checkpoint_manager&>(*manager_);
+  auto result
+    = single.load_blobs_from_checkpoint(sess.get(), blob_names, epoch);
+  if (!result)
+    throw_if(result.error());
+  return *result;
 }
 
 } // namespace epochrt::python

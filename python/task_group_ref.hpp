@@ -1,20 +1,31 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include <epochrt/epochrt.hpp>
 
 namespace epochrt::python {
 
-/// Python's TaskGroup: one of the four groups of a job, by reference. The
-/// binding keeps the job alive as long as the reference lives; a job is
-/// not thread-safe, and neither is this (the GIL serializes Python's
-/// calls).
+/// Python's TaskGroup: one of the four groups of a job, by reference, or
+/// a group of its own (`TaskGroup()`, for Session.run and an upload
+/// builder). The binding keeps the job alive as long as the reference
+/// lives; a job is not thread-safe, and neither is this (the GIL
+/// serializes Python's calls).
 class task_group_ref {
 public:
   enum class which : uint8_t { init, epoch, download, exit };
 
   task_group_ref(job& owner, which group) : owner_(&owner), which_(group) {}
+
+  /// A group of its own, held in a job of its own.
+  task_group_ref()
+    : own_(std::make_shared<job>("task_group")), owner_(own_.get()),
+      which_(which::epoch) {}
+
+  bool standalone() const noexcept {
+    return own_ != nullptr;
+  }
 
   /// Appends `task`, named "<group>/<node>/<index>" when it has no name;
   /// returns its name.
@@ -52,6 +63,7 @@ public:
   }
 
 private:
+  std::shared_ptr<job> own_;
   job* owner_;
   which which_;
 };

@@ -158,7 +158,21 @@ caf::expected<int64_t> job_runner::train(session& sess) {
     run_job{resume_from_epoch_.value_or(-1)});
   if (!done)
     return std::move(done.error());
+  if (manager_ != nullptr)
+    list_checkpointed_blobs(sess);
   return done->last_epoch;
+}
+
+void job_runner::list_checkpointed_blobs(session& sess) {
+  std::optional<int64_t> committed;
+  auto err = manager_->get_resume_from_epoch_id(std::nullopt, committed);
+  if (!err && committed)
+    err = manager_->init(sess, job_.nodes_to_checkpoint(), committed);
+  if (err)
+    detail::log(sess.system())
+      .warn("the checkpoint manager's blob lists stay empty after the job: "
+            "{}",
+            error_text(err));
 }
 
 caf::expected<bool> job_runner::load_blobs_from_checkpoints(

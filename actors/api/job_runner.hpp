@@ -72,7 +72,8 @@ public:
   /// Runs the job to its end — init or resume, the epochs, the upload, the
   /// download group and the exit group — blocking the calling thread; the
   /// job runner actor does the work (actors/core/job_runner_actor.hpp).
-  /// Returns the last epoch. Errors:
+  /// Returns the last epoch; the manager then lists the blobs of the last
+  /// committed epoch's checkpoints (`blob_list`). Errors:
   /// - persistence_errc::not_committed: `resume_from_epoch` is not a
   ///   committed epoch (nothing runs); persistence_errc::corrupt: the
   ///   checkpoint metadata cannot be trusted (nothing runs);
@@ -147,6 +148,12 @@ public:
   }
 
 private:
+  // After a job that ran: binds the manager to the job's nodes to
+  // checkpoint with the blobs of the last committed epoch, as Caffe2's
+  // manager knows them after its init task (`blob_list`). A failure is a
+  // warning in the log: the job's result stands.
+  void list_checkpointed_blobs(session& sess);
+
   job job_;
   basic_checkpoint_manager* manager_;
   std::optional<int64_t> resume_from_epoch_;

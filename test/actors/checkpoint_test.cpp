@@ -5,6 +5,7 @@
 #define BOOST_TEST_MODULE actors_checkpoint
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <iterator>
@@ -207,6 +208,17 @@ BOOST_AUTO_TEST_CASE(a_checkpointed_job_commits_epochs_zero_to_four) {
   for (int epoch = 0; epoch <= 4; ++epoch)
     BOOST_TEST(
       std::filesystem::is_directory(ckpt.get_ckpt_db_name("trainer_0", epoch)));
+}
+
+BOOST_AUTO_TEST_CASE(after_train_the_manager_lists_the_checkpointed_blobs) {
+  checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
+  auto sess = new_session();
+  BOOST_TEST(ckpt.blob_list().empty());
+  job_runner runner{load_example("pipeline.json"), &ckpt};
+  auto epochs = runner.train(*sess);
+  BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
+  auto blobs = ckpt.blob_list();
+  BOOST_TEST(std::count(blobs.begin(), blobs.end(), "total") == 1);
 }
 
 BOOST_AUTO_TEST_CASE(cp_accessible_answers_no_for_an_epoch_never_committed) {
