@@ -44,6 +44,7 @@ set(EPOCHRT_PUBLIC_HEADERS
   actors/api/secret_file.hpp
   actors/api/node_server.hpp
   actors/api/job_runner.hpp
+  actors/api/stats_json_writer.hpp
   actors/api/stop_signals.hpp
   actors/api/epoch_observer.hpp
   actors/api/job_events.hpp

@@ -20,7 +20,6 @@
 #include "tools/job_event_fanout.hpp"
 #include "tools/network_flags.hpp"
 #include "tools/progress_view.hpp"
-#include "tools/stats_json_writer.hpp"
 #include "tools/trace_writer.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
@@ -31,6 +30,7 @@
 #include <epochrt/actors/api/multi_node_checkpoint_manager.hpp>
 #include <epochrt/actors/api/network.hpp>
 #include <epochrt/actors/api/node_address.hpp>
+#include <epochrt/actors/api/stats_json_writer.hpp>
 #include <epochrt/actors/api/stop_signals.hpp>
 #include <epochrt/actors/api/upload_task_group_builder.hpp>
 #include <epochrt/messages/printable.hpp>

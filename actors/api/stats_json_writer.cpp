@@ -1,10 +1,11 @@
-#include "tools/stats_json_writer.hpp"
+#include <epochrt/actors/api/stats_json_writer.hpp>
 
 #include <chrono>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
-namespace epochrt::cli {
+namespace epochrt {
 
 namespace {
 
@@ -36,17 +37,30 @@ nlohmann::json node_json(const checkpoint_stats& s) {
 std::shared_ptr<stats_json_writer>
 stats_json_writer::open(const std::string& path, bool checkpoints,
                         std::string& problem) {
-  std::ofstream out{path, std::ios::out | std::ios::trunc};
-  if (!out) {
+  auto out
+    = std::make_shared<std::ofstream>(path, std::ios::out | std::ios::trunc);
+  if (!*out) {
     problem = "--stats-json " + path + ": cannot be written";
     return nullptr;
   }
-  return std::shared_ptr<stats_json_writer>{
-    new stats_json_writer(std::move(out), checkpoints)};
+  return to_sink(
+    [out](const std::string& line) {
+      *out << line << '\n';
+      out->flush();
+    },
+    checkpoints);
 }
 
-stats_json_writer::stats_json_writer(std::ofstream out, bool checkpoints)
-  : out_(std::move(out)), checkpoints_(checkpoints),
+std::shared_ptr<stats_json_writer>
+stats_json_writer::to_sink(std::function<void(const std::string&)> sink,
+                           bool checkpoints) {
+  return std::shared_ptr<stats_json_writer>{
+    new stats_json_writer(std::move(sink), checkpoints)};
+}
+
+stats_json_writer::stats_json_writer(
+  std::function<void(const std::string&)> sink, bool checkpoints)
+  : sink_(std::move(sink)), checkpoints_(checkpoints),
     origin_(job_event::clock::now()) {
   // nop
 }
@@ -61,8 +75,7 @@ double stats_json_writer::seconds_now() const {
 }
 
 void stats_json_writer::write_line(const std::string& line) {
-  out_ << line << '\n';
-  out_.flush();
+  sink_(line);
 }
 
 void stats_json_writer::on_event(const job_event& ev) {
@@ -176,4 +189,4 @@ void stats_json_writer::close() {
     maybe_write(pending_.begin()->first, true);
 }
 
-} // namespace epochrt::cli
+} // namespace epochrt

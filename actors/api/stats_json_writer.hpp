@@ -1,7 +1,7 @@
 #pragma once
 
 #include <cstdint>
-#include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,12 +11,13 @@
 
 #include <epochrt/actors/api/job_events.hpp>
 
-namespace epochrt::cli {
+namespace epochrt {
 
-/// `epochrt run --stats-json FILE`: what every epoch cost, appended to FILE
+/// `epochrt run --stats-json FILE` (and Python's JobRunner.train(...,
+/// stats_json=FILE, on_epoch=fn)): what every epoch cost, appended to FILE
 /// as the job runs, one JSON object per line (JSON Lines), each written
 /// whole and flushed, so that FILE is valid line by line even while the job
-/// runs or after it was killed.
+/// runs or after it was killed; or each line handed to a sink instead.
 ///
 /// Lines (`"type"`):
 /// - `epoch`: `epoch`, `time_s` (when the line was complete, from the
@@ -41,6 +42,11 @@ public:
   static std::shared_ptr<stats_json_writer>
   open(const std::string& path, bool checkpoints, std::string& problem);
 
+  /// Hands each line, without its newline, to `sink`, under the writer's
+  /// mutex, on the thread of the event that completed it.
+  static std::shared_ptr<stats_json_writer>
+  to_sink(std::function<void(const std::string&)> sink, bool checkpoints);
+
   ~stats_json_writer() override;
 
   void on_event(const job_event& event) override;
@@ -63,7 +69,8 @@ private:
     std::vector<checkpoint_stats> nodes;
   };
 
-  stats_json_writer(std::ofstream out, bool checkpoints);
+  stats_json_writer(std::function<void(const std::string&)> sink,
+                    bool checkpoints);
 
   // Writes the record of `epoch` once every figure it waits for is there.
   void maybe_write(int64_t epoch, bool force);
@@ -73,7 +80,7 @@ private:
   double seconds_now() const;
 
   std::mutex mtx_;
-  std::ofstream out_;
+  std::function<void(const std::string&)> sink_;
   bool checkpoints_;
   job_event::clock::time_point origin_;
   std::map<int64_t, epoch_record> pending_;
@@ -81,4 +88,4 @@ private:
   int64_t recoveries_ = 0;
 };
 
-} // namespace epochrt::cli
+} // namespace epochrt
