@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "errors.hpp"
 #include "op_registry.hpp"
 #include "task_group_ref.hpp"
+#include "tensor_array.hpp"
 
 namespace py = pybind11;
 
@@ -19,9 +21,12 @@ namespace epochrt::python {
 
 namespace {
 
-job_runner_options options(bool allow_job_change,
-                           std::optional<double> stop_grace_seconds) {
+job_runner_options
+options(bool allow_job_change, std::optional<double> stop_grace_seconds,
+        std::shared_ptr<job_events> events, epoch_observer on_epoch) {
   job_runner_options result;
+  result.events = std::move(events);
+  result.on_epoch = std::move(on_epoch);
   result.allow_job_change = allow_job_change;
   if (stop_grace_seconds)
     result.stop_grace = std::chrono::milliseconds(
@@ -79,7 +84,13 @@ job_runner::job_runner(job the_job,
                                         *upload_object_, manager_)),
     runner_(std::move(the_job), manager_ ? &manager_->get() : nullptr,
             resume_from_epoch, upload_.get(),
-            options(allow_job_change, stop_grace_seconds)) {}
+            options(allow_job_change, stop_grace_seconds, events_,
+                    [reports = reports_](int64_t epoch,
+                                         const std::vector<task_output>& out) {
+                      std::lock_guard<std::mutex> guard{reports->mtx};
+                      if (reports->keep_outputs)
+                        reports->outputs[epoch] = out;
+                    })) {}
 
 job_runner::~job_runner() {
   // The Python object needs the GIL to go; a runner dies with it held
@@ -92,7 +103,7 @@ job_runner::~job_runner() {
   }
 }
 
-int64_t job_runner::train(session& sess) {
+int64_t job_runner::train(session& sess, const epoch_watch* watch) {
   check_not_in_python_op("JobRunner.train");
   if (manager_)
     manager_->check_same_runtime(sess);
@@ -111,7 +122,72 @@ int64_t job_runner::train(session& sess) {
   std::unique_lock<std::mutex> guard;
   if (manager_)
     guard = manager_->lock();
-  auto result = train_watching_signals(sess);
+  // The stats of this train: to the file, and the epochs' lines to
+  // on_epoch through reports_.
+  std::shared_ptr<stats_json_writer> writer;
+  const py::object* on_epoch = nullptr;
+  if (watch != nullptr) {
+    std::shared_ptr<std::ofstream> file;
+    if (watch->stats_json) {
+      file = std::make_shared<std::ofstream>(*watch->stats_json,
+                                             std::ios::out | std::ios::trunc);
+      if (!*file)
+        throw_if(make_error(actors_errc::invalid_argument,
+                            "stats_json " + *watch->stats_json
+                              + ": cannot be written"),
+                 error_kind::bad_input);
+    }
+    bool report = false;
+    {
+      py::gil_scoped_acquire gil;
+      report = !watch->on_epoch.is_none();
+    }
+    if (report)
+      on_epoch = &watch->on_epoch;
+    {
+      std::lock_guard<std::mutex> lines_guard{reports_->mtx};
+      reports_->lines.clear();
+      reports_->outputs.clear();
+      reports_->keep_outputs = report;
+    }
+    writer = stats_json_writer::to_sink(
+      [file, report, reports = reports_](const std::string& line) {
+        if (file) {
+          *file << line << '\n';
+          file->flush();
+        }
+        if (report) {
+          std::lock_guard<std::mutex> lines_guard{reports->mtx};
+          reports->lines.push_back(line);
+        }
+      },
+      manager_ != nullptr);
+    events_->set(writer);
+    if (manager_)
+      manager_->events().set(writer);
+  }
+  struct unwatch {
+    job_runner& self;
+    std::shared_ptr<stats_json_writer>& writer;
+    ~unwatch() {
+      if (!writer)
+        return;
+      self.events_->set(nullptr);
+      if (self.manager_)
+        self.manager_->events().set(nullptr);
+      std::lock_guard<std::mutex> guard{self.reports_->mtx};
+      self.reports_->keep_outputs = false;
+      self.reports_->outputs.clear();
+    }
+  } unwatched{*this, writer};
+  auto result = train_watching_signals(sess, on_epoch);
+  if (writer)
+    writer->close(); // the epochs still waiting for a figure, as they are
+  if (on_epoch != nullptr) {
+    py::gil_scoped_acquire gil;
+    if (!deliver_reports(*on_epoch))
+      throw py::error_already_set();
+  }
   if (!result)
     throw error(result.error(), error_kind::job_failed);
   if (manager_)
@@ -119,7 +195,8 @@ int64_t job_runner::train(session& sess) {
   return *result;
 }
 
-caf::expected<int64_t> job_runner::train_watching_signals(session& sess) {
+caf::expected<int64_t>
+job_runner::train_watching_signals(session& sess, const py::object* on_epoch) {
   // The job runs on a thread of its own; this one polls Python's signals,
   // which run on the main thread only, and only when it runs Python code:
   // blocked in the job, it would see Ctrl-C when the job had ended.
@@ -145,6 +222,13 @@ caf::expected<int64_t> job_runner::train_watching_signals(session& sess) {
         break;
     }
     py::gil_scoped_acquire gil;
+    if (on_epoch != nullptr && !raised && !deliver_reports(*on_epoch)) {
+      // on_epoch raised: stop as for Ctrl-C, and raise its exception once
+      // the job has stopped.
+      raised.emplace();
+      runner_.request_stop();
+      continue;
+    }
     if (PyErr_CheckSignals() == 0)
       continue;
     if (!PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
@@ -187,6 +271,47 @@ caf::expected<int64_t> job_runner::train_watching_signals(session& sess) {
     throw py::error_already_set();
   }
   return result;
+}
+
+bool job_runner::deliver_reports(const py::object& on_epoch) {
+  for (;;) {
+    std::string line;
+    std::vector<task_output> outputs;
+    {
+      std::lock_guard<std::mutex> guard{reports_->mtx};
+      if (reports_->lines.empty())
+        return true;
+      line = std::move(reports_->lines.front());
+      reports_->lines.pop_front();
+    }
+    try {
+      py::dict record = py::module_::import("json").attr("loads")(line);
+      if (record["type"].cast<std::string>() != "epoch")
+        continue;
+      auto epoch = record["epoch"].cast<int64_t>();
+      {
+        std::lock_guard<std::mutex> guard{reports_->mtx};
+        if (auto i = reports_->outputs.find(epoch);
+            i != reports_->outputs.end()) {
+          outputs = std::move(i->second);
+          reports_->outputs.erase(i);
+        }
+      }
+      py::dict by_task;
+      for (auto& out : outputs) {
+        auto task = py::str(out.task);
+        if (!by_task.contains(task))
+          by_task[task] = py::dict{};
+        by_task[task].cast<py::dict>()[py::str(out.blob)]
+          = to_ndarray(std::move(out.value));
+      }
+      record["outputs"] = std::move(by_task);
+      on_epoch(record);
+    } catch (py::error_already_set& e) {
+      e.restore();
+      return false;
+    }
+  }
 }
 
 void job_runner::warn_if_uncommitted(int64_t epoch) {

@@ -2,7 +2,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +14,7 @@
 
 #include <epochrt/epochrt.hpp>
 
+#include "events_slot.hpp"
 #include "multi_node_checkpoint_manager.hpp"
 #include "session.hpp"
 
@@ -39,14 +43,28 @@ public:
 
   ~job_runner();
 
-  /// Runs the job on `sess`; returns the last epoch. Throws `error`:
+  /// What one `train` reports as it runs: every stats line (the lines of
+  /// `epochrt run --stats-json`) to the file `stats_json`, and each epoch's
+  /// line, with the epoch group's outputs, to `on_epoch`. Made and
+  /// destroyed with the GIL.
+  struct epoch_watch {
+    pybind11::object on_epoch = pybind11::none();
+    std::optional<std::string> stats_json;
+  };
+
+  /// Runs the job on `sess`; returns the last epoch. With `watch`, reports
+  /// as it says: `on_epoch(record)` is called on this thread, with the GIL,
+  /// once the epoch's figures are in (after its commit, with checkpoints),
+  /// `record` being the stats line as a dict plus "outputs": {task: {blob:
+  /// array}}; an exception it raises stops the job after the running
+  /// epoch and is raised by train. Throws `error`:
   /// BadInput, before anything runs, when the job is invalid for the
   /// session's ops (a job built in Python is checked nowhere before);
   /// JobFailed unless the error's code says otherwise (see `classify`).
   /// On the main thread, Ctrl-C (SIGINT) requests a stop after the running
   /// epoch and its checkpoint, a second one a stop at once; the call then
   /// raises KeyboardInterrupt.
-  int64_t train(session& sess);
+  int64_t train(session& sess, const epoch_watch* watch = nullptr);
 
   /// Loads only `blob_names` from the checkpoints of `epoch` of the job's
   /// nodes to checkpoint into `sess` (Caffe2's
@@ -94,7 +112,21 @@ private:
   // polls Python's signal handlers: the first Ctrl-C requests a stop
   // after the running epoch, the second a stop at once; either raises
   // KeyboardInterrupt once the job has stopped.
-  caf::expected<int64_t> train_watching_signals(session& sess);
+  caf::expected<int64_t>
+  train_watching_signals(session& sess, const pybind11::object* on_epoch);
+
+  // With the GIL: hands every finished epoch's record to `on_epoch`; false,
+  // with the Python error set, when it raised.
+  bool deliver_reports(const pybind11::object& on_epoch);
+
+  // The lines of the running train's stats writer and the epochs' outputs,
+  // from the runner's and the manager's threads to the thread of train.
+  struct epoch_reports {
+    std::mutex mtx;
+    std::deque<std::string> lines;
+    std::map<int64_t, std::vector<task_output>> outputs;
+    bool keep_outputs = false;
+  };
 
   // A Python warning when the checkpoint of `epoch`, the last, is not
   // committed. Called without the GIL.
@@ -102,6 +134,8 @@ private:
 
   // Declared before the runner, which borrows them.
   std::shared_ptr<multi_node_checkpoint_manager> manager_;
+  std::shared_ptr<epoch_reports> reports_ = std::make_shared<epoch_reports>();
+  std::shared_ptr<events_slot> events_ = std::make_shared<events_slot>();
   // The Python builder, kept alive here (destroyed with the GIL), and the
   // adapter the C++ runner calls.
   std::unique_ptr<pybind11::object> upload_object_;

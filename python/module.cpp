@@ -1015,6 +1015,24 @@ session.)doc")
          "blob_names"_a, "epoch"_a, "session"_a);
 }
 
+// JobRunner.train: the watch made and destroyed with the GIL, the job run
+// without it.
+int64_t train_watched(job_runner& self, session& sess, py::object on_epoch,
+                      std::optional<std::string> stats_json) {
+  if (!on_epoch.is_none() && !PyCallable_Check(on_epoch.ptr()))
+    bad_argument("on_epoch: expected a function of one argument, the "
+                 "epoch's record");
+  auto watch = std::make_unique<job_runner::epoch_watch>();
+  watch->on_epoch = std::move(on_epoch);
+  watch->stats_json = std::move(stats_json);
+  auto watched = !watch->on_epoch.is_none() || watch->stats_json;
+  py::gil_scoped_release release;
+  auto result = self.train(sess, watched ? watch.get() : nullptr);
+  py::gil_scoped_acquire gil;
+  watch.reset();
+  return result;
+}
+
 void bind_job_runner(py::module_& m) {
   py::class_<job_runner>(m, "JobRunner", R"doc(
 Runs a job with checkpoints at epoch boundaries (Caffe2's JobRunner): with
@@ -1058,8 +1076,8 @@ as a second Ctrl-C or request_stop_now cancels it at once.)doc")
       "resume_from_epoch"_a = py::none(),
       "upload_task_group_builder"_a = py::none(), py::kw_only(),
       "allow_job_change"_a = false, "stop_grace"_a = py::none())
-    .def("__call__", &job_runner::train,
-         py::call_guard<py::gil_scoped_release>(), "session"_a,
+    .def("__call__", train_watched, "session"_a, py::kw_only(),
+         "on_epoch"_a = py::none(), "stats_json"_a = py::none(),
          "train(session): Caffe2's form, runner(session).")
     .def("save_checkpoints", &job_runner::save_checkpoints,
          py::call_guard<py::gil_scoped_release>(), "epoch"_a, "session"_a,
@@ -1070,9 +1088,21 @@ first. A checkpoint directory that cannot be written, or a save that
 fails, is a warning in the log and no error, as in Caffe2. Raises
 BadInput without a checkpoint manager, or when another job holds the
 directory.)doc")
-    .def("train", &job_runner::train, py::call_guard<py::gil_scoped_release>(),
-         "session"_a, R"doc(
-Runs the job to its end on `session` and returns the last epoch. Raises
+    .def("train", train_watched, "session"_a, py::kw_only(),
+         "on_epoch"_a = py::none(), "stats_json"_a = py::none(), R"doc(
+Runs the job to its end on `session` and returns the last epoch.
+
+`stats_json`: a file that gets what every epoch cost, one JSON object per
+line, as `epochrt run --stats-json` writes it (docs/operations.md):
+epoch and checkpoint times, bytes per node, failures and recoveries.
+`on_epoch`: called on this thread with each epoch's record once its
+figures are in (after its commit, with a checkpoint manager): a dict of
+that line's fields ("epoch", "epoch_us", "snapshot_us", "commit_us",
+"committed", "nodes", ...) plus "outputs", {task: {blob: array}}, the
+epoch group's outputs (a loss, say). An exception it raises stops the
+job after the running epoch and its checkpoint, and train raises it.
+
+Raises
 JobFailed (a task failed; the checkpoint to resume from cannot be loaded),
 NodeLost, Stopped (after request_stop), BadInput (an epoch never
 committed, a job that cannot end, a checkpoint directory another job

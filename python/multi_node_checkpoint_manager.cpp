@@ -18,16 +18,19 @@ thread_local const multi_node_checkpoint_manager* building_for = nullptr;
 multi_node_checkpoint_manager::multi_node_checkpoint_manager(
   std::string db_prefix, checkpoint_options options)
   : multi_node_checkpoint_manager(
-    [&](caf::actor_system& sys) -> std::unique_ptr<basic_checkpoint_manager> {
+    [&](caf::actor_system& sys, std::shared_ptr<job_events> events)
+      -> std::unique_ptr<basic_checkpoint_manager> {
+      options.events = std::move(events);
       return std::make_unique<epochrt::multi_node_checkpoint_manager>(
         sys, std::move(db_prefix), std::move(options));
     }) {}
 
 multi_node_checkpoint_manager::multi_node_checkpoint_manager(
-  std::function<std::unique_ptr<basic_checkpoint_manager>(caf::actor_system&)>
+  std::function<std::unique_ptr<basic_checkpoint_manager>(
+    caf::actor_system&, std::shared_ptr<job_events>)>
     make)
   : runtime_(runtime::get()) {
-  manager_ = make(runtime_->system());
+  manager_ = make(runtime_->system(), events_);
 }
 
 multi_node_checkpoint_manager::upload_build_scope::upload_build_scope(
@@ -170,7 +173,9 @@ checkpoint_manager::checkpoint_manager(std::string db_prefix,
                                        std::string node_name,
                                        checkpoint_options options)
   : multi_node_checkpoint_manager(
-    [&](caf::actor_system& sys) -> std::unique_ptr<basic_checkpoint_manager> {
+    [&](caf::actor_system& sys, std::shared_ptr<job_events> events)
+      -> std::unique_ptr<basic_checkpoint_manager> {
+      options.events = std::move(events);
       return std::make_unique<epochrt::checkpoint_manager>(
         sys, std::move(db_prefix), node_name, std::move(options));
     }),

@@ -10,6 +10,7 @@
 
 #include <epochrt/epochrt.hpp>
 
+#include "events_slot.hpp"
 #include "runtime.hpp"
 #include "session.hpp"
 
@@ -88,6 +89,12 @@ public:
     return manager_->db_prefix();
   }
 
+  /// Where the manager's writes and commits are told (a job runner's
+  /// `train` sets the observer for its job).
+  events_slot& events() noexcept {
+    return *events_;
+  }
+
   /// The C++ manager, for a job runner, which must hold `lock()` while it
   /// uses it.
   basic_checkpoint_manager& get() noexcept {
@@ -116,7 +123,8 @@ public:
 protected:
   /// For a subclass that makes another kind of C++ manager.
   explicit multi_node_checkpoint_manager(
-    std::function<std::unique_ptr<basic_checkpoint_manager>(caf::actor_system&)>
+    std::function<std::unique_ptr<basic_checkpoint_manager>(
+      caf::actor_system&, std::shared_ptr<job_events>)>
       make);
 
   // A query's lock: none within an upload builder's call for this manager,
@@ -125,6 +133,7 @@ protected:
 
   std::shared_ptr<runtime> runtime_;
   std::mutex mtx_;
+  std::shared_ptr<events_slot> events_ = std::make_shared<events_slot>();
   std::unique_ptr<basic_checkpoint_manager> manager_;
 };
 
