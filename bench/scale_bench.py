@@ -21,7 +21,14 @@ figure the median of --runs runs:
 - daemon_rss_mib: the median daemon's resident memory at the end;
   daemon_links: the median daemon's TCP connections to other daemons at
   the end (the master's gone with its run);
-- vs_inprocess: epoch_ms over the in-process epoch of the same N nodes.
+- vs_inprocess: epoch_ms over the in-process epoch of the same N nodes;
+- recovery_ms (mode recovery): N daemons and one spare, --max-failures 1;
+  once epoch 3 is committed, one daemon is killed (SIGKILL) and its node
+  moves to the spare: the time from the loss to the job going on (the
+  `recovered` line of --stats-json: cancels, the move to the spare,
+  every node's load of the last committed epoch), with
+  --reconnect-timeout-ms 0 (by default the lost daemon's address is
+  retried for 30 s first), and epoch_ms of the run around it.
 
 Then, per figure, its growth exponent across N: the slope of log(figure)
 over log(N), 1.0 for linear growth. The master figures are sampled when an
@@ -123,13 +130,16 @@ class SentCounter:
                 sum(x[1] for x in self.seen.values()))
 
 
-def epoch_lines(path):
+def all_lines(path):
     try:
         with open(path) as f:
-            lines = [json.loads(x) for x in f if x.strip()]
+            return [json.loads(x) for x in f if x.strip()]
     except (OSError, ValueError):
         return []
-    return [x for x in lines if x.get("type") == "epoch"]
+
+
+def epoch_lines(path):
+    return [x for x in all_lines(path) if x.get("type") == "epoch"]
 
 
 class Daemons:
@@ -173,15 +183,18 @@ class Daemons:
                 p.wait()
 
 
-def sample_master(master, stats, samples, remote, timeout, n):
+def sample_master(master, stats, samples, remote, timeout, n, kill=None):
     """Until `master` exits: its CPU and TCP sends when an epoch's stats
-    line appears (for a run over daemons), into `samples` by epoch."""
+    line appears (for a run over daemons), into `samples` by epoch. With
+    `kill` (epoch, process): kills that process once that epoch is in."""
     sent_by_master = SentCounter(master.pid)
     deadline = time.monotonic() + timeout
     while master.poll() is None:
         if time.monotonic() > deadline:
             raise RuntimeError(f"{n} nodes: the run took over {timeout} s")
         done = [x["epoch"] for x in epoch_lines(stats)]
+        if kill and done and done[-1] >= kill[0] and kill[1].poll() is None:
+            kill[1].kill()
         if done and done[-1] not in samples and remote:
             cpu = cpu_seconds(master.pid)
             sent = sent_by_master.totals()
@@ -190,15 +203,23 @@ def sample_master(master, stats, samples, remote, timeout, n):
         time.sleep(0.005)
 
 
-def run_job(epochrt, n, epochs, root, addresses, replicas, timeout):
-    """One run: its per-epoch figures, or raises with the master's error."""
+def run_job(epochrt, n, epochs, root, addresses, replicas, timeout,
+            spare=None, kill=None):
+    """One run: its per-epoch figures, or raises with the master's error.
+    With `spare` and `kill` (see sample_master), the run survives one lost
+    node and its recovery_ms is among the figures."""
     job = os.path.join(root, "job.json")
     with open(job, "w") as f:
         json.dump(job_json(n, epochs), f)
     stats = os.path.join(root, "stats.json")
     ckpt = os.path.join(root, "ckpt")
     argv = [epochrt, "run", job, "--checkpoint-dir", ckpt, "--stats-json",
-            stats, "--max-failures", "0"]
+            stats, "--max-failures", "1" if spare else "0"]
+    if spare:
+        # The spare at once: by default a lost daemon's address is retried
+        # for 30 s first (a restarted daemon comes back there), which would
+        # be all this figure measured.
+        argv += ["--spare", spare, "--reconnect-timeout-ms", "0"]
     for i, a in enumerate(addresses):
         argv += ["--node", f"n{i:03d}={a}"]
     if replicas:
@@ -207,7 +228,8 @@ def run_job(epochrt, n, epochs, root, addresses, replicas, timeout):
     with open(os.path.join(root, "run.err"), "w+") as err:
         master = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
         try:
-            sample_master(master, stats, samples, bool(addresses), timeout, n)
+            sample_master(master, stats, samples, bool(addresses), timeout, n,
+                          kill)
         finally:
             if master.poll() is None:
                 master.kill()
@@ -216,11 +238,20 @@ def run_job(epochrt, n, epochs, root, addresses, replicas, timeout):
             err.seek(0)
             raise RuntimeError(
                 f"{n} nodes: the run failed: {err.read()[-2000:]}")
-    lines = epoch_lines(stats)[1:]
+    recovered = [x for x in all_lines(stats) if x.get("type") == "recovered"]
+    # Epochs a recovery cut short have lines without figures.
+    lines = [x for x in epoch_lines(stats)[1:]
+             if x.get("epoch_us") is not None
+             and x.get("commit_us") is not None]
     figures = {
         "epoch_ms": statistics.median(x["epoch_us"] for x in lines) / 1e3,
         "commit_ms": statistics.median(x["commit_us"] for x in lines) / 1e3,
     }
+    if kill:
+        if not recovered:
+            raise RuntimeError(f"{n} nodes: no recovery after the kill")
+        figures["recovery_ms"] = recovered[0]["recovery_us"] / 1e3
+        return figures  # the master's figures straddle the recovery
     # From the end of the first epoch to the end of the one before last:
     # the last epoch's line comes as the master closes its connections.
     kept = sorted(samples)[:-1]
@@ -287,6 +318,16 @@ def main():
                                             replicas, args.timeout))
                         daemon_runs.append(daemon_figures(daemons))
             table[(n, mode)] = {**median_of(runs), **median_of(daemon_runs)}
+        runs = []
+        for _ in range(args.runs):
+            with tempfile.TemporaryDirectory(prefix="scale_bench") as root:
+                with Daemons(args.epochrt, n + 1, root) as daemons:
+                    runs.append(run_job(
+                        args.epochrt, n, args.epochs, root,
+                        daemons.addresses[:n], 0, args.timeout,
+                        spare=daemons.addresses[n],
+                        kill=(3, daemons.procs[n // 2])))
+        table[(n, "recovery")] = median_of(runs)
         inproc = []
         for _ in range(args.runs):
             with tempfile.TemporaryDirectory(prefix="scale_bench") as root:
@@ -297,12 +338,12 @@ def main():
         for mode in ("daemons", "replicas1"):
             row = table[(n, mode)]
             row["vs_inprocess"] = row["epoch_ms"] / base["epoch_ms"]
-        for mode in ("inprocess", "daemons", "replicas1"):
+        for mode in ("inprocess", "daemons", "replicas1", "recovery"):
             row = table[(n, mode)]
             print(f"nodes={n} mode={mode} "
                   + " ".join(f"{k}={row[k]:.3g}" for k in sorted(row)),
                   flush=True)
-    for mode in ("inprocess", "daemons", "replicas1"):
+    for mode in ("inprocess", "daemons", "replicas1", "recovery"):
         keys = sorted(table[(ns[0], mode)])
         print(f"growth mode={mode} "
               + " ".join(f"{k}={growth(ns, [table[(n, mode)].get(k, 0) for n in ns]):.2f}"
