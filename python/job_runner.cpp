@@ -45,7 +45,8 @@ public:
   caf::expected<task_group_def>
   build(int64_t epoch, const basic_checkpoint_manager&) override {
     py::gil_scoped_acquire gil;
-    multi_node_checkpoint_manager::upload_build_scope scope{manager_.get()};
+    multi_node_checkpoint_manager::runner_scope scope{
+      manager_.get(), "UploadTaskGroupBuilder.build"};
     try {
       auto manager = manager_ ? py::cast(manager_) : py::none();
       auto group = builder_.attr("build")(epoch, manager);
@@ -306,6 +307,9 @@ bool job_runner::deliver_reports(const py::object& on_epoch) {
           = to_ndarray(std::move(out.value));
       }
       record["outputs"] = std::move(by_task);
+      // train holds the manager's lock on this thread.
+      multi_node_checkpoint_manager::runner_scope scope{manager_.get(),
+                                                        "on_epoch"};
       on_epoch(record);
     } catch (py::error_already_set& e) {
       e.restore();

@@ -12,6 +12,7 @@ namespace {
 
 // The manager whose upload builder the calling thread runs, if any.
 thread_local const multi_node_checkpoint_manager* building_for = nullptr;
+thread_local const char* building_who = nullptr;
 
 } // namespace
 
@@ -33,14 +34,16 @@ multi_node_checkpoint_manager::multi_node_checkpoint_manager(
   manager_ = make(runtime_->system(), events_);
 }
 
-multi_node_checkpoint_manager::upload_build_scope::upload_build_scope(
-  const multi_node_checkpoint_manager* manager)
-  : previous_(building_for) {
+multi_node_checkpoint_manager::runner_scope::runner_scope(
+  const multi_node_checkpoint_manager* manager, const char* who)
+  : previous_(building_for), previous_who_(building_who) {
   building_for = manager;
+  building_who = who;
 }
 
-multi_node_checkpoint_manager::upload_build_scope::~upload_build_scope() {
+multi_node_checkpoint_manager::runner_scope::~runner_scope() {
   building_for = previous_;
+  building_who = previous_who_;
 }
 
 multi_node_checkpoint_manager::~multi_node_checkpoint_manager() {
@@ -52,10 +55,10 @@ multi_node_checkpoint_manager::~multi_node_checkpoint_manager() {
 std::unique_lock<std::mutex> multi_node_checkpoint_manager::lock() {
   if (building_for == this)
     throw_if(make_error(actors_errc::invalid_argument,
-                        "UploadTaskGroupBuilder.build may only ask the "
-                        "checkpoint manager for names (get_ckpt_db_name, "
-                        "blob_list, db_prefix, nodes): the job runner is "
-                        "using it; return a TaskGroup that does the work"),
+                        std::string{building_who}
+                          + " may only ask the checkpoint manager for names "
+                            "(get_ckpt_db_name, blob_list, db_prefix, "
+                            "nodes): the job runner is using it"),
              error_kind::bad_input);
   check_not_in_python_op("a MultiNodeCheckpointManager call");
   return std::unique_lock<std::mutex>{mtx_};

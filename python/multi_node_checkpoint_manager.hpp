@@ -27,11 +27,11 @@ namespace epochrt::python {
 /// and may wait there for a whole job. The destructor releases the GIL
 /// itself when it holds it.
 ///
-/// While a job runner's upload builder runs (`upload_build_scope`), on the
-/// runner's behalf and with its lock held, the builder's thread may ask
-/// the queries (`get_ckpt_db_name`, `blob_list`, `db_prefix`, `nodes`);
-/// every other call raises BadInput there instead of waiting for the lock
-/// forever.
+/// While Python code runs on a job runner's behalf with the runner's lock
+/// held (`runner_scope`: an upload builder's `build`, an `on_epoch`
+/// callback), that thread may ask the queries (`get_ckpt_db_name`,
+/// `blob_list`, `db_prefix`, `nodes`); every other call raises BadInput
+/// there instead of waiting for the lock forever.
 class multi_node_checkpoint_manager {
 public:
   multi_node_checkpoint_manager(std::string db_prefix,
@@ -106,18 +106,20 @@ public:
   /// call for this manager (see above).
   std::unique_lock<std::mutex> lock();
 
-  /// Marks the calling thread as running an upload builder for `manager`,
-  /// whose lock a job runner holds, for the scope's lifetime.
-  class upload_build_scope {
+  /// Marks the calling thread as running `who` (e.g.
+  /// "UploadTaskGroupBuilder.build") for a job runner that holds the lock
+  /// of `manager`, for the scope's lifetime.
+  class runner_scope {
   public:
-    explicit upload_build_scope(const multi_node_checkpoint_manager* manager);
-    ~upload_build_scope();
+    runner_scope(const multi_node_checkpoint_manager* manager, const char* who);
+    ~runner_scope();
 
-    upload_build_scope(const upload_build_scope&) = delete;
-    upload_build_scope& operator=(const upload_build_scope&) = delete;
+    runner_scope(const runner_scope&) = delete;
+    runner_scope& operator=(const runner_scope&) = delete;
 
   private:
     const multi_node_checkpoint_manager* previous_;
+    const char* previous_who_;
   };
 
 protected:

@@ -96,3 +96,21 @@ def test_a_stats_file_that_cannot_be_written_is_refused(tmp_path):
 def test_on_epoch_must_be_callable():
     with pytest.raises(epochrt.BadInput, match="on_epoch"):
         train(countdown_job(1), on_epoch=42)
+
+
+def test_on_epoch_may_ask_the_manager_for_names(tmp_path):
+    manager = epochrt.MultiNodeCheckpointManager(str(tmp_path))
+    names = []
+    epochrt.JobRunner(countdown_job(2), manager).train(
+        epochrt.LocalSession(worker_threads=2),
+        on_epoch=lambda r: names.append(
+            manager.get_ckpt_db_name("n", r["epoch"])))
+    assert names == [str(tmp_path / ("n.%d" % e)) for e in range(3)]
+
+
+def test_on_epoch_that_calls_the_busy_manager_is_refused_not_hung(tmp_path):
+    manager = epochrt.MultiNodeCheckpointManager(str(tmp_path))
+    with pytest.raises(epochrt.BadInput, match="on_epoch may only ask"):
+        epochrt.JobRunner(countdown_job(3), manager).train(
+            epochrt.LocalSession(worker_threads=2),
+            on_epoch=lambda r: manager.report_checkpoint_stats("x"))
