@@ -160,6 +160,7 @@ int64_t job_runner::train(session& sess, const epoch_watch* watch) {
         if (report) {
           std::lock_guard<std::mutex> lines_guard{reports->mtx};
           reports->lines.push_back(line);
+          reports->cv.notify_all();
         }
       },
       manager_ != nullptr);
@@ -202,36 +203,57 @@ job_runner::train_watching_signals(session& sess, const py::object* on_epoch) {
   // which run on the main thread only, and only when it runs Python code:
   // blocked in the job, it would see Ctrl-C when the job had ended.
   caf::expected<int64_t> result{caf::error{}};
-  std::mutex mtx;
-  std::condition_variable cv;
-  bool done = false;
+  auto& reports = *reports_;
+  {
+    std::lock_guard<std::mutex> guard{reports.mtx};
+    reports.done = false;
+  }
   std::thread worker{[&] {
     auto r = runner_.train(sess.get());
-    std::lock_guard<std::mutex> guard{mtx};
+    std::lock_guard<std::mutex> guard{reports.mtx};
     result = std::move(r);
-    done = true;
-    cv.notify_all();
+    reports.done = true;
+    reports.cv.notify_all();
   }};
   int interrupts = 0;
   std::optional<py::error_already_set> raised; // by the host's own handler
+  auto interrupted = [&] {
+    if (++interrupts == 1) {
+      runner_.request_stop();
+      PySys_WriteStderr("epochrt: SIGINT: stopping after the running epoch "
+                        "and its checkpoint (send it again to stop at "
+                        "once)\n");
+    } else {
+      runner_.request_stop_now();
+      PySys_WriteStderr("epochrt: SIGINT again: stopping at once\n");
+    }
+  };
   for (;;) {
     {
-      std::unique_lock<std::mutex> guard{mtx};
-      if (cv.wait_for(guard, std::chrono::milliseconds(100), [&] {
-            return done;
-          }))
+      std::unique_lock<std::mutex> guard{reports.mtx};
+      reports.cv.wait_for(guard, std::chrono::milliseconds(100), [&] {
+        return reports.done || (on_epoch != nullptr && !reports.lines.empty());
+      });
+      if (reports.done)
         break;
     }
     py::gil_scoped_acquire gil;
-    if (on_epoch != nullptr && !raised && !deliver_reports(*on_epoch)) {
+    // Signals first: a Ctrl-C is the user's, whatever on_epoch does next.
+    if (PyErr_CheckSignals() == 0) {
+      if (on_epoch == nullptr || raised || deliver_reports(*on_epoch))
+        continue;
+      if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+        // Ctrl-C while on_epoch ran: the user's, not the callback's.
+        PyErr_Clear();
+        interrupted();
+        continue;
+      }
       // on_epoch raised: stop as for Ctrl-C, and raise its exception once
       // the job has stopped.
       raised.emplace();
       runner_.request_stop();
       continue;
     }
-    if (PyErr_CheckSignals() == 0)
-      continue;
     if (!PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
       // A handler of the program's raised: stop as for Ctrl-C, and raise
       // its exception once the job has stopped.
@@ -243,15 +265,7 @@ job_runner::train_watching_signals(session& sess, const py::object* on_epoch) {
       continue;
     }
     PyErr_Clear();
-    if (++interrupts == 1) {
-      runner_.request_stop();
-      PySys_WriteStderr("epochrt: SIGINT: stopping after the running epoch "
-                        "and its checkpoint (send it again to stop at "
-                        "once)\n");
-    } else {
-      runner_.request_stop_now();
-      PySys_WriteStderr("epochrt: SIGINT again: stopping at once\n");
-    }
+    interrupted();
   }
   worker.join();
   if (raised) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -123,6 +124,9 @@ private:
   // from the runner's and the manager's threads to the thread of train.
   struct epoch_reports {
     std::mutex mtx;
+    // Wakes train's thread: a line came, or the job ended (`done`).
+    std::condition_variable cv;
+    bool done = false;
     std::deque<std::string> lines;
     std::map<int64_t, std::vector<task_output>> outputs;
     bool keep_outputs = false;

@@ -1018,13 +1018,16 @@ session.)doc")
 // JobRunner.train: the watch made and destroyed with the GIL, the job run
 // without it.
 int64_t train_watched(job_runner& self, session& sess, py::object on_epoch,
-                      std::optional<std::string> stats_json) {
+                      py::object stats_json) {
   if (!on_epoch.is_none() && !PyCallable_Check(on_epoch.ptr()))
     bad_argument("on_epoch: expected a function of one argument, the "
                  "epoch's record");
   auto watch = std::make_unique<job_runner::epoch_watch>();
   watch->on_epoch = std::move(on_epoch);
-  watch->stats_json = std::move(stats_json);
+  if (!stats_json.is_none())
+    watch->stats_json = py::module_::import("os")
+                          .attr("fspath")(stats_json)
+                          .cast<std::string>();
   auto watched = !watch->on_epoch.is_none() || watch->stats_json;
   py::gil_scoped_release release;
   auto result = self.train(sess, watched ? watch.get() : nullptr);
@@ -1045,8 +1048,9 @@ last committed epoch. `runner(session)` is `runner.train(session)`.
 checkpoints of the last epoch, or None; the runner runs it after the
 epochs, before the download group (again after a recovery: it must be
 safe to run twice). It runs on the runner's thread, with the GIL; there
-it may ask the manager for names only (get_ckpt_db_name, blob_list,
-db_prefix, nodes). An exception it raises fails the job.
+it may ask the manager for names only (get_ckpt_db_name, db_prefix,
+nodes; blob_list is filled once train returns). An exception it raises
+fails the job.
 
 A job resumes only checkpoints that its own definition committed: its
 groups, ops and arguments, and the code of its Python ops (their
@@ -1099,8 +1103,10 @@ epoch and checkpoint times, bytes per node, failures and recoveries.
 figures are in (after its commit, with a checkpoint manager): a dict of
 that line's fields ("epoch", "epoch_us", "snapshot_us", "commit_us",
 "committed", "nodes", ...) plus "outputs", {task: {blob: array}}, the
-epoch group's outputs (a loss, say). An exception it raises stops the
-job after the running epoch and its checkpoint, and train raises it.
+epoch group's outputs (a loss, say). The job does not wait for it: a
+stop it causes (an exception it raises, which train then raises) comes
+at the first epoch boundary after it. It may ask the checkpoint manager
+for names only (docs/python.md).
 
 Raises
 JobFailed (a task failed; the checkpoint to resume from cannot be loaded),

@@ -25,6 +25,8 @@ What differs from Caffe2, and why:
 - `path_type` is accepted as a db type and changes nothing.
 """
 
+import os
+
 from epochrt import _epochrt as _native
 
 #: The db types of Caffe2 that name epochrt's one format.
@@ -49,6 +51,31 @@ def _check_db_type(db_type, what):
             "%s %r: epochrt stores checkpoints in its own format; give one "
             "of %s (all mean that format) or leave it out"
             % (what, db_type, ", ".join(DB_TYPES)))
+
+
+def _node_names(nodes, what="nodes"):
+    """`nodes` as a list of names: a string is one name given where a
+    list belongs (Caffe2 names nodes by str(node), so Node-like objects
+    pass), None and repeats are refused."""
+    if isinstance(nodes, (str, bytes)):
+        raise _bad_input("%s: expected a list of node names, got the string "
+                         "%r" % (what, nodes))
+    names = []
+    for node in nodes:
+        if node is None:
+            raise _bad_input("%s: a node is None" % what)
+        name = str(node)
+        if name in names:
+            raise _bad_input("%s: node '%s' is given twice" % (what, name))
+        names.append(name)
+    return names
+
+
+def _blob_names(blob_names):
+    if isinstance(blob_names, (str, bytes)):
+        raise _bad_input("blob_names: expected a list of blob names, got the "
+                         "string %r" % (blob_names,))
+    return list(blob_names)
 
 
 def _check_no_metadata_handler(handler):
@@ -115,7 +142,7 @@ class _Caffe2Forms(object):
             nodes = self._default_nodes()
         if nodes is None:
             raise _bad_input("init: give the nodes to checkpoint")
-        nodes = [str(node) for node in nodes]
+        nodes = _node_names(nodes)
         path_prefix = path_prefix or ""
 
         def bind(sess):
@@ -144,7 +171,15 @@ class _Caffe2Forms(object):
         first; refuses a directory another job holds."""
         _check_db_type(path_type, "path_type")
         _native.MultiNodeCheckpointManager.set_params(
-            self, [str(node) for node in nodes], path_prefix)
+            self, _node_names(nodes), path_prefix)
+
+    def load_blobs_locally(self, nodes, blob_names, epoch, session):
+        """Loads only `blob_names` from every node's checkpoint of `epoch`
+        into that node, binding the manager to `nodes` first when no init
+        did (Caffe2's): True, or False with nothing loaded when a
+        checkpoint of that epoch does not exist."""
+        return _native.MultiNodeCheckpointManager.load_blobs_locally(
+            self, _node_names(nodes), _blob_names(blob_names), epoch, session)
 
 
 class MultiNodeCheckpointManager(_Caffe2Forms,
@@ -159,8 +194,8 @@ epochrt's format) and no metadata handler (see epochrt._caffe2)."""
                  **options):
         _check_db_type(db_type, "db_type")
         _check_no_metadata_handler(metadata_handler)
-        _native.MultiNodeCheckpointManager.__init__(self, db_prefix,
-                                                    **options)
+        _native.MultiNodeCheckpointManager.__init__(
+            self, os.fspath(db_prefix), **options)
         self.db_type = db_type or "leveldb"
 
 
@@ -176,8 +211,10 @@ class CheckpointManager(_Caffe2Forms, _native._CheckpointManager):
                  metadata_handler=None, **options):
         _check_db_type(db_type, "db_type")
         _check_no_metadata_handler(metadata_handler)
-        _native._CheckpointManager.__init__(self, db_prefix, str(node_name),
-                                            **options)
+        if node_name is None:
+            raise _bad_input("node_name: a CheckpointManager needs its node")
+        _native._CheckpointManager.__init__(self, os.fspath(db_prefix),
+                                            str(node_name), **options)
         self.db_type = db_type or "leveldb"
 
     def _default_nodes(self):
@@ -193,7 +230,7 @@ class CheckpointManager(_Caffe2Forms, _native._CheckpointManager):
         skipping names it lacks: True, or False when it does not exist.
         Without a session (Caffe2's form), returns a CheckpointStep whose
         session.run does it and returns that answer."""
-        names = list(blob_names)
+        names = _blob_names(blob_names)
 
         def load(sess):
             return self._load_blobs_from_checkpoint(names, epoch, sess)
@@ -209,8 +246,9 @@ class UploadTaskGroupBuilder(object):
     subclass to JobRunner(..., upload_task_group_builder=...): its
     `build(epoch, checkpoint_manager)` returns a TaskGroup (or None, for
     nothing to upload), which the runner runs before the download group.
-    It may ask the manager for names only (get_ckpt_db_name, blob_list,
-    db_prefix, nodes); the group it returns does the work, on the nodes,
+    It may ask the manager for names only (get_ckpt_db_name, db_prefix,
+    nodes; blob_list is filled once train returns); the group it returns
+    does the work, on the nodes,
     and must be safe to run twice (after a recovery it runs again)."""
 
     def build(self, epoch, checkpoint_manager):

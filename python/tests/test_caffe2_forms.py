@@ -295,3 +295,26 @@ def test_a_single_node_manager_refuses_a_job_of_other_nodes(tmp_path):
 def test_session_run_refuses_what_is_not_a_group():
     with pytest.raises(TypeError, match="TaskGroup"):
         epochrt.LocalSession(worker_threads=2).run("init_group")
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, s: m.init(s, "trainer:0"),
+    lambda m, s: m.init("trainer:0"),
+    lambda m, s: m.init(["trainer:0", "trainer:0"]),
+    lambda m, s: m.init([None]),
+    lambda m, s: m.set_params("trainer:0"),
+    lambda m, s: m.load_blobs_locally("trainer:0", ["total"], 1, s),
+    lambda m, s: m.load_blobs_locally(["trainer:0"], "total", 1, s),
+])
+def test_a_string_or_a_repeat_where_nodes_belong_is_refused(tmp_path, call):
+    manager = epochrt.MultiNodeCheckpointManager(str(tmp_path), "minidb")
+    with pytest.raises(epochrt.BadInput, match="string|twice|None"):
+        call(manager, epochrt.LocalSession(worker_threads=2))
+
+
+def test_paths_may_be_path_objects(tmp_path):
+    manager = epochrt.MultiNodeCheckpointManager(tmp_path / "ckpt", "minidb")
+    runner = epochrt.JobRunner(pipeline_job(), manager)
+    runner.train(epochrt.LocalSession(worker_threads=2),
+                 stats_json=tmp_path / "stats.jsonl")
+    assert (tmp_path / "stats.jsonl").read_text().count("\n") >= EPOCHS

@@ -226,7 +226,7 @@ def test_request_stop_ends_an_endless_epoch_after_its_grace(tmp_path):
 
 
 SCRIPT = textwrap.dedent("""
-    import json, sys, epochrt
+    import json, sys, time, epochrt
     spec = {"name": "paced", "epoch_limit": int(sys.argv[3]),
             "init": [{"node": "n", "ops": [
                 {"type": "ConstantFill", "outputs": ["total"],
@@ -239,19 +239,23 @@ SCRIPT = textwrap.dedent("""
                  "outputs": ["total"]}]}]}
     job = epochrt.Job.from_json(json.dumps(spec))
     manager = epochrt.MultiNodeCheckpointManager(sys.argv[1])
+    watch = {}
+    if len(sys.argv) > 4:  # an on_epoch that takes this many seconds
+        watch["on_epoch"] = lambda record: time.sleep(float(sys.argv[4]))
     print("training", flush=True)
     epochs = epochrt.JobRunner(job, checkpoint_manager=manager).train(
-        epochrt.LocalSession(worker_threads=2))
+        epochrt.LocalSession(worker_threads=2), **watch)
     print("epochs", epochs, flush=True)
 """)
 
 
-def start_script(tmp_path, sleep_ms, epochs):
+def start_script(tmp_path, sleep_ms, epochs, on_epoch_seconds=None):
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
+    extra = [] if on_epoch_seconds is None else [str(on_epoch_seconds)]
     proc = subprocess.Popen(
         [sys.executable, str(script), str(tmp_path / "ck"), str(sleep_ms),
-         str(epochs)],
+         str(epochs)] + extra,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env=dict(os.environ))
     assert proc.stdout.readline().strip() == "training"
@@ -301,5 +305,38 @@ def test_a_second_ctrl_c_stops_at_once(tmp_path):
     assert time.monotonic() - start < 15
     assert proc.returncode != 0
     assert "KeyboardInterrupt" in err
+    assert "stopping at once" in err
+    assert committed(tmp_path / "ck") == 0
+
+
+def test_ctrl_c_while_on_epoch_runs_is_the_users_not_the_callbacks(tmp_path):
+    """The signal surfaces in the callback's Python code; it is still the
+    user's Ctrl-C: stop after the running epoch, and say so."""
+    proc = start_script(tmp_path, 20, 400, on_epoch_seconds=0.3)
+    deadline = time.monotonic() + 60
+    while (committed(tmp_path / "ck") or 0) < 2:
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode != 0
+    assert "stopping after the running epoch" in err
+    assert "resumes from its last committed epoch" in err
+    assert committed(tmp_path / "ck") < 400
+
+
+def test_a_second_ctrl_c_stops_at_once_with_on_epoch_set(tmp_path):
+    proc = start_script(tmp_path, 3_600_000, 2, on_epoch_seconds=0.3)
+    deadline = time.monotonic() + 60
+    while committed(tmp_path / "ck") is None:
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    start = time.monotonic()
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - start < 15
     assert "stopping at once" in err
     assert committed(tmp_path / "ck") == 0
