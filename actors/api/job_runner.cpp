@@ -110,6 +110,11 @@ caf::expected<int64_t> job_runner::train(session& sess) {
                                         job_definition(job_, sess.ops().get()),
                                         options_.allow_job_change))
       return err;
+  // The job's nodes are its own while it runs: another job or group on
+  // them would interleave with its epochs on the same workspaces.
+  auto lease = sess.lease_nodes(job_.nodes(), "job '" + job_.name() + "'");
+  if (!lease)
+    return std::move(lease.error());
   auto where = attach_nodes(sess, job_, manager_ != nullptr);
   if (!where)
     return std::move(where.error());

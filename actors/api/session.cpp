@@ -23,6 +23,55 @@ session::~session() {
   // nop
 }
 
+node_lease::node_lease(session& owner, std::vector<std::string> nodes)
+  : owner_(&owner), nodes_(std::move(nodes)) {
+  // nop
+}
+
+node_lease::node_lease(node_lease&& other) noexcept
+  : owner_(other.owner_), nodes_(std::move(other.nodes_)) {
+  other.owner_ = nullptr;
+}
+
+node_lease::~node_lease() {
+  if (owner_ != nullptr)
+    owner_->release(nodes_);
+}
+
+caf::expected<node_lease>
+session::lease_nodes(const std::vector<std::string>& nodes,
+                     const std::string& holder) {
+  std::lock_guard<std::mutex> guard{lease_mtx_};
+  for (auto& node : nodes)
+    if (auto i = leased_.find(node); i != leased_.end())
+      return make_error(actors_errc::invalid_argument,
+                        "node '" + node + "' is in use by " + i->second
+                          + ", which runs on this session; run " + holder
+                          + " after it, or on a session of its own");
+  std::vector<std::string> taken;
+  for (auto& node : nodes)
+    if (leased_.emplace(node, holder).second)
+      taken.push_back(node);
+  return node_lease{*this, std::move(taken)};
+}
+
+caf::error session::check_unleased(const std::vector<std::string>& nodes) {
+  std::lock_guard<std::mutex> guard{lease_mtx_};
+  for (auto& node : nodes)
+    if (auto i = leased_.find(node); i != leased_.end())
+      return make_error(actors_errc::invalid_argument,
+                        "node '" + node + "' is in use by " + i->second
+                          + ", which runs on this session: a group run on it "
+                            "now would interleave with its epochs");
+  return {};
+}
+
+void session::release(const std::vector<std::string>& nodes) {
+  std::lock_guard<std::mutex> guard{lease_mtx_};
+  for (auto& node : nodes)
+    leased_.erase(node);
+}
+
 caf::error session::recover_lost_nodes() {
   return make_error(actors_errc::node_lost,
                     "this session cannot replace a lost node");
@@ -41,6 +90,13 @@ session::run(const task_group_def& group, const std::string& label,
              int64_t epoch, const std::vector<channel_def>& channels) {
   if (group.tasks.empty())
     return std::vector<task_output>{};
+  {
+    std::vector<std::string> group_nodes;
+    for (auto& task : group.tasks)
+      group_nodes.push_back(task.node);
+    if (auto err = check_unleased(group_nodes))
+      return err;
+  }
   if (auto err = check_channels(channels))
     return err;
   auto plan = make_exchange_plan(group, channels);

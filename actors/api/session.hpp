@@ -1,7 +1,9 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,27 @@ struct session_options {
   /// another task to make progress). 0: the machine's hardware threads, at
   /// least 4. Sessions whose nodes run elsewhere ignore it.
   size_t worker_threads = 0;
+};
+
+class session;
+
+/// Nodes a running job holds on its session (`session::lease_nodes`),
+/// until the lease is destroyed. Moves only.
+class node_lease {
+public:
+  node_lease(const node_lease&) = delete;
+  node_lease& operator=(const node_lease&) = delete;
+  node_lease(node_lease&& other) noexcept;
+  node_lease& operator=(node_lease&&) = delete;
+  ~node_lease();
+
+private:
+  friend class session;
+
+  node_lease(session& owner, std::vector<std::string> nodes);
+
+  session* owner_;
+  std::vector<std::string> nodes_;
 };
 
 /// Where task groups run (Caffe2's Session): a set of named nodes.
@@ -111,11 +134,29 @@ public:
   /// Stores `value` as blob `blob` of node `node`.
   caf::error put(const std::string& node, std::string blob, tensor value);
 
+  /// Holds `nodes` for `holder` (e.g. "job 'pipeline'") until the lease
+  /// goes: while it lives, another lease or a `run` of a group with a task
+  /// on any of them fails with actors_errc::invalid_argument naming the
+  /// node and its holder, rather than interleave with the holder's epochs
+  /// on the same workspaces. `job_runner::train` holds its job's nodes so;
+  /// `fetch` and `put` stay allowed.
+  caf::expected<node_lease> lease_nodes(const std::vector<std::string>& nodes,
+                                        const std::string& holder);
+
 protected:
   explicit session(session_options options);
 
 private:
+  friend class node_lease;
+
+  // An error when a node of `nodes` is leased.
+  caf::error check_unleased(const std::vector<std::string>& nodes);
+  void release(const std::vector<std::string>& nodes);
+
   session_options options_;
+  std::mutex lease_mtx_;
+  // Leased node -> its holder.
+  std::map<std::string, std::string> leased_;
 };
 
 } // namespace epochrt

@@ -318,3 +318,26 @@ def test_paths_may_be_path_objects(tmp_path):
     runner.train(epochrt.LocalSession(worker_threads=2),
                  stats_json=tmp_path / "stats.jsonl")
     assert (tmp_path / "stats.jsonl").read_text().count("\n") >= EPOCHS
+
+
+def test_a_group_on_a_node_a_training_job_holds_is_refused():
+    import threading
+    slow = epochrt.Job("slow")
+    slow.epoch_group.add_task(epochrt.Task("g:0", [
+        epochrt.Op("Sleep", ms=1500)]))
+    epochrt.epoch_limiter(slow, 1)
+    session = epochrt.LocalSession(worker_threads=2)
+    done = []
+    t = threading.Thread(
+        target=lambda: done.append(epochrt.JobRunner(slow)(session)))
+    t.start()
+    import time
+    time.sleep(0.5)
+    group = epochrt.TaskGroup()
+    group.add_task(epochrt.Task("g:0", [
+        epochrt.Op("ConstantFill", outputs=["x"])]))
+    with pytest.raises(epochrt.BadInput, match="in use by job 'slow'"):
+        session.run(group)
+    t.join()
+    assert done == [1]
+    assert session.run(group) == {}

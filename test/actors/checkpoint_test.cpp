@@ -210,6 +210,44 @@ BOOST_AUTO_TEST_CASE(a_checkpointed_job_commits_epochs_zero_to_four) {
       std::filesystem::is_directory(ckpt.get_ckpt_db_name("trainer_0", epoch)));
 }
 
+// Two jobs on one node of a session interleaved their epochs on the same
+// workspace, and both ended "right" with each other's counts.
+BOOST_AUTO_TEST_CASE(a_node_a_running_job_holds_refuses_another_job_and_group) {
+  auto slow = parse_job_json(R"({"name": "slow", "epoch_limit": 1,
+    "epoch": [{"node": "g", "ops": [{"type": "Sleep", "args": {"ms": 1500}}]}]})",
+                             "slow.json", *ops);
+  BOOST_REQUIRE_MESSAGE(slow, why(slow));
+  auto sess = new_session();
+  caf::expected<int64_t> first{caf::error{}};
+  std::thread t{[&] {
+    job_runner runner{*slow};
+    first = runner.train(*sess);
+  }};
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  job_runner second{load_example("pipeline.json")};
+  auto other = parse_job_json(R"({"name": "other", "epoch_limit": 1,
+    "epoch": [{"node": "g", "ops": [{"type": "ConstantFill",
+                                     "outputs": ["x"]}]}]})",
+                              "other.json", *ops);
+  BOOST_REQUIRE_MESSAGE(other, why(other));
+  job_runner clash{*other};
+  auto refused = clash.train(*sess);
+  auto group = sess->run(other->def().epoch_group);
+  auto elsewhere = second.train(*sess); // trainer_0: not held
+  t.join();
+  BOOST_REQUIRE_MESSAGE(first, why(first));
+  BOOST_REQUIRE(!refused);
+  BOOST_TEST(is_error(refused.error(), actors_errc::invalid_argument));
+  BOOST_TEST(
+    error_text(refused.error()).find("node 'g' is in use by job 'slow'")
+    != std::string::npos);
+  BOOST_REQUIRE(!group);
+  BOOST_TEST(is_error(group.error(), actors_errc::invalid_argument));
+  BOOST_TEST(static_cast<bool>(elsewhere), why(elsewhere));
+  auto after = clash.train(*sess); // released with the first job's end
+  BOOST_TEST(static_cast<bool>(after), why(after));
+}
+
 BOOST_AUTO_TEST_CASE(after_train_the_manager_lists_the_checkpointed_blobs) {
   checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
   auto sess = new_session();
