@@ -169,8 +169,8 @@ BOOST_AUTO_TEST_CASE(a_bad_node_name_is_an_error) {
                 "node name must not start with '.' or '-'");
   BOOST_TEST(parse_error(broken(R"("node": "trainer_0")", R"("node": "a/b")"))
              == "pipeline.json: init[0].node: invalid node name 'a/b': a "
-                "node name may only contain letters, digits, '_', '.' and "
-                "'-'");
+                "node name may only contain letters, digits, '_', '.', '-' "
+                "and ':'");
 }
 
 BOOST_AUTO_TEST_CASE(a_duplicate_field_is_an_error) {
