@@ -13,6 +13,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libxxhash-dev libssl-dev
   python3-matplotlib
   pybind11-dev python3-dev python3-numpy python3-pytest
+  python3-venv python3-pip python3-setuptools python3-wheel
   python3-torch python3-sklearn
   libgloo-dev libopenmpi-dev openmpi-bin
   iproute2
