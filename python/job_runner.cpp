@@ -232,7 +232,10 @@ job_runner::train_watching_signals(session& sess, const py::object* on_epoch) {
     {
       std::unique_lock<std::mutex> guard{reports.mtx};
       reports.cv.wait_for(guard, std::chrono::milliseconds(100), [&] {
-        return reports.done || (on_epoch != nullptr && !reports.lines.empty());
+        // Once on_epoch raised, its lines wait for nobody: no wake-up for
+        // them, or this thread would spin until the job stops.
+        return reports.done
+          || (on_epoch != nullptr && !raised && !reports.lines.empty());
       });
       if (reports.done)
         break;
