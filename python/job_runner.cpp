@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <fstream>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -128,11 +127,10 @@ int64_t job_runner::train(session& sess, const epoch_watch* watch) {
   std::shared_ptr<stats_json_writer> writer;
   const py::object* on_epoch = nullptr;
   if (watch != nullptr) {
-    std::shared_ptr<std::ofstream> file;
+    std::function<void(const std::string&)> file;
     if (watch->stats_json) {
-      file = std::make_shared<std::ofstream>(*watch->stats_json,
-                                             std::ios::out | std::ios::trunc);
-      if (!*file)
+      file = stats_json_writer::file_sink(*watch->stats_json);
+      if (!file)
         throw_if(make_error(actors_errc::invalid_argument,
                             "stats_json " + *watch->stats_json
                               + ": cannot be written"),
@@ -153,10 +151,8 @@ int64_t job_runner::train(session& sess, const epoch_watch* watch) {
     }
     writer = stats_json_writer::to_sink(
       [file, report, reports = reports_](const std::string& line) {
-        if (file) {
-          *file << line << '\n';
-          file->flush();
-        }
+        if (file)
+          file(line);
         if (report) {
           std::lock_guard<std::mutex> lines_guard{reports->mtx};
           reports->lines.push_back(line);

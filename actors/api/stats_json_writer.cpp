@@ -34,21 +34,27 @@ nlohmann::json node_json(const checkpoint_stats& s) {
 
 } // namespace
 
+std::function<void(const std::string&)>
+stats_json_writer::file_sink(const std::string& path) {
+  auto out
+    = std::make_shared<std::ofstream>(path, std::ios::out | std::ios::trunc);
+  if (!*out)
+    return {};
+  return [out](const std::string& line) {
+    *out << line << '\n';
+    out->flush();
+  };
+}
+
 std::shared_ptr<stats_json_writer>
 stats_json_writer::open(const std::string& path, bool checkpoints,
                         std::string& problem) {
-  auto out
-    = std::make_shared<std::ofstream>(path, std::ios::out | std::ios::trunc);
-  if (!*out) {
+  auto sink = file_sink(path);
+  if (!sink) {
     problem = "--stats-json " + path + ": cannot be written";
     return nullptr;
   }
-  return to_sink(
-    [out](const std::string& line) {
-      *out << line << '\n';
-      out->flush();
-    },
-    checkpoints);
+  return to_sink(std::move(sink), checkpoints);
 }
 
 std::shared_ptr<stats_json_writer>

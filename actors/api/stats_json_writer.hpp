@@ -42,6 +42,12 @@ public:
   static std::shared_ptr<stats_json_writer>
   open(const std::string& path, bool checkpoints, std::string& problem);
 
+  /// What `open` writes lines with: `path` created or truncated, each line
+  /// appended with its newline and flushed. Empty when `path` cannot be
+  /// written.
+  static std::function<void(const std::string&)>
+  file_sink(const std::string& path);
+
   /// Hands each line, without its newline, to `sink`, under the writer's
   /// mutex, on the thread of the event that completed it.
   static std::shared_ptr<stats_json_writer>
