@@ -225,6 +225,12 @@ closure's values).)doc")
          })
     .def_property_readonly("frozen", &op_registry::frozen,
                            "True once a session or a job uses it.");
+  m.def("code_digest", &code_digest, "fn"_a, R"doc(
+The digest register() takes as an op's code version when given none: of
+fn's bytecode, names and constants, the code nested in it and its
+defaults, without line numbers or file names ("code:" and 16 hex digits;
+"" for a callable without Python code). For helpers that register ops
+calling user code, so that a change of that code is a change of the job.)doc");
 }
 
 std::string workspace_name(workspace_type type) {
@@ -484,30 +490,41 @@ added to a group by add_task).)doc")
       "Parses and validates a job file's text; `source_name` starts every "
       "error message. Raises BadInput.")
     .def_property_readonly("name", &job::name)
+    // keep_alive given to def_property_readonly itself is ignored
+    // (pybind11 wraps the getter before it sees the extras): a group of a
+    // temporary job referred to freed memory. The getter carries it.
     .def_property_readonly(
       "init_group",
-      [](job& self) {
-        return task_group_ref{self, task_group_ref::which::init};
-      },
-      py::keep_alive<0, 1>(), "Run once, from scratch only.")
+      py::cpp_function(
+        [](job& self) {
+          return task_group_ref{self, task_group_ref::which::init};
+        },
+        py::keep_alive<0, 1>()),
+      "Run once, from scratch only.")
     .def_property_readonly(
       "epoch_group",
-      [](job& self) {
-        return task_group_ref{self, task_group_ref::which::epoch};
-      },
-      py::keep_alive<0, 1>(), "Run every epoch until a stop condition holds.")
+      py::cpp_function(
+        [](job& self) {
+          return task_group_ref{self, task_group_ref::which::epoch};
+        },
+        py::keep_alive<0, 1>()),
+      "Run every epoch until a stop condition holds.")
     .def_property_readonly(
       "download_group",
-      [](job& self) {
-        return task_group_ref{self, task_group_ref::which::download};
-      },
-      py::keep_alive<0, 1>(), "Run once after the last epoch.")
+      py::cpp_function(
+        [](job& self) {
+          return task_group_ref{self, task_group_ref::which::download};
+        },
+        py::keep_alive<0, 1>()),
+      "Run once after the last epoch.")
     .def_property_readonly(
       "exit_group",
-      [](job& self) {
-        return task_group_ref{self, task_group_ref::which::exit};
-      },
-      py::keep_alive<0, 1>(), "Run once, last.")
+      py::cpp_function(
+        [](job& self) {
+          return task_group_ref{self, task_group_ref::which::exit};
+        },
+        py::keep_alive<0, 1>()),
+      "Run once, last.")
     .def("add_stop_condition", &job::add_stop_condition, "node"_a, "blob"_a,
          "The job stops after an epoch in which `blob` on `node` is true. "
          "As in Caffe2, when no epoch task on `node` outputs `blob` yet, "

@@ -406,13 +406,13 @@ def digest(fn):
     return 'code:' + h.hexdigest()[:16]
 )py";
 
+} // namespace
+
 std::string code_digest(const py::function& fn) {
   py::dict scope;
   py::exec(code_digest_source, scope);
   return scope["digest"](fn).cast<std::string>();
 }
-
-} // namespace
 
 op_registry::op_registry()
   : registry_(std::make_shared<epochrt::op_registry>()) {

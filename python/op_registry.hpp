@@ -67,6 +67,13 @@ private:
   bool frozen_ = false;
 };
 
+/// A digest of `fn`'s code: its bytecode, names and constants, the code
+/// nested in it and its defaults, without line numbers or file names
+/// ("code:" and 16 hex digits; "" for a callable without Python code).
+/// What a Python op's code version is when `add` is given none. Needs the
+/// GIL.
+std::string code_digest(const pybind11::function& fn);
+
 /// True while this thread runs a Python op: the calls that would wait for
 /// the workspace the op's task holds check it, and raise instead of
 /// deadlocking.

@@ -1,5 +1,6 @@
 """Jobs built in Python: Job, TaskGroup, Task, Step, Op, epoch_limiter."""
 
+import gc
 import pathlib
 
 import numpy as np
@@ -260,3 +261,19 @@ def test_an_op_that_names_an_undeclared_channel_is_refused():
         epochrt.Op("CloseBlobsQueue", channel="nowhere")]))
     with pytest.raises(epochrt.BadInput, match="nowhere"):
         job.validate()
+
+
+def test_a_group_of_a_temporary_job_keeps_the_job_alive():
+    def build():
+        job = epochrt.Job("temporary")
+        job.init_group.add_task(epochrt.Task("a", [epochrt.Op(
+            "ConstantFill", outputs=["w"], shape=[2], dtype="f32")],
+            outputs=["w"]))
+        return job
+
+    groups = [build().init_group for _ in range(3)]
+    gc.collect()
+    for group in groups:
+        assert [t.node for t in group.tasks] == ["a"]
+        assert epochrt.LocalSession().run(group) == {
+            "init/a/0": {"w": pytest.approx(np.zeros(2, np.float32))}}
