@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Plots an `epochrt run --stats-json FILE` file: epoch time and checkpoint
-time per epoch, as a PNG.
+time per epoch, as a PNG, and below them each metric the lines carry
+(`--metric`, Python's `train(..., metrics=[...])`: a loss), one curve per
+task.
 
     python3 examples/plot_stats.py stats.jsonl stats.png
 
@@ -41,6 +43,19 @@ def checkpoint_ms(record):
     return (slowest + (record.get("commit_us") or 0)) / 1000.0
 
 
+def metric_curves(records):
+    """{blob: {task: [(epoch, value), ...]}} of the lines' metrics; a null
+    value (NaN, infinity) is left out."""
+    curves = {}
+    for r in records:
+        for blob, by_task in (r.get("metrics") or {}).items():
+            for task, value in by_task.items():
+                if value is not None:
+                    curves.setdefault(blob, {}).setdefault(task, []).append(
+                        (r["epoch"], value))
+    return curves
+
+
 def main(argv):
     if len(argv) != 3:
         print("usage: plot_stats.py STATS.jsonl OUT.png", file=sys.stderr)
@@ -72,20 +87,33 @@ def main(argv):
     ckpt = [(r["epoch"], checkpoint_ms(r)) for r in records]
     ckpt = [(e, ms) for e, ms in ckpt if ms is not None]
 
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    metrics = metric_curves(records)
+    fig, axes = plt.subplots(1 + len(metrics), 1, sharex=True, squeeze=False,
+                             figsize=(8, 4.5 + 2.5 * len(metrics)))
+    ax = axes[0][0]
     ax.plot(epochs, epoch_ms, marker="o", label="epoch time")
     if ckpt:
         ax.plot([e for e, _ in ckpt], [ms for _, ms in ckpt], marker="s",
                 label="checkpoint time (slowest node's save + commit)")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("epoch")
     ax.set_ylabel("milliseconds")
     ax.set_title(f"epochrt: {argv[1]}")
     ax.grid(True, alpha=0.3)
     ax.legend()
+    for row, (blob, curves) in enumerate(sorted(metrics.items()), 1):
+        ax = axes[row][0]
+        for task, points in sorted(curves.items()):
+            ax.plot([e for e, _ in points], [v for _, v in points],
+                    marker=".", label=task)
+        ax.set_ylabel(blob)
+        ax.grid(True, alpha=0.3)
+        if len(curves) <= 8:
+            ax.legend(fontsize="small")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("epoch")
     fig.tight_layout()
     fig.savefig(argv[2], format="png")
-    print(f"wrote {argv[2]}: {len(records)} epochs")
+    print(f"wrote {argv[2]}: {len(records)} epochs"
+          + "".join(f", {blob}" for blob in sorted(metrics)))
     return 0
 
 

@@ -87,9 +87,17 @@ job_runner::job_runner(job the_job,
             options(allow_job_change, stop_grace_seconds, events_,
                     [reports = reports_](int64_t epoch,
                                          const std::vector<task_output>& out) {
-                      std::lock_guard<std::mutex> guard{reports->mtx};
-                      if (reports->keep_outputs)
-                        reports->outputs[epoch] = out;
+                      std::shared_ptr<stats_json_writer> writer;
+                      {
+                        std::lock_guard<std::mutex> guard{reports->mtx};
+                        if (reports->keep_outputs)
+                          reports->outputs[epoch] = out;
+                        writer = reports->writer;
+                      }
+                      // Not under reports->mtx: the writer's sink takes it
+                      // under the writer's own mutex.
+                      if (writer)
+                        writer->on_epoch_outputs(epoch, out);
                     })) {}
 
 job_runner::~job_runner() {
@@ -160,6 +168,11 @@ int64_t job_runner::train(session& sess, const epoch_watch* watch) {
         }
       },
       manager_ != nullptr);
+    writer->set_metrics(watch->metrics);
+    {
+      std::lock_guard<std::mutex> lines_guard{reports_->mtx};
+      reports_->writer = writer;
+    }
     events_->set(writer);
     if (manager_)
       manager_->events().set(writer);
@@ -176,6 +189,7 @@ int64_t job_runner::train(session& sess, const epoch_watch* watch) {
       std::lock_guard<std::mutex> guard{self.reports_->mtx};
       self.reports_->keep_outputs = false;
       self.reports_->outputs.clear();
+      self.reports_->writer.reset();
     }
   } unwatched{*this, writer};
   auto result = train_watching_signals(sess, on_epoch);

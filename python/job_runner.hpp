@@ -51,6 +51,8 @@ public:
   struct epoch_watch {
     pybind11::object on_epoch = pybind11::none();
     std::optional<std::string> stats_json;
+    /// Epoch task outputs that go into the lines as metrics.
+    std::vector<std::string> metrics;
   };
 
   /// Runs the job on `sess`; returns the last epoch. With `watch`, reports
@@ -130,6 +132,8 @@ private:
     std::deque<std::string> lines;
     std::map<int64_t, std::vector<task_output>> outputs;
     bool keep_outputs = false;
+    // The running train's writer, told each epoch's outputs (metrics).
+    std::shared_ptr<stats_json_writer> writer;
   };
 
   // A Python warning when the checkpoint of `epoch`, the last, is not

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -1035,17 +1036,29 @@ session.)doc")
 // JobRunner.train: the watch made and destroyed with the GIL, the job run
 // without it.
 int64_t train_watched(job_runner& self, session& sess, py::object on_epoch,
-                      py::object stats_json) {
+                      py::object stats_json, py::object metrics) {
   if (!on_epoch.is_none() && !PyCallable_Check(on_epoch.ptr()))
     bad_argument("on_epoch: expected a function of one argument, the "
                  "epoch's record");
   auto watch = std::make_unique<job_runner::epoch_watch>();
+  if (!metrics.is_none()) {
+    if (py::isinstance<py::str>(metrics) || py::isinstance<py::bytes>(metrics))
+      bad_argument("metrics: expected a list of blob names, got a string");
+    watch->metrics = metrics.cast<std::vector<std::string>>();
+    std::set<std::string> outputs;
+    for (auto& task : self.get_job().epoch_group().tasks)
+      outputs.insert(task.outputs.begin(), task.outputs.end());
+    for (auto& metric : watch->metrics)
+      if (outputs.count(metric) == 0)
+        bad_argument("metrics: no epoch task outputs '" + metric + "'");
+  }
   watch->on_epoch = std::move(on_epoch);
   if (!stats_json.is_none())
     watch->stats_json = py::module_::import("os")
                           .attr("fspath")(stats_json)
                           .cast<std::string>();
-  auto watched = !watch->on_epoch.is_none() || watch->stats_json;
+  auto watched = !watch->on_epoch.is_none() || watch->stats_json
+    || !watch->metrics.empty();
   py::gil_scoped_release release;
   auto result = self.train(sess, watched ? watch.get() : nullptr);
   py::gil_scoped_acquire gil;
@@ -1099,6 +1112,7 @@ as a second Ctrl-C or request_stop_now cancels it at once.)doc")
       "allow_job_change"_a = false, "stop_grace"_a = py::none())
     .def("__call__", train_watched, "session"_a, py::kw_only(),
          "on_epoch"_a = py::none(), "stats_json"_a = py::none(),
+         "metrics"_a = py::none(),
          "train(session): Caffe2's form, runner(session).")
     .def("save_checkpoints", &job_runner::save_checkpoints,
          py::call_guard<py::gil_scoped_release>(), "epoch"_a, "session"_a,
@@ -1110,7 +1124,8 @@ fails, is a warning in the log and no error, as in Caffe2. Raises
 BadInput without a checkpoint manager, or when another job holds the
 directory.)doc")
     .def("train", train_watched, "session"_a, py::kw_only(),
-         "on_epoch"_a = py::none(), "stats_json"_a = py::none(), R"doc(
+         "on_epoch"_a = py::none(), "stats_json"_a = py::none(),
+         "metrics"_a = py::none(), R"doc(
 Runs the job to its end on `session` and returns the last epoch.
 
 `stats_json`: a file that gets what every epoch cost, one JSON object per
@@ -1123,7 +1138,10 @@ that line's fields ("epoch", "epoch_us", "snapshot_us", "commit_us",
 epoch group's outputs (a loss, say). The job does not wait for it: a
 stop it causes (an exception it raises, which train then raises) comes
 at the first epoch boundary after it. It may ask the checkpoint manager
-for names only (docs/python.md).
+for names only (docs/python.md). `metrics`: epoch task outputs (blob
+names) of one number each, a loss say, that go into the lines (and
+records) as "metrics": {blob: {task: number}}, which
+examples/plot_stats.py draws; a name no epoch task outputs raises BadInput.
 
 Raises
 JobFailed (a task failed; the checkpoint to resume from cannot be loaded),

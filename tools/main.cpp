@@ -272,6 +272,12 @@ int run_main(int argc, char** argv) {
                  "fsync, commit times, bytes, blobs) to FILE as JSON lines")
     ->type_name("FILE");
   run
+    ->add_option("--metric", args.run.metrics,
+                 "With --stats-json: the epoch tasks' output BLOB, one "
+                 "number (a loss), goes into each epoch's line under "
+                 "\"metrics\" (repeatable)")
+    ->type_name("BLOB");
+  run
     ->add_option("--trace", args.run.trace,
                  "Write the job's timeline to FILE (Chrome trace-event "
                  "JSON: open it in ui.perfetto.dev or chrome://tracing)")

@@ -91,6 +91,10 @@ bool check_arguments(const run_options& opts, std::vector<fetch_spec>& out) {
     print_error("--max-failures needs --node: only remote nodes can be lost");
     return false;
   }
+  if (!opts.metrics.empty() && !opts.stats_json) {
+    print_error("--metric needs --stats-json");
+    return false;
+  }
   if (opts.reconnect_timeout_ms < 0) {
     print_error("--reconnect-timeout-ms must not be negative");
     return false;
@@ -104,6 +108,25 @@ bool check_arguments(const run_options& opts, std::vector<fetch_spec>& out) {
     }
     out.push_back(std::move(*spec));
   }
+  return true;
+}
+
+/// Every --metric is an output of an epoch task: a misspelt one would
+/// otherwise be silently missing from every line.
+bool check_metrics(const run_options& opts, const job& the_job) {
+  std::set<std::string> outputs;
+  for (auto& task : the_job.epoch_group().tasks)
+    outputs.insert(task.outputs.begin(), task.outputs.end());
+  for (auto& metric : opts.metrics)
+    if (outputs.count(metric) == 0) {
+      std::string known;
+      for (auto& blob : outputs)
+        known += (known.empty() ? "" : ", ") + printable(blob);
+      print_error("--metric " + printable(metric)
+                  + ": no epoch task outputs it (their outputs: "
+                  + (known.empty() ? "none" : known) + ")");
+      return false;
+    }
   return true;
 }
 
@@ -350,6 +373,7 @@ struct observers {
         print_error(problem);
         return false;
       }
+      stats->set_metrics(opts.metrics);
       fanout->add(stats);
     }
     if (opts.trace) {
@@ -406,6 +430,8 @@ int run_job(const run_options& opts) {
     print_error(job_file_error(opts.job_file, loaded.error()));
     return exit_bad_input;
   }
+  if (!check_metrics(opts, *loaded))
+    return exit_bad_input;
   // One job per directory: --from-scratch writes the metadata at once, so
   // it locks first.
   std::shared_ptr<dir_lock> lock;
@@ -525,6 +551,12 @@ int run_job(const run_options& opts) {
   runner_opts.max_node_failures = opts.max_failures;
   runner_opts.allow_job_change = opts.allow_job_change;
   runner_opts.events = watch.events();
+  if (watch.stats && !opts.metrics.empty())
+    runner_opts.on_epoch
+      = [stats = watch.stats](int64_t epoch,
+                              const std::vector<task_output>& outputs) {
+          stats->on_epoch_outputs(epoch, outputs);
+        };
   job_runner runner{std::move(*loaded), manager.get(), opts.resume_from,
                     upload.get(), runner_opts};
   signals.watch(

@@ -71,6 +71,8 @@ struct run_options {
   /// Appends what every epoch cost to FILE, one JSON object per line
   /// (stats_json_writer.hpp).
   std::optional<std::string> stats_json;
+  /// Epoch task outputs that are metrics in the stats lines (--metric).
+  std::vector<std::string> metrics;
   /// Writes the job's timeline to FILE in the Chrome trace-event format
   /// (trace_writer.hpp).
   std::optional<std::string> trace;

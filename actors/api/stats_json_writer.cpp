@@ -1,6 +1,8 @@
 #include <epochrt/actors/api/stats_json_writer.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -160,6 +162,27 @@ void stats_json_writer::on_event(const job_event& ev) {
   }
 }
 
+void stats_json_writer::set_metrics(std::vector<std::string> blobs) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  metrics_ = std::move(blobs);
+}
+
+void stats_json_writer::on_epoch_outputs(
+  int64_t epoch, const std::vector<task_output>& outputs) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (metrics_.empty())
+    return;
+  for (auto& out : outputs) {
+    if (std::find(metrics_.begin(), metrics_.end(), out.blob) == metrics_.end()
+        || out.value.type == dtype::string || out.value.element_count() != 1
+        || !out.value.consistent())
+      continue;
+    auto value = element_as_double(out.value, 0);
+    pending_[epoch].metrics[out.blob][out.task]
+      = std::isfinite(value) ? std::optional<double>{value} : std::nullopt;
+  }
+}
+
 void stats_json_writer::maybe_write(int64_t epoch, bool force) {
   auto i = pending_.find(epoch);
   if (i == pending_.end())
@@ -182,6 +205,13 @@ void stats_json_writer::maybe_write(int64_t epoch, bool force) {
     for (auto& s : r.nodes)
       nodes.push_back(node_json(s));
     line["nodes"] = std::move(nodes);
+  }
+  if (!r.metrics.empty()) {
+    auto metrics = nlohmann::json::object();
+    for (auto& [blob, by_task] : r.metrics)
+      for (auto& [task, value] : by_task)
+        metrics[blob][task] = value ? nlohmann::json(*value) : nullptr;
+    line["metrics"] = std::move(metrics);
   }
   line["failures"] = failures_;
   line["recoveries"] = recoveries_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <epochrt/actors/api/job_events.hpp>
+#include <epochrt/messages/task_output.hpp>
 
 namespace epochrt {
 
@@ -28,7 +29,9 @@ namespace epochrt {
 ///   node: `save_us`, `snapshot_us`, `write_us`, `sync_us`, `bytes`,
 ///   `bytes_written`, `blobs`, `blobs_written`, `blobs_skipped`), and the
 ///   running counts `failures` and `recoveries`. Without checkpoints only
-///   the epoch's own figures.
+///   the epoch's own figures. With metrics named (`set_metrics`),
+///   `metrics`: {blob: {task: number}}, the epoch tasks' outputs of those
+///   names that hold one number (a loss), NaN and infinities as null.
 /// - `load`: a node's load of checkpoint `epoch` on a resume: `node`,
 ///   `load_us`, `bytes`, `blobs`.
 /// - `node_lost` (`error`, `failures`) and `recovered` (`recovery_us`,
@@ -57,6 +60,16 @@ public:
 
   void on_event(const job_event& event) override;
 
+  /// Names the task outputs that are metrics (see the `epoch` line). Call
+  /// before the job runs; names the epoch group's tasks do not output are
+  /// never in a line.
+  void set_metrics(std::vector<std::string> blobs);
+
+  /// The epoch group's outputs of `epoch`, as an `epoch_observer` gets
+  /// them before the epoch's `epoch` event: the metrics among them go into
+  /// that epoch's line. Thread-safe.
+  void on_epoch_outputs(int64_t epoch, const std::vector<task_output>& outputs);
+
   /// Writes the epochs still waiting for a figure (a job that stopped or
   /// failed before their commit) as they are.
   void close();
@@ -73,6 +86,8 @@ private:
     std::optional<bool> committed;
     std::string error;
     std::vector<checkpoint_stats> nodes;
+    /// blob -> task -> value; null for a value that is not finite.
+    std::map<std::string, std::map<std::string, std::optional<double>>> metrics;
   };
 
   stats_json_writer(std::function<void(const std::string&)> sink,
@@ -90,6 +105,7 @@ private:
   bool checkpoints_;
   job_event::clock::time_point origin_;
   std::map<int64_t, epoch_record> pending_;
+  std::vector<std::string> metrics_;
   int64_t failures_ = 0;
   int64_t recoveries_ = 0;
 };

@@ -72,6 +72,32 @@ def test_stats_json_writes_the_lines_on_epoch_gets(tmp_path):
     assert [line for line in lines if line["type"] == "epoch"] == records
 
 
+def test_a_named_output_is_a_metric_of_each_epochs_record_and_line(tmp_path):
+    records = []
+    path = tmp_path / "stats.jsonl"
+    train(countdown_job(3), tmp_path / "ckpt", on_epoch=records.append,
+          stats_json=path, metrics=["loss"])
+    assert "metrics" not in records[0]
+    assert [r["metrics"] for r in records[1:]] == [
+        {"loss": {"train": 8.0 * STEP ** e}} for e in range(1, 4)]
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [line.get("metrics") for line in lines] == [
+        r.get("metrics") for r in records]
+
+
+def test_metrics_alone_need_no_callback_or_file():
+    assert train(countdown_job(2), metrics=["loss"]) == 2
+
+
+@pytest.mark.parametrize("metrics, problem", [
+    (["los"], "no epoch task outputs 'los'"),
+    ("loss", "a list of blob names, got a string"),
+])
+def test_a_metric_no_epoch_task_outputs_is_refused(metrics, problem):
+    with pytest.raises(epochrt.BadInput, match=problem):
+        train(countdown_job(2), metrics=metrics)
+
+
 def test_an_exception_in_on_epoch_stops_the_job_and_is_raised(tmp_path):
     seen = []
 

@@ -241,6 +241,36 @@ BOOST_AUTO_TEST_CASE(without_checkpoints_lines_hold_the_epoch_times) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(a_metric_is_each_epoch_tasks_output_in_its_line) {
+  temp_dir dir;
+  auto stats = dir.sub("stats.jsonl");
+  auto r = cli({"run", jobs + "pipeline.json", "--checkpoint-dir",
+                dir.sub("ckpt"), "--stats-json", stats, "--metric", "total"});
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  auto epochs = of_type(json_lines(stats), "epoch");
+  BOOST_TEST_REQUIRE(epochs.size() == 5u);
+  BOOST_TEST(!epochs[0].contains("metrics")); // init has no epoch outputs
+  std::vector<double> totals;
+  for (size_t i = 1; i < epochs.size(); ++i)
+    totals.push_back(epochs[i]["metrics"]["total"]["read"].get<double>());
+  BOOST_TEST(totals == (std::vector<double>{103, 115, 136, 145}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(a_metric_no_epoch_task_outputs_is_bad_input) {
+  temp_dir dir;
+  auto r = cli({"run", jobs + "pipeline.json", "--stats-json",
+                dir.sub("stats.jsonl"), "--metric", "totl"});
+  BOOST_TEST(r.exit_code == 2, r.err);
+  BOOST_TEST(contains(r.err,
+                      "--metric totl: no epoch task outputs it "
+                      "(their outputs: finished, total)"),
+             r.err);
+  r = cli({"run", jobs + "pipeline.json", "--metric", "total"});
+  BOOST_TEST(r.exit_code == 2, r.err);
+  BOOST_TEST(contains(r.err, "--metric needs --stats-json"), r.err);
+}
+
 BOOST_AUTO_TEST_CASE(a_file_that_cannot_be_written_is_bad_input) {
   temp_dir dir;
   auto r = cli({"run", jobs + "pipeline.json", "--stats-json",

@@ -11,10 +11,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 "$epochrt" -q run "$source_dir/examples/jobs/pipeline3.json" \
-  --checkpoint-dir "$work/ckpt" --stats-json "$work/stats.jsonl" >/dev/null
+  --checkpoint-dir "$work/ckpt" --stats-json "$work/stats.jsonl" \
+  --metric total >/dev/null
 out=$("$py" "$source_dir/examples/plot_stats.py" "$work/stats.jsonl" "$work/stats.png")
 echo "$out"
-[[ $out == "wrote $work/stats.png: 5 epochs" ]] || { echo "unexpected: $out"; exit 1; }
+[[ $out == "wrote $work/stats.png: 5 epochs, total" ]] || { echo "unexpected: $out"; exit 1; }
 # A PNG: its 8-byte signature, and more than a blank image's few hundred bytes.
 signature=$(head -c 8 "$work/stats.png" | od -An -tx1 | tr -d ' \n')
 [[ $signature == 89504e470d0a1a0a ]] || { echo "not a PNG: $signature"; exit 1; }
