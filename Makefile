@@ -8,7 +8,7 @@ MIB ?= 512
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 .PHONY: all deps configure build test demo distributed-demo bench bench-epoch \
-        bench-faults bench-collectives bench-python bench-scale asan tsan \
+        bench-faults bench-collectives bench-python bench-torch bench-scale asan tsan \
         format clean
 
 all: build
@@ -52,6 +52,12 @@ bench-collectives: build
 # priority: on a busy machine the figures are indicative only.
 bench-python: build
 	PYTHONPATH=$(BUILD)/python nice -n 19 /usr/bin/python3 bench/python_bench.py
+
+# examples/python/torch_digits.py's model trained by epochrt (in one process
+# and on three daemons, checkpoints on) beside torch DDP over gloo with a
+# torch.save per epoch: epoch_vs_ddp and checkpoint_ms (bench/torch_ddp_bench.py).
+bench-torch: build
+	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/torch_ddp_bench.py
 
 # A data-parallel job over 4, 16, 64 and 128 node daemons, without and with
 # --replicas 1, against the same nodes in one process: per-epoch and commit

@@ -50,6 +50,7 @@ import array
 import collections
 import contextlib
 import copy
+import functools
 import hashlib
 import json
 import math
@@ -94,8 +95,16 @@ def _json_bytes(value):
     return np.array([json.dumps(value, sort_keys=True).encode()], dtype=object)
 
 
-def _json_of(blob):
-    return json.loads(bytes(blob.reshape(-1)[0]).decode())
+@functools.lru_cache(maxsize=64)
+def _parsed_json(text):
+    return json.loads(text)
+
+
+def _json_of(blob, fresh=False):
+    """The JSON value of a string blob, parsed once per text: shared unless
+    `fresh` (a copy for a caller that may keep or change it)."""
+    value = _parsed_json(bytes(blob.reshape(-1)[0]))
+    return copy.deepcopy(value) if fresh else value
 
 
 def _plain(value, what):
@@ -290,6 +299,9 @@ class Trainer:
         self.others = [k for k in self.keys if k not in self.trainable]
         self._shapes = {k: (tuple(t.shape), t.dtype)
                         for k, t in self._tensors.items()}
+        self._numpy_dtypes = {
+            k: torch.empty(0, dtype=t.dtype).numpy().dtype
+            for k, t in self._tensors.items()}
         self._initial = {k: t.detach().clone()
                          for k, t in self._tensors.items()}
         key_of = {id(t): k for k, t in self._tensors.items()}
@@ -575,14 +587,15 @@ class Trainer:
 
     def _check_shape(self, key, array):
         shape, dtype = self._shapes[key]
+        if array.shape == shape and array.dtype == self._numpy_dtypes[key]:
+            return
         got = torch.from_numpy(np.empty(0, array.dtype)).dtype
-        if tuple(array.shape) != shape or got != dtype:
-            raise RuntimeError(
-                "size mismatch for %s: the blob %s holds %s %s, the module "
-                "expects %s %s (a checkpoint of another model?)"
-                % (key, self.blob(key), str(got).replace("torch.", ""),
-                   list(array.shape), str(dtype).replace("torch.", ""),
-                   list(shape)))
+        raise RuntimeError(
+            "size mismatch for %s: the blob %s holds %s %s, the module "
+            "expects %s %s (a checkpoint of another model?)"
+            % (key, self.blob(key), str(got).replace("torch.", ""),
+               list(array.shape), str(dtype).replace("torch.", ""),
+               list(shape)))
 
     def _bind(self, key, array):
         self._check_shape(key, array)
@@ -729,7 +742,7 @@ class Trainer:
     def _scheduler_step(self, scheduler_blob):
         """Steps the scheduler from its blob (the optimizer's groups bound
         already); returns the new groups and scheduler blobs."""
-        self.scheduler.load_state_dict(_json_of(scheduler_blob))
+        self.scheduler.load_state_dict(_json_of(scheduler_blob, fresh=True))
         with warnings.catch_warnings():
             # "lr_scheduler.step() before optimizer.step()": the optimizer
             # stepped, in another op.
