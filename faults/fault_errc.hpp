@@ -27,4 +27,7 @@ std::string to_string(fault_errc x);
 
 caf::error make_error(fault_errc code, std::string context = {});
 
+/// Whether `err` is the error `code` (false for no error).
+bool is_error(const caf::error& err, fault_errc code) noexcept;
+
 } // namespace epochrt

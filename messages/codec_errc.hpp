@@ -25,4 +25,7 @@ std::string to_string(codec_errc x);
 
 caf::error make_error(codec_errc code, std::string context = {});
 
+/// Whether `err` is the error `code` (false for no error).
+bool is_error(const caf::error& err, codec_errc code) noexcept;
+
 } // namespace epochrt

@@ -22,6 +22,7 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/core/job_attempt_actor.hpp>
 #include <epochrt/actors/core/node_actor.hpp>
+#include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
@@ -97,7 +98,7 @@ BOOST_AUTO_TEST_CASE(a_job_attempt_runs_nothing_on_a_node_that_lacks_an_op) {
   auto attempt = spawn_job_attempt(*sys, cfg);
   auto epochs = ask<job_result>(attempt, run_attempt{}, milliseconds(5000));
   BOOST_REQUIRE(!epochs);
-  BOOST_TEST(epochs.error().category() == runtime_category);
+  BOOST_TEST(in_category(epochs.error(), runtime_category));
   BOOST_TEST(contains(error_text(epochs.error()), "node a has no op 'Add'"),
              error_text(epochs.error()));
   BOOST_TEST(groups->load() == 0);

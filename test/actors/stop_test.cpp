@@ -15,8 +15,7 @@ using epochrt::test::why;
 namespace {
 
 bool is_stopped(const caf::error& err) {
-  return err.category() == actors_category
-    && err.code() == static_cast<uint8_t>(actors_errc::stopped);
+  return is_error(err, actors_errc::stopped);
 }
 
 std::vector<int64_t> committed_epochs(const std::string& dir) {

@@ -996,8 +996,7 @@ BOOST_AUTO_TEST_SUITE(metadata_file)
 namespace {
 
 bool is_corrupt(const caf::error& err) {
-  return err.category() == epochrt::persistence_category
-    && err.code() == static_cast<uint8_t>(epochrt::persistence_errc::corrupt);
+  return epochrt::is_error(err, epochrt::persistence_errc::corrupt);
 }
 
 template <class T>

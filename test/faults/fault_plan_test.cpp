@@ -15,6 +15,7 @@
 #include <epochrt/faults/fault_errc.hpp>
 #include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/faults/fault_plan.hpp>
+#include <epochrt/messages/error_text.hpp>
 
 using namespace epochrt;
 
@@ -30,7 +31,7 @@ fault_plan parse_ok(const std::string& text) {
 std::string parse_error(const std::string& text) {
   auto plan = parse_fault_plan(text, "plan.json");
   BOOST_REQUIRE_MESSAGE(!plan, "a bad plan was accepted: " << text);
-  BOOST_CHECK(plan.error().category() == fault_category);
+  BOOST_CHECK(in_category(plan.error(), fault_category));
   BOOST_CHECK_EQUAL(plan.error().code(),
                     static_cast<uint8_t>(fault_errc::invalid_plan));
   return plan.error().context().get_as<std::string>(0);
@@ -332,7 +333,7 @@ BOOST_AUTO_TEST_CASE(strike_blocking_sleeps_a_delay_and_returns_an_io_error) {
   auto err = strike_blocking(&faults, fault_point::save_batch_before,
                              {"n", 2, {}}, action);
   BOOST_REQUIRE(err);
-  BOOST_CHECK(err.category() == fault_category);
+  BOOST_CHECK(in_category(err, fault_category));
   auto text = err.context().get_as<std::string>(0);
   BOOST_CHECK_MESSAGE(contains(text,
                                "injected ENOSPC at save.batch.before "

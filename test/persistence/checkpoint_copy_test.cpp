@@ -152,8 +152,7 @@ std::shared_ptr<fault_injector> plan(fault_point point, fault_kind kind) {
 }
 
 bool injected(const caf::error& err) {
-  return err && err.category() == fault_category
-    && err.code() == static_cast<uint8_t>(fault_errc::injected);
+  return is_error(err, fault_errc::injected);
 }
 
 copy_options with_faults(const std::shared_ptr<fault_injector>& faults) {

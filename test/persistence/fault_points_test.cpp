@@ -22,6 +22,7 @@
 #include "test/persistence/test_util.hpp"
 #include <epochrt/faults/fault_errc.hpp>
 #include <epochrt/faults/fault_injector.hpp>
+#include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/tensor.hpp>
 #include <epochrt/persistence/checkpoint_reader.hpp>
 #include <epochrt/persistence/checkpoint_writer.hpp>
@@ -74,8 +75,7 @@ std::shared_ptr<fault_injector> plan(fault_rule x, uint64_t seed = 0) {
 }
 
 bool injected(const caf::error& err) {
-  return err.category() == fault_category
-    && err.code() == static_cast<uint8_t>(fault_errc::injected);
+  return is_error(err, fault_errc::injected);
 }
 
 template <class T>
@@ -111,14 +111,14 @@ caf::expected<manifest> write_db(const std::string& path, int64_t epoch,
 std::string load_outcome(const std::string& path, const blob_list& values) {
   auto reader = checkpoint_reader::open(path);
   if (!reader)
-    return reader.error().category() == persistence_category
+    return in_category(reader.error(), persistence_category)
       ? "error"
       : "unexpected " + text(reader.error());
   bool failed = false;
   for (auto& [name, value] : values) {
     auto back = (*reader)->read(name);
     if (!back) {
-      if (back.error().category() != persistence_category)
+      if (!in_category(back.error(), persistence_category))
         return "unexpected " + text(back.error());
       failed = true;
     } else if (!(*back == value)) {

@@ -35,10 +35,8 @@ inline tensor floats(size_t n, float base) {
   return make_tensor<float>({static_cast<int64_t>(n)}, values);
 }
 
-// False for no error (CAF 0.17's category() of no error dereferences null).
 inline bool has_code(const caf::error& err, persistence_errc code) {
-  return err && err.category() == persistence_category
-    && err.code() == static_cast<uint8_t>(code);
+  return is_error(err, code);
 }
 
 template <class T>

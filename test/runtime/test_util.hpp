@@ -72,8 +72,7 @@ inline std::vector<double> doubles(const tensor& x) {
 }
 
 inline bool is_code(const caf::error& err, runtime_errc code) {
-  return err && err.category() == runtime_category
-    && err.code() == static_cast<uint8_t>(code);
+  return is_error(err, code);
 }
 
 inline tensor i64s(std::vector<int64_t> shape, std::vector<int64_t> values) {
