@@ -1,6 +1,6 @@
 """A PyTorch model trained data-parallel as an epochrt job.
 
-`Trainer` holds an `nn.Module`, its `torch.optim` optimizer (and LR
+`Trainer` takes an `nn.Module`, its `torch.optim` optimizer (and LR
 scheduler), a loss function and a dataset, and turns them into ops and
 tasks: each node trains on its shard of the data, the nodes' gradients
 are averaged by one all-reduce per step, and everything a resume needs is
@@ -13,7 +13,7 @@ one bit for bit::
     trainer.register(ops)
     job = trainer.make_job(["n0", "n1", "n2"], epochs=20)
     runner = epochrt.JobRunner(job, checkpoint_manager=manager)
-    runner.train(epochrt.LocalSession(ops=ops))
+    runner.train(epochrt.LocalSession(ops=ops, worker_threads=1))
     trainer.load_into_module(session, "n0")
 
 What each node's workspace holds (`<name>` is the trainer's name, "model"
@@ -22,8 +22,8 @@ unless given):
 - `<name>/<key>` for each key of `model.state_dict()` (parameters and
   buffers; a tensor tied under two keys is one blob, named by the first);
 - `<name>/optimizer/<key>/<state>` for each parameter's optimizer state
-  (`momentum_buffer`, `exp_avg`, ...), `<name>/optimizer/steps` (steps
-  taken) and `<name>/optimizer/param_groups` (the groups' hyperparameters,
+  (`momentum_buffer`, `exp_avg`, `step`, ...), `<name>/optimizer/steps`
+  (steps taken) and `<name>/optimizer/param_groups` (the groups' settings,
   JSON: the learning rate a scheduler sets is there);
 - `<name>/scheduler`: the LR scheduler's `state_dict()`, JSON;
 - `<name>/rng/torch`, `<name>/rng/numpy`, `<name>/rng/python`: the node's
@@ -31,54 +31,48 @@ unless given):
   around each call of the user's code (so dropout and augmentation draw
   per node, and resume where they were);
 - `<name>/sampler`: the pass over the shard and the step within it;
-- `<name>/grad/<i>`: the gradient buckets, all-reduced in one collective
-  call per step; `<name>/loss`: the epoch's mean loss, the epoch tasks'
+- `<name>/grad/<i>` and `<name>/grad/used`: the gradient buckets and which
+  parameters had a gradient, all-reduced in one collective call per step;
+  `<name>/loss`: the epoch's mean loss over every node, the epoch tasks'
   output (and a metric of the stats lines).
 
-Memory: the module's parameters are views of the blobs while an op runs
-(no copy, updated in place by `optimizer.step()`), and are released when
-it returns: while a job runs, the module holds no weights of its own.
-`load_into_module` gives it a node's weights back.
+The module, optimizer and scheduler given are templates: the trainer
+trains copies of its own, whose parameters are views of a node's blobs
+while an op runs (no copy; `optimizer.step()` updates them in place).
+The module given keeps its weights until `load_into_module` gives it a
+node's, so it can be evaluated while the job runs.
 
-Threads: the nodes of a LocalSession share one module and one optimizer
-object, and torch releases the GIL inside its kernels; each call of this
-module's ops holds one process-wide lock, so the nodes' steps run one at
-a time in a process (use daemons for parallel training).
+Threads: the nodes of a LocalSession share the trainer's copies and the
+process's random generators, and torch releases the GIL inside its
+kernels; each call of the trainer's ops holds one process-wide lock, so
+the nodes' steps run one at a time in a process (use daemons for parallel
+training).
 """
 
-import array
 import collections
-import contextlib
 import copy
-import functools
 import hashlib
 import json
 import math
-import random
-import struct
 import threading
+import types
 import warnings
 
 import numpy as np
 import torch
 
 import epochrt
+from epochrt import _torch_state as state
 
 __all__ = ["Trainer"]
 
-# Torch's and NumPy's global generators, the module and the optimizer are
-# shared by the nodes of one process: one call at a time.
+# Torch's, NumPy's and random's global generators, the trainer's module
+# and optimizer are shared by the nodes of one process: one call at a time.
 _lock = threading.RLock()
 
-
-@contextlib.contextmanager
-def _quiet_readonly():
-    """A context in which torch.from_numpy does not warn about read-only
-    arrays: the ops here never write into their read-only inputs."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore",
-                                "The given NumPy array is not writable")
-        yield
+# What a blob holds; a parameter or state of another dtype is refused.
+_BLOB_DTYPES = {torch.float32, torch.float64, torch.int32, torch.int64,
+                torch.uint8, torch.bool}
 
 
 def _digest_tensors(tensors):
@@ -91,109 +85,59 @@ def _digest_tensors(tensors):
     return h.hexdigest()[:16]
 
 
-def _json_bytes(value):
-    return np.array([json.dumps(value, sort_keys=True).encode()], dtype=object)
+def _dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
 
 
-@functools.lru_cache(maxsize=64)
-def _parsed_json(text):
-    return json.loads(text)
+def _schedulers_in(scheduler):
+    """The scheduler and those it chains (ChainedScheduler, SequentialLR)."""
+    found = [scheduler]
+    for inner in getattr(scheduler, "_schedulers", None) or []:
+        found += _schedulers_in(inner)
+    return found
 
 
-def _json_of(blob, fresh=False):
-    """The JSON value of a string blob, parsed once per text: shared unless
-    `fresh` (a copy for a caller that may keep or change it)."""
-    value = _parsed_json(bytes(blob.reshape(-1)[0]))
-    return copy.deepcopy(value) if fresh else value
+def _functions_of(scheduler):
+    """The user functions a scheduler calls (LambdaLR's lambdas, CyclicLR's
+    scale_fn), whose code is part of the job."""
+    found = []
+    for s in _schedulers_in(scheduler):
+        for value in vars(s).values():
+            values = value if isinstance(value, (list, tuple)) else [value]
+            found += [v for v in values if isinstance(v, types.FunctionType)]
+    return found
 
 
-def _plain(value, what):
-    """`value` as JSON accepts it, or TypeError naming `what`."""
-    if isinstance(value, torch.Tensor) and value.numel() == 1:
-        return value.item()
-    if isinstance(value, (bool, int, float, str)) or value is None:
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_plain(v, what) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v, what) for k, v in value.items()}
-    raise TypeError("%s holds a %s, which a checkpoint cannot hold as JSON"
-                    % (what, type(value).__name__))
+def _copies(model, optimizer, scheduler):
+    """Copies of the three that refer to each other as the originals do
+    (the optimizer to the copy's parameters, the scheduler to the copy of
+    the optimizer)."""
+    memo = {}
+    model_copy = copy.deepcopy(model, memo)
+    optimizer_copy = copy.deepcopy(optimizer, memo)
+    # A scheduler wraps its optimizer's step in an attribute that calls
+    # the original optimizer, even in a copy: the copy steps as its class.
+    optimizer_copy.__dict__.pop("step", None)
+    return model_copy, optimizer_copy, _scheduler_copy(scheduler,
+                                                       optimizer_copy, memo)
 
 
-# -- the per-node random state -------------------------------------------------
-
-_NUMPY_TAIL = struct.Struct("<qqd")
-_PYTHON_TAIL = struct.Struct("<qd")
-
-
-def _numpy_state_bytes(state):
-    _, keys, pos, has_gauss, cached = state
-    return np.frombuffer(np.asarray(keys, np.uint32).tobytes()
-                         + _NUMPY_TAIL.pack(pos, has_gauss, cached), np.uint8)
-
-
-def _numpy_state_of(data):
-    raw = data.tobytes()
-    keys = np.frombuffer(raw[:624 * 4], np.uint32)
-    pos, has_gauss, cached = _NUMPY_TAIL.unpack(raw[624 * 4:])
-    return ("MT19937", keys, pos, has_gauss, cached)
-
-
-def _python_state_bytes(state):
-    version, internal, gauss = state
-    assert version == 3, version
-    return np.frombuffer(
-        array.array("I", internal).tobytes()
-        + _PYTHON_TAIL.pack(gauss is not None, gauss or 0.0), np.uint8)
-
-
-def _python_state_of(data):
-    raw = data.tobytes()
-    internal = array.array("I")
-    internal.frombytes(raw[:625 * 4])
-    has_gauss, gauss = _PYTHON_TAIL.unpack(raw[625 * 4:])
-    return (3, tuple(internal), gauss if has_gauss else None)
-
-
-def _seeded_states(seed):
-    """The three generators' states after seeding them with `seed`, without
-    touching the process's own."""
-    torch_state = torch.Generator().manual_seed(seed).get_state().numpy()
-    numpy_state = np.random.RandomState(seed % 2**32).get_state()
-    python_state = random.Random(seed).getstate()
-    return (torch_state.copy(), _numpy_state_bytes(numpy_state).copy(),
-            _python_state_bytes(python_state).copy())
-
-
-class _NodeRandomState:
-    """Swaps the process's global generators for a node's while the user's
-    code runs, and writes where they ended into the node's blobs."""
-
-    def __init__(self, torch_blob, numpy_blob, python_blob):
-        self.blobs = (torch_blob, numpy_blob, python_blob)
-
-    def __enter__(self):
-        self.saved = (torch.get_rng_state(), np.random.get_state(),
-                      random.getstate())
-        torch_blob, numpy_blob, python_blob = self.blobs
-        torch.set_rng_state(torch.from_numpy(torch_blob.copy()))
-        np.random.set_state(_numpy_state_of(numpy_blob))
-        random.setstate(_python_state_of(python_blob))
-        return self
-
-    def __exit__(self, *exc):
-        torch_blob, numpy_blob, python_blob = self.blobs
-        torch_blob[...] = torch.get_rng_state().numpy()
-        numpy_blob[...] = _numpy_state_bytes(np.random.get_state())
-        python_blob[...] = _python_state_bytes(random.getstate())
-        torch.set_rng_state(self.saved[0])
-        np.random.set_state(self.saved[1])
-        random.setstate(self.saved[2])
-        return False
-
-
-# -- the trainer ---------------------------------------------------------------
+def _scheduler_copy(scheduler, optimizer, memo):
+    """A scheduler's copy scheduling `optimizer`. Its code (a scale
+    function, a weak reference to one of the original's methods) is
+    shared: schedulers' functions compute from their arguments only."""
+    if scheduler is None:
+        return None
+    twin = copy.copy(scheduler)
+    for key, value in vars(scheduler).items():
+        if key == "optimizer":
+            twin.optimizer = optimizer
+        elif key == "_schedulers":
+            twin._schedulers = [_scheduler_copy(s, optimizer, memo)
+                                for s in value]
+        elif not state.is_code(value):
+            setattr(twin, key, copy.deepcopy(value, memo))
+    return twin
 
 
 class Trainer:
@@ -201,28 +145,39 @@ class Trainer:
     ops and tasks of a data-parallel epochrt job.
 
     `loss_fn(model, *batch)` returns the loss of one batch, a scalar
-    tensor; `dataset` is a tuple of tensors (or arrays) of the same first
-    dimension, and a batch is one slice of each. Every node trains on its
-    shard of `dataset`, as torch's DistributedSampler makes it: each pass
-    (`shuffle`: permuted by a generator seeded with `seed` + the pass),
-    padded by wrapping to a multiple of the node count, node k taking
-    every n-th index from k. An epoch is one pass over the shard, or
-    `steps_per_epoch` steps (a pass then continues in the next epoch).
-    Gradients are averaged over the nodes, as DDP does, in buckets of at
-    most `bucket_mib` MiB, all in one collective call per step.
-    `scheduler`, when given, steps after each epoch (`scheduler_step`
-    "epoch") or each step ("step").
+    tensor. `dataset` is a tuple of tensors (or arrays) of one first
+    dimension, or a TensorDataset, and a batch is one slice of each. Every
+    node trains on its shard of `dataset`, as torch's DistributedSampler
+    makes it: each pass (`shuffle`: permuted by a generator seeded with
+    `seed` + the pass), padded by wrapping to a multiple of the node
+    count, node k taking every n-th index from k. An epoch is one pass
+    over the shard, or `steps_per_epoch` steps (a pass then continues in
+    the next epoch). Gradients are averaged over the nodes, as DDP does,
+    in buckets of at most `bucket_mib` MiB, all in one collective call per
+    step; a parameter no node used keeps no gradient, as in a plain loop.
+    `before_step(model)`, when given, runs after the averaging and before
+    the optimizer's step (to clip gradients, say). `scheduler` steps after
+    each epoch (`scheduler_step` "epoch"; ReduceLROnPlateau with the
+    epoch's mean loss over the nodes) or each step ("step").
 
-    The module's initial weights are the ones it holds now; the job's
-    init broadcasts the first node's, so every node starts with the same
-    weights even where each process made its own module (daemons). Each
-    node's random state starts from `seed` + its index in the node list.
+    The job starts from the state the module and optimizer hold now (an
+    optimizer that has stepped, or loaded a state, goes on from there);
+    its init broadcasts the first node's weights, so every node starts
+    with the same ones even where each process made its own module
+    (daemons). Each node's random state starts from `seed` + its index in
+    the node list.
 
     The trainer is part of the job's definition: the model's structure,
-    the optimizer's and scheduler's settings, the data's digest, the batch
-    size, the seed and the loss function's code are the arguments and
-    code versions of its ops, so a rerun with any of them changed is a
-    changed job (JobRunner refuses it, naming the difference).
+    shapes and `forward` code, the optimizer's and scheduler's settings
+    (and the scheduler's functions), the data's digest, the batch size,
+    the seed, and the code of `loss_fn` and `before_step` are its ops'
+    arguments and code versions, so a rerun with any of them changed is a
+    changed job (JobRunner refuses it, naming the difference). `version`
+    (any str) joins them: change it when something they cannot see
+    changed (a value a closure holds). A change allowed anyway
+    (`allow_job_change=True`) takes effect: the optimizer settings and
+    scheduler fields the new definition changed replace the checkpointed
+    ones, and the others go on as checkpointed.
 
     Not thread-safe: build, register and read it from one thread; the ops
     take a process-wide lock while they run.
@@ -230,7 +185,8 @@ class Trainer:
 
     def __init__(self, model, optimizer, loss_fn, dataset, *, batch_size,
                  scheduler=None, scheduler_step="epoch", shuffle=True,
-                 seed=0, steps_per_epoch=None, bucket_mib=25, name="model"):
+                 seed=0, steps_per_epoch=None, bucket_mib=25,
+                 before_step=None, version=None, name="model"):
         if not isinstance(model, torch.nn.Module):
             raise TypeError("model must be a torch.nn.Module, got %s"
                             % type(model).__name__)
@@ -239,9 +195,19 @@ class Trainer:
                             % type(optimizer).__name__)
         if not callable(loss_fn):
             raise TypeError("loss_fn must be callable")
+        if before_step is not None and not callable(before_step):
+            raise TypeError("before_step must be callable or None")
         if scheduler_step not in ("epoch", "step"):
             raise ValueError("scheduler_step must be 'epoch' or 'step', got %r"
                              % (scheduler_step,))
+        plateau = isinstance(scheduler,
+                             torch.optim.lr_scheduler.ReduceLROnPlateau)
+        if plateau and scheduler_step != "epoch":
+            raise ValueError("ReduceLROnPlateau steps after each epoch, on "
+                             "the epoch's mean loss: scheduler_step='epoch'")
+        if scheduler is not None and getattr(scheduler, "optimizer",
+                                             optimizer) is not optimizer:
+            raise ValueError("the scheduler schedules another optimizer")
         if int(batch_size) < 1:
             raise ValueError("batch_size must be at least 1, got %r"
                              % (batch_size,))
@@ -249,9 +215,8 @@ class Trainer:
             raise ValueError("steps_per_epoch must be at least 1, got %r"
                              % (steps_per_epoch,))
         self.model = model
-        self.optimizer = optimizer
-        self.scheduler = scheduler
         self.loss_fn = loss_fn
+        self.before_step = before_step
         self.name = name
         self.batch_size = int(batch_size)
         self.shuffle = bool(shuffle)
@@ -259,23 +224,50 @@ class Trainer:
         self.steps_per_epoch = (None if steps_per_epoch is None
                                 else int(steps_per_epoch))
         self.scheduler_step = scheduler_step
+        self._plateau = plateau
+        self._user_version = None if version is None else str(version)
         self._data = self._dataset_of(dataset)
-        self._layout_model()
+        # The trainer's own copies: the user's objects stay theirs.
+        self._model, self._optimizer, self._scheduler = _copies(
+            model, optimizer, scheduler)
+        self._layout_model(optimizer)
         self._layout_optimizer()
         self._layout_buckets(int(bucket_mib) << 20)
-        self._scheduler_state = (
+        self._groups_definition = state.group_settings(self._optimizer)
+        self._scheduler_definition = (
             None if scheduler is None
-            else _plain(scheduler.state_dict(), "the scheduler's state_dict"))
-        self._param_groups = self._groups_of(optimizer)
+            else state.scheduler_state(self._scheduler))
         self._shards = {}
+        self._groups_cache = {}
+        self._release_model()
+
+    @property
+    def optimizer(self):
+        """The trainer's copy of the optimizer (its state lives in blobs)."""
+        return self._optimizer
+
+    @property
+    def scheduler(self):
+        """The trainer's copy of the scheduler, or None."""
+        return self._scheduler
 
     # -- what the trainer is made of ------------------------------------------
 
     @staticmethod
     def _dataset_of(dataset):
-        if isinstance(dataset, (torch.Tensor, np.ndarray)):
+        if isinstance(dataset, torch.utils.data.TensorDataset):
+            dataset = dataset.tensors
+        elif isinstance(dataset, (torch.Tensor, np.ndarray)):
             dataset = (dataset,)
-        data = tuple(torch.as_tensor(d) for d in dataset)
+        elif not isinstance(dataset, (tuple, list)):
+            raise TypeError("dataset must be a tuple of tensors or arrays, "
+                            "or a TensorDataset; got %s"
+                            % type(dataset).__name__)
+        try:
+            data = tuple(torch.as_tensor(d) for d in dataset)
+        except (TypeError, ValueError, RuntimeError) as e:
+            raise TypeError("dataset must be a tuple of tensors or arrays: "
+                            "%s" % e) from None
         if not data or any(d.dim() == 0 for d in data):
             raise ValueError("dataset must be tensors with a first dimension")
         if len({len(d) for d in data}) != 1 or len(data[0]) == 0:
@@ -283,20 +275,37 @@ class Trainer:
                              "dimension; got %s" % [len(d) for d in data])
         return data
 
-    def _layout_model(self):
+    def _layout_model(self, user_optimizer):
+        user_ids = {id(t) for t in self.model.state_dict(keep_vars=True)
+                    .values()}
+        for group in user_optimizer.param_groups:
+            for p in group["params"]:
+                if id(p) not in user_ids:
+                    raise ValueError("the optimizer holds a parameter the "
+                                     "model does not")
         seen = {}
         self.keys = []  # one per tensor, in state_dict order
-        self._tensors = {}  # key -> the module's Parameter or buffer
-        for key, tensor in self.model.state_dict(keep_vars=True).items():
+        self._aliases = collections.OrderedDict()  # every key -> its blob's
+        self._tensors = {}  # key -> the trainer's Parameter or buffer
+        for key, tensor in self._model.state_dict(keep_vars=True).items():
             if id(tensor) in seen:
+                self._aliases[key] = seen[id(tensor)]
                 continue
+            if tensor.dtype not in _BLOB_DTYPES:
+                raise ValueError(
+                    "%s is %s, which no blob holds (float32, float64, int32, "
+                    "int64, uint8, bool)" % (key, _dtype_name(tensor.dtype)))
+            if tensor.is_sparse or tensor.device.type != "cpu":
+                raise ValueError("%s must be a dense CPU tensor" % key)
             seen[id(tensor)] = key
+            self._aliases[key] = key
             self.keys.append(key)
             self._tensors[key] = tensor
         self.trainable = [k for k in self.keys
                           if isinstance(self._tensors[k], torch.nn.Parameter)
                           and self._tensors[k].requires_grad]
         self.others = [k for k in self.keys if k not in self.trainable]
+        self._trainable_index = {k: i for i, k in enumerate(self.trainable)}
         self._shapes = {k: (tuple(t.shape), t.dtype)
                         for k, t in self._tensors.items()}
         self._numpy_dtypes = {
@@ -304,57 +313,68 @@ class Trainer:
             for k, t in self._tensors.items()}
         self._initial = {k: t.detach().clone()
                          for k, t in self._tensors.items()}
-        key_of = {id(t): k for k, t in self._tensors.items()}
-        for group in self.optimizer.param_groups:
-            for p in group["params"]:
-                if id(p) not in key_of:
-                    raise ValueError("the optimizer holds a parameter the "
-                                     "model does not")
-        self._key_of = key_of
+        self._key_of = {id(t): k for k, t in self._tensors.items()}
         self._placeholders = {k: torch.empty(0, dtype=t.dtype)
                               for k, t in self._tensors.items()}
 
     def _layout_optimizer(self):
-        """Finds the state the optimizer keeps per parameter by stepping a
-        copy of it once with zero gradients."""
-        if self.optimizer.state:
-            raise ValueError("the optimizer has taken steps already; give "
-                             "the trainer a new one")
-        twin = copy.deepcopy(self.model)
-        twin_tensors = dict(zip(self.keys,
-                                (dict(twin.state_dict(keep_vars=True))[k]
-                                 for k in self.keys)))
-        for key in self.keys:
-            twin_tensors[key].data = self._initial[key].clone()
-        groups = []
-        for group in self.optimizer.param_groups:
-            groups.append(dict(group, params=[
-                twin_tensors[self._key_of[id(p)]] for p in group["params"]]))
-        try:
-            twin_optimizer = type(self.optimizer)(groups)
-        except TypeError:
-            twin_optimizer = type(self.optimizer)(groups,
-                                                  **self.optimizer.defaults)
+        """The state the optimizer keeps per parameter: what it holds now
+        (the job's initial state) and what a step adds, found by stepping
+        a copy of it once with zero gradients."""
+        kind_of = {}  # (key, entry) -> "tensor", "int" or "float"
+        initial = {}
+        for key in self.trainable:
+            for entry, value in self._optimizer.state.get(
+                    self._tensors[key], {}).items():
+                kind_of[(key, entry)] = self._state_kind(key, entry, value)
+                if value is not None:
+                    initial[(key, entry)] = (value.detach().clone()
+                                             if torch.is_tensor(value)
+                                             else value)
+        twin_model, twin = copy.deepcopy((self._model, self._optimizer))
+        twin.__dict__.pop("step", None)
+        twin_tensors = dict(twin_model.state_dict(keep_vars=True))
         for key in self.trainable:
             twin_tensors[key].grad = torch.zeros_like(twin_tensors[key])
         try:
-            twin_optimizer.step()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                twin.step()
         except TypeError as e:
             raise ValueError("%s needs a closure to step (%s); the trainer "
                              "steps optimizers without one"
-                             % (type(self.optimizer).__name__, e)) from None
-        self.state_names = {}  # key -> [state entry, ...]
+                             % (type(self._optimizer).__name__, e)) from None
+        except RuntimeError as e:
+            raise ValueError("%s cannot step on dense gradients of the "
+                             "model's parameters: %s"
+                             % (type(self._optimizer).__name__, e)) from None
         for key in self.trainable:
-            state = twin_optimizer.state.get(twin_tensors[key], {})
-            state = {k: v for k, v in state.items() if v is not None}
-            for entry, value in state.items():
-                if not isinstance(value, torch.Tensor):
-                    raise ValueError(
-                        "%s keeps %r of %s as a %s; the trainer checkpoints "
-                        "tensor state only" % (type(self.optimizer).__name__,
-                                               entry, key,
-                                               type(value).__name__))
-            self.state_names[key] = sorted(state)
+            for entry, value in twin.state.get(twin_tensors[key], {}).items():
+                kind = self._state_kind(key, entry, value)
+                if kind is not None:
+                    kind_of.setdefault((key, entry), kind)
+        self.state_names = {key: sorted(e for k, e in kind_of if k == key
+                                        and kind_of[(k, e)] is not None)
+                            for key in self.trainable}
+        self._state_kinds = kind_of
+        self._initial_state = initial
+
+    def _state_kind(self, key, entry, value):
+        if value is None:
+            return None
+        if torch.is_tensor(value):
+            if value.dtype not in _BLOB_DTYPES or value.is_sparse:
+                raise ValueError("%s keeps %r of %s as a %s tensor, which no "
+                                 "blob holds" % (type(self._optimizer).__name__,
+                                                 entry, key,
+                                                 _dtype_name(value.dtype)))
+            return "tensor"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError("%s keeps %r of %s as a %s; the trainer keeps "
+                             "tensors and numbers" % (
+                                 type(self._optimizer).__name__, entry, key,
+                                 type(value).__name__))
+        return "int" if isinstance(value, int) else "float"
 
     def _layout_buckets(self, cap_bytes):
         """Gradient buckets as DDP makes them: parameters in reverse order,
@@ -372,24 +392,21 @@ class Trainer:
             self._buckets[-1].append(key)
             size += nbytes
 
-    @staticmethod
-    def _groups_of(optimizer):
-        return [_plain({k: v for k, v in g.items() if k != "params"},
-                       "an optimizer's param_groups")
-                for g in optimizer.param_groups]
-
     # -- blob names -------------------------------------------------------------
 
     def blob(self, key):
-        """The blob of the module's state_dict key `key`."""
-        return "%s/%s" % (self.name, key)
+        """The blob of the module's state_dict key `key` (a tied key: the
+        blob of the first key of its tensor)."""
+        return "%s/%s" % (self.name, self._aliases.get(key, key))
 
     def _state_blobs(self):
         return ["%s/optimizer/%s/%s" % (self.name, key, entry)
                 for key in self.trainable for entry in self.state_names[key]]
 
     def _bucket_blobs(self):
-        return ["%s/grad/%d" % (self.name, i) for i in range(len(self._buckets))]
+        return (["%s/grad/%d" % (self.name, i)
+                 for i in range(len(self._buckets))]
+                + ["%s/grad/used" % self.name])
 
     def _names(self, *parts):
         return ["%s/%s" % (self.name, p) for p in parts]
@@ -398,7 +415,7 @@ class Trainer:
         """Every blob the trainer keeps on a node, gradient buckets last."""
         return ([self.blob(k) for k in self.keys] + self._state_blobs()
                 + self._names("optimizer/steps", "optimizer/param_groups")
-                + (self._names("scheduler") if self.scheduler else [])
+                + (self._names("scheduler") if self._scheduler else [])
                 + self._names("rng/torch", "rng/numpy", "rng/python",
                               "sampler", "loss_sum", "loss")
                 + self._bucket_blobs())
@@ -416,13 +433,46 @@ class Trainer:
     def _op_type(self, what):
         return "Torch%s.%s" % (what, self.name)
 
-    # -- the job ------------------------------------------------------------------
+    # -- the job's definition -------------------------------------------------------
+
+    def _code_version(self):
+        parts = ["loss:" + (epochrt.code_digest(self.loss_fn)
+                            or repr(self.loss_fn))]
+        for cls in sorted({type(m) for m in self._model.modules()},
+                          key=lambda c: c.__module__ + "." + c.__qualname__):
+            parts.append("%s.%s:%s" % (cls.__module__, cls.__qualname__,
+                                       epochrt.code_digest(cls.forward)))
+        if self._scheduler is not None:
+            parts += ["scheduler:" + epochrt.code_digest(f)
+                      for f in _functions_of(self._scheduler)]
+        if self.before_step is not None:
+            parts.append("before_step:" + epochrt.code_digest(self.before_step))
+        if self._user_version is not None:
+            parts.append("version:" + self._user_version)
+        digest = hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+        return "torch-trainer-2/" + digest
+
+    def _optimizer_args(self):
+        args = {"optimizer": type(self._optimizer).__name__}
+        for i, group in enumerate(self._groups_definition):
+            for key, value in group.items():
+                args["optimizer.%d.%s" % (i, key)] = json.dumps(value,
+                                                               sort_keys=True)
+        return args
+
+    def _scheduler_args(self):
+        if self._scheduler is None:
+            return {"scheduler": ""}
+        args = {"scheduler": "%s per %s" % (type(self._scheduler).__name__,
+                                            self.scheduler_step)}
+        for key, value in self._scheduler_definition.items():
+            args["scheduler." + key] = json.dumps(value, sort_keys=True)
+        return args
 
     def register(self, ops):
         """Adds the trainer's ops to `ops` (an epochrt.OpRegistry): on a
         daemon, register them in the registry it serves with."""
-        loss_version = epochrt.code_digest(self.loss_fn) or repr(self.loss_fn)
-        version = "torch-trainer-1/" + loss_version
+        version = self._code_version()
         ops.register(self._op_type("Init"), self._init_op, inputs=0,
                      outputs=None, args={"rank": "integer"}, version=version,
                      doc="A node's initial model, optimizer, random and "
@@ -436,12 +486,14 @@ class Trainer:
                      version=version,
                      doc="The next batch's loss and gradients, into buckets.")
         ops.register(self._op_type("Step"), self._step_op, inputs=None,
-                     outputs=None, args={"optimizer": "string"},
+                     outputs=None,
+                     args={k: "string" for k in self._optimizer_args()},
                      version=version,
                      doc="The optimizer's step on the averaged gradients.")
         ops.register(self._op_type("EpochEnd"), self._epoch_end_op,
                      inputs=None, outputs=None,
-                     args={"scheduler": "string"}, version=version,
+                     args={k: "string" for k in self._scheduler_args()},
+                     version=version,
                      doc="The epoch's mean loss; the scheduler's step.")
 
     def steps_per_pass(self, world):
@@ -465,25 +517,20 @@ class Trainer:
         rng = self._names("rng/torch", "rng/numpy", "rng/python")
         sampler, acc = self._names("sampler", "loss_sum")
         steps, groups = self._names("optimizer/steps", "optimizer/param_groups")
-        scheduler = self._names("scheduler") if self.scheduler else []
+        scheduler = self._names("scheduler") if self._scheduler else []
         buckets = self._bucket_blobs()
-        state = self._state_blobs()
+        state_blobs = self._state_blobs()
         per_epoch = self.steps_per_epoch or self.steps_per_pass(world)
-        model_text = repr(self.model) + " " + ",".join(
-            "%s:%s%s" % (k, str(self._shapes[k][1]).replace("torch.", ""),
+        model_text = repr(self._model) + " " + ",".join(
+            "%s:%s%s" % (k, _dtype_name(self._shapes[k][1]),
                          list(self._shapes[k][0])) for k in self.keys)
         data_text = "%d rows %s" % (len(self._data[0]),
                                     _digest_tensors(self._data))
-        optimizer_text = "%s %s" % (type(self.optimizer).__name__,
-                                    json.dumps(self._param_groups,
-                                               sort_keys=True))
-        scheduler_text = ("" if self.scheduler is None else "%s %s %s" % (
-            type(self.scheduler).__name__, self.scheduler_step,
-            json.dumps(self._scheduler_state, sort_keys=True)))
+        per_step = self._scheduler is not None and self.scheduler_step == "step"
         for rank, node in enumerate(nodes):
             init_ops = [epochrt.Op(
                 self._op_type("Init"), [],
-                module_blobs + state + [steps, groups] + scheduler + rng
+                module_blobs + state_blobs + [steps, groups] + scheduler + rng
                 + [sampler], rank=rank)]
             if world > 1:
                 init_ops.append(epochrt.Op(
@@ -507,29 +554,32 @@ class Trainer:
                 train_ops.append(epochrt.Op(
                     "Allreduce", buckets, buckets,
                     collective="%s/grad" % self.name, op="mean"))
-            step_inputs = trainable_blobs + state + [steps, groups] + buckets
-            step_outputs = trainable_blobs + state + [steps]
-            if self.scheduler is not None and self.scheduler_step == "step":
-                step_inputs += scheduler
-                step_outputs += [groups] + scheduler
-            train_ops.append(epochrt.Op(self._op_type("Step"), step_inputs,
-                                        step_outputs,
-                                        optimizer=optimizer_text))
-            end_inputs = [acc]
-            end_outputs = [self.loss_blob]
-            if self.scheduler is not None and self.scheduler_step == "epoch":
-                end_inputs += [groups] + scheduler
-                end_outputs += [groups] + scheduler
+            train_ops.append(epochrt.Op(
+                self._op_type("Step"),
+                trainable_blobs + state_blobs + [steps, groups] + buckets
+                + (scheduler if per_step else []),
+                trainable_blobs + state_blobs + [steps, groups]
+                + (scheduler if per_step else []),
+                **self._optimizer_args()))
+            end_ops = []
+            if world > 1:
+                end_ops.append(epochrt.Op(
+                    "Allreduce", [acc], [acc],
+                    collective="%s/loss" % self.name, op="mean"))
+            per_epoch_scheduler = self._scheduler is not None and not per_step
+            end_ops.append(epochrt.Op(
+                self._op_type("EpochEnd"),
+                [acc] + ([groups] + scheduler if per_epoch_scheduler else []),
+                [self.loss_blob] + ([groups] + scheduler
+                                    if per_epoch_scheduler else []),
+                **self._scheduler_args()))
             job.epoch_group.add_task(epochrt.Task(
                 node, steps=[
                     epochrt.Step([epochrt.Op("ConstantFill", outputs=[acc],
                                              shape=[2], dtype="f64")],
                                  name="begin"),
                     epochrt.Step(train_ops, name="train", num_iter=per_epoch),
-                    epochrt.Step([epochrt.Op(self._op_type("EpochEnd"),
-                                             end_inputs, end_outputs,
-                                             scheduler=scheduler_text)],
-                                 name="end")],
+                    epochrt.Step(end_ops, name="end")],
                 name="%s/%s" % (self.name, node), outputs=[self.loss_blob]))
         return job
 
@@ -544,11 +594,13 @@ class Trainer:
     # -- reading the model back ---------------------------------------------------
 
     def state_dict(self, session, node):
-        """The module's state_dict as `node` of `session` holds it now, as
-        new tensors."""
+        """The module's state_dict (every key, tied ones sharing a tensor)
+        as `node` of `session` holds it now, as new tensors."""
+        tensors = {k: torch.from_numpy(session.fetch(node, self.blob(k)))
+                   for k in self.keys}
         return collections.OrderedDict(
-            (key, torch.from_numpy(session.fetch(node, self.blob(key))))
-            for key in self.keys)
+            (key, tensors[canonical])
+            for key, canonical in self._aliases.items())
 
     def state_dict_from_checkpoint(self, db_prefix, node, epoch):
         """The module's state_dict from `node`'s checkpoint of `epoch` in
@@ -556,34 +608,32 @@ class Trainer:
         blobs = epochrt.ckpt_show(str(db_prefix), node, int(epoch),
                                   [self.blob(k) for k in self.keys])
         return collections.OrderedDict(
-            (key, torch.from_numpy(blobs[self.blob(key)]))
-            for key in self.keys)
+            (key, torch.from_numpy(blobs[self.blob(canonical)]))
+            for key, canonical in self._aliases.items())
 
     def load_into_module(self, source, node, epoch=None):
-        """Loads `node`'s weights into the module with load_state_dict (and
-        its checks: a changed shape raises, naming the key), from a session
-        (`source`), or from the checkpoint of `epoch` in directory
-        `source`. Also gives the module tensors of its own again."""
-        with _lock:
-            for key, tensor in self._tensors.items():
-                shape, dtype = self._shapes[key]
-                tensor.data = torch.empty(shape, dtype=dtype)
+        """Loads `node`'s weights into the module given to the trainer with
+        load_state_dict (and its checks: a changed shape raises, naming
+        the key), from a session (`source`) or from the checkpoint of
+        `epoch` in directory `source`; returns the module. Reads all it
+        loads first: a failed read leaves the module as it was. Safe while
+        the job runs (from on_epoch, say): the trainer trains a copy."""
         if epoch is None:
-            state = self.state_dict(source, node)
+            loaded = self.state_dict(source, node)
         else:
-            state = self.state_dict_from_checkpoint(source, node, epoch)
-        self.model.load_state_dict(state)
+            loaded = self.state_dict_from_checkpoint(source, node, epoch)
+        self.model.load_state_dict(loaded)
         return self.model
 
     def weights_digest(self):
-        """SHA-256 of the module's state_dict, key by key (hex)."""
+        """SHA-256 of the given module's state_dict, key by key (hex)."""
         h = hashlib.sha256()
         for key, tensor in self.model.state_dict().items():
             h.update(key.encode())
             h.update(tensor.detach().contiguous().numpy().tobytes())
         return h.hexdigest()
 
-    # -- binding blobs to the module ----------------------------------------------
+    # -- binding blobs to the trainer's module ----------------------------------------
 
     def _check_shape(self, key, array):
         shape, dtype = self._shapes[key]
@@ -593,9 +643,8 @@ class Trainer:
         raise RuntimeError(
             "size mismatch for %s: the blob %s holds %s %s, the module "
             "expects %s %s (a checkpoint of another model?)"
-            % (key, self.blob(key), str(got).replace("torch.", ""),
-               list(array.shape), str(dtype).replace("torch.", ""),
-               list(shape)))
+            % (key, self.blob(key), _dtype_name(got), list(array.shape),
+               _dtype_name(dtype), list(shape)))
 
     def _bind(self, key, array):
         self._check_shape(key, array)
@@ -603,18 +652,64 @@ class Trainer:
         self._tensors[key].data = tensor
         return tensor
 
-    def _release_module(self):
+    def _release_model(self):
         for key, tensor in self._tensors.items():
             tensor.data = self._placeholders[key]
             tensor.grad = None
 
     def _release_optimizer(self):
-        self.optimizer.state = collections.defaultdict(dict)
+        self._optimizer.state = collections.defaultdict(dict)
+
+    def _groups_now(self, blob):
+        """The param groups' settings a blob holds, with what a changed
+        definition changed (state.merge), decoded and shared by the calls
+        that read the same text (the settings are not changed in place);
+        and whether the definition changed."""
+        text = bytes(blob.reshape(-1)[0])
+        found = self._groups_cache.get(text)
+        if found is None:
+            if len(self._groups_cache) > 16:
+                self._groups_cache.clear()
+            merged, changed = self._merged_groups(blob)
+            found = ([state.decode(g) for g in merged], changed)
+            self._groups_cache[text] = found
+        return found
+
+    def _merged_groups(self, blob):
+        saved = state.json_of(blob)
+        groups = saved["current"]
+        changed = saved["defined"] != self._groups_definition
+        if changed:
+            if len(saved["defined"]) != len(self._groups_definition):
+                raise RuntimeError(
+                    "the optimizer has %d param groups, its checkpoint %d"
+                    % (len(self._groups_definition), len(saved["defined"])))
+            groups = [state.merge(old, new, current) for old, new, current
+                      in zip(saved["defined"], self._groups_definition,
+                             groups)]
+        return groups, changed
 
     def _apply_groups(self, groups):
-        for group, saved in zip(self.optimizer.param_groups, groups):
-            for k, v in saved.items():
-                group[k] = tuple(v) if isinstance(group.get(k), tuple) else v
+        for group, settings in zip(self._optimizer.param_groups, groups):
+            group.update(settings)
+
+    def _load_scheduler(self, blob):
+        saved = state.json_of(blob)
+        current = saved["current"]
+        if saved["defined"] != self._scheduler_definition:
+            current = state.merge(saved["defined"], self._scheduler_definition,
+                                  current)
+        self._scheduler.load_state_dict(state.decode(current))
+
+    def _saved_groups(self):
+        return state.json_blob({
+            "defined": self._groups_definition,
+            "current": state.group_settings(self._optimizer)})
+
+    def _saved_scheduler(self):
+        return state.json_blob({
+            "defined": self._scheduler_definition,
+            "current": state.scheduler_state(self._scheduler)})
 
     def _shard(self, rank, world, pass_index):
         cached = self._shards.get((rank, world))
@@ -638,12 +733,23 @@ class Trainer:
 
     def _init_op(self, rank):
         outputs = [self._initial[k].numpy().copy() for k in self.keys]
-        outputs += [np.zeros(0, np.float32) for _ in self._state_blobs()]
+        for key in self.trainable:
+            for entry in self.state_names[key]:
+                value = self._initial_state.get((key, entry))
+                if value is None:
+                    outputs.append(np.zeros(0, np.float32))  # none yet
+                elif torch.is_tensor(value):
+                    outputs.append(value.numpy().copy())
+                else:
+                    outputs.append(np.array(value))
         outputs.append(np.zeros(1, np.int64))
-        outputs.append(_json_bytes(self._param_groups))
-        if self.scheduler is not None:
-            outputs.append(_json_bytes(self._scheduler_state))
-        outputs += list(_seeded_states(self.seed + rank))
+        outputs.append(state.json_blob({"defined": self._groups_definition,
+                                        "current": self._groups_definition}))
+        if self._scheduler is not None:
+            outputs.append(state.json_blob({
+                "defined": self._scheduler_definition,
+                "current": self._scheduler_definition}))
+        outputs += list(state.seeded_states(self.seed + rank))
         outputs.append(np.zeros(2, np.int64))
         return tuple(outputs)
 
@@ -652,7 +758,7 @@ class Trainer:
         del model, data, batch_size, shuffle, seed  # the job's record
         n = len(self.keys)
         module, (rng_t, rng_n, rng_p, sampler, acc) = inputs[:n], inputs[n:]
-        with _lock, _quiet_readonly():
+        with _lock, state.quiet_readonly():
             try:
                 for key, array in zip(self.keys, module):
                     self._bind(key, array)
@@ -661,9 +767,9 @@ class Trainer:
                 batch_index = shard[position * self.batch_size:
                                     (position + 1) * self.batch_size]
                 batch = tuple(d[batch_index] for d in self._data)
-                self.model.train()
-                with _NodeRandomState(rng_t, rng_n, rng_p):
-                    loss = self.loss_fn(self.model, *batch)
+                self._model.train()
+                with state.NodeRandomState(rng_t, rng_n, rng_p):
+                    loss = self.loss_fn(self._model, *batch)
                     if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
                         raise TypeError("loss_fn must return a tensor of one "
                                         "element, got %r" % (loss,))
@@ -684,21 +790,53 @@ class Trainer:
                                      .reshape(-1) if grad is None
                                      else grad.reshape(-1))
                     buckets.append(torch.cat(parts).numpy())
+                used = np.array([self._tensors[k].grad is not None
+                                 for k in self.trainable], np.float32)
                 others = [self._tensors[k].data for k in self.others]
                 return tuple(others) + (rng_t, rng_n, rng_p, sampler,
-                                        acc) + tuple(buckets)
+                                        acc) + tuple(buckets) + (used,)
             finally:
-                self._release_module()
+                self._release_model()
 
-    def _step_op(self, *inputs, optimizer):
-        del optimizer  # the job's record
+    def _bind_state(self, state_arrays):
+        entries = iter(state_arrays)
+        for key in self.trainable:
+            param = self._tensors[key]
+            for entry in self.state_names[key]:
+                array = next(entries)
+                if array.ndim == 1 and array.size == 0:
+                    continue  # none yet: the optimizer makes it
+                kind = self._state_kinds[(key, entry)]
+                self._optimizer.state[param][entry] = (
+                    torch.from_numpy(array) if kind == "tensor"
+                    else int(array) if kind == "int" else float(array))
+
+    def _state_outputs(self):
+        outputs = []
+        for key in self.trainable:
+            held = self._optimizer.state.get(self._tensors[key], {})
+            for entry in self.state_names[key]:
+                value = held.get(entry)
+                if value is None:
+                    outputs.append(np.zeros(0, np.float32))
+                elif torch.is_tensor(value):
+                    outputs.append(value)
+                else:
+                    outputs.append(np.array(
+                        value, np.int64 if self._state_kinds[(key, entry)]
+                        == "int" else np.float64))
+        return outputs
+
+    def _step_op(self, *inputs, **definition):
+        del definition  # the job's record
         t = len(self.trainable)
         s = len(self._state_blobs())
-        params, state = inputs[:t], inputs[t:t + s]
+        params, state_arrays = inputs[:t], inputs[t:t + s]
         steps, groups = inputs[t + s], inputs[t + s + 1]
         rest = inputs[t + s + 2:]
-        buckets, scheduler = rest[:len(self._buckets)], rest[len(self._buckets):]
-        with _lock, _quiet_readonly():
+        buckets, used = rest[:len(self._buckets)], rest[len(self._buckets)]
+        scheduler = rest[len(self._buckets) + 1:]
+        with _lock, state.quiet_readonly():
             try:
                 tensors = [self._bind(k, a) for k, a in zip(self.trainable,
                                                            params)]
@@ -708,55 +846,50 @@ class Trainer:
                     for key in keys:
                         shape = self._shapes[key][0]
                         count = math.prod(shape)
-                        self._tensors[key].grad = flat[offset:offset + count] \
-                            .view(shape)
+                        # A parameter no node used keeps no gradient.
+                        self._tensors[key].grad = (
+                            flat[offset:offset + count].view(shape)
+                            if used[self._trainable_index[key]] > 0 else None)
                         offset += count
-                self._apply_groups(_json_of(groups))
+                settings, changed = self._groups_now(groups)
+                self._apply_groups(settings)
                 self._release_optimizer()
-                if int(steps[0]) > 0:
-                    entries = iter(state)
-                    for key in self.trainable:
-                        param = self._tensors[key]
-                        for entry in self.state_names[key]:
-                            self.optimizer.state[param][entry] = \
-                                torch.from_numpy(next(entries))
-                self.optimizer.step()
-                outputs = list(tensors)
-                for key in self.trainable:
-                    held = self.optimizer.state.get(self._tensors[key], {})
-                    for entry in self.state_names[key]:
-                        if entry not in held:
-                            raise RuntimeError(
-                                "%s did not keep %r for %s"
-                                % (type(self.optimizer).__name__, entry, key))
-                        outputs.append(held[entry])
+                self._bind_state(state_arrays)
+                if self.before_step is not None:
+                    self.before_step(self._model)
+                self._optimizer.step()
+                outputs = list(tensors) + self._state_outputs()
                 steps[0] += 1
                 outputs.append(steps)
                 if scheduler:
-                    outputs += self._scheduler_step(scheduler[0])
+                    self._load_scheduler(scheduler[0])
+                    self._step_scheduler(None)
+                    outputs += [self._saved_groups(), self._saved_scheduler()]
+                else:  # rewritten only for a definition changed since
+                    outputs.append(self._saved_groups() if changed else groups)
                 return tuple(outputs)
             finally:
-                self._release_module()
+                self._release_model()
                 self._release_optimizer()
 
-    def _scheduler_step(self, scheduler_blob):
-        """Steps the scheduler from its blob (the optimizer's groups bound
-        already); returns the new groups and scheduler blobs."""
-        self.scheduler.load_state_dict(_json_of(scheduler_blob, fresh=True))
+    def _step_scheduler(self, loss):
         with warnings.catch_warnings():
             # "lr_scheduler.step() before optimizer.step()": the optimizer
             # stepped, in another op.
             warnings.simplefilter("ignore", UserWarning)
-            self.scheduler.step()
-        return [_json_bytes(self._groups_of(self.optimizer)),
-                _json_bytes(_plain(self.scheduler.state_dict(),
-                                   "the scheduler's state_dict"))]
+            if self._plateau:
+                self._scheduler.step(loss)
+            else:
+                self._scheduler.step()
 
-    def _epoch_end_op(self, acc, *state, scheduler):
-        del scheduler  # the job's record
+    def _epoch_end_op(self, acc, *scheduler_state, **definition):
+        del definition  # the job's record
         loss = np.array(acc[0] / acc[1] if acc[1] else float("nan"))
-        if not state:
+        if not scheduler_state:
             return loss
+        groups, scheduler = scheduler_state
         with _lock:
-            self._apply_groups(_json_of(state[0]))
-            return (loss,) + tuple(self._scheduler_step(state[1]))
+            self._apply_groups(self._groups_now(groups)[0])
+            self._load_scheduler(scheduler)
+            self._step_scheduler(float(loss))
+            return loss, self._saved_groups(), self._saved_scheduler()
