@@ -21,14 +21,12 @@ the processes share its cores.
 """
 
 import argparse
-import os
 import pathlib
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 EXAMPLES = HERE.parent / "examples" / "python"

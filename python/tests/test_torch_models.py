@@ -5,7 +5,6 @@ computes, bit for bit, or is refused with a message that says why."""
 import collections
 import json
 
-import numpy as np
 import pytest
 
 import epochrt
