@@ -183,6 +183,10 @@ caf::error require_dtype(op_context& ctx, size_t input, const tensor& x,
 // -- fills --------------------------------------------------------------------
 
 caf::error constant_fill(op_context& ctx) {
+  // A blob that a checkpoint of an earlier definition of the job lacks is
+  // made; one that the checkpoint has keeps its value.
+  if (ctx.bool_arg("if_missing", false) && ctx.has_output(0))
+    return caf::none;
   auto shape = ctx.int_list_arg("shape");
   if (auto err = check_shape(ctx, shape))
     return err;
@@ -707,14 +711,17 @@ caf::error add_builtin_ops(op_registry& ops) {
     registry,
     {"ConstantFill",
      "Outputs a tensor of `shape` (default: a scalar) and `dtype` with every "
-     "element set to `value` (default 0; for bool, true when non-zero).",
+     "element set to `value` (default 0; for bool, true when non-zero). "
+     "With `if_missing`, an output that exists already is left as it is.",
      0,
      0,
      1,
      1,
      {arg("shape", arg_kind::integer_list, false, "dimensions; [] = scalar"),
       arg("value", arg_kind::number, false, "fill value, default 0"),
-      arg("dtype", arg_kind::string, false, dtype_doc)},
+      arg("dtype", arg_kind::string, false, dtype_doc),
+      arg("if_missing", arg_kind::boolean, false,
+          "fill only an output that does not exist (default false)")},
      constant_fill,
      [](const op_def& op) {
        return fill_problem(op, false);

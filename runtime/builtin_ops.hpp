@@ -10,7 +10,8 @@ class op_registry;
 ///
 /// op: inputs -> outputs; arguments (* required): what
 ///
-/// - ConstantFill: -> out; shape, value, dtype: `shape` filled with `value`
+/// - ConstantFill: -> out; shape, value, dtype, if_missing: `shape` filled
+///   with `value` (with `if_missing`, only when `out` does not exist)
 /// - GivenTensorFill: -> out; values*, shape, dtype: `shape` of `values`
 /// - Add, Mul: a, b -> out: elementwise; a one-element operand broadcasts
 /// - Copy: x -> out: a copy

@@ -37,6 +37,11 @@ const tensor* op_context::find(std::string_view name) const {
   return ws_.find(name);
 }
 
+bool op_context::has_output(size_t i) const {
+  assert(i < def_.outputs.size());
+  return find(def_.outputs[i]) != nullptr;
+}
+
 tensor& op_context::writable(const std::string& name) {
   if (scratch_ != nullptr) {
     auto i = scratch_->find(name);

@@ -104,6 +104,10 @@ public:
   /// Replaces output blob `i` with `value`.
   void set_output(size_t i, tensor value);
 
+  /// Whether output blob `i` exists (in the workspace, or a PRIVATE task's
+  /// scratch). Precondition: `i < output_count()`.
+  bool has_output(size_t i) const;
+
   /// Input `i` as a shared, immutable value, without a copy when it lives
   /// in the workspace (a PRIVATE task's scratch blob is copied).
   tensor_ptr share_input(size_t i) const;

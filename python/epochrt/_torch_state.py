@@ -193,9 +193,18 @@ def merge(old_definition, new_definition, current):
     """What a job changed (allowed) on a resume means for state that both
     the job's definition and the run set: each value the new definition
     changed takes the new definition's value; any other keeps the run's
-    (a scheduler's learning rate goes on). Flat dicts."""
-    merged = dict(current)
-    for key, value in new_definition.items():
-        if old_definition.get(key, _TAG) != value:
-            merged[key] = value
-    return merged
+    (a scheduler's learning rate goes on); a key the new definition lacks
+    is gone. Dicts and lists of one length merge item by item, so a field
+    changed in one of a chained scheduler's schedulers leaves the others'
+    state as the run left it."""
+    if (isinstance(new_definition, dict) and isinstance(old_definition, dict)
+            and isinstance(current, dict)):
+        return {key: (merge(old_definition[key], value, current[key])
+                      if key in old_definition and key in current else value)
+                for key, value in new_definition.items()}
+    if (isinstance(new_definition, list) and isinstance(old_definition, list)
+            and isinstance(current, list)
+            and len(new_definition) == len(old_definition) == len(current)):
+        return [merge(o, n, c) for o, n, c
+                in zip(old_definition, new_definition, current)]
+    return current if old_definition == new_definition else new_definition

@@ -46,7 +46,8 @@ Threads: the nodes of a LocalSession share the trainer's copies and the
 process's random generators, and torch releases the GIL inside its
 kernels; each call of the trainer's ops holds one process-wide lock, so
 the nodes' steps run one at a time in a process (use daemons for parallel
-training).
+training). Code of yours that draws from the global generators while a
+job runs in this process holds `global_generators()`.
 """
 
 import collections
@@ -57,6 +58,7 @@ import math
 import threading
 import types
 import warnings
+import weakref
 
 import numpy as np
 import torch
@@ -64,11 +66,33 @@ import torch
 import epochrt
 from epochrt import _torch_state as state
 
-__all__ = ["Trainer"]
+__all__ = ["Trainer", "global_generators"]
 
 # Torch's, NumPy's and random's global generators, the trainer's module
 # and optimizer are shared by the nodes of one process: one call at a time.
 _lock = threading.RLock()
+
+
+def global_generators():
+    """A context manager that holds the process's global generators
+    (torch's, NumPy's, `random`'s) for the code in it, with the lock the
+    trainer's ops take while a node's random state is swapped in. In a
+    process that runs a trainer's ops (a LocalSession; a daemon), code of
+    yours that draws from them while a job runs (in `on_epoch`, or on a
+    thread of your own) must hold it: a draw without it can take a number
+    from a node's stream, and that node's dropout or shuffling then
+    differs from an uninterrupted run. Inside it, do not call into a
+    session (fetch, load_into_module): the ops that wait for the lock hold
+    their node's workspace."""
+    return _lock
+
+# A state entry the optimizer holds no value of yet: its blob is empty
+# bytes (no optimizer keeps its state as a uint8 tensor).
+_NO_STATE = np.zeros(0, np.uint8)
+
+
+def _is_no_state(array):
+    return array.dtype == np.uint8 and array.shape == (0,)
 
 # What a blob holds; a parameter or state of another dtype is refused.
 _BLOB_DTYPES = {torch.float32, torch.float64, torch.int32, torch.int64,
@@ -123,9 +147,10 @@ def _copies(model, optimizer, scheduler):
 
 
 def _scheduler_copy(scheduler, optimizer, memo):
-    """A scheduler's copy scheduling `optimizer`. Its code (a scale
-    function, a weak reference to one of the original's methods) is
-    shared: schedulers' functions compute from their arguments only."""
+    """A scheduler's copy scheduling `optimizer`. The user's functions it
+    calls (a LambdaLR's lambdas, a scale function) are shared: they compute
+    from their arguments. Its own methods that it holds (OneCycleLR's
+    anneal function; CyclicLR's, by a weak reference) are the copy's."""
     if scheduler is None:
         return None
     twin = copy.copy(scheduler)
@@ -135,9 +160,22 @@ def _scheduler_copy(scheduler, optimizer, memo):
         elif key == "_schedulers":
             twin._schedulers = [_scheduler_copy(s, optimizer, memo)
                                 for s in value]
-        elif not state.is_code(value):
+        elif state.is_code(value):
+            setattr(twin, key, _rebound(value, scheduler, twin))
+        else:
             setattr(twin, key, copy.deepcopy(value, memo))
     return twin
+
+
+def _rebound(code, original, twin):
+    """`code` with a method of `original` it is (or weakly refers to)
+    replaced by the same method of `twin`."""
+    weak = isinstance(code, weakref.WeakMethod)
+    method = code() if weak else code
+    if getattr(method, "__self__", None) is not original:
+        return code
+    rebound = types.MethodType(method.__func__, twin)
+    return weakref.WeakMethod(rebound) if weak else rebound
 
 
 class Trainer:
@@ -177,7 +215,8 @@ class Trainer:
     changed (a value a closure holds). A change allowed anyway
     (`allow_job_change=True`) takes effect: the optimizer settings and
     scheduler fields the new definition changed replace the checkpointed
-    ones, and the others go on as checkpointed.
+    ones, and the others go on as checkpointed; state it adds (momentum,
+    a scheduler, another optimizer's) starts as a fresh one starts it.
 
     Not thread-safe: build, register and read it from one thread; the ops
     take a process-wide lock while they run.
@@ -227,6 +266,12 @@ class Trainer:
         self._plateau = plateau
         self._user_version = None if version is None else str(version)
         self._data = self._dataset_of(dataset)
+        for module_name, module in model.named_modules():
+            if getattr(module, "sparse", False) is True:
+                raise ValueError(
+                    "%s (%s) makes sparse gradients, which the trainer does "
+                    "not all-reduce: make it with sparse=False"
+                    % (module_name or "the model", type(module).__name__))
         # The trainer's own copies: the user's objects stay theirs.
         self._model, self._optimizer, self._scheduler = _copies(
             model, optimizer, scheduler)
@@ -363,7 +408,8 @@ class Trainer:
         if value is None:
             return None
         if torch.is_tensor(value):
-            if value.dtype not in _BLOB_DTYPES or value.is_sparse:
+            if (value.dtype not in _BLOB_DTYPES or value.is_sparse
+                    or value.dtype == torch.uint8):  # uint8: _NO_STATE
                 raise ValueError("%s keeps %r of %s as a %s tensor, which no "
                                  "blob holds" % (type(self._optimizer).__name__,
                                                  entry, key,
@@ -554,12 +600,14 @@ class Trainer:
                 train_ops.append(epochrt.Op(
                     "Allreduce", buckets, buckets,
                     collective="%s/grad" % self.name, op="mean"))
+            # before_step is the user's code: it sees the whole module and
+            # draws from the node's generators.
+            hooked = (other_blobs, rng) if self.before_step else ([], [])
+            stepped = (trainable_blobs + hooked[0] + state_blobs
+                       + [steps, groups] + (scheduler if per_step else [])
+                       + hooked[1])
             train_ops.append(epochrt.Op(
-                self._op_type("Step"),
-                trainable_blobs + state_blobs + [steps, groups] + buckets
-                + (scheduler if per_step else []),
-                trainable_blobs + state_blobs + [steps, groups]
-                + (scheduler if per_step else []),
+                self._op_type("Step"), stepped + buckets, stepped,
                 **self._optimizer_args()))
             end_ops = []
             if world > 1:
@@ -573,11 +621,17 @@ class Trainer:
                 [self.loss_blob] + ([groups] + scheduler
                                     if per_epoch_scheduler else []),
                 **self._scheduler_args()))
+            # State a checkpoint of an earlier definition lacks (momentum
+            # or a scheduler added, allowed by allow_job_change) starts as
+            # none: the optimizer or scheduler makes it.
+            begin_ops = [epochrt.Op("ConstantFill", outputs=[blob], shape=[0],
+                                    dtype="u8", if_missing=True)
+                         for blob in state_blobs + scheduler]
+            begin_ops.append(epochrt.Op("ConstantFill", outputs=[acc],
+                                        shape=[2], dtype="f64"))
             job.epoch_group.add_task(epochrt.Task(
                 node, steps=[
-                    epochrt.Step([epochrt.Op("ConstantFill", outputs=[acc],
-                                             shape=[2], dtype="f64")],
-                                 name="begin"),
+                    epochrt.Step(begin_ops, name="begin"),
                     epochrt.Step(train_ops, name="train", num_iter=per_epoch),
                     epochrt.Step(end_ops, name="end")],
                 name="%s/%s" % (self.name, node), outputs=[self.loss_blob]))
@@ -694,6 +748,10 @@ class Trainer:
             group.update(settings)
 
     def _load_scheduler(self, blob):
+        if _is_no_state(blob):  # a scheduler the checkpoint had not
+            self._scheduler.load_state_dict(
+                state.decode(self._scheduler_definition))
+            return
         saved = state.json_of(blob)
         current = saved["current"]
         if saved["defined"] != self._scheduler_definition:
@@ -737,7 +795,7 @@ class Trainer:
             for entry in self.state_names[key]:
                 value = self._initial_state.get((key, entry))
                 if value is None:
-                    outputs.append(np.zeros(0, np.float32))  # none yet
+                    outputs.append(_NO_STATE.copy())
                 elif torch.is_tensor(value):
                     outputs.append(value.numpy().copy())
                 else:
@@ -804,8 +862,8 @@ class Trainer:
             param = self._tensors[key]
             for entry in self.state_names[key]:
                 array = next(entries)
-                if array.ndim == 1 and array.size == 0:
-                    continue  # none yet: the optimizer makes it
+                if _is_no_state(array):
+                    continue  # the optimizer makes it
                 kind = self._state_kinds[(key, entry)]
                 self._optimizer.state[param][entry] = (
                     torch.from_numpy(array) if kind == "tensor"
@@ -818,7 +876,7 @@ class Trainer:
             for entry in self.state_names[key]:
                 value = held.get(entry)
                 if value is None:
-                    outputs.append(np.zeros(0, np.float32))
+                    outputs.append(_NO_STATE.copy())
                 elif torch.is_tensor(value):
                     outputs.append(value)
                 else:
@@ -827,19 +885,36 @@ class Trainer:
                         == "int" else np.float64))
         return outputs
 
+    def _step_inputs(self, inputs):
+        """The Step op's inputs by what they are (add_to's order)."""
+        rest = iter(inputs)
+
+        def take(count):
+            return [next(rest) for _ in range(count)]
+
+        hooked = self.before_step is not None
+        params = take(len(self.trainable))
+        others = take(len(self.others) if hooked else 0)
+        state_arrays = take(len(self._state_blobs()))
+        steps, groups = take(2)
+        scheduler = take(1 if self._scheduler is not None
+                         and self.scheduler_step == "step" else 0)
+        rng = take(3 if hooked else 0)
+        buckets = take(len(self._buckets))
+        used, = take(1)
+        return params, others, state_arrays, steps, groups, scheduler, rng, \
+            buckets, used
+
     def _step_op(self, *inputs, **definition):
         del definition  # the job's record
-        t = len(self.trainable)
-        s = len(self._state_blobs())
-        params, state_arrays = inputs[:t], inputs[t:t + s]
-        steps, groups = inputs[t + s], inputs[t + s + 1]
-        rest = inputs[t + s + 2:]
-        buckets, used = rest[:len(self._buckets)], rest[len(self._buckets)]
-        scheduler = rest[len(self._buckets) + 1:]
+        (params, others, state_arrays, steps, groups, scheduler, rng, buckets,
+         used) = self._step_inputs(inputs)
         with _lock, state.quiet_readonly():
             try:
                 tensors = [self._bind(k, a) for k, a in zip(self.trainable,
                                                            params)]
+                other_tensors = [self._bind(k, a)
+                                 for k, a in zip(self.others, others)]
                 for keys, bucket in zip(self._buckets, buckets):
                     flat = torch.from_numpy(bucket)
                     offset = 0
@@ -856,9 +931,11 @@ class Trainer:
                 self._release_optimizer()
                 self._bind_state(state_arrays)
                 if self.before_step is not None:
-                    self.before_step(self._model)
+                    with state.NodeRandomState(*rng):
+                        self.before_step(self._model)
                 self._optimizer.step()
-                outputs = list(tensors) + self._state_outputs()
+                outputs = (tensors + [t.data for t in other_tensors]
+                           + self._state_outputs())
                 steps[0] += 1
                 outputs.append(steps)
                 if scheduler:
@@ -867,7 +944,7 @@ class Trainer:
                     outputs += [self._saved_groups(), self._saved_scheduler()]
                 else:  # rewritten only for a definition changed since
                     outputs.append(self._saved_groups() if changed else groups)
-                return tuple(outputs)
+                return tuple(outputs + rng)
             finally:
                 self._release_model()
                 self._release_optimizer()

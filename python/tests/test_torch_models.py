@@ -60,6 +60,16 @@ def mlp():
                                torch.nn.Linear(8, 2))
 
 
+class WithEmptyParameter(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(6, 2)
+        self.empty = torch.nn.Parameter(torch.zeros(0))
+
+    def forward(self, x):
+        return self.fc(x) + self.empty.sum()
+
+
 def with_batch_norm():
     return torch.nn.Sequential(torch.nn.Linear(6, 8),
                                torch.nn.BatchNorm1d(8), torch.nn.ReLU(),
@@ -79,8 +89,11 @@ def objects(model=mlp, optimizer=None, scheduler=None):
     return net, opt, scheduler(opt) if scheduler else None
 
 
-def plain_loop(made, epochs, before_step=None, plateau=False):
-    """The loop a PyTorch user writes, DistributedSampler's order."""
+def plain_loop(made, epochs, before_step=None, plateau=False,
+               at_epoch=None):
+    """The loop a PyTorch user writes, DistributedSampler's order.
+    `at_epoch(epoch, optimizer, scheduler)`, before each epoch, may return
+    another (optimizer, scheduler) to go on with."""
     model, opt, sched = made
     x, y = dataset()
     data = torch.utils.data.TensorDataset(x, y)
@@ -91,6 +104,8 @@ def plain_loop(made, epochs, before_step=None, plateau=False):
                                          generator=torch.Generator())
     torch.manual_seed(0)
     for epoch in range(epochs):
+        if at_epoch is not None:
+            opt, sched = at_epoch(epoch, opt, sched) or (opt, sched)
         sampler.set_epoch(epoch)
         losses = []
         for xb, yb in loader:
@@ -136,6 +151,11 @@ CASES = {
     "unused parameter, AdamW": dict(
         model=WithUnusedHead, optimizer=lambda p: torch.optim.AdamW(p)),
     "tied weights": dict(model=Tied),
+    "zero-element parameter, Adam": dict(
+        model=WithEmptyParameter, optimizer=lambda p: torch.optim.Adam(p)),
+    "SequentialLR": dict(scheduler=lambda o: lr_scheduler.SequentialLR(
+        o, [lr_scheduler.StepLR(o, 1, 0.5),
+            lr_scheduler.ExponentialLR(o, 0.9)], milestones=[2])),
     "float64": dict(model=lambda: Float64()),
     "nesterov": dict(optimizer=lambda p: torch.optim.SGD(
         p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-3)),
@@ -347,3 +367,144 @@ def test_scheduler_state_that_json_cannot_hold_is_refused_naming_its_path():
     from epochrt import _torch_state as state
     with pytest.raises(TypeError, match=r"v.a\[1\] holds a set"):
         state.encode({"a": [1, {2}]}, "v")
+
+
+def test_before_step_draws_from_the_nodes_generators_and_sees_the_module():
+    def noisy(model):
+        # Buffers and frozen parameters hold the node's values here.
+        assert model[1].running_mean.shape == (8,)
+        assert model[0].weight.shape == (8, 6)
+        for p in model.parameters():
+            if p.grad is not None:
+                p.grad += 1e-2 * torch.randn_like(p.grad)
+
+    def made():
+        model, opt, sched = objects(model=with_batch_norm)
+        model[0].requires_grad_(False)
+        return model, opt, sched
+
+    trainer, session = trained(made(), 2, before_step=noisy)
+    model = plain_loop(made(), 2, before_step=noisy)
+    assert_same_module(trainer.load_into_module(session, "n0"), model)
+
+
+def test_a_cyclic_lr_trains_after_its_original_is_gone():
+    import gc
+
+    def made():
+        return objects(scheduler=lambda o: lr_scheduler.CyclicLR(
+            o, base_lr=0.01, max_lr=0.2, step_size_up=2,
+            cycle_momentum=False))
+
+    model, opt, sched = made()
+    trainer = et.Trainer(model, opt, loss_fn, dataset(), batch_size=BATCH,
+                         scheduler=sched, scheduler_step="step")
+    del model, opt, sched
+    gc.collect()
+    ops = epochrt.OpRegistry()
+    trainer.register(ops)
+    session = epochrt.LocalSession(ops=ops, worker_threads=1)
+    epochrt.JobRunner(trainer.make_job(["n0"], 2)).train(session)
+    model, opt, sched = made()  # the plain loop, stepping it every step
+    x, y = dataset()
+    torch.manual_seed(0)
+    for epoch in range(2):
+        order = torch.randperm(
+            ROWS, generator=torch.Generator().manual_seed(epoch))
+        for step in range(ROWS // BATCH):
+            rows = order[step * BATCH:(step + 1) * BATCH]
+            opt.zero_grad(set_to_none=True)
+            loss_fn(model, x[rows], y[rows]).backward()
+            opt.step()
+            sched.step()
+    assert_same_module(trainer.load_into_module(session, "n0"), model)
+
+
+def _switched_at_epoch_2(change):
+    """(objects of the first 2 epochs, of the third, the plain loop's
+    switch at epoch 2) for a change allowed on a resume."""
+    sgd = dict(optimizer=lambda p: torch.optim.SGD(p, lr=0.1))
+    if change == "momentum added":
+        later = dict(optimizer=lambda p: torch.optim.SGD(p, lr=0.1,
+                                                         momentum=0.9))
+
+        def switch(epoch, opt, sched):
+            if epoch == 2:
+                opt.param_groups[0]["momentum"] = 0.9
+    elif change == "scheduler added":
+        later = dict(sgd, scheduler=lambda o: lr_scheduler.StepLR(o, 1, 0.5))
+
+        def switch(epoch, opt, sched):
+            if epoch == 2:
+                return opt, lr_scheduler.StepLR(opt, 1, 0.5)
+    else:  # "optimizer replaced"
+        later = dict(optimizer=lambda p: torch.optim.Adam(p, lr=0.1))
+
+        def switch(epoch, opt, sched):
+            if epoch == 2:
+                return torch.optim.Adam(
+                    [p for g in opt.param_groups for p in g["params"]],
+                    lr=0.1), sched
+    return sgd, later, switch
+
+
+@pytest.mark.parametrize("change", ["momentum added", "scheduler added",
+                                    "optimizer replaced"])
+def test_state_a_change_adds_starts_afresh_and_the_rest_goes_on(
+        tmp_path, change):
+    first, later, switch = _switched_at_epoch_2(change)
+    trained(objects(**first), 2, directory=tmp_path)
+    trainer, session = trained(objects(**later), 3, directory=tmp_path,
+                               allow_job_change=True)
+    model = plain_loop(objects(**first), 3, at_epoch=switch)
+    assert_same_module(trainer.load_into_module(session, "n0"), model)
+
+
+def test_a_change_in_one_chained_scheduler_leaves_the_others_state(tmp_path):
+    def chained(gamma):
+        return dict(scheduler=lambda o: lr_scheduler.SequentialLR(
+            o, [lr_scheduler.StepLR(o, 1, 0.5),
+                lr_scheduler.ExponentialLR(o, gamma)], milestones=[1]))
+
+    def switch(epoch, opt, sched):
+        if epoch == 3:
+            sched._schedulers[1].gamma = 0.8
+
+    trained(objects(**chained(0.9)), 3, directory=tmp_path)
+    trainer, session = trained(objects(**chained(0.8)), 5,
+                               directory=tmp_path, allow_job_change=True)
+    model = plain_loop(objects(**chained(0.9)), 5, at_epoch=switch)
+    assert_same_module(trainer.load_into_module(session, "n0"), model)
+
+
+def test_a_module_of_sparse_gradients_is_refused_when_the_trainer_is_made():
+    def sparse():
+        return torch.nn.Sequential(torch.nn.Embedding(10, 6, sparse=True))
+
+    model, opt, _ = objects(model=sparse)
+    with pytest.raises(ValueError, match=r"0 \(Embedding\).*sparse=False"):
+        et.Trainer(model, opt, loss_fn, dataset(), batch_size=BATCH)
+
+
+def test_draws_under_global_generators_do_not_change_training():
+    def run(draw):
+        model, opt, _ = objects(model=lambda: torch.nn.Sequential(
+            torch.nn.Linear(6, 32), torch.nn.Dropout(0.5),
+            torch.nn.Linear(32, 2)))
+        trainer = et.Trainer(model, opt, loss_fn, dataset(), batch_size=4)
+        ops = epochrt.OpRegistry()
+        trainer.register(ops)
+        session = epochrt.LocalSession(ops=ops, worker_threads=2)
+
+        def on_epoch(record):
+            for _ in range(200 if draw else 0):
+                with et.global_generators():
+                    torch.randn(64)
+
+        epochrt.JobRunner(trainer.make_job(["n0", "n1"], 3)).train(
+            session, on_epoch=on_epoch)
+        return trainer.state_dict(session, "n0")
+
+    quiet, drawn = run(False), run(True)
+    for key in quiet:
+        assert torch.equal(quiet[key], drawn[key]), key
