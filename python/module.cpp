@@ -1045,12 +1045,9 @@ int64_t train_watched(job_runner& self, session& sess, py::object on_epoch,
     if (py::isinstance<py::str>(metrics) || py::isinstance<py::bytes>(metrics))
       bad_argument("metrics: expected a list of blob names, got a string");
     watch->metrics = metrics.cast<std::vector<std::string>>();
-    std::set<std::string> outputs;
-    for (auto& task : self.get_job().epoch_group().tasks)
-      outputs.insert(task.outputs.begin(), task.outputs.end());
-    for (auto& metric : watch->metrics)
-      if (outputs.count(metric) == 0)
-        bad_argument("metrics: no epoch task outputs '" + metric + "'");
+    auto problem = metrics_problem(self.get_job(), watch->metrics);
+    if (!problem.empty())
+      bad_argument("metrics: " + problem);
   }
   watch->on_epoch = std::move(on_epoch);
   if (!stats_json.is_none())

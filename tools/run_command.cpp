@@ -114,20 +114,10 @@ bool check_arguments(const run_options& opts, std::vector<fetch_spec>& out) {
 /// Every --metric is an output of an epoch task: a misspelt one would
 /// otherwise be silently missing from every line.
 bool check_metrics(const run_options& opts, const job& the_job) {
-  std::set<std::string> outputs;
-  for (auto& task : the_job.epoch_group().tasks)
-    outputs.insert(task.outputs.begin(), task.outputs.end());
-  for (auto& metric : opts.metrics)
-    if (outputs.count(metric) == 0) {
-      std::string known;
-      for (auto& blob : outputs)
-        known += (known.empty() ? "" : ", ") + printable(blob);
-      print_error("--metric " + printable(metric)
-                  + ": no epoch task outputs it (their outputs: "
-                  + (known.empty() ? "none" : known) + ")");
-      return false;
-    }
-  return true;
+  auto problem = metrics_problem(the_job, opts.metrics);
+  if (!problem.empty())
+    print_error("--metric: " + problem);
+  return problem.empty();
 }
 
 /// The job file's error, on one line that names the file.

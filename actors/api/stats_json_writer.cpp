@@ -5,7 +5,11 @@
 #include <cmath>
 #include <fstream>
 
+#include <set>
+
 #include <nlohmann/json.hpp>
+
+#include <epochrt/runtime/job.hpp>
 
 namespace epochrt {
 
@@ -35,6 +39,22 @@ nlohmann::json node_json(const checkpoint_stats& s) {
 }
 
 } // namespace
+
+std::string metrics_problem(const job& the_job,
+                            const std::vector<std::string>& metrics) {
+  std::set<std::string> outputs;
+  for (auto& task : the_job.epoch_group().tasks)
+    outputs.insert(task.outputs.begin(), task.outputs.end());
+  for (auto& metric : metrics)
+    if (outputs.count(metric) == 0) {
+      std::string known;
+      for (auto& blob : outputs)
+        known += (known.empty() ? "" : ", ") + dump(blob);
+      return "no epoch task outputs " + dump(metric)
+        + " (their outputs: " + (known.empty() ? "none" : known) + ")";
+    }
+  return {};
+}
 
 std::function<void(const std::string&)>
 stats_json_writer::file_sink(const std::string& path) {

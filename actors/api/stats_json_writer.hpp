@@ -14,6 +14,15 @@
 
 namespace epochrt {
 
+class job;
+
+/// Why `metrics` cannot be metrics of `the_job`'s lines: "no epoch task
+/// outputs \"x\" (their outputs: \"a\", \"b\")" (names quoted as JSON
+/// strings); empty when each is an output of a task of its epoch group.
+/// What the CLI's --metric and Python's `metrics=` check before a run.
+std::string metrics_problem(const job& the_job,
+                            const std::vector<std::string>& metrics);
+
 /// `epochrt run --stats-json FILE` (and Python's JobRunner.train(...,
 /// stats_json=FILE, on_epoch=fn)): what every epoch cost, appended to FILE
 /// as the job runs, one JSON object per line (JSON Lines), each written

@@ -90,7 +90,7 @@ def test_metrics_alone_need_no_callback_or_file():
 
 
 @pytest.mark.parametrize("metrics, problem", [
-    (["los"], "no epoch task outputs 'los'"),
+    (["los"], r'no epoch task outputs "los" \(their outputs: .*"loss"\)'),
     ("loss", "a list of blob names, got a string"),
 ])
 def test_a_metric_no_epoch_task_outputs_is_refused(metrics, problem):

@@ -263,8 +263,8 @@ BOOST_AUTO_TEST_CASE(a_metric_no_epoch_task_outputs_is_bad_input) {
                 dir.sub("stats.jsonl"), "--metric", "totl"});
   BOOST_TEST(r.exit_code == 2, r.err);
   BOOST_TEST(contains(r.err,
-                      "--metric totl: no epoch task outputs it "
-                      "(their outputs: finished, total)"),
+                      "--metric: no epoch task outputs \"totl\" "
+                      "(their outputs: \"finished\", \"total\")"),
              r.err);
   r = cli({"run", jobs + "pipeline.json", "--metric", "total"});
   BOOST_TEST(r.exit_code == 2, r.err);

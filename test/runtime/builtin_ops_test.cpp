@@ -145,7 +145,8 @@ BOOST_AUTO_TEST_CASE(constant_fill_defaults_to_a_f32_scalar_zero) {
   BOOST_TEST(blob(ws, "x") == make_scalar<float>(0));
 }
 
-BOOST_AUTO_TEST_CASE(constant_fill_if_missing_fills_only_a_blob_that_is_not_there) {
+BOOST_AUTO_TEST_CASE(
+  constant_fill_if_missing_fills_only_a_blob_that_is_not_there) {
   workspace ws;
   auto fill = [](double value) {
     return make_op("ConstantFill", {}, {"x"},
@@ -156,8 +157,9 @@ BOOST_AUTO_TEST_CASE(constant_fill_if_missing_fills_only_a_blob_that_is_not_ther
   BOOST_TEST(blob(ws, "x") == make_scalar<float>(1));
   BOOST_REQUIRE(!run_ops(ws, {fill(2)}));
   BOOST_TEST(blob(ws, "x") == make_scalar<float>(1));
-  BOOST_REQUIRE(!run_ops(ws, {make_op("ConstantFill", {}, {"x"},
-                                      {{"value", make_scalar<double>(3)}})}));
+  BOOST_REQUIRE(!run_ops(
+    ws,
+    {make_op("ConstantFill", {}, {"x"}, {{"value", make_scalar<double>(3)}})}));
   BOOST_TEST(blob(ws, "x") == make_scalar<float>(3));
 }
 
