@@ -38,7 +38,7 @@ struct network_options {
 /// Who may connect to an actor published with `publish_actor`, and what an
 /// admitted peer may send. Without TLS, every connection passes epochrt's
 /// admission handshake on the raw socket before CAF's middleman sees a byte
-/// of it (see docs/design.md, Admission): until then a peer can make the
+/// of it (see docs/remote-nodes.md, Admission): until then a peer can make the
 /// process hold a few hundred bytes and nothing more, for `timeout` at most.
 struct admission_options {
   /// A peer must prove, by an HMAC-SHA256 over fresh nonces, that it knows
