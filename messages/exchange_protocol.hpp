@@ -316,16 +316,27 @@ struct exchange_deadlock {
 /// A daemon's exchange -> the relay of the run (its master's exchange):
 /// pass `payload`, one of the messages above, on to the exchange `peer`.
 /// The relay passes on only between the exchanges of its own daemons.
+/// `seq` (0: none) numbers a message that carries data (send_window.hpp):
+/// its receiver acknowledges it with an exchange_relay_ack.
 struct exchange_forward {
   caf::actor peer;
   caf::message payload;
+  uint64_t seq = 0;
 };
 
 /// The relay -> a daemon's exchange: `payload` comes from the exchange
-/// `peer`, which sent it to the relay as an exchange_forward.
+/// `peer`, which sent it to the relay as an exchange_forward of `seq`.
 struct exchange_relayed {
   caf::actor peer;
   caf::message payload;
+  uint64_t seq = 0;
+};
+
+/// A daemon's exchange -> the exchange that sent it message `seq` through
+/// the relay (as the payload of an exchange_forward to it): "it is here",
+/// which frees its bytes of the sender's budget.
+struct exchange_relay_ack {
+  uint64_t seq = 0;
 };
 
 /// A daemon's exchange -> another daemon's exchange, over the connection
@@ -503,14 +514,19 @@ typename Inspector::result_type inspect(Inspector& f, exchange_deadlock& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, exchange_forward& x) {
-  return f(caf::meta::type_name("epochrt::exchange_forward"), x.peer,
-           x.payload);
+  return f(caf::meta::type_name("epochrt::exchange_forward"), x.peer, x.payload,
+           x.seq);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, exchange_relayed& x) {
-  return f(caf::meta::type_name("epochrt::exchange_relayed"), x.peer,
-           x.payload);
+  return f(caf::meta::type_name("epochrt::exchange_relayed"), x.peer, x.payload,
+           x.seq);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exchange_relay_ack& x) {
+  return f(caf::meta::type_name("epochrt::exchange_relay_ack"), x.seq);
 }
 
 } // namespace epochrt

@@ -76,6 +76,7 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<exchange_deadlock>("epochrt::exchange_deadlock")
     .add_message_type<exchange_forward>("epochrt::exchange_forward")
     .add_message_type<exchange_relayed>("epochrt::exchange_relayed")
+    .add_message_type<exchange_relay_ack>("epochrt::exchange_relay_ack")
     // The job runner and checkpoint manager protocol.
     .add_message_type<node_ref>("epochrt::node_ref")
     .add_message_type<ckpt_set_params>("epochrt::ckpt_set_params")

@@ -369,7 +369,8 @@ uint64_t bytes_of(const early_payload& x) {
 exchange_hub::exchange_hub(std::shared_ptr<worker_pool> pool,
                            exchange_hub_options opts)
   : pool_(std::move(pool)), options_(opts),
-    recycler_(tensor_recycler::make(opts.max_recycled_bytes)) {
+    recycler_(tensor_recycler::make(opts.max_recycled_bytes)),
+    relay_window_(opts.relay_window_bytes) {
   // nop
 }
 
@@ -585,18 +586,113 @@ bool carries_data(const caf::message& msg) {
     || msg.match_elements<exchange_result>();
 }
 
+// Calls `fn` with the exchange message `msg` holds; false when it holds
+// none.
+template <class F>
+bool visit_exchange_message(const caf::message& msg, F fn) {
+  auto as = [&](auto* type) {
+    using message_type = std::remove_pointer_t<decltype(type)>;
+    if (!msg.match_elements<message_type>())
+      return false;
+    fn(msg.get_as<message_type>(0));
+    return true;
+  };
+  return as(static_cast<exchange_put*>(nullptr))
+    || as(static_cast<exchange_take*>(nullptr))
+    || as(static_cast<exchange_close*>(nullptr))
+    || as(static_cast<exchange_reply*>(nullptr))
+    || as(static_cast<exchange_part*>(nullptr))
+    || as(static_cast<exchange_result*>(nullptr))
+    || as(static_cast<exchange_task_end*>(nullptr))
+    || as(static_cast<exchange_node_lost*>(nullptr))
+    || as(static_cast<exchange_probe*>(nullptr))
+    || as(static_cast<exchange_probe_reply*>(nullptr))
+    || as(static_cast<exchange_deadlock*>(nullptr));
+}
+
+uint64_t wire_bytes(const std::vector<tensor>& xs) {
+  uint64_t n = 0;
+  for (auto& x : xs)
+    n += x.byte_size();
+  return n;
+}
+
+uint64_t wire_bytes(const std::vector<tensor_slice_view>& xs) {
+  uint64_t n = 0;
+  for (auto& x : xs)
+    n += (x.last - x.first) * element_size(x.source->type);
+  return n;
+}
+
+// The run of an exchange message, and the bytes of tensors it sends.
+std::pair<uint64_t, uint64_t> run_and_bytes(const caf::message& msg) {
+  std::pair<uint64_t, uint64_t> result{0, 0};
+  visit_exchange_message(msg, [&](const auto& x) {
+    using type = std::decay_t<decltype(x)>;
+    result.first = x.run;
+    if constexpr (std::is_same_v<type, exchange_put>)
+      result.second = wire_bytes(x.item);
+    else if constexpr (std::is_same_v<type, exchange_reply>)
+      result.second = wire_bytes(x.values);
+    else if constexpr (std::is_same_v<type, exchange_result>)
+      result.second = wire_bytes(x.values) + wire_bytes(x.views);
+    else if constexpr (std::is_same_v<type, exchange_part>)
+      for (auto& part : x.parts)
+        result.second += wire_bytes(part.values) + wire_bytes(part.views);
+  });
+  return result;
+}
+
+void enqueue_as(const caf::actor& sender, const caf::actor& to,
+                caf::message msg) {
+  to->enqueue(
+    caf::make_mailbox_element(caf::actor_cast<caf::strong_actor_ptr>(sender),
+                              caf::make_message_id(), {}, std::move(msg)),
+    nullptr);
+}
+
 } // namespace
 
 void exchange_hub::deliver(const caf::actor& to, caf::message msg) {
   if (!to)
     return;
-  auto target = route_of(to, carries_data(msg));
-  if (target != to)
-    msg = caf::make_message(exchange_forward{to, std::move(msg)});
-  target->enqueue(
-    caf::make_mailbox_element(caf::actor_cast<caf::strong_actor_ptr>(endpoint_),
-                              caf::make_message_id(), {}, std::move(msg)),
-    nullptr);
+  auto data = carries_data(msg);
+  auto target = route_of(to, data);
+  if (target == to) {
+    enqueue_as(endpoint_, to, std::move(msg));
+    return;
+  }
+  // Through the relay: in order, within the window. Data costs its bytes
+  // (at least one); the rest only keeps its place in the order.
+  auto [run, bytes] = run_and_bytes(msg);
+  std::lock_guard<std::mutex> guard{relay_mtx_};
+  send_relayed(relay_window_.push(relayed_to{to, target, run}, std::move(msg),
+                                  data ? std::max<uint64_t>(bytes, 1) : 0));
+}
+
+void exchange_hub::send_relayed(
+  std::vector<send_window<relayed_to, caf::message>::send> released) {
+  for (auto& x : released)
+    enqueue_as(
+      endpoint_, x.dest.relay,
+      caf::make_message(exchange_forward{x.dest.to, std::move(x.item), x.seq}));
+}
+
+void exchange_hub::relay_acked(uint64_t seq) {
+  std::lock_guard<std::mutex> guard{relay_mtx_};
+  send_relayed(relay_window_.ack(seq));
+}
+
+void exchange_hub::relay_forget(
+  const std::function<bool(const relayed_to&)>& sent,
+  const std::function<bool(const relayed_to&)>& queued) {
+  std::lock_guard<std::mutex> guard{relay_mtx_};
+  send_relayed(relay_window_.forget(sent, queued));
+}
+
+std::pair<uint64_t, size_t> exchange_hub::relay_backlog() {
+  std::lock_guard<std::mutex> guard{relay_mtx_};
+  return {relay_window_.in_flight_bytes(), relay_window_.queued()};
 }
 
 void exchange_hub::flush(deferred& later) {
@@ -1344,6 +1440,16 @@ caf::message channel_message(channel_op_kind kind, uint64_t run,
 void exchange_hub::remember_ended(uint64_t run) {
   if (!ended_runs_.insert(run).second)
     return;
+  // Its messages sent through the relay no longer hold the window (an
+  // acknowledgement from a node lost in it never comes); those queued
+  // still go: other processes may wait for them.
+  relay_forget(
+    [run](const relayed_to& x) {
+      return x.run == run;
+    },
+    [](const relayed_to&) {
+      return false;
+    });
   ended_order_.push_back(run);
   if (ended_order_.size() > remembered_runs) {
     ended_runs_.erase(ended_order_.front());
@@ -1665,6 +1771,7 @@ void exchange_hub::peer_down(const caf::actor_addr& peer,
       && st.plan.relay.address() != peer;
   };
   deferred later;
+  bool process_gone = false;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     watched_.erase(peer);
@@ -1672,7 +1779,8 @@ void exchange_hub::peer_down(const caf::actor_addr& peer,
     // carried it. It goes only with the process that sent it: a daemon's
     // endpoint unreachable from another daemon may be only its own link
     // closing, and its run then begins here and needs those messages.
-    if (!unreachable || !is_daemon_peer(peer))
+    process_gone = !unreachable || !is_daemon_peer(peer);
+    if (process_gone)
       drop_early_from(peer);
     auto why = unreachable
       ? std::string{"its process is gone or stopped answering "
@@ -1698,6 +1806,17 @@ void exchange_hub::peer_down(const caf::actor_addr& peer,
       }
     }
   }
+  // Through a relay gone nothing more arrives; to a process gone, nothing
+  // needs to. A daemon still reached through the relay keeps its messages.
+  relay_forget(
+    [&](const relayed_to& x) {
+      return x.relay.address() == peer
+        || (process_gone && x.to.address() == peer);
+    },
+    [&](const relayed_to& x) {
+      return x.relay.address() == peer
+        || (process_gone && x.to.address() == peer);
+    });
   flush(later);
 }
 
@@ -2277,7 +2396,7 @@ void exchange_hub::receive(const caf::actor& sender, exchange_forward& msg) {
     }
   }
   caf::send_as(endpoint_, msg.peer,
-               exchange_relayed{sender, std::move(msg.payload)});
+               exchange_relayed{sender, std::move(msg.payload), msg.seq});
 }
 
 void exchange_hub::receive(const caf::actor& sender, exchange_relayed& msg) {
@@ -2286,6 +2405,17 @@ void exchange_hub::receive(const caf::actor& sender, exchange_relayed& msg) {
     return;
   }
   auto& x = msg.payload;
+  // Acknowledged as it arrives, through the relay it came by: its sender
+  // may send more (relay_window_bytes).
+  if (msg.seq != 0)
+    caf::send_as(
+      endpoint_, sender,
+      exchange_forward{msg.peer, caf::make_message(exchange_relay_ack{msg.seq}),
+                       0});
+  if (x.match_elements<exchange_relay_ack>()) {
+    relay_acked(x.get_as<exchange_relay_ack>(0).seq);
+    return;
+  }
   if (carries_data(x)) {
     std::lock_guard<std::mutex> guard{routes_mtx_};
     if (routes_.count(msg.peer.address()) > 0)

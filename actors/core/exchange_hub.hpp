@@ -17,6 +17,7 @@
 #include <epochrt/messages/exchange_protocol.hpp>
 #include <epochrt/runtime/channel.hpp>
 #include <epochrt/runtime/exchange.hpp>
+#include <epochrt/runtime/send_window.hpp>
 #include <epochrt/runtime/tensor_recycler.hpp>
 
 namespace epochrt {
@@ -71,6 +72,14 @@ struct exchange_hub_options {
   /// master then hears nothing for its whole connection timeout, and
   /// loses a daemon that is alive. Default: 4.
   size_t max_links_opening = 4;
+  /// Bytes of data a daemon's exchange may have sent through the relay
+  /// and not yet seen acknowledged by their receivers
+  /// (runtime/send_window.hpp); what comes beyond waits here, in order.
+  /// Bounds what the master holds for each daemon: with no bound, the
+  /// first 64 MiB all-reduce over 32 fresh daemons put 4 GiB through the
+  /// master at once, whose middleman then read its connections more than
+  /// the connection timeout late and lost live daemons. Default: 4 MiB.
+  uint64_t relay_window_bytes = uint64_t{4} << 20;
   /// How often a run is checked for a deadlock: every task that uses its
   /// channels or collectives waiting for another, nothing under way
   /// (runtime/deadlock_detector.hpp). A run of this process alone is
@@ -239,6 +248,9 @@ public:
   void receive(const caf::actor& sender, exchange_deadlock& msg);
   void receive(const caf::actor& sender, exchange_forward& msg);
   void receive(const caf::actor& sender, exchange_relayed& msg);
+  /// Bytes of data sent through the relay and not yet acknowledged, and
+  /// messages waiting for them (relay_window_bytes).
+  std::pair<uint64_t, size_t> relay_backlog();
   /// `sender`, another daemon's exchange, connected to this process.
   void receive_link(const caf::actor& sender);
 
@@ -258,6 +270,14 @@ public:
   struct run_state;
   struct deferred;
   struct early_message;
+
+  // Where a message through the relay goes: the exchange it is for, the
+  // relay, and the run it is of (whose end here frees its bytes).
+  struct relayed_to {
+    caf::actor to;
+    caf::actor relay;
+    uint64_t run = 0;
+  };
 
 private:
   exchange_hub(std::shared_ptr<worker_pool> pool, exchange_hub_options opts);
@@ -332,6 +352,15 @@ private:
   // the relay of a run here, nor a daemon this process relays for (mtx_
   // held).
   bool is_daemon_peer(const caf::actor_addr& peer);
+  // Sends what the relay window released, in order (relay_mtx_ held).
+  void send_relayed(
+    std::vector<send_window<relayed_to, caf::message>::send> released);
+  // The receiver of relayed message `seq` has it.
+  void relay_acked(uint64_t seq);
+  // Frees the bytes in flight of the messages for which `sent` holds, and
+  // drops the queued ones for which `queued` holds.
+  void relay_forget(const std::function<bool(const relayed_to&)>& sent,
+                    const std::function<bool(const relayed_to&)>& queued);
   void link_up(const caf::node_id& node, const caf::actor& peer,
                const std::string& address);
   void link_down(const caf::node_id& node, const std::string& address);
@@ -403,6 +432,11 @@ private:
   std::set<std::string> opening_;
   // Addresses a connection to failed, and when one may be tried again.
   std::map<std::string, std::chrono::steady_clock::time_point> retry_at_;
+  // Guards relay_window_, and is held while what it releases is sent, so
+  // that messages through the relay leave in the order they were given.
+  // Taken last: nothing else is locked while it is held.
+  std::mutex relay_mtx_;
+  send_window<relayed_to, caf::message> relay_window_;
 };
 
 } // namespace epochrt

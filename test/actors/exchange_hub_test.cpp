@@ -414,3 +414,119 @@ BOOST_AUTO_TEST_CASE(a_contribution_to_a_forgotten_call_is_ignored) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+namespace {
+
+// A daemon's exchange whose messages to another daemon go through the
+// relay (a scoped actor that receives what the exchange forwards), with a
+// window of 100 bytes.
+struct relay_window_fixture : linking_fixture {
+  std::shared_ptr<exchange_hub> hub;
+
+  relay_window_fixture() {
+    exchange_hub_options opts;
+    opts.relay_window_bytes = 100;
+    hub = exchange_hub::make(sys, pool, opts);
+    BOOST_REQUIRE(!hub->begin(1, "n0", plan_of(*hub)));
+  }
+
+  ~relay_window_fixture() {
+    hub->shutdown();
+  }
+
+  // A channel reply of run `run` carrying `bytes` bytes of f32.
+  caf::message reply_of(uint64_t run, int64_t bytes) {
+    exchange_reply reply;
+    reply.run = run;
+    reply.values.push_back(make_zero_tensor(dtype::f32, {bytes / 4}));
+    return caf::make_message(std::move(reply));
+  }
+
+  // What the relay got next, or nothing within 200 ms.
+  std::optional<exchange_forward> forwarded() {
+    std::optional<exchange_forward> result;
+    relay->receive(
+      [&](exchange_forward& msg) {
+        result = std::move(msg);
+      },
+      caf::after(std::chrono::milliseconds(200)) >> [] {});
+    return result;
+  }
+
+  void ack(uint64_t seq) {
+    exchange_relayed relayed{caf::actor{other.ptr()},
+                             caf::make_message(exchange_relay_ack{seq})};
+    hub->receive(caf::actor{relay.ptr()}, relayed);
+  }
+};
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(exchange_relay_window, relay_window_fixture)
+
+BOOST_AUTO_TEST_CASE(data_beyond_the_window_waits_for_its_receivers_ack) {
+  hub->deliver(caf::actor{other.ptr()}, reply_of(1, 60));
+  hub->deliver(caf::actor{other.ptr()}, reply_of(1, 60));
+  auto first = forwarded();
+  BOOST_REQUIRE(first);
+  BOOST_TEST((first->peer == caf::actor{other.ptr()}));
+  BOOST_TEST(first->seq != 0u);
+  BOOST_TEST(!forwarded()); // 120 bytes would pass the window
+  BOOST_TEST(hub->relay_backlog().second == 1u);
+  ack(first->seq);
+  auto second = forwarded();
+  BOOST_REQUIRE(second);
+  BOOST_TEST(second->seq != first->seq);
+}
+
+BOOST_AUTO_TEST_CASE(a_control_message_keeps_its_place_behind_waiting_data) {
+  hub->deliver(caf::actor{other.ptr()}, reply_of(1, 100));
+  hub->deliver(caf::actor{other.ptr()}, reply_of(1, 40));
+  exchange_task_end end;
+  end.run = 1;
+  end.task = task_ref{"n0", "t"};
+  hub->deliver(caf::actor{other.ptr()}, caf::make_message(end));
+  auto first = forwarded();
+  BOOST_REQUIRE(first);
+  BOOST_TEST(!forwarded()); // the task's end must not pass the put
+  ack(first->seq);
+  auto second = forwarded();
+  auto third = forwarded();
+  BOOST_REQUIRE(second);
+  BOOST_REQUIRE(third);
+  BOOST_TEST(second->payload.match_elements<exchange_reply>());
+  BOOST_TEST(third->payload.match_elements<exchange_task_end>());
+  BOOST_TEST(third->seq == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_relayed_message_is_acknowledged_through_its_relay) {
+  exchange_relayed relayed{caf::actor{other.ptr()}, reply_of(1, 8), 42};
+  hub->receive(caf::actor{relay.ptr()}, relayed);
+  auto ack = forwarded();
+  BOOST_REQUIRE(ack);
+  BOOST_TEST((ack->peer == caf::actor{other.ptr()}));
+  BOOST_REQUIRE(ack->payload.match_elements<exchange_relay_ack>());
+  BOOST_TEST(ack->payload.get_as<exchange_relay_ack>(0).seq == 42u);
+}
+
+BOOST_AUTO_TEST_CASE(the_end_of_a_run_frees_what_it_sent_through_the_relay) {
+  // A node lost in the run never acknowledges: its end frees the window.
+  hub->deliver(caf::actor{other.ptr()}, reply_of(1, 100));
+  BOOST_REQUIRE(forwarded());
+  BOOST_REQUIRE(!hub->begin(2, "n0", plan_of(*hub)));
+  hub->deliver(caf::actor{other.ptr()}, reply_of(2, 100));
+  BOOST_TEST(!forwarded());
+  hub->end(1, "n0", false);
+  BOOST_TEST(forwarded().has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_relay_gone_drops_what_waits_for_it) {
+  hub->deliver(caf::actor{other.ptr()}, reply_of(1, 100));
+  hub->deliver(caf::actor{other.ptr()}, reply_of(1, 100));
+  BOOST_REQUIRE(forwarded());
+  hub->peer_down(relay->address(), caf::exit_reason::remote_link_unreachable);
+  BOOST_TEST(hub->relay_backlog().first == 0u);
+  BOOST_TEST(hub->relay_backlog().second == 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -94,7 +94,8 @@ void field_diff::visit(const std::string& path, const caf::message& x,
       || visit_payload_as<exchange_probe>(path, "exchange_probe", x, y)
       || visit_payload_as<exchange_probe_reply>(path, "exchange_probe_reply", x,
                                                 y)
-      || visit_payload_as<exchange_deadlock>(path, "exchange_deadlock", x, y))
+      || visit_payload_as<exchange_deadlock>(path, "exchange_deadlock", x, y)
+      || visit_payload_as<exchange_relay_ack>(path, "exchange_relay_ack", x, y))
     return;
   // Unknown content must not pass for equal.
   differ(path, x_types + " (field_diff cannot compare it)", y_types);
@@ -720,12 +721,19 @@ void field_diff::visit(const std::string& path, const exchange_forward& x,
                        const exchange_forward& y) {
   field(path, "peer", x.peer, y.peer);
   field(path, "payload", x.payload, y.payload);
+  field(path, "seq", x.seq, y.seq);
 }
 
 void field_diff::visit(const std::string& path, const exchange_relayed& x,
                        const exchange_relayed& y) {
   field(path, "peer", x.peer, y.peer);
   field(path, "payload", x.payload, y.payload);
+  field(path, "seq", x.seq, y.seq);
+}
+
+void field_diff::visit(const std::string& path, const exchange_relay_ack& x,
+                       const exchange_relay_ack& y) {
+  field(path, "seq", x.seq, y.seq);
 }
 
 void field_diff::visit(const std::string& path, const database_file& x,

@@ -296,6 +296,8 @@ private:
              const exchange_forward& y);
   void visit(const std::string& path, const exchange_relayed& x,
              const exchange_relayed& y);
+  void visit(const std::string& path, const exchange_relay_ack& x,
+             const exchange_relay_ack& y);
 
   std::vector<std::string> differences_;
   std::vector<std::string> top_fields_;

@@ -721,7 +721,8 @@ exchange_forward make_sample(type_tag<exchange_forward>,
   // (here, one of the peer's process), and a put with tensors.
   return exchange_forward{
     handles.remote,
-    caf::make_message(make_sample(type_tag<exchange_put>{}, handles))};
+    caf::make_message(make_sample(type_tag<exchange_put>{}, handles)),
+    0xfffffffffffffff0};
 }
 
 exchange_relayed make_sample(type_tag<exchange_relayed>,
@@ -730,7 +731,13 @@ exchange_relayed make_sample(type_tag<exchange_relayed>,
   // actor of this process) and contributions to a collective.
   return exchange_relayed{
     handles.local,
-    caf::make_message(make_sample(type_tag<exchange_part>{}, handles))};
+    caf::make_message(make_sample(type_tag<exchange_part>{}, handles)),
+    0xffffffffffffffef};
+}
+
+exchange_relay_ack make_sample(type_tag<exchange_relay_ack>,
+                               const sample_handles&) {
+  return exchange_relay_ack{0xffffffffffffffee};
 }
 
 database_file make_sample(type_tag<database_file>, const sample_handles&) {

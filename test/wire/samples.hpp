@@ -48,7 +48,7 @@ using wire_types = std::tuple<
   exchange_close, exchange_reply, collective_contribution, exchange_part,
   exchange_result, exchange_task_end, exchange_node_lost, exchange_task_view,
   exchange_probe, exchange_probe_reply, exchange_deadlock, exchange_forward,
-  exchange_relayed,
+  exchange_relayed, exchange_relay_ack,
   // Copies of checkpoints between daemons.
   database_file, database_listing, copy_offer, copy_ticket, copy_data,
   copy_close, copy_list, copy_listings, copy_open, copy_read, copy_piece,
@@ -60,7 +60,7 @@ using exchange_payload_types
   = std::tuple<exchange_put, exchange_take, exchange_close, exchange_reply,
                exchange_part, exchange_result, exchange_task_end,
                exchange_node_lost, exchange_probe, exchange_probe_reply,
-               exchange_deadlock>;
+               exchange_deadlock, exchange_relay_ack>;
 
 /// The actor handles samples carry: one of an actor in this process, which
 /// the peer sees as a proxy, and one of an actor in the peer, which this
@@ -191,6 +191,8 @@ exchange_node_lost make_sample(type_tag<exchange_node_lost>,
 /// Forwarded by a daemon's exchange: an exchange_put with tensors.
 exchange_forward make_sample(type_tag<exchange_forward>, const sample_handles&);
 /// Relayed to a daemon's exchange: an exchange_part.
+exchange_relay_ack make_sample(type_tag<exchange_relay_ack>,
+                               const sample_handles&);
 exchange_relayed make_sample(type_tag<exchange_relayed>, const sample_handles&);
 
 } // namespace epochrt::test
