@@ -109,6 +109,11 @@ def _digest_tensors(tensors):
     return h.hexdigest()[:16]
 
 
+def _shortened(value, limit=80):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _dtype_name(dtype):
     return str(dtype).replace("torch.", "")
 
@@ -266,6 +271,8 @@ class Trainer:
         self._plateau = plateau
         self._user_version = None if version is None else str(version)
         self._data = self._dataset_of(dataset)
+        self._data_text = "%d rows %s" % (len(self._data[0]),
+                                          _digest_tensors(self._data))
         for module_name, module in model.named_modules():
             if getattr(module, "sparse", False) is True:
                 raise ValueError(
@@ -273,8 +280,13 @@ class Trainer:
                     "not all-reduce: make it with sparse=False"
                     % (module_name or "the model", type(module).__name__))
         # The trainer's own copies: the user's objects stay theirs.
-        self._model, self._optimizer, self._scheduler = _copies(
-            model, optimizer, scheduler)
+        try:
+            self._model, self._optimizer, self._scheduler = _copies(
+                model, optimizer, scheduler)
+        except (RuntimeError, TypeError) as e:
+            raise ValueError("the trainer trains deep copies of the model, "
+                             "optimizer and scheduler, and copying them "
+                             "failed: %s" % e) from None
         self._layout_model(optimizer)
         self._layout_optimizer()
         self._layout_buckets(int(bucket_mib) << 20)
@@ -284,6 +296,7 @@ class Trainer:
             else state.scheduler_state(self._scheduler))
         self._shards = {}
         self._groups_cache = {}
+        self._warned = False
         self._release_model()
 
     @property
@@ -333,6 +346,10 @@ class Trainer:
         self._aliases = collections.OrderedDict()  # every key -> its blob's
         self._tensors = {}  # key -> the trainer's Parameter or buffer
         for key, tensor in self._model.state_dict(keep_vars=True).items():
+            if not torch.is_tensor(tensor):
+                raise ValueError(
+                    "%s is a module's extra state (get_extra_state), which "
+                    "the trainer does not keep: keep it in a buffer" % key)
             if id(tensor) in seen:
                 self._aliases[key] = seen[id(tensor)]
                 continue
@@ -361,6 +378,16 @@ class Trainer:
         self._key_of = {id(t): k for k, t in self._tensors.items()}
         self._placeholders = {k: torch.empty(0, dtype=t.dtype)
                               for k, t in self._tensors.items()}
+        # Where each key's tensor hangs (tied keys too), for forward code
+        # that replaces a buffer (self.count = self.count + 1).
+        self._owners = {}
+        for key in self._aliases:
+            path, _, attr = key.rpartition(".")
+            owner = self._model.get_submodule(path) if path else self._model
+            self._owners[key] = (owner, attr)
+        self._model_text = repr(self._model) + " " + ",".join(
+            "%s:%s%s" % (k, _dtype_name(self._shapes[k][1]),
+                         list(self._shapes[k][0])) for k in self.keys)
 
     def _layout_optimizer(self):
         """The state the optimizer keeps per parameter: what it holds now
@@ -518,6 +545,8 @@ class Trainer:
     def register(self, ops):
         """Adds the trainer's ops to `ops` (an epochrt.OpRegistry): on a
         daemon, register them in the registry it serves with."""
+        self._own_optimizer_args = self._optimizer_args()
+        self._own_scheduler_args = self._scheduler_args()
         version = self._code_version()
         ops.register(self._op_type("Init"), self._init_op, inputs=0,
                      outputs=None, args={"rank": "integer"}, version=version,
@@ -567,11 +596,6 @@ class Trainer:
         buckets = self._bucket_blobs()
         state_blobs = self._state_blobs()
         per_epoch = self.steps_per_epoch or self.steps_per_pass(world)
-        model_text = repr(self._model) + " " + ",".join(
-            "%s:%s%s" % (k, _dtype_name(self._shapes[k][1]),
-                         list(self._shapes[k][0])) for k in self.keys)
-        data_text = "%d rows %s" % (len(self._data[0]),
-                                    _digest_tensors(self._data))
         per_step = self._scheduler is not None and self.scheduler_step == "step"
         for rank, node in enumerate(nodes):
             init_ops = [epochrt.Op(
@@ -593,7 +617,7 @@ class Trainer:
             train_ops.append(epochrt.Op(
                 self._op_type("Backward"), module_blobs + rng + [sampler, acc],
                 other_blobs + rng + [sampler, acc] + buckets, rank=rank,
-                world=world, model=model_text, data=data_text,
+                world=world, model=self._model_text, data=self._data_text,
                 batch_size=self.batch_size, shuffle=self.shuffle,
                 seed=self.seed))
             if world > 1:
@@ -811,9 +835,60 @@ class Trainer:
         outputs.append(np.zeros(2, np.int64))
         return tuple(outputs)
 
+    def _check_job(self, job_args, own_args):
+        """Raises when the job's arguments of an op are not what this
+        process's trainer would give: a daemon whose trainer was built
+        with other settings or data would train with its own silently."""
+        differ = sorted(k for k in job_args if job_args[k] != own_args.get(k))
+        if differ:
+            key = differ[0]
+            raise RuntimeError(
+                "the trainer in this process is not the job's: %s is %s "
+                "here, %s in the job (build the same Trainer, with the same "
+                "data, wherever the job's ops run)"
+                % (key, _shortened(own_args.get(key)),
+                   _shortened(job_args[key])))
+
+    def _take_replaced(self, keys):
+        """Forward code may replace a buffer (or a frozen parameter) rather
+        than update it (self.count = self.count + 1): the new tensor's
+        values go into the blob and the module gets the blob's tensor
+        back. A replaced trainable parameter is refused."""
+        for key, canonical in self._aliases.items():
+            if canonical not in keys:
+                continue
+            owner, attr = self._owners[key]
+            bound = self._tensors[canonical]
+            now = getattr(owner, attr, None)
+            if now is bound:
+                continue
+            if canonical in self._trainable_index:
+                raise RuntimeError("%s was replaced by the user's code; the "
+                                   "trainer updates parameters in place only"
+                                   % key)
+            shape, dtype = self._shapes[canonical]
+            if (not torch.is_tensor(now) or tuple(now.shape) != shape
+                    or now.dtype != dtype):
+                raise RuntimeError(
+                    "%s was replaced by %s; the blob %s holds %s %s"
+                    % (key, "a %s %s tensor" % (_dtype_name(now.dtype),
+                                                list(now.shape))
+                       if torch.is_tensor(now) else repr(type(now).__name__),
+                       self.blob(canonical), _dtype_name(dtype), list(shape)))
+            bound.data.copy_(now.detach())
+            if isinstance(bound, torch.nn.Parameter):
+                owner._parameters[attr] = bound
+            else:
+                owner._buffers[attr] = bound
+
     def _backward_op(self, *inputs, rank, world, model, data, batch_size,
                      shuffle, seed):
-        del model, data, batch_size, shuffle, seed  # the job's record
+        self._check_job(
+            {"model": model, "data": data, "batch_size": batch_size,
+             "shuffle": shuffle, "seed": seed},
+            {"model": self._model_text, "data": self._data_text,
+             "batch_size": self.batch_size, "shuffle": self.shuffle,
+             "seed": self.seed})
         n = len(self.keys)
         module, (rng_t, rng_n, rng_p, sampler, acc) = inputs[:n], inputs[n:]
         with _lock, state.quiet_readonly():
@@ -822,6 +897,12 @@ class Trainer:
                     self._bind(key, array)
                 pass_index, position = int(sampler[0]), int(sampler[1])
                 shard = self._shard(rank, world, pass_index)
+                if position * self.batch_size >= len(shard):
+                    # A pass of fewer steps than the checkpoint's position
+                    # (a batch size or node count changed and allowed):
+                    # the next pass begins.
+                    pass_index, position = pass_index + 1, 0
+                    shard = self._shard(rank, world, pass_index)
                 batch_index = shard[position * self.batch_size:
                                     (position + 1) * self.batch_size]
                 batch = tuple(d[batch_index] for d in self._data)
@@ -832,8 +913,9 @@ class Trainer:
                         raise TypeError("loss_fn must return a tensor of one "
                                         "element, got %r" % (loss,))
                     loss.backward()
+                self._take_replaced(self.others)
                 position += 1
-                if position == -(-len(shard) // self.batch_size):
+                if position >= -(-len(shard) // self.batch_size):
                     pass_index, position = pass_index + 1, 0
                 sampler[0], sampler[1] = pass_index, position
                 acc[0] += float(loss.detach())
@@ -850,6 +932,13 @@ class Trainer:
                     buckets.append(torch.cat(parts).numpy())
                 used = np.array([self._tensors[k].grad is not None
                                  for k in self.trainable], np.float32)
+                if self.trainable and not used.any() and not self._warned:
+                    self._warned = True
+                    warnings.warn(
+                        "no parameter of the trainer's module got a gradient "
+                        "from loss_fn: does it use the module it is given "
+                        "(its first argument), not the one given to the "
+                        "Trainer?", stacklevel=1)
                 others = [self._tensors[k].data for k in self.others]
                 return tuple(others) + (rng_t, rng_n, rng_p, sampler,
                                         acc) + tuple(buckets) + (used,)
@@ -906,7 +995,7 @@ class Trainer:
             buckets, used
 
     def _step_op(self, *inputs, **definition):
-        del definition  # the job's record
+        self._check_job(definition, self._own_optimizer_args)
         (params, others, state_arrays, steps, groups, scheduler, rng, buckets,
          used) = self._step_inputs(inputs)
         with _lock, state.quiet_readonly():
@@ -933,6 +1022,7 @@ class Trainer:
                 if self.before_step is not None:
                     with state.NodeRandomState(*rng):
                         self.before_step(self._model)
+                    self._take_replaced(self.others)
                 self._optimizer.step()
                 outputs = (tensors + [t.data for t in other_tensors]
                            + self._state_outputs())
@@ -960,7 +1050,7 @@ class Trainer:
                 self._scheduler.step()
 
     def _epoch_end_op(self, acc, *scheduler_state, **definition):
-        del definition  # the job's record
+        self._check_job(definition, self._own_scheduler_args)
         loss = np.array(acc[0] / acc[1] if acc[1] else float("nan"))
         if not scheduler_state:
             return loss

@@ -70,6 +70,22 @@ class WithEmptyParameter(torch.nn.Module):
         return self.fc(x) + self.empty.sum()
 
 
+class ReplacesItsBuffers(torch.nn.Module):
+    """Buffers that forward replaces instead of updating in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(6, 2)
+        self.register_buffer("count", torch.zeros((), dtype=torch.int64))
+        self.register_buffer("mean", torch.zeros(6))
+
+    def forward(self, x):
+        if self.training:
+            self.count = self.count + 1
+            self.mean = 0.9 * self.mean + 0.1 * x.mean(0)
+        return self.fc(x - self.mean)
+
+
 def with_batch_norm():
     return torch.nn.Sequential(torch.nn.Linear(6, 8),
                                torch.nn.BatchNorm1d(8), torch.nn.ReLU(),
@@ -151,6 +167,7 @@ CASES = {
     "unused parameter, AdamW": dict(
         model=WithUnusedHead, optimizer=lambda p: torch.optim.AdamW(p)),
     "tied weights": dict(model=Tied),
+    "buffers replaced in forward": dict(model=ReplacesItsBuffers),
     "zero-element parameter, Adam": dict(
         model=WithEmptyParameter, optimizer=lambda p: torch.optim.Adam(p)),
     "SequentialLR": dict(scheduler=lambda o: lr_scheduler.SequentialLR(
@@ -508,3 +525,83 @@ def test_draws_under_global_generators_do_not_change_training():
     quiet, drawn = run(False), run(True)
     for key in quiet:
         assert torch.equal(quiet[key], drawn[key]), key
+
+
+def test_buffers_replaced_in_forward_resume_bit_for_bit(tmp_path):
+    made = dict(model=ReplacesItsBuffers)
+    trained(objects(**made), 2, directory=tmp_path)
+    resumed, session = trained(objects(**made), 4, directory=tmp_path)
+    model = plain_loop(objects(**made), 4)
+    assert_same_module(resumed.load_into_module(session, "n0"), model)
+    assert int(model.count) == 4 * ROWS // BATCH
+
+
+def test_a_process_whose_trainer_differs_from_the_jobs_fails_naming_it():
+    # As a daemon started with other settings than its master's.
+    model, opt, _ = objects()
+    master = et.Trainer(model, opt, loss_fn, dataset(), batch_size=BATCH)
+    model, opt, _ = objects()
+    daemon = et.Trainer(model, opt, loss_fn, dataset(), batch_size=2 * BATCH)
+    ops = epochrt.OpRegistry()
+    daemon.register(ops)
+    with pytest.raises(epochrt.JobFailed,
+                       match="batch_size is 32 here, 16 in the job"):
+        epochrt.JobRunner(master.make_job(["n0"], 1)).train(
+            epochrt.LocalSession(ops=ops, worker_threads=1))
+
+
+def test_a_pass_shorter_than_the_checkpoints_position_starts_the_next(
+        tmp_path):
+    # 6 steps a pass at batch 16, 4 an epoch: position 4 after epoch 1;
+    # at batch 48 a pass is 2 steps.
+    trained(objects(), 1, directory=tmp_path, steps_per_epoch=4)
+    model, opt, _ = objects()
+    trainer = et.Trainer(model, opt, loss_fn, dataset(), batch_size=48,
+                         steps_per_epoch=4)
+    ops = epochrt.OpRegistry()
+    trainer.register(ops)
+    session = epochrt.LocalSession(ops=ops, worker_threads=1)
+    records = []
+    epochrt.JobRunner(trainer.make_job(["n0"], 3),
+                      checkpoint_manager=epochrt.MultiNodeCheckpointManager(
+                          str(tmp_path)),
+                      allow_job_change=True).train(
+        session, on_epoch=records.append, metrics=trainer.metrics)
+    losses = [r["metrics"][trainer.loss_blob]["model/n0"] for r in records
+              if r["epoch"] > 1]
+    assert len(losses) == 2 and all(v is not None for v in losses), records
+    assert session.fetch("n0", "model/sampler")[1] < 2
+
+
+def test_extra_state_is_refused_saying_what_to_do():
+    class WithExtra(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(6, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+
+        def get_extra_state(self):
+            return {"seen": 1}
+
+        def set_extra_state(self, state):
+            pass
+
+    model, opt, _ = objects(model=WithExtra)
+    with pytest.raises(ValueError, match="extra state.*keep it in a buffer"):
+        et.Trainer(model, opt, loss_fn, dataset(), batch_size=BATCH)
+
+
+def test_a_loss_that_never_reaches_the_module_warns():
+    model, opt, _ = objects()
+
+    def outer_loss(_, x, y):
+        return F.cross_entropy(model(x), y)  # the template, not the copy
+
+    trainer = et.Trainer(model, opt, outer_loss, dataset(), batch_size=BATCH)
+    ops = epochrt.OpRegistry()
+    trainer.register(ops)
+    with pytest.warns(UserWarning, match="no parameter .* got a gradient"):
+        epochrt.JobRunner(trainer.make_job(["n0"], 1)).train(
+            epochrt.LocalSession(ops=ops, worker_threads=1))
