@@ -13,6 +13,7 @@ The last lines are `accuracy=<test accuracy>` and `weights_digest=<hex>`.
 """
 
 import argparse
+import signal
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,9 @@ def main():
     args = parser.parse_args()
     trainer, ops, (test_x, test_y) = make_trainer()
     if args.serve:  # a daemon: serves until the script that started it ends
+        # Ctrl-C reaches the terminal's whole process group: the script
+        # stops the job after the running epoch; its daemons end with it.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         with epochrt.serve_node(checkpoint_root=args.serve, ops=ops) as server:
             print("listening on", server.address, flush=True)
             sys.stdin.read()
