@@ -22,8 +22,9 @@
 
 namespace epochrt {
 
-/// The version of this protocol; a daemon refuses any other.
-constexpr uint32_t remote_protocol_version = 1;
+/// The version of this protocol; a daemon refuses any other. 2: the
+/// exchanges' relayed messages are acknowledged (exchange_relay_ack).
+constexpr uint32_t remote_protocol_version = 2;
 
 /// Master: "I want node `node` hosted here". `client_nonce` is fresh random
 /// bytes the daemon must answer over.

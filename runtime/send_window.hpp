@@ -32,7 +32,14 @@ namespace epochrt {
 ///   nothing is in flight), so that nothing waits forever.
 /// - Each data message sent gets a sequence number (from 1) that its
 ///   receiver acknowledges; a control message gets 0 and is not
-///   acknowledged. An unknown or repeated acknowledgement is ignored.
+///   acknowledged. An unknown or repeated acknowledgement, or one that
+///   the caller's check refuses (from another than the receiver), is
+///   ignored.
+/// - An acknowledgement that has not come `expire`'s age after its
+///   message was sent never will, or comes late (a receiver lost, a
+///   message refused on the way): its bytes are freed then, so that no
+///   loss leaves the window full for good. Times are the caller's
+///   (milliseconds of a steady clock).
 ///
 /// Not thread-safe: one owner.
 template <class Dest, class Item>
@@ -50,19 +57,44 @@ public:
 
   /// Queues `item` of `bytes` (0: a control message) for `dest`; what may
   /// be sent now.
-  std::vector<send> push(Dest dest, Item item, uint64_t bytes) {
+  std::vector<send> push(Dest dest, Item item, uint64_t bytes,
+                         uint64_t now = 0) {
     queue_.push_back(waiting{std::move(dest), std::move(item), bytes});
-    return release();
+    return release(now);
   }
 
-  /// The receiver of message `seq` has it; what may be sent now.
-  std::vector<send> ack(uint64_t seq) {
+  /// The receiver of message `seq` has it, unless `from_receiver` (given
+  /// the message's destination) says the acknowledgement is not its
+  /// receiver's; what may be sent now.
+  std::vector<send> ack(uint64_t seq, uint64_t now = 0,
+                        const std::function<bool(const Dest&)>& from_receiver
+                        = {}) {
     auto i = in_flight_.find(seq);
-    if (i == in_flight_.end())
+    if (i == in_flight_.end()
+        || (from_receiver && !from_receiver(i->second.dest)))
       return {};
     in_flight_bytes_ -= i->second.bytes;
     in_flight_.erase(i);
-    return release();
+    return release(now);
+  }
+
+  /// Frees the bytes of the messages sent at `now - max_age` or before,
+  /// whose acknowledgements have not come; what may be sent now.
+  std::vector<send> expire(uint64_t now, uint64_t max_age) {
+    for (auto i = in_flight_.begin(); i != in_flight_.end();) {
+      if (i->second.sent_at + max_age <= now) {
+        in_flight_bytes_ -= i->second.bytes;
+        i = in_flight_.erase(i);
+      } else {
+        ++i;
+      }
+    }
+    return release(now);
+  }
+
+  /// Messages sent and not acknowledged.
+  size_t in_flight() const noexcept {
+    return in_flight_.size();
   }
 
   /// Forgets the messages in flight to each destination for which
@@ -70,7 +102,8 @@ public:
   /// longer matter), and drops the queued ones for which `queued_to` is
   /// true (their receiver is gone); what may be sent now.
   std::vector<send> forget(const std::function<bool(const Dest&)>& sent_to,
-                           const std::function<bool(const Dest&)>& queued_to) {
+                           const std::function<bool(const Dest&)>& queued_to,
+                           uint64_t now = 0) {
     for (auto i = in_flight_.begin(); i != in_flight_.end();) {
       if (sent_to(i->second.dest)) {
         in_flight_bytes_ -= i->second.bytes;
@@ -81,7 +114,7 @@ public:
     }
     for (auto i = queue_.begin(); i != queue_.end();)
       i = queued_to(i->dest) ? queue_.erase(i) : std::next(i);
-    return release();
+    return release(now);
   }
 
   /// Bytes sent and not acknowledged.
@@ -104,9 +137,10 @@ private:
   struct flying {
     Dest dest;
     uint64_t bytes;
+    uint64_t sent_at;
   };
 
-  std::vector<send> release() {
+  std::vector<send> release(uint64_t now) {
     std::vector<send> result;
     while (!queue_.empty()) {
       auto& next = queue_.front();
@@ -116,7 +150,7 @@ private:
       send out{0, std::move(next.dest), std::move(next.item)};
       if (next.bytes > 0) {
         out.seq = ++last_seq_;
-        in_flight_.emplace(out.seq, flying{out.dest, next.bytes});
+        in_flight_.emplace(out.seq, flying{out.dest, next.bytes, now});
         in_flight_bytes_ += next.bytes;
       }
       queue_.pop_front();

@@ -643,6 +643,13 @@ std::pair<uint64_t, uint64_t> run_and_bytes(const caf::message& msg) {
   return result;
 }
 
+uint64_t steady_ms() {
+  return static_cast<uint64_t>(
+    std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now().time_since_epoch())
+      .count());
+}
+
 void enqueue_as(const caf::actor& sender, const caf::actor& to,
                 caf::message msg) {
   to->enqueue(
@@ -665,9 +672,36 @@ void exchange_hub::deliver(const caf::actor& to, caf::message msg) {
   // Through the relay: in order, within the window. Data costs its bytes
   // (at least one); the rest only keeps its place in the order.
   auto [run, bytes] = run_and_bytes(msg);
-  std::lock_guard<std::mutex> guard{relay_mtx_};
-  send_relayed(relay_window_.push(relayed_to{to, target, run}, std::move(msg),
-                                  data ? std::max<uint64_t>(bytes, 1) : 0));
+  {
+    std::lock_guard<std::mutex> guard{relay_mtx_};
+    send_relayed(relay_window_.push(relayed_to{to, target, run}, std::move(msg),
+                                    data ? std::max<uint64_t>(bytes, 1) : 0,
+                                    steady_ms()));
+  }
+  arm_relay_expiry();
+}
+
+void exchange_hub::arm_relay_expiry() {
+  {
+    std::lock_guard<std::mutex> guard{relay_mtx_};
+    if (relay_expiry_armed_ || relay_window_.in_flight() == 0)
+      return;
+    relay_expiry_armed_ = true;
+  }
+  std::weak_ptr<exchange_hub> weak = weak_from_this();
+  after(options_.silence_limit, [weak] {
+    auto hub = weak.lock();
+    if (!hub)
+      return;
+    {
+      std::lock_guard<std::mutex> guard{hub->relay_mtx_};
+      hub->relay_expiry_armed_ = false;
+      hub->send_relayed(hub->relay_window_.expire(
+        steady_ms(),
+        static_cast<uint64_t>(hub->options_.silence_limit.count())));
+    }
+    hub->arm_relay_expiry();
+  });
 }
 
 void exchange_hub::send_relayed(
@@ -678,16 +712,20 @@ void exchange_hub::send_relayed(
       caf::make_message(exchange_forward{x.dest.to, std::move(x.item), x.seq}));
 }
 
-void exchange_hub::relay_acked(uint64_t seq) {
+void exchange_hub::relay_acked(uint64_t seq, const caf::actor& relay,
+                               const caf::actor& receiver) {
   std::lock_guard<std::mutex> guard{relay_mtx_};
-  send_relayed(relay_window_.ack(seq));
+  // Only the receiver of `seq`, through the relay it went by, frees it.
+  send_relayed(relay_window_.ack(seq, steady_ms(), [&](const relayed_to& x) {
+    return x.relay == relay && x.to == receiver;
+  }));
 }
 
 void exchange_hub::relay_forget(
   const std::function<bool(const relayed_to&)>& sent,
   const std::function<bool(const relayed_to&)>& queued) {
   std::lock_guard<std::mutex> guard{relay_mtx_};
-  send_relayed(relay_window_.forget(sent, queued));
+  send_relayed(relay_window_.forget(sent, queued, steady_ms()));
 }
 
 std::pair<uint64_t, size_t> exchange_hub::relay_backlog() {
@@ -2413,7 +2451,7 @@ void exchange_hub::receive(const caf::actor& sender, exchange_relayed& msg) {
       exchange_forward{msg.peer, caf::make_message(exchange_relay_ack{msg.seq}),
                        0});
   if (x.match_elements<exchange_relay_ack>()) {
-    relay_acked(x.get_as<exchange_relay_ack>(0).seq);
+    relay_acked(x.get_as<exchange_relay_ack>(0).seq, sender, msg.peer);
     return;
   }
   if (carries_data(x)) {

@@ -355,8 +355,13 @@ private:
   // Sends what the relay window released, in order (relay_mtx_ held).
   void send_relayed(
     std::vector<send_window<relayed_to, caf::message>::send> released);
-  // The receiver of relayed message `seq` has it.
-  void relay_acked(uint64_t seq);
+  // `receiver` says through `relay` that it has relayed message `seq`.
+  void relay_acked(uint64_t seq, const caf::actor& relay,
+                   const caf::actor& receiver);
+  // Frees, every silence_limit while messages are in flight, the bytes of
+  // those whose acknowledgement has not come within it (send_window.hpp's
+  // expire): a receiver lost, a message refused on the way.
+  void arm_relay_expiry();
   // Frees the bytes in flight of the messages for which `sent` holds, and
   // drops the queued ones for which `queued` holds.
   void relay_forget(const std::function<bool(const relayed_to&)>& sent,
@@ -437,6 +442,7 @@ private:
   // Taken last: nothing else is locked while it is held.
   std::mutex relay_mtx_;
   send_window<relayed_to, caf::message> relay_window_;
+  bool relay_expiry_armed_ = false;
 };
 
 } // namespace epochrt

@@ -426,6 +426,7 @@ struct relay_window_fixture : linking_fixture {
   relay_window_fixture() {
     exchange_hub_options opts;
     opts.relay_window_bytes = 100;
+    opts.silence_limit = std::chrono::milliseconds(400);
     hub = exchange_hub::make(sys, pool, opts);
     BOOST_REQUIRE(!hub->begin(1, "n0", plan_of(*hub)));
   }
@@ -453,10 +454,13 @@ struct relay_window_fixture : linking_fixture {
     return result;
   }
 
-  void ack(uint64_t seq) {
-    exchange_relayed relayed{caf::actor{other.ptr()},
-                             caf::make_message(exchange_relay_ack{seq})};
+  void ack(uint64_t seq, const caf::actor& from) {
+    exchange_relayed relayed{from, caf::make_message(exchange_relay_ack{seq})};
     hub->receive(caf::actor{relay.ptr()}, relayed);
+  }
+
+  void ack(uint64_t seq) {
+    ack(seq, caf::actor{other.ptr()});
   }
 };
 
@@ -518,6 +522,36 @@ BOOST_AUTO_TEST_CASE(the_end_of_a_run_frees_what_it_sent_through_the_relay) {
   BOOST_TEST(!forwarded());
   hub->end(1, "n0", false);
   BOOST_TEST(forwarded().has_value());
+}
+
+BOOST_AUTO_TEST_CASE(an_ack_from_another_than_the_receiver_frees_nothing) {
+  hub->deliver(caf::actor{other.ptr()}, reply_of(1, 100));
+  hub->deliver(caf::actor{other.ptr()}, reply_of(1, 100));
+  auto first = forwarded();
+  BOOST_REQUIRE(first);
+  caf::scoped_actor stranger{sys};
+  ack(first->seq, caf::actor{stranger.ptr()});
+  BOOST_TEST(hub->relay_backlog().second == 1u);
+  ack(first->seq);
+  BOOST_TEST(forwarded().has_value());
+}
+
+BOOST_AUTO_TEST_CASE(an_ack_that_never_comes_frees_the_window_in_time) {
+  // Its receiver lost after the run ended here: nothing else frees it.
+  hub->deliver(caf::actor{other.ptr()}, reply_of(1, 100));
+  BOOST_REQUIRE(!hub->begin(2, "n0", plan_of(*hub)));
+  hub->end(1, "n0", false);
+  hub->deliver(caf::actor{other.ptr()}, reply_of(2, 100));
+  hub->deliver(caf::actor{other.ptr()}, reply_of(2, 100));
+  BOOST_REQUIRE(forwarded()); // run 1's
+  BOOST_REQUIRE(forwarded()); // run 2's first: run 1 ended
+  auto late = std::chrono::steady_clock::now();
+  std::optional<exchange_forward> third;
+  for (int i = 0; i < 10 && !third; ++i)
+    third = forwarded();
+  BOOST_REQUIRE(third);
+  BOOST_TEST((std::chrono::steady_clock::now() - late
+              >= std::chrono::milliseconds(300)));
 }
 
 BOOST_AUTO_TEST_CASE(a_relay_gone_drops_what_waits_for_it) {
