@@ -586,15 +586,19 @@ bool carries_data(const caf::message& msg) {
     || msg.match_elements<exchange_result>();
 }
 
-// Calls `fn` with the exchange message `msg` holds; false when it holds
-// none.
-template <class F>
-bool visit_exchange_message(const caf::message& msg, F fn) {
+// Calls `fn` with the exchange message `msg` (a caf::message, const or
+// not) holds, writable when `msg` is; false when it holds none. The one
+// list of what an exchange_forward may carry.
+template <class Message, class F>
+bool visit_exchange_message(Message& msg, F fn) {
   auto as = [&](auto* type) {
     using message_type = std::remove_pointer_t<decltype(type)>;
-    if (!msg.match_elements<message_type>())
+    if (!msg.template match_elements<message_type>())
       return false;
-    fn(msg.get_as<message_type>(0));
+    if constexpr (std::is_const_v<Message>)
+      fn(msg.template get_as<message_type>(0));
+    else
+      fn(msg.template get_mutable_as<message_type>(0));
     return true;
   };
   return as(static_cast<exchange_put*>(nullptr))
@@ -2459,24 +2463,9 @@ void exchange_hub::receive(const caf::actor& sender, exchange_relayed& msg) {
     if (routes_.count(msg.peer.address()) > 0)
       partners_.insert(msg.peer.address());
   }
-  auto pass = [&](auto* type) {
-    using message_type = std::remove_pointer_t<decltype(type)>;
-    if (!x.match_elements<message_type>())
-      return false;
-    dispatch(msg.peer, x.get_mutable_as<message_type>(0), sender);
-    return true;
-  };
-  if (pass(static_cast<exchange_put*>(nullptr))
-      || pass(static_cast<exchange_take*>(nullptr))
-      || pass(static_cast<exchange_close*>(nullptr))
-      || pass(static_cast<exchange_reply*>(nullptr))
-      || pass(static_cast<exchange_part*>(nullptr))
-      || pass(static_cast<exchange_result*>(nullptr))
-      || pass(static_cast<exchange_task_end*>(nullptr))
-      || pass(static_cast<exchange_node_lost*>(nullptr))
-      || pass(static_cast<exchange_probe*>(nullptr))
-      || pass(static_cast<exchange_probe_reply*>(nullptr))
-      || pass(static_cast<exchange_deadlock*>(nullptr)))
+  if (visit_exchange_message(x, [&](auto& payload) {
+        dispatch(msg.peer, payload, sender);
+      }))
     return;
   log_refusal(sender, "a relayed message of no exchange type");
 }
