@@ -1,9 +1,9 @@
 #pragma once
 
-#include <cassert>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <utility>
 #include <vector>
@@ -17,12 +17,13 @@ namespace epochrt {
 /// over 32 fresh daemons put 4 GiB through the master at once, whose
 /// middleman then read its connections too late and lost live daemons.
 ///
-/// A pure state machine: `push`, `ack` and `forget` take an event and
-/// return the messages that may be sent now, in the order they must be
-/// sent; the caller sends them (in that order, before the next event's)
-/// and owns the clock, the threads and the connections. `Dest` says where
-/// a message goes (compared by `forget`'s predicate only); `Item` is the
-/// message.
+/// A pure state machine: `push`, `ack`, `expire` and `forget` take an
+/// event and return the messages that may be sent now, in the order they
+/// must be sent; the caller sends them (in that order, before the next
+/// event's) and owns the clock, the threads and the connections. `Dest`
+/// says where a message goes (looked at only by the predicates of `ack`
+/// and `forget`); `Item` is the message. `now` is the time of the event;
+/// a caller that never calls `expire` may leave it 0.
 ///
 /// - Order: messages leave in the order they were pushed, whatever their
 ///   size; a message of no bytes (a control message) costs nothing but
