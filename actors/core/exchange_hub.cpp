@@ -18,6 +18,7 @@
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/names.hpp>
+#include <epochrt/runtime/collective_run.hpp>
 #include <epochrt/runtime/deadlock_detector.hpp>
 #include <epochrt/runtime/deadlock_probe.hpp>
 #include <epochrt/runtime/reduction.hpp>
@@ -27,30 +28,6 @@
 namespace epochrt {
 
 namespace {
-
-// Work on a chunk this small runs where it is found rather than on the
-// pool: a trip through the pool costs more than the work.
-constexpr size_t inline_bytes = 256 * 1024;
-
-// A chunk's reduction is split into shares of about this size, at most
-// max_shares of them.
-constexpr size_t share_bytes = size_t{256} << 10;
-constexpr size_t max_shares = 32;
-
-// Between processes, an all-reduce's chunk of each participant is cut into
-// pieces of about this size (at most max_pieces): each piece is a message
-// of its own, so that a process sends, receives and reduces at once, and
-// the buffers a message passes through stay small enough to be reused
-// while warm instead of faulted in afresh for every call.
-constexpr size_t piece_bytes = size_t{1} << 20;
-constexpr size_t max_pieces = 1024;
-
-// Between processes, an all-reduce's chunk is at least this large, so that
-// the blobs of a small call (a gradient of a few KiB) go to fewer owners
-// than participants, down to one: latency, not bandwidth, bounds such a
-// call, and its messages then grow as 2(n - 1) with n participants, not
-// 2n(n - 1), and most processes exchange with one other only.
-constexpr size_t min_chunk_bytes = size_t{64} << 10;
 
 // Runs remembered as ended, to drop their late messages.
 constexpr size_t remembered_runs = 1024;
@@ -65,76 +42,6 @@ exchange_outcome failure(caf::error err) {
   exchange_outcome result;
   result.error = std::move(err);
   return result;
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string result = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0)
-      result += ',';
-    result += std::to_string(shape[i]);
-  }
-  return result + "]";
-}
-
-// What a participant's blobs are: dtypes and shapes, one per blob.
-struct blob_meta {
-  std::vector<dtype> types;
-  std::vector<std::vector<int64_t>> shapes;
-
-  bool operator==(const blob_meta& other) const {
-    return types == other.types && shapes == other.shapes;
-  }
-
-  std::string describe(size_t blob) const {
-    return std::string{to_string(types[blob])} + " " + shape_text(shapes[blob]);
-  }
-};
-
-blob_meta meta_of(const std::vector<tensor_ptr>& xs) {
-  blob_meta result;
-  for (auto& x : xs) {
-    result.types.push_back(x->type);
-    result.shapes.push_back(x->shape);
-  }
-  return result;
-}
-
-// The elements of a blob of `shape` (whose dimensions are not negative).
-uint64_t element_count_of(const std::vector<int64_t>& shape) {
-  uint64_t count = 1;
-  for (auto d : shape)
-    count *= static_cast<uint64_t>(d);
-  return count;
-}
-
-// The chunks of an all-reduce of blobs `meta` among `n` participants:
-// chunk j is reduced by participant j % n. Within a process, one: every
-// participant's blobs are at hand, and the chunk is reduced in shares
-// (call_driver::try_reduce) as the pool's threads come. Between
-// processes, each participant's share cut into pieces; or, for blobs of
-// less than n * min_chunk_bytes, chunks of at least min_chunk_bytes owned
-// by the first participants. A function of the blobs' types and shapes
-// and of n alone, so that participants whose blobs agree cut them alike
-// (those whose blobs differ fail the call). The owner reduces each
-// element over the participants in their order whatever the cut, so the
-// cut never changes the bits.
-uint32_t chunk_count(const blob_meta& meta, size_t n, bool across_processes) {
-  if (!across_processes)
-    return 1;
-  uint64_t bytes = 0;
-  for (size_t b = 0; b < meta.types.size(); ++b)
-    bytes += element_count_of(meta.shapes[b]) * element_size(meta.types[b]);
-  if (bytes < n * min_chunk_bytes)
-    return static_cast<uint32_t>(
-      std::clamp<uint64_t>(bytes / min_chunk_bytes, 1, n));
-  auto pieces = std::clamp<uint64_t>(bytes / (n * piece_bytes), 1, max_pieces);
-  return static_cast<uint32_t>(n * pieces);
-}
-
-// Chunk `j` of `n` of `count` elements: [first, last).
-std::pair<size_t, size_t> chunk_range(size_t count, size_t j, size_t n) {
-  return {count * j / n, count * (j + 1) / n};
 }
 
 // What a message that reached this process without being serialized (one
@@ -155,70 +62,25 @@ bool acceptable(const tensor& x, uint64_t max_bytes) {
   return x.consistent() && x.byte_size() <= max_bytes;
 }
 
-// -- one call of a collective in this process ---------------------------------
-
-struct call_state {
-  explicit call_state(size_t n) : inputs(n), waits(n), metas(n) {
-    // nop
-  }
-
-  // By participant: its blobs (local ones; remote ones for broadcast and
-  // all-gather), the wait of a local one, and its metadata once known.
-  std::vector<std::optional<std::vector<tensor_ptr>>> inputs;
-  std::vector<std::shared_ptr<exchange_wait>> waits;
-  std::vector<std::optional<blob_meta>> metas;
-  // All-reduce: the chunks (chunk_count, known once the local participants
-  // are in), and by chunk owned here, by participant, the slices received.
-  uint32_t chunks = 0;
-  std::map<uint32_t, std::map<uint32_t, std::vector<tensor>>> chunk_slices;
-  std::vector<bool> chunk_done;
-  std::vector<bool> chunk_busy;
-  size_t chunks_done = 0;
-  // The results, filled chunk by chunk (all-reduce) or at once.
-  std::vector<std::shared_ptr<tensor>> results;
-  bool results_known = false;
-  bool local_ready = false;
-  bool finished = false;
-  caf::error failed;
-};
-
 } // namespace
 
 // -- per-run state ---------------------------------------------------------
 
+// One collective of a run in this process: its algorithm
+// (runtime/collective_run.hpp), and where its messages go.
 struct collective_state {
-  const collective_plan* plan = nullptr;
-  // Where all-reduce results come from (the hub's).
-  std::shared_ptr<tensor_recycler> recycler;
-  // By participant index.
-  std::vector<bool> local;
+  collective_run calls;
+  // By participant index: the endpoint of its process.
   std::vector<caf::actor> endpoints;
   // The endpoints of other processes with participants, once each.
   std::vector<caf::actor> others;
-  std::map<uint64_t, call_state> calls;
-  // Calls below this one finished well here and are forgotten
-  // (retire_finished): what comes for them now is a duplicate.
-  uint64_t retired_below = 0;
-  // Participants whose task ended, with the calls they had made.
-  std::map<uint32_t, uint64_t> ended_after;
-  // Set once a node of a participant is lost: every call fails.
-  caf::error lost;
 
   size_t size() const noexcept {
-    return plan->participants.size();
+    return calls.size();
   }
 
-  std::optional<uint32_t> index_of(const task_ref& t) const {
-    auto& ps = plan->participants;
-    for (size_t i = 0; i < ps.size(); ++i)
-      if (ps[i] == t)
-        return static_cast<uint32_t>(i);
-    return std::nullopt;
-  }
-
-  std::string label(uint64_t call) const {
-    return std::string{describe(plan->kind)} + " '" + plan->name + "' (call "
-      + std::to_string(call + 1) + ")";
+  const collective_plan& plan() const noexcept {
+    return calls.plan();
   }
 };
 
@@ -307,6 +169,17 @@ struct exchange_hub::deferred {
   // null: probes and verdicts of the deadlock check are not counted.
   run_state* counted = nullptr;
 };
+
+namespace {
+
+// The waits a collective completed, to complete once the lock is released.
+void take_completions(collective_actions& out, exchange_hub::deferred& later) {
+  for (auto& completion : out.done)
+    later.done.push_back(std::move(completion));
+  out.done.clear();
+}
+
+} // namespace
 
 using early_payload
   = std::variant<exchange_put, exchange_take, exchange_close, exchange_reply,
@@ -401,11 +274,11 @@ void exchange_hub::shutdown() {
     for (auto& [id, st] : runs_) {
       for (auto& [name, ch] : st->channels)
         ch.fail_waiting(err, later.done);
-      for (auto& [name, cs] : st->collectives)
-        for (auto& [call, c] : cs.calls)
-          for (auto& wait : c.waits)
-            if (wait)
-              later.done.emplace_back(std::move(wait), failure(err));
+      for (auto& [name, cs] : st->collectives) {
+        collective_actions out;
+        cs.calls.fail_all(err, out);
+        take_completions(out, later);
+      }
       for (auto& [op, req] : st->requests)
         later.done.emplace_back(std::move(req.wait), failure(err));
     }
@@ -825,579 +698,6 @@ void exchange_hub::timer_fired(uint64_t id) {
   fn();
 }
 
-// -- the run's collectives: the algorithm -------------------------------------
-
-namespace {
-
-// Fails call `call` of `cs` here with `err`: every local wait, and every
-// later contribution to it.
-void fail_call(collective_state& cs, call_state& c, const caf::error& err,
-               exchange_hub::deferred& later) {
-  if (c.finished)
-    return;
-  c.finished = true;
-  c.failed = err;
-  for (auto& wait : c.waits)
-    if (wait)
-      later.done.emplace_back(std::move(wait), failure(err));
-  (void)cs;
-}
-
-// Forgets the lowest calls that finished well, in order. Nothing that
-// comes for such a call can change it (every part and result it needed
-// came), and a training loop makes thousands of calls in one run: kept,
-// each would hold its results, which could then never go back to the
-// recycler. A failed call is kept, so that a participant that comes to it
-// late gets its error.
-void retire_finished(collective_state& cs) {
-  for (auto i = cs.calls.begin();
-       i != cs.calls.end() && i->first == cs.retired_below && i->second.finished
-       && !i->second.failed;
-       i = cs.calls.erase(i))
-    ++cs.retired_below;
-}
-
-// Fails the call here and tells the other processes, whose waits would
-// otherwise wait for a chunk that never comes.
-void fail_call_everywhere(uint64_t run, collective_state& cs, uint64_t call,
-                          call_state& c, const caf::error& err,
-                          exchange_hub::deferred& later) {
-  if (c.finished)
-    return;
-  fail_call(cs, c, err, later);
-  exchange_result msg;
-  msg.run = run;
-  msg.collective = cs.plan->name;
-  msg.call = call;
-  msg.error = error_text(err);
-  for (auto& other : cs.others)
-    send(later, other, caf::make_message(msg));
-}
-
-caf::error mismatch(const collective_state& cs, uint64_t call,
-                    const std::string& what) {
-  return make_error(runtime_errc::exchange_failed,
-                    cs.label(call) + ": " + what);
-}
-
-// Checks participant `p`'s blobs against participant `q`'s (both known),
-// and that an all-reduce can reduce them.
-caf::error check_meta(const collective_state& cs, uint64_t call,
-                      const call_state& c, uint32_t p, uint32_t q) {
-  auto& x = *c.metas[p];
-  auto& y = *c.metas[q];
-  auto& px = cs.plan->participants[p];
-  auto& py = cs.plan->participants[q];
-  if (x.types.size() != y.types.size())
-    return mismatch(cs, call,
-                    task_text(px) + " gives " + std::to_string(x.types.size())
-                      + " blobs, " + task_text(py) + " "
-                      + std::to_string(y.types.size()));
-  for (size_t b = 0; b < x.types.size(); ++b)
-    if (x.types[b] != y.types[b] || x.shapes[b] != y.shapes[b])
-      return mismatch(cs, call,
-                      "blob " + std::to_string(b) + " is " + x.describe(b)
-                        + " on node " + px.node + " (" + task_text(px)
-                        + ") but " + y.describe(b) + " on node " + py.node
-                        + " (" + task_text(py) + ")");
-  if (cs.plan->kind == collective_kind::all_reduce)
-    for (size_t b = 0; b < x.types.size(); ++b)
-      if (!reducible(x.types[b]))
-        return mismatch(cs, call,
-                        "blob " + std::to_string(b) + " is "
-                          + to_string(x.types[b])
-                          + ": an all-reduce takes numeric blobs (f32, f64, "
-                            "i32, i64, u8)");
-  return {};
-}
-
-// Every participant's metadata known: all must match the first (or the
-// broadcast's root).
-caf::error check_all_metas(const collective_state& cs, uint64_t call,
-                           const call_state& c) {
-  uint32_t reference = 0;
-  if (cs.plan->kind == collective_kind::broadcast)
-    for (uint32_t i = 0; i < cs.size(); ++i)
-      if (cs.plan->participants[i].node == cs.plan->root)
-        reference = i;
-  for (uint32_t i = 0; i < cs.size(); ++i)
-    if (i != reference && c.metas[i] && c.metas[reference])
-      if (auto err = check_meta(cs, call, c, i, reference))
-        return err;
-  return {};
-}
-
-void complete_locals(collective_state& cs, call_state& c,
-                     exchange_hub::deferred& later) {
-  c.finished = true;
-  std::vector<tensor_ptr> values(c.results.begin(), c.results.end());
-  for (uint32_t i = 0; i < cs.size(); ++i) {
-    if (!c.waits[i])
-      continue;
-    exchange_outcome outcome;
-    outcome.values = values;
-    later.done.emplace_back(std::move(c.waits[i]), std::move(outcome));
-  }
-}
-
-bool all_locals_in(const collective_state& cs, const call_state& c) {
-  for (uint32_t i = 0; i < cs.size(); ++i)
-    if (cs.local[i] && !c.inputs[i])
-      return false;
-  return true;
-}
-
-} // namespace
-
-namespace {
-
-// What call_driver::advance tries when no one chunk's part arrived.
-constexpr uint32_t every_chunk = std::numeric_limits<uint32_t>::max();
-
-// Called, without the lock, once a chunk reduced on the pool: (chunk).
-using reduced_fn = std::function<void(uint32_t)>;
-
-// One call's algorithm in this process. The caller holds the hub's lock
-// for the driver's whole life; what must happen after it is released goes
-// to `later`. As the driver ends, the calls that finished are forgotten
-// (retire_finished): the caller must not use its call_state after.
-class call_driver {
-public:
-  call_driver(run_state& st, collective_state& cs, uint64_t call, call_state& c,
-              exchange_hub::deferred& later, reduced_fn reduced)
-    : st_(st), cs_(cs), call_(call), c_(c), later_(later),
-      reduced_(std::move(reduced)) {
-    // nop
-  }
-
-  call_driver(const call_driver&) = delete;
-  call_driver& operator=(const call_driver&) = delete;
-
-  ~call_driver() {
-    retire_finished(cs_);
-  }
-
-  // A local participant came, or a part or result arrived (an all-reduce's
-  // part of chunk `arrived`): go as far as the call can.
-  void advance(uint32_t arrived = every_chunk) {
-    if (c_.finished)
-      return;
-    if (!c_.local_ready && all_locals_in(cs_, c_)) {
-      c_.local_ready = true;
-      on_local_ready();
-      if (c_.finished)
-        return;
-      arrived = every_chunk; // any chunk may be complete now
-    }
-    if (!c_.local_ready)
-      return;
-    switch (cs_.plan->kind) {
-      case collective_kind::all_reduce:
-        // Checked before any chunk waits for the rest of its parts: blobs
-        // that differ are cut differently, and their parts would never
-        // complete a chunk.
-        if (auto err = check_known_metas()) {
-          fail_everywhere(err);
-          return;
-        }
-        if (arrived != every_chunk) {
-          if (arrived < c_.chunks && cs_.local[arrived % cs_.size()])
-            try_reduce(arrived);
-          break;
-        }
-        for (uint32_t j = 0; j < c_.chunks && !c_.finished; ++j)
-          if (cs_.local[j % cs_.size()])
-            try_reduce(j);
-        break;
-      case collective_kind::broadcast:
-        if (c_.results_known)
-          finish_broadcast();
-        break;
-      case collective_kind::all_gather:
-      case collective_kind::barrier:
-        try_gather();
-        break;
-    }
-  }
-
-  // Chunk j is in the results: reduced here (on the pool or not), or
-  // copied from its owner's result. A chunk reduced here goes to the
-  // other participants' processes. Finishes once it was the last.
-  void chunk_done(uint32_t j) {
-    if (j >= c_.chunks)
-      return;
-    c_.chunk_busy[j] = false;
-    if (c_.finished || c_.chunk_done[j])
-      return;
-    c_.chunk_done[j] = true;
-    ++c_.chunks_done;
-    if (cs_.local[j % cs_.size()] && !cs_.others.empty()) {
-      exchange_result msg;
-      msg.run = st_.id;
-      msg.collective = cs_.plan->name;
-      msg.call = call_;
-      msg.chunk = j;
-      for (auto& result : c_.results) {
-        auto [first, last] = chunk_range(result->element_count(), j, c_.chunks);
-        // Serialized from the result itself: nothing writes this chunk of it
-        // again, and the message keeps the buffer from being recycled.
-        msg.views.push_back(tensor_slice_view{result, first, last});
-      }
-      // One message for every other process: a message's contents are
-      // shared, not copied, by its receivers.
-      auto shared = caf::make_message(std::move(msg));
-      for (auto& other : cs_.others)
-        send(later_, other, shared);
-    }
-    if (c_.chunks_done == c_.chunks)
-      complete_locals(cs_, c_, later_);
-  }
-
-  // The owner of chunk j sent it reduced.
-  void chunk_arrived(uint32_t j, std::vector<tensor>& values) {
-    if (c_.finished || !c_.local_ready || j >= c_.chunks || c_.chunk_done[j]
-        || cs_.local[j % cs_.size()])
-      return;
-    if (values.size() != c_.results.size()) {
-      fail_call(cs_, c_,
-                mismatch(cs_, call_,
-                         "node " + cs_.plan->participants[j % cs_.size()].node
-                           + " sent a result of the wrong size"),
-                later_);
-      return;
-    }
-    size_t bytes = 0;
-    for (size_t b = 0; b < values.size(); ++b) {
-      auto& result = *c_.results[b];
-      auto [first, last] = chunk_range(result.element_count(), j, c_.chunks);
-      if (values[b].type != result.type
-          || values[b].element_count() != last - first) {
-        fail_call(cs_, c_,
-                  mismatch(cs_, call_,
-                           "node " + cs_.plan->participants[j % cs_.size()].node
-                             + " sent a result of the wrong size"),
-                  later_);
-        return;
-      }
-      bytes += values[b].data.size();
-    }
-    // Copied into the result where each chunk goes: chunks are disjoint,
-    // so copies may run at once with each other and with reductions.
-    auto results = c_.results;
-    auto copy
-      = [results, j, n = c_.chunks, values = std::move(values)]() mutable {
-          for (size_t b = 0; b < values.size(); ++b) {
-            auto& result = *results[b];
-            auto [first, last] = chunk_range(result.element_count(), j, n);
-            auto size = element_size(result.type);
-            if (last > first)
-              std::memcpy(result.data.data() + first * size,
-                          values[b].data.data(), (last - first) * size);
-          }
-        };
-    if (bytes <= inline_bytes) {
-      copy();
-      chunk_done(j);
-      return;
-    }
-    c_.chunk_busy[j] = true;
-    auto reduced = reduced_;
-    later_.jobs.push_back([copy = std::move(copy), reduced, j]() mutable {
-      copy();
-      reduced(j);
-    });
-  }
-
-private:
-  uint32_t first_local() const {
-    for (uint32_t i = 0; i < cs_.size(); ++i)
-      if (cs_.local[i])
-        return i;
-    return 0;
-  }
-
-  void fail_everywhere(const caf::error& err) {
-    fail_call_everywhere(st_.id, cs_, call_, c_, err, later_);
-  }
-
-  // The blobs of every participant known so far against this process's.
-  caf::error check_known_metas() const {
-    auto first = first_local();
-    for (uint32_t i = 0; i < cs_.size(); ++i)
-      if (i != first && c_.metas[i])
-        if (auto err = check_meta(cs_, call_, c_, i, first))
-          return err;
-    return {};
-  }
-
-  void on_local_ready() {
-    // The local participants must agree among themselves first (a
-    // broadcast's participants agree with the root, checked at its end).
-    if (cs_.plan->kind != collective_kind::broadcast) {
-      auto first = first_local();
-      for (uint32_t i = 0; i < cs_.size(); ++i)
-        if (cs_.local[i] && i != first)
-          if (auto err = check_meta(cs_, call_, c_, i, first)) {
-            fail_everywhere(err);
-            return;
-          }
-      if (auto err = check_meta(cs_, call_, c_, first, first)) {
-        fail_everywhere(err);
-        return;
-      }
-    }
-    switch (cs_.plan->kind) {
-      case collective_kind::all_reduce:
-        send_parts();
-        break;
-      case collective_kind::broadcast:
-        send_root();
-        break;
-      case collective_kind::all_gather:
-      case collective_kind::barrier:
-        send_whole();
-        break;
-    }
-  }
-
-  // All-reduce: chunk j of every local participant's blobs to chunk j's
-  // owner; the results allocated for the chunks to come.
-  void send_parts() {
-    auto& mine = *c_.inputs[first_local()];
-    c_.results.clear();
-    for (auto& x : mine)
-      c_.results.push_back(
-        cs_.recycler->make_tensor(x->type, x->shape, x->data.size()));
-    auto n = cs_.size();
-    c_.chunks = chunk_count(*c_.metas[first_local()], n, !cs_.others.empty());
-    c_.chunk_done.assign(c_.chunks, false);
-    c_.chunk_busy.assign(c_.chunks, false);
-    for (uint32_t j = 0; j < c_.chunks; ++j) {
-      if (cs_.local[j % n])
-        continue;
-      exchange_part part;
-      part.run = st_.id;
-      part.collective = cs_.plan->name;
-      part.call = call_;
-      part.chunk = j;
-      for (uint32_t i = 0; i < n; ++i) {
-        if (!cs_.local[i])
-          continue;
-        collective_contribution contribution;
-        contribution.participant = i;
-        contribution.types = c_.metas[i]->types;
-        contribution.shapes = c_.metas[i]->shapes;
-        for (auto& x : *c_.inputs[i]) {
-          auto [first, last] = chunk_range(x->element_count(), j, c_.chunks);
-          // Serialized from the blob itself, which nobody changes.
-          contribution.views.push_back(tensor_slice_view{x, first, last});
-        }
-        part.parts.push_back(std::move(contribution));
-      }
-      send(later_, cs_.endpoints[j % n], caf::make_message(std::move(part)));
-    }
-  }
-
-  // One blob's share of a chunk's reduction.
-  struct piece {
-    std::vector<const void*> sources;
-    void* out = nullptr;
-    size_t count = 0;
-    dtype type = dtype::f32;
-  };
-
-  // Chunk j, owned here, has every participant's part: reduce it.
-  void try_reduce(uint32_t j) {
-    if (c_.chunk_done[j] || c_.chunk_busy[j])
-      return;
-    auto n = cs_.size();
-    auto received = c_.chunk_slices.find(j);
-    for (uint32_t i = 0; i < n; ++i)
-      if (!cs_.local[i]
-          && (received == c_.chunk_slices.end()
-              || received->second.count(i) == 0))
-        return;
-    // The slices and inputs the pointers point into live as long as the
-    // work: it owns them. (Every participant's blobs were checked against
-    // this process's: advance.)
-    std::shared_ptr<std::map<uint32_t, std::vector<tensor>>> slices;
-    if (received == c_.chunk_slices.end()) {
-      slices = std::make_shared<std::map<uint32_t, std::vector<tensor>>>();
-    } else {
-      slices = std::make_shared<std::map<uint32_t, std::vector<tensor>>>(
-        std::move(received->second));
-      c_.chunk_slices.erase(received);
-    }
-    auto keep = std::make_shared<std::vector<tensor_ptr>>();
-    auto pieces = std::make_shared<std::vector<piece>>(c_.results.size());
-    size_t bytes = 0;
-    for (size_t b = 0; b < c_.results.size(); ++b) {
-      auto& result = *c_.results[b];
-      auto [first, last] = chunk_range(result.element_count(), j, c_.chunks);
-      auto size = element_size(result.type);
-      auto& p = (*pieces)[b];
-      p.type = result.type;
-      p.count = last - first;
-      p.out = result.data.data() + first * size;
-      bytes += p.count * size;
-      for (uint32_t i = 0; i < n; ++i) {
-        if (cs_.local[i]) {
-          auto& x = (*c_.inputs[i])[b];
-          keep->push_back(x);
-          p.sources.push_back(x->data.data() + first * size);
-          continue;
-        }
-        auto& part = (*slices)[i];
-        if (b >= part.size() || part[b].type != p.type
-            || part[b].element_count() != p.count) {
-          fail_everywhere(mismatch(cs_, call_,
-                                   "node " + cs_.plan->participants[i].node
-                                     + " sent chunk " + std::to_string(j)
-                                     + " of blob " + std::to_string(b)
-                                     + " in the wrong size"));
-          return;
-        }
-        p.sources.push_back(part[b].data.data());
-      }
-    }
-    auto op = cs_.plan->op;
-    if (bytes <= inline_bytes) {
-      reduce_share(*pieces, op, 0, 1);
-      chunk_done(j);
-      return;
-    }
-    // In shares that the pool's threads reduce at once (within a process
-    // the call is one chunk, and a chunk between processes can be large).
-    // The last share to finish reports the chunk.
-    auto shares = std::clamp<size_t>((bytes + share_bytes - 1) / share_bytes, 1,
-                                     max_shares);
-    auto left = std::make_shared<std::atomic<size_t>>(shares);
-    c_.chunk_busy[j] = true;
-    for (size_t q = 0; q < shares; ++q)
-      later_.jobs.push_back(
-        [pieces, op, q, shares, left, reduced = reduced_, j, keep, slices] {
-          reduce_share(*pieces, op, q, shares);
-          if (left->fetch_sub(1) == 1)
-            reduced(j);
-        });
-  }
-
-  // Share q of `shares` of every piece: a disjoint range of its elements,
-  // so shares may run at once; the bits do not depend on the split
-  // (reduce_into's contract).
-  static void reduce_share(const std::vector<piece>& pieces, reduce_op op,
-                           size_t q, size_t shares) {
-    for (auto& p : pieces) {
-      auto [first, last] = chunk_range(p.count, q, shares);
-      if (last == first)
-        continue;
-      auto size = element_size(p.type);
-      std::vector<const void*> sources;
-      for (auto* x : p.sources)
-        sources.push_back(static_cast<const char*>(x) + first * size);
-      reduce_into(op, p.type, sources, static_cast<char*>(p.out) + first * size,
-                  last - first);
-    }
-  }
-
-  // Broadcast: the root's process sends the root's blobs to the others;
-  // its own participants take them as they are.
-  void send_root() {
-    for (uint32_t i = 0; i < cs_.size(); ++i) {
-      if (!cs_.local[i] || cs_.plan->participants[i].node != cs_.plan->root)
-        continue;
-      auto& root = *c_.inputs[i];
-      c_.results.clear();
-      for (auto& x : root)
-        c_.results.push_back(std::const_pointer_cast<tensor>(x));
-      c_.results_known = true;
-      if (cs_.others.empty())
-        return;
-      exchange_result msg;
-      msg.run = st_.id;
-      msg.collective = cs_.plan->name;
-      msg.call = call_;
-      for (auto& x : root)
-        msg.values.push_back(*x);
-      auto shared = caf::make_message(std::move(msg));
-      for (auto& other : cs_.others)
-        send(later_, other, shared);
-    }
-  }
-
-  void finish_broadcast() {
-    if (auto err = check_all_metas(cs_, call_, c_)) {
-      fail_everywhere(err);
-      return;
-    }
-    complete_locals(cs_, c_, later_);
-  }
-
-  // All-gather and barrier: every local participant's whole blobs to every
-  // other process.
-  void send_whole() {
-    if (cs_.others.empty())
-      return;
-    exchange_part part;
-    part.run = st_.id;
-    part.collective = cs_.plan->name;
-    part.call = call_;
-    for (uint32_t i = 0; i < cs_.size(); ++i) {
-      if (!cs_.local[i])
-        continue;
-      collective_contribution contribution;
-      contribution.participant = i;
-      contribution.types = c_.metas[i]->types;
-      contribution.shapes = c_.metas[i]->shapes;
-      for (auto& x : *c_.inputs[i])
-        contribution.values.push_back(*x);
-      part.parts.push_back(std::move(contribution));
-    }
-    auto shared = caf::make_message(std::move(part));
-    for (auto& other : cs_.others)
-      send(later_, other, shared);
-  }
-
-  void try_gather() {
-    auto n = cs_.size();
-    for (uint32_t i = 0; i < n; ++i)
-      if (!c_.inputs[i])
-        return;
-    if (auto err = check_all_metas(cs_, call_, c_)) {
-      fail_everywhere(err);
-      return;
-    }
-    c_.results.clear();
-    auto& first = *c_.inputs[0];
-    for (size_t b = 0; b < first.size(); ++b) {
-      auto result = std::make_shared<tensor>();
-      result->type = first[b]->type;
-      result->shape.push_back(static_cast<int64_t>(n));
-      for (auto d : first[b]->shape)
-        result->shape.push_back(d);
-      for (uint32_t i = 0; i < n; ++i) {
-        auto& x = *(*c_.inputs[i])[b];
-        if (x.type == dtype::string)
-          result->strings.insert(result->strings.end(), x.strings.begin(),
-                                 x.strings.end());
-        else
-          result->data.insert(result->data.end(), x.data.begin(), x.data.end());
-      }
-      c_.results.push_back(std::move(result));
-    }
-    complete_locals(cs_, c_, later_);
-  }
-
-  run_state& st_;
-  collective_state& cs_;
-  uint64_t call_;
-  call_state& c_;
-  exchange_hub::deferred& later_;
-  reduced_fn reduced_;
-};
-
-} // namespace
-
 // -- runs -------------------------------------------------------------------
 
 namespace {
@@ -1532,9 +832,9 @@ caf::error exchange_hub::begin(uint64_t run, const std::string& node,
         if (fresh->is_local(ch.channel.node))
           fresh->channels.emplace(ch.channel.name, channel{ch});
       for (auto& cp : fresh->plan.collectives) {
-        collective_state cs;
-        cs.plan = &cp;
-        cs.recycler = recycler_;
+        std::vector<bool> local;
+        std::vector<caf::actor> endpoints;
+        std::vector<caf::actor> others;
         for (auto& p : cp.participants) {
           auto* ep = fresh->endpoint_of(p.node);
           if (ep == nullptr || !*ep)
@@ -1542,11 +842,14 @@ caf::error exchange_hub::begin(uint64_t run, const std::string& node,
                               "the plan of the group names no exchange for "
                               "node "
                                 + p.node + " of collective '" + cp.name + "'");
-          cs.local.push_back(fresh->is_local(p.node));
-          cs.endpoints.push_back(*ep);
-          add_other(cs.others, *ep, endpoint_);
+          local.push_back(fresh->is_local(p.node));
+          endpoints.push_back(*ep);
+          add_other(others, *ep, endpoint_);
         }
-        fresh->collectives.emplace(cp.name, std::move(cs));
+        fresh->collectives.emplace(
+          cp.name,
+          collective_state{collective_run{run, cp, std::move(local), recycler_},
+                           std::move(endpoints), std::move(others)});
       }
       // A daemon reaches the other daemons through the relay until it has
       // a connection of its own to them, and watches the relay, which
@@ -1631,9 +934,11 @@ exchange_report exchange_hub::end(uint64_t run, const std::string& node,
       // does (tasks of a node that never began it) is told so.
       for (auto& [name, ch] : st->channels)
         ch.fail_waiting(run_over(run), later.done);
-      for (auto& [name, cs] : st->collectives)
-        for (auto& [call, c] : cs.calls)
-          fail_call(cs, c, run_over(run), later);
+      for (auto& [name, cs] : st->collectives) {
+        collective_actions out;
+        cs.calls.fail_all(run_over(run), out);
+        take_completions(out, later);
+      }
       for (auto& [op, req] : st->requests)
         later.done.emplace_back(std::move(req.wait), failure(run_over(run)));
       auto peers = std::move(st->plan.peers);
@@ -1650,11 +955,11 @@ void exchange_hub::cancel_in(run_state& st, const std::string& node,
                              const caf::error& why, deferred& later) {
   for (auto& [name, ch] : st.channels)
     ch.fail_waiting_of(node, why, later.done);
-  for (auto& [name, cs] : st.collectives)
-    for (auto& [call, c] : cs.calls)
-      for (uint32_t p = 0; p < cs.size(); ++p)
-        if (c.waits[p] && cs.plan->participants[p].node == node)
-          later.done.emplace_back(std::move(c.waits[p]), failure(why));
+  for (auto& [name, cs] : st.collectives) {
+    collective_actions out;
+    cs.calls.cancel_waits_of(node, why, out);
+    take_completions(out, later);
+  }
   for (auto i = st.requests.begin(); i != st.requests.end();) {
     if (i->second.from.node != node) {
       ++i;
@@ -1707,17 +1012,9 @@ void exchange_hub::lose_node(run_state& st, const std::string& node,
       ch.fail_waiting(lost(" while tasks waited on channel '" + name + "'"),
                       later.done);
   for (auto& [name, cs] : st.collectives) {
-    auto& ps = cs.plan->participants;
-    if (std::none_of(ps.begin(), ps.end(), [&](const task_ref& t) {
-          return t.node == node;
-        }))
-      continue;
-    for (auto& [call, c] : cs.calls)
-      fail_call(cs, c, lost(" while tasks waited in " + cs.label(call)), later);
-    if (!cs.lost)
-      cs.lost
-        = lost(", a participant of " + std::string{describe(cs.plan->kind)}
-               + " '" + name + "'");
+    collective_actions out;
+    cs.calls.node_lost(node, why, out);
+    take_completions(out, later);
   }
   for (auto i = st.requests.begin(); i != st.requests.end();) {
     auto& req = i->second;
@@ -1974,47 +1271,24 @@ void exchange_hub::contribute(uint64_t run, const task_ref& from,
       fail_with(make_error(runtime_errc::exchange_failed,
                            "collective '" + name
                              + "' is not a collective of this group"));
-    } else if (auto& cs = i->second; cs.plan->kind != kind) {
+    } else if (auto& cs = i->second; cs.plan().kind != kind) {
       fail_with(make_error(runtime_errc::exchange_failed,
                            "collective '" + name + "' is "
-                             + describe_one(cs.plan->kind) + ", not "
+                             + describe_one(cs.plan().kind) + ", not "
                              + describe_one(kind)));
-    } else if (auto p = cs.index_of(from); !p) {
+    } else if (auto p = cs.calls.index_of(from); !p) {
       fail_with(make_error(runtime_errc::exchange_failed,
                            task_text(from) + " is not a participant of "
                              + describe(kind) + " '" + name + "'"));
-    } else if (cs.lost) {
-      fail_with(cs.lost);
     } else {
-      // A participant that ended before this call means it never ends.
-      caf::error never;
-      for (auto& [q, calls] : cs.ended_after)
-        if (calls <= call)
-          never = make_error(runtime_errc::exchange_failed,
-                             cs.label(call) + " cannot complete: "
-                               + task_text(cs.plan->participants[q])
-                               + " ended after " + std::to_string(calls)
-                               + " calls");
-      // A contribution to a call that finished and was forgotten is a
-      // duplicate: ignored, as one to a call still kept is (below).
-      if (call >= cs.retired_below) {
-        auto& c = cs.calls.try_emplace(call, cs.size()).first->second;
-        if (never) {
-          fail_call(cs, c, never, later);
-          fail_with(never);
-        } else if (c.failed) {
-          fail_with(c.failed);
-        } else if (!c.finished && !c.inputs[*p]) {
-          st->track(from,
-                    tracked_wait{wait, channel_op_kind::take, {}, name, call});
-          c.metas[*p] = meta_of(inputs);
-          c.inputs[*p] = std::move(inputs);
-          c.waits[*p] = std::move(wait);
-          call_driver{*st, cs, call, c, later, when_reduced(run, name, call)}
-            .advance();
-        }
-        // A second contribution to a call (a duplicate) is ignored.
-      }
+      std::weak_ptr<exchange_wait> tracked = wait;
+      collective_actions out;
+      if (cs.calls.contribute(*p, call, std::move(inputs), std::move(wait),
+                              out))
+        st->track(from,
+                  tracked_wait{
+                    std::move(tracked), channel_op_kind::take, {}, name, call});
+      carry_out(*st, cs, out, later);
     }
   }
   flush(later);
@@ -2068,27 +1342,19 @@ exchange_task_view view_of(const run_state& st, const task_ref& t) {
   auto cs = st.collectives.find(w.collective);
   if (cs == st.collectives.end())
     return result;
-  result.waits_in = cs->second.label(w.call);
-  auto call = cs->second.calls.find(w.call);
-  if (call == cs->second.calls.end())
+  auto& calls = cs->second.calls;
+  result.waits_in = calls.label(w.call);
+  auto progress = calls.progress_of(w.call);
+  if (!progress)
     return result;
-  auto& c = call->second;
-  // A participant contributed when its blobs or, from another process,
-  // their metadata came. Every contribution in (or a chunk being
-  // reduced): the call is under way, not stuck.
-  auto contributed = [&c](size_t p) {
-    return c.inputs[p].has_value() || c.metas[p].has_value();
-  };
-  bool all_in = true;
+  // Every contribution in (or a chunk being reduced): the call is under
+  // way, not stuck.
   std::string missing;
-  for (size_t p = 0; p < c.inputs.size(); ++p)
-    if (!contributed(p)) {
-      all_in = false;
-      missing += (missing.empty() ? "" : ", ")
-        + task_text(cs->second.plan->participants[p]);
-    }
-  auto busy = std::find(c.chunk_busy.begin(), c.chunk_busy.end(), true)
-    != c.chunk_busy.end();
+  for (auto p : progress->missing)
+    missing += (missing.empty() ? "" : ", ")
+      + task_text(calls.plan().participants[p]);
+  bool all_in = progress->missing.empty();
+  bool busy = progress->busy;
   result.what = all_in || busy ? state::in_flight : state::waiting;
   if (result.what == state::waiting)
     result.waits_in += ", which waits for " + missing;
@@ -2199,23 +1465,51 @@ void exchange_hub::chunk_reduced(uint64_t run, const std::string& name,
     auto i = st->collectives.find(name);
     if (i == st->collectives.end())
       return;
-    auto k = i->second.calls.find(call);
-    if (k == i->second.calls.end())
-      return;
     ++st->events;
     later.counted = st;
-    call_driver{*st, i->second, call, k->second, later, {}}.chunk_done(chunk);
+    collective_actions out;
+    i->second.calls.chunk_reduced(call, chunk, out);
+    carry_out(*st, i->second, out, later);
   }
   flush(later);
 }
 
-std::function<void(uint32_t)>
-exchange_hub::when_reduced(uint64_t run, const std::string& name,
-                           uint64_t call) {
-  return [weak = weak_from_this(), run, name, call](uint32_t chunk) {
-    if (auto hub = weak.lock())
-      hub->chunk_reduced(run, name, call, chunk);
-  };
+void exchange_hub::carry_out(run_state& st, collective_state& cs,
+                             collective_actions& out, deferred& later) {
+  take_completions(out, later);
+  for (auto& [to, message] : out.sends) {
+    auto msg = std::visit(
+      [](auto& x) {
+        return caf::make_message(std::move(x));
+      },
+      message);
+    if (to != collective_send::every_other_process) {
+      send(later, cs.endpoints[to], std::move(msg));
+      continue;
+    }
+    // One message for every other process: a message's contents are
+    // shared, not copied, by its receivers.
+    for (auto& other : cs.others)
+      send(later, other, msg);
+  }
+  for (auto& work : out.work) {
+    // The last share to finish reports the chunk, unless the hub is gone
+    // by then.
+    auto left = std::make_shared<std::atomic<size_t>>(work.shares.size());
+    auto report = [weak = weak_from_this(), run = st.id, name = cs.plan().name,
+                   call = work.call, chunk = work.chunk] {
+      if (auto hub = weak.lock())
+        hub->chunk_reduced(run, name, call, chunk);
+    };
+    for (auto& share : work.shares)
+      later.jobs.push_back([share = std::move(share), left, report] {
+        share();
+        if (left->fetch_sub(1) == 1)
+          report();
+      });
+  }
+  out.sends.clear();
+  out.work.clear();
 }
 
 void exchange_hub::end_task(run_state& st, const task_ref& task, bool ok,
@@ -2227,19 +1521,13 @@ void exchange_hub::end_task(run_state& st, const task_ref& task, bool ok,
   for (auto& [name, ch] : st.channels)
     ch.task_ended(task, later.done);
   for (auto& [name, cs] : st.collectives) {
-    auto p = cs.index_of(task);
+    auto p = cs.calls.index_of(task);
     if (!p)
       continue;
     auto made = calls.count(name) > 0 ? calls.at(name) : 0;
-    cs.ended_after[*p] = made;
-    for (auto& [call, c] : cs.calls)
-      if (call >= made && !c.finished)
-        fail_call(cs, c,
-                  make_error(runtime_errc::exchange_failed,
-                             cs.label(call) + " cannot complete: "
-                               + task_text(task) + (ok ? " ended" : " failed")
-                               + " after " + std::to_string(made) + " calls"),
-                  later);
+    collective_actions out;
+    cs.calls.task_ended(*p, made, ok, out);
+    take_completions(out, later);
   }
 }
 
@@ -2641,26 +1929,6 @@ bool sane(const collective_contribution& x, uint64_t max_bytes) {
   return true;
 }
 
-// How the values in `x` are not chunk `j` of the blobs `x` declares, as
-// chunk_count cuts them among `n` participants ("chunk 3 of blob 1 in the
-// wrong size"); none when they are.
-std::optional<std::string> miscut(const collective_contribution& x, uint32_t j,
-                                  size_t n) {
-  auto chunk = "chunk " + std::to_string(j);
-  if (x.values.size() != x.types.size())
-    return chunk + " with " + std::to_string(x.values.size()) + " values for "
-      + std::to_string(x.types.size()) + " blobs";
-  blob_meta meta{x.types, x.shapes};
-  auto chunks = chunk_count(meta, n, true);
-  for (size_t b = 0; b < x.types.size(); ++b) {
-    auto [first, last] = chunk_range(element_count_of(x.shapes[b]), j, chunks);
-    if (x.values[b].type != x.types[b]
-        || x.values[b].element_count() != last - first)
-      return chunk + " of blob " + std::to_string(b) + " in the wrong size";
-  }
-  return std::nullopt;
-}
-
 } // namespace
 
 void exchange_hub::handle(run_state& st, const caf::actor& sender,
@@ -2673,13 +1941,11 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
     return;
   }
   auto& cs = i->second;
-  auto n = cs.size();
-  bool reduce = cs.plan->kind == collective_kind::all_reduce;
   for (auto& part : msg.parts)
     take_views(part.values, part.views);
   for (auto& part : msg.parts)
-    if (part.participant >= n || cs.local[part.participant]
-        || !admitted(sender, st, cs.plan->participants[part.participant].node,
+    if (part.participant >= cs.size() || cs.calls.is_local(part.participant)
+        || !admitted(sender, st, cs.plan().participants[part.participant].node,
                      "a collective part")
         || !sane(part, options_.max_tensor_bytes)) {
       log_refusal(sender,
@@ -2688,69 +1954,12 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
                       "is malformed");
       return;
     }
-  // A chunk this process reduces, as the sender cut its blobs (blobs that
-  // differ from ours fail the call once compared).
-  if (reduce
-      && (msg.parts.empty()
-          || msg.chunk >= chunk_count(
-               blob_meta{msg.parts[0].types, msg.parts[0].shapes}, n, true)
-          || !cs.local[msg.chunk % n])) {
-    log_refusal(sender,
-                "chunk " + std::to_string(msg.chunk) + " of collective '"
-                  + msg.collective + "' is not this process's");
+  collective_actions out;
+  if (auto refused = cs.calls.part_arrived(msg, out)) {
+    log_refusal(sender, *refused);
     return;
   }
-  if (msg.call < cs.retired_below)
-    return;
-  auto& c = cs.calls.try_emplace(msg.call, n).first->second;
-  if (c.finished)
-    return;
-  if (reduce) {
-    // A duplicate of a chunk reduced already, or being reduced (a retry,
-    // a fault): nothing would ever take it.
-    if (msg.chunk < c.chunk_done.size()
-        && (c.chunk_done[msg.chunk] || c.chunk_busy[msg.chunk]))
-      return;
-    // A piece that is not the chunk of the blobs it declares fails the call
-    // now: waiting for the other participants' pieces would not mend it.
-    for (auto& part : msg.parts)
-      if (auto what = miscut(part, msg.chunk, n)) {
-        fail_call_everywhere(
-          st.id, cs, msg.call, c,
-          mismatch(cs, msg.call,
-                   "node " + cs.plan->participants[part.participant].node
-                     + " sent " + *what),
-          later);
-        return;
-      }
-  }
-  for (auto& part : msg.parts) {
-    auto p = part.participant;
-    blob_meta meta{std::move(part.types), std::move(part.shapes)};
-    if (reduce) {
-      c.chunk_slices[msg.chunk][p] = std::move(part.values);
-    } else {
-      // Whole blobs: they must be what the metadata says.
-      bool fits = part.values.size() == meta.types.size();
-      for (size_t b = 0; fits && b < part.values.size(); ++b)
-        fits = part.values[b].type == meta.types[b]
-          && part.values[b].shape == meta.shapes[b];
-      if (!fits) {
-        log_refusal(sender,
-                    "the blobs of a part of collective '" + msg.collective
-                      + "' do not match its shapes");
-        return;
-      }
-      c.inputs[p] = shared_values(part.values);
-    }
-    c.metas[p] = std::move(meta);
-  }
-  call_driver driver{st, cs,    msg.call,
-                     c,  later, when_reduced(st.id, msg.collective, msg.call)};
-  if (reduce)
-    driver.advance(msg.chunk);
-  else
-    driver.advance();
+  carry_out(st, cs, out, later);
 }
 
 void exchange_hub::handle(run_state& st, const caf::actor& sender,
@@ -2759,23 +1968,23 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   if (i == st.collectives.end() || msg.call >= max_calls)
     return;
   auto& cs = i->second;
-  auto n = cs.size();
+  auto& plan = cs.plan();
   // Who may send it: the chunk's owner, the broadcast's root; a failure,
   // any participant's process.
   std::string owner;
   if (!msg.error.empty())
     owner = "";
-  else if (cs.plan->kind == collective_kind::all_reduce)
-    owner = cs.plan->participants[msg.chunk % n].node;
-  else if (cs.plan->kind == collective_kind::broadcast)
-    owner = cs.plan->root;
+  else if (plan.kind == collective_kind::all_reduce)
+    owner = plan.participants[msg.chunk % cs.size()].node;
+  else if (plan.kind == collective_kind::broadcast)
+    owner = plan.root;
   else
     return;
   if (!owner.empty() && !admitted(sender, st, owner, "a collective result"))
     return;
   if (owner.empty()) {
     bool participant = false;
-    for (auto& p : cs.plan->participants)
+    for (auto& p : plan.participants)
       if (auto* ep = st.endpoint_of(p.node);
           ep != nullptr && *ep && ep->node() == sender.node())
         participant = true;
@@ -2786,33 +1995,9 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   for (auto& v : msg.values)
     if (!acceptable(v, options_.max_tensor_bytes))
       return;
-  if (msg.call < cs.retired_below)
-    return;
-  auto& c = cs.calls.try_emplace(msg.call, n).first->second;
-  if (c.finished)
-    return;
-  if (!msg.error.empty()) {
-    fail_call(cs, c, make_error(runtime_errc::exchange_failed, msg.error),
-              later);
-    return;
-  }
-  call_driver driver{st, cs,    msg.call,
-                     c,  later, when_reduced(st.id, msg.collective, msg.call)};
-  if (cs.plan->kind == collective_kind::all_reduce) {
-    driver.chunk_arrived(msg.chunk, msg.values);
-    return;
-  }
-  if (c.results_known)
-    return;
-  auto values = shared_values(msg.values);
-  for (uint32_t p = 0; p < n; ++p)
-    if (cs.plan->participants[p].node == cs.plan->root)
-      c.metas[p] = meta_of(values);
-  c.results.clear();
-  for (auto& v : values)
-    c.results.push_back(std::const_pointer_cast<tensor>(v));
-  c.results_known = true;
-  driver.advance();
+  collective_actions out;
+  cs.calls.result_arrived(msg, out);
+  carry_out(st, cs, out, later);
 }
 
 void exchange_hub::handle(run_state& st, const caf::actor& sender,

@@ -23,6 +23,8 @@
 namespace epochrt {
 
 class worker_pool;
+struct collective_actions;
+struct collective_state;
 
 /// A task's operation on a channel.
 enum class channel_op_kind { put, take, close };
@@ -371,10 +373,11 @@ private:
   void link_down(const caf::node_id& node, const std::string& address);
   void chunk_reduced(uint64_t run, const std::string& name, uint64_t call,
                      uint32_t chunk);
-  // What a call's driver runs once a chunk was reduced off the lock:
-  // chunk_reduced, unless the hub is gone by then.
-  std::function<void(uint32_t)>
-  when_reduced(uint64_t run, const std::string& name, uint64_t call);
+  // Does what a collective's event asked (lock held): its completions and
+  // messages go to `later`, its work to the pool, each chunk's last share
+  // reporting chunk_reduced.
+  void carry_out(run_state& st, collective_state& cs, collective_actions& out,
+                 deferred& later);
   void lose_node(run_state& st, const std::string& node, const std::string& why,
                  deferred& later);
   void end_task(run_state& st, const task_ref& task, bool ok,

@@ -1,0 +1,263 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <caf/error.hpp>
+
+#include <epochrt/messages/exchange_protocol.hpp>
+#include <epochrt/runtime/channel.hpp>
+#include <epochrt/runtime/exchange.hpp>
+#include <epochrt/runtime/tensor_recycler.hpp>
+
+namespace epochrt {
+
+/// How a collective cuts and spreads its work. Every process of a run must
+/// use the same limits: they decide how an all-reduce's blobs are cut into
+/// chunks, and a chunk cut otherwise elsewhere is refused.
+struct collective_limits {
+  /// Between processes, an all-reduce's chunk is at least this large, so
+  /// that the blobs of a small call (a gradient of a few KiB) go to fewer
+  /// owners than participants, down to one: latency, not bandwidth, bounds
+  /// such a call, and its messages then grow as 2(n - 1) with n
+  /// participants, not 2n(n - 1).
+  size_t min_chunk_bytes = size_t{64} << 10;
+  /// Between processes, each participant's share of an all-reduce is cut
+  /// into pieces of about this size (at most max_pieces), each a message
+  /// of its own, so that a process sends, receives and reduces at once.
+  size_t piece_bytes = size_t{1} << 20;
+  size_t max_pieces = 1024;
+  /// Work on a chunk this small is done within the event that finds it
+  /// rather than handed out: a trip through a thread pool costs more.
+  size_t inline_bytes = size_t{256} << 10;
+  /// Work handed out is split into shares of about this size, at most
+  /// max_shares of them.
+  size_t share_bytes = size_t{256} << 10;
+  size_t max_shares = 32;
+};
+
+/// A message of a collective for another process: to the process of
+/// participant `to`, or, when `to` is `every_other_process`, one message
+/// whose contents every other process of the collective shares.
+struct collective_send {
+  static constexpr uint32_t every_other_process
+    = std::numeric_limits<uint32_t>::max();
+  uint32_t to = every_other_process;
+  std::variant<exchange_part, exchange_result> message;
+};
+
+/// Work handed out to run off the owner's lock: the shares of one chunk's
+/// reduction, or of the copy of a reduced chunk into the results. The
+/// shares touch disjoint memory and may run at once on any threads; once
+/// every one has run, the owner reports `chunk_reduced(call, chunk)`.
+struct collective_work {
+  uint64_t call = 0;
+  uint32_t chunk = 0;
+  std::vector<std::function<void()>> shares;
+};
+
+/// What one event asks of the collective's owner: waits to complete
+/// (after unlocking, as a channel's), messages to send, work to run.
+struct collective_actions {
+  exchange_completions done;
+  std::vector<collective_send> sends;
+  std::vector<collective_work> work;
+};
+
+/// One collective of one group run, as one process runs its calls: the
+/// algorithm alone. Events come in (a local participant's contribution, a
+/// part or a result from another process, a chunk's work done, a task's
+/// end, a lost node, the run's end); each appends to `out` what the owner
+/// must do. It sends nothing, starts no thread and reads no clock itself,
+/// so that a test can drive it through any order of events.
+///
+/// The algorithms, with n participants sorted by node and task name (the
+/// plan's order), the same in every process:
+/// - all-reduce: the blobs are cut into chunks (a function of their types
+///   and shapes and of n alone); chunk j's owner is participant j mod n,
+///   which reduces the chunk over the participants in their order and
+///   sends it to every other process. Within one process the call is one
+///   chunk. The bits of a result therefore depend on the participants and
+///   their blobs only, never on the order of arrival or on the cut.
+/// - broadcast: the root's process sends the root's blobs to the others.
+/// - all-gather and barrier: every process sends its participants' whole
+///   blobs to every other; each stacks them in the participants' order.
+///
+/// Calls are numbered from 0 by each participant. A call fails, here and
+/// (when the failure is found here) in every other process, when the
+/// participants' blobs differ in number, type or shape, when a message
+/// is cut otherwise than this process would cut it, when a participant
+/// ended before making it, or when a node of a participant is lost; every
+/// wait of a failed call fails, and so does a later contribution to it.
+/// Duplicates (a second contribution, part or result for the same call
+/// and chunk) and messages for calls finished here are ignored.
+///
+/// Not thread-safe: its owner serializes the calls. Shares of handed-out
+/// work may run at once with the owner's calls: they touch only the
+/// buffers they were given, which the collective does not touch again
+/// until `chunk_reduced`.
+class collective_run {
+public:
+  /// `local[i]`: participant i of `plan` runs in this process (the others
+  /// run elsewhere). At least one participant is local.
+  collective_run(uint64_t run, collective_plan plan, std::vector<bool> local,
+                 std::shared_ptr<tensor_recycler> recycler,
+                 collective_limits limits = {});
+
+  collective_run(collective_run&&) = default;
+
+  const collective_plan& plan() const noexcept {
+    return plan_;
+  }
+
+  size_t size() const noexcept {
+    return plan_.participants.size();
+  }
+
+  bool is_local(uint32_t participant) const noexcept {
+    return local_[participant];
+  }
+
+  /// Whether participants run in other processes too.
+  bool spans_processes() const noexcept {
+    return spans_processes_;
+  }
+
+  /// The participant index of `t`, if it takes part.
+  std::optional<uint32_t> index_of(const task_ref& t) const;
+
+  /// "all-reduce 'grad' (call 3)" for call 2.
+  std::string label(uint64_t call) const;
+
+  /// Local participant `p` makes call `call` with `inputs`; `wait` ends
+  /// with the results, one per input. Returns whether `wait` now waits in
+  /// the call: false when it was completed at once (a failed call, a lost
+  /// node, a participant that ended before the call) or dropped as a
+  /// duplicate contribution.
+  bool contribute(uint32_t p, uint64_t call, std::vector<tensor_ptr> inputs,
+                  std::shared_ptr<exchange_wait> wait, collective_actions& out);
+
+  /// Another process's participants' contributions to chunk `msg.chunk`
+  /// (all-reduce) or whole blobs (the others). The caller checked that
+  /// each names a participant of another process that the sender hosts,
+  /// and that the values are well formed. Returns why the message is
+  /// refused (the sender is at fault: nothing changed), or none.
+  std::optional<std::string> part_arrived(exchange_part& msg,
+                                          collective_actions& out);
+
+  /// A chunk's owner sent it reduced, the root its blobs, or a process
+  /// the call's failure. The caller checked who sent it.
+  void result_arrived(exchange_result& msg, collective_actions& out);
+
+  /// Every share of the work for chunk `chunk` of call `call` has run.
+  void chunk_reduced(uint64_t call, uint32_t chunk, collective_actions& out);
+
+  /// Participant `p` ended (`ok`: succeeded) after `calls` calls: the
+  /// calls from `calls` on can never complete, and fail.
+  void task_ended(uint32_t p, uint64_t calls, bool ok, collective_actions& out);
+
+  /// `node` was lost (`why`): when a participant runs there, every call
+  /// fails, as does every later one (`runtime_errc::peer_lost`).
+  void node_lost(const std::string& node, const std::string& why,
+                 collective_actions& out);
+
+  /// Fails every call kept, and every wait in them, with `err`.
+  void fail_all(const caf::error& err, collective_actions& out);
+
+  /// Fails the waits of the participants on `node` with `why` (their tasks
+  /// are being stopped); the calls themselves go on.
+  void cancel_waits_of(const std::string& node, const caf::error& why,
+                       collective_actions& out);
+
+  /// Where call `call` stands, for the deadlock check: none when it is not
+  /// kept (not begun here, or finished well).
+  struct progress {
+    /// The participants whose blobs (or their metadata) have not come.
+    std::vector<uint32_t> missing;
+    /// A chunk's work is running.
+    bool busy = false;
+  };
+  std::optional<progress> progress_of(uint64_t call) const;
+
+  /// Calls kept: begun and not finished, failed, or finished above one
+  /// that is not. Those that finished well are forgotten in order.
+  size_t calls_kept() const noexcept {
+    return calls_.size();
+  }
+
+private:
+  struct blob_meta {
+    std::vector<dtype> types;
+    std::vector<std::vector<int64_t>> shapes;
+
+    bool operator==(const blob_meta& other) const {
+      return types == other.types && shapes == other.shapes;
+    }
+
+    std::string describe(size_t blob) const;
+  };
+
+  struct call_state {
+    explicit call_state(size_t n) : inputs(n), waits(n), metas(n) {
+      // nop
+    }
+    // By participant: its blobs (local ones; remote ones for broadcast and
+    // all-gather), the wait of a local one, and its metadata once known.
+    std::vector<std::optional<std::vector<tensor_ptr>>> inputs;
+    std::vector<std::shared_ptr<exchange_wait>> waits;
+    std::vector<std::optional<blob_meta>> metas;
+    // All-reduce: the chunks (known once the local participants are in),
+    // and by chunk owned here, by participant, the slices received.
+    uint32_t chunks = 0;
+    std::map<uint32_t, std::map<uint32_t, std::vector<tensor>>> chunk_slices;
+    std::vector<bool> chunk_done;
+    std::vector<bool> chunk_busy;
+    size_t chunks_done = 0;
+    // The results, filled chunk by chunk (all-reduce) or at once.
+    std::vector<std::shared_ptr<tensor>> results;
+    bool results_known = false;
+    bool local_ready = false;
+    bool finished = false;
+    caf::error failed;
+  };
+
+  class driver;
+
+  static blob_meta meta_of(const std::vector<tensor_ptr>& xs);
+  uint32_t chunk_count(const blob_meta& meta) const;
+  std::optional<std::string> miscut(const collective_contribution& x,
+                                    uint32_t j) const;
+  caf::error mismatch(uint64_t call, const std::string& what) const;
+  caf::error check_meta(uint64_t call, const call_state& c, uint32_t p,
+                        uint32_t q) const;
+  caf::error check_all_metas(uint64_t call, const call_state& c) const;
+  void fail_call(call_state& c, const caf::error& err, collective_actions& out);
+  void fail_call_everywhere(uint64_t call, call_state& c, const caf::error& err,
+                            collective_actions& out);
+  void retire_finished();
+
+  uint64_t run_;
+  collective_plan plan_;
+  std::vector<bool> local_;
+  bool spans_processes_ = false;
+  std::shared_ptr<tensor_recycler> recycler_;
+  collective_limits limits_;
+  std::map<uint64_t, call_state> calls_;
+  // Calls below this one finished well here and are forgotten: what comes
+  // for them now is a duplicate.
+  uint64_t retired_below_ = 0;
+  // Participants whose task ended, with the calls they had made.
+  std::map<uint32_t, uint64_t> ended_after_;
+  // Set once a node of a participant is lost: every call fails.
+  caf::error lost_;
+};
+
+} // namespace epochrt

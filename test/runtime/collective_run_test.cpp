@@ -1,0 +1,721 @@
+// A collective's algorithm on its own (runtime/collective_run.hpp), over
+// simulated processes: every event (a participant's contribution, a
+// message's delivery, a share of handed-out work, a task's end, a lost
+// node) waits in one pool, and a test picks the order. Small cases run
+// every order there is; larger ones run seeded random orders. Whatever
+// the order, every participant gets the same bits, those of a reduction
+// over the participants in their order, and every wait ends.
+#include <epochrt/runtime/collective_run.hpp>
+
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "test_util.hpp"
+#include <epochrt/messages/error_text.hpp>
+#include <epochrt/runtime/reduction.hpp>
+
+using namespace epochrt;
+using namespace epochrt::test;
+
+namespace {
+
+using wait_ptr = std::shared_ptr<exchange_wait>;
+using message = std::variant<exchange_part, exchange_result>;
+
+// A tensor of `count` floats of very different magnitudes, so that a sum
+// in another order than the participants' gives other bits.
+tensor spread_floats(uint32_t seed, size_t count) {
+  std::mt19937 gen{seed};
+  std::uniform_real_distribution<float> mantissa{-1.0f, 1.0f};
+  std::uniform_int_distribution<int> exponent{-8, 24};
+  std::vector<float> values(count);
+  for (auto& v : values)
+    v = std::ldexp(mantissa(gen), exponent(gen));
+  return make_tensor<float>({static_cast<int64_t>(count)}, values);
+}
+
+tensor counting_i64(int64_t first, size_t count) {
+  std::vector<int64_t> values(count);
+  for (size_t i = 0; i < count; ++i)
+    values[i] = first * 1000 + static_cast<int64_t>(i);
+  return make_tensor<int64_t>({static_cast<int64_t>(count)}, values);
+}
+
+// Participant p's blobs for call `call`: two blobs of other types, sizes
+// that chunks do not divide evenly.
+std::vector<tensor_ptr> blobs_of(uint32_t p, uint64_t call, size_t floats) {
+  auto seed = static_cast<uint32_t>(p * 7919 + call * 104729 + 1);
+  return {std::make_shared<const tensor>(spread_floats(seed, floats)),
+          std::make_shared<const tensor>(counting_i64(p + 10 * call, 5))};
+}
+
+// What a message is once it crossed a process boundary: its views
+// serialized as values, its tensors copies of the sender's.
+message over_the_wire(const message& m) {
+  auto values_of = [](const std::vector<tensor>& values,
+                      const std::vector<tensor_slice_view>& views) {
+    std::vector<tensor> result;
+    if (views.empty())
+      return values;
+    for (auto& x : views)
+      result.push_back(materialize(x));
+    return result;
+  };
+  if (auto* part = std::get_if<exchange_part>(&m)) {
+    exchange_part copy = *part;
+    for (auto& c : copy.parts) {
+      c.values = values_of(c.values, c.views);
+      c.views.clear();
+    }
+    return copy;
+  }
+  auto copy = std::get<exchange_result>(m);
+  copy.values = values_of(copy.values, copy.views);
+  copy.views.clear();
+  return copy;
+}
+
+// One setting of the world: who runs where, what they give, what happens.
+struct scenario {
+  collective_kind kind = collective_kind::all_reduce;
+  reduce_op op = reduce_op::sum;
+  // By participant: its process.
+  std::vector<uint32_t> process_of;
+  // Calls each participant makes, one after the other.
+  uint64_t calls = 1;
+  size_t floats = 7;
+  collective_limits limits;
+  // Every message is delivered twice.
+  bool duplicate_messages = false;
+  // This participant's node is lost, at a moment the order picks.
+  std::optional<uint32_t> lost;
+  // This participant's task ends before its first call, at a moment the
+  // order picks (every process hears of it).
+  std::optional<uint32_t> ends_early;
+  // This participant gives a blob of another shape.
+  std::optional<uint32_t> misshapen;
+
+  size_t participants() const {
+    return process_of.size();
+  }
+
+  std::vector<tensor_ptr> inputs(uint32_t p, uint64_t call) const {
+    auto xs = blobs_of(p, call, floats);
+    if (misshapen && *misshapen == p)
+      xs[0] = std::make_shared<const tensor>(spread_floats(p, floats + 1));
+    if (kind == collective_kind::barrier)
+      xs.clear();
+    return xs;
+  }
+};
+
+// The world: one collective_run per process, and the events not yet
+// happened.
+class world {
+public:
+  struct contribute_event {
+    uint32_t participant;
+    uint64_t call;
+  };
+  struct deliver_event {
+    uint32_t to;
+    message what;
+  };
+  struct share_event {
+    uint32_t process;
+    uint64_t call;
+    uint32_t chunk;
+    std::function<void()> share;
+    std::shared_ptr<size_t> left;
+  };
+  struct lose_event {
+    uint32_t participant;
+  };
+  struct end_event {
+    uint32_t process;
+    uint32_t participant;
+  };
+  using event = std::variant<contribute_event, deliver_event, share_event,
+                             lose_event, end_event>;
+
+  explicit world(const scenario& s) : s_(s) {
+    plan_.name = "g";
+    plan_.kind = s.kind;
+    plan_.op = s.op;
+    for (uint32_t p = 0; p < s.participants(); ++p)
+      plan_.participants.push_back(task_ref{
+        "n" + std::to_string(s.process_of[p]), "t" + std::to_string(p)});
+    plan_.root = plan_.participants.front().node;
+    for (auto proc : s.process_of)
+      processes_ = std::max<uint32_t>(processes_, proc + 1);
+    auto recycler = tensor_recycler::make(0);
+    for (uint32_t q = 0; q < processes_; ++q) {
+      std::vector<bool> local;
+      for (auto proc : s.process_of)
+        local.push_back(proc == q);
+      runs_.emplace_back(1, plan_, std::move(local), recycler, s.limits);
+    }
+    for (uint32_t p = 0; p < s.participants(); ++p) {
+      if (s.ends_early && *s.ends_early == p) {
+        for (uint32_t q = 0; q < processes_; ++q)
+          pending_.push_back(end_event{q, p});
+        continue;
+      }
+      pending_.push_back(contribute_event{p, 0});
+    }
+    if (s.lost)
+      pending_.push_back(lose_event{*s.lost});
+  }
+
+  size_t pending() const {
+    return pending_.size();
+  }
+
+  // Makes the i-th pending event happen.
+  void step(size_t i) {
+    auto ev = std::move(pending_[i]);
+    pending_.erase(pending_.begin() + static_cast<ptrdiff_t>(i));
+    std::visit(
+      [this](auto& x) {
+        happen(x);
+      },
+      ev);
+  }
+
+  // Participant p's wait for call `call`, if it made the call.
+  wait_ptr wait_of(uint32_t p, uint64_t call) const {
+    auto i = waits_.find({p, call});
+    return i == waits_.end() ? nullptr : i->second;
+  }
+
+  const collective_run& run_of(uint32_t process) const {
+    return runs_[process];
+  }
+
+  bool is_gone(uint32_t process) const {
+    return gone_.count(process) > 0;
+  }
+
+  const collective_plan& plan() const {
+    return plan_;
+  }
+
+  size_t messages_sent() const {
+    return messages_sent_;
+  }
+
+private:
+  void happen(contribute_event& ev) {
+    auto q = s_.process_of[ev.participant];
+    if (is_gone(q))
+      return;
+    auto wait = std::make_shared<exchange_wait>();
+    waits_[{ev.participant, ev.call}] = wait;
+    // The participant's next call comes once this one ends.
+    if (ev.call + 1 < s_.calls)
+      wait->on_complete([this, p = ev.participant, next = ev.call + 1] {
+        next_calls_.push_back(contribute_event{p, next});
+      });
+    collective_actions out;
+    runs_[q].contribute(ev.participant, ev.call,
+                        s_.inputs(ev.participant, ev.call), wait, out);
+    absorb(q, out);
+  }
+
+  void happen(deliver_event& ev) {
+    if (is_gone(ev.to))
+      return;
+    collective_actions out;
+    if (auto* part = std::get_if<exchange_part>(&ev.what)) {
+      auto refused = runs_[ev.to].part_arrived(*part, out);
+      BOOST_CHECK_MESSAGE(!refused, refused.value_or(""));
+    } else {
+      runs_[ev.to].result_arrived(std::get<exchange_result>(ev.what), out);
+    }
+    absorb(ev.to, out);
+  }
+
+  void happen(share_event& ev) {
+    if (is_gone(ev.process))
+      return;
+    ev.share();
+    if (--*ev.left > 0)
+      return;
+    collective_actions out;
+    runs_[ev.process].chunk_reduced(ev.call, ev.chunk, out);
+    absorb(ev.process, out);
+  }
+
+  void happen(lose_event& ev) {
+    auto lost_process = s_.process_of[ev.participant];
+    gone_.insert(lost_process);
+    auto& node = plan_.participants[ev.participant].node;
+    for (uint32_t q = 0; q < processes_; ++q) {
+      if (is_gone(q))
+        continue;
+      collective_actions out;
+      runs_[q].node_lost(node, "its process is gone", out);
+      absorb(q, out);
+    }
+  }
+
+  void happen(end_event& ev) {
+    if (is_gone(ev.process))
+      return;
+    collective_actions out;
+    runs_[ev.process].task_ended(ev.participant, 0, true, out);
+    absorb(ev.process, out);
+  }
+
+  void absorb(uint32_t from, collective_actions& out) {
+    complete_all(out.done);
+    for (auto& send : out.sends) {
+      ++messages_sent_;
+      std::vector<uint32_t> to;
+      if (send.to == collective_send::every_other_process) {
+        for (uint32_t q = 0; q < processes_; ++q)
+          if (q != from)
+            to.push_back(q);
+      } else {
+        BOOST_REQUIRE_LT(send.to, s_.participants());
+        to.push_back(s_.process_of[send.to]);
+        BOOST_CHECK_NE(to.back(), from);
+      }
+      for (auto q : to)
+        for (int copies = s_.duplicate_messages ? 2 : 1; copies > 0; --copies)
+          pending_.push_back(deliver_event{q, over_the_wire(send.message)});
+    }
+    for (auto& work : out.work) {
+      BOOST_REQUIRE(!work.shares.empty());
+      auto left = std::make_shared<size_t>(work.shares.size());
+      for (auto& share : work.shares)
+        pending_.push_back(
+          share_event{from, work.call, work.chunk, std::move(share), left});
+    }
+    for (auto& next : next_calls_)
+      pending_.push_back(next);
+    next_calls_.clear();
+  }
+
+  const scenario& s_;
+  collective_plan plan_;
+  uint32_t processes_ = 0;
+  std::vector<collective_run> runs_;
+  std::vector<event> pending_;
+  std::vector<contribute_event> next_calls_;
+  std::map<std::pair<uint32_t, uint64_t>, wait_ptr> waits_;
+  std::set<uint32_t> gone_;
+  size_t messages_sent_ = 0;
+};
+
+// What participant p's call must bring: the reduction of every
+// participant's blobs in their order, the root's blobs, or the blobs
+// stacked in order.
+std::vector<tensor> expected_of(const scenario& s, uint64_t call) {
+  auto n = static_cast<uint32_t>(s.participants());
+  std::vector<std::vector<tensor_ptr>> all;
+  for (uint32_t p = 0; p < n; ++p)
+    all.push_back(s.inputs(p, call));
+  std::vector<tensor> result;
+  for (size_t b = 0; b < all[0].size(); ++b) {
+    auto& first = *all[0][b];
+    switch (s.kind) {
+      case collective_kind::all_reduce: {
+        tensor out = first;
+        std::vector<const void*> sources;
+        for (auto& xs : all)
+          sources.push_back(xs[b]->data.data());
+        reduce_into(s.op, first.type, sources, out.data.data(),
+                    first.element_count());
+        result.push_back(std::move(out));
+        break;
+      }
+      case collective_kind::broadcast:
+        result.push_back(first);
+        break;
+      case collective_kind::all_gather: {
+        tensor out;
+        out.type = first.type;
+        out.shape = {static_cast<int64_t>(n)};
+        for (auto d : first.shape)
+          out.shape.push_back(d);
+        for (auto& xs : all)
+          out.data.insert(out.data.end(), xs[b]->data.begin(),
+                          xs[b]->data.end());
+        result.push_back(std::move(out));
+        break;
+      }
+      case collective_kind::barrier:
+        break;
+    }
+  }
+  return result;
+}
+
+bool same_bits(const tensor& x, const tensor& y) {
+  return x.type == y.type && x.shape == y.shape && x.data == y.data;
+}
+
+// Runs events until none is left, the k-th pick taken by `pick(k, n)`
+// among the n pending.
+void run_to_end(world& w, const std::function<size_t(size_t, size_t)>& pick) {
+  for (size_t k = 0; w.pending() > 0; ++k) {
+    BOOST_REQUIRE_LT(k, 100000u);
+    w.step(pick(k, w.pending()));
+  }
+}
+
+// Checks a world that ran out of events: every participant's every call
+// ended with the expected bits, and nothing is kept.
+void check_results(const scenario& s, const world& w) {
+  for (uint64_t call = 0; call < s.calls; ++call) {
+    auto expected = expected_of(s, call);
+    for (uint32_t p = 0; p < s.participants(); ++p) {
+      auto wait = w.wait_of(p, call);
+      BOOST_REQUIRE_MESSAGE(wait,
+                            "participant " << p << " never made call " << call);
+      BOOST_REQUIRE_MESSAGE(wait->completed(),
+                            "participant " << p << " still waits in call "
+                                           << call);
+      auto& outcome = wait->outcome();
+      BOOST_REQUIRE_MESSAGE(!outcome.error, error_text(outcome.error));
+      BOOST_REQUIRE_EQUAL(outcome.values.size(), expected.size());
+      for (size_t b = 0; b < expected.size(); ++b)
+        BOOST_REQUIRE_MESSAGE(same_bits(*outcome.values[b], expected[b]),
+                              "participant " << p << ", call " << call
+                                             << ", blob " << b
+                                             << ": other bits");
+    }
+  }
+  for (uint32_t q = 0;
+       q <= *std::max_element(s.process_of.begin(), s.process_of.end()); ++q)
+    BOOST_CHECK_EQUAL(w.run_of(q).calls_kept(), 0u);
+}
+
+// Checks that every wait a participant of a process still running made has
+// ended, and those that failed say `why`.
+void check_every_wait_ended(const scenario& s, const world& w,
+                            const std::string& why) {
+  for (uint64_t call = 0; call < s.calls; ++call)
+    for (uint32_t p = 0; p < s.participants(); ++p) {
+      if (w.is_gone(s.process_of[p]))
+        continue;
+      auto wait = w.wait_of(p, call);
+      if (!wait)
+        continue;
+      BOOST_REQUIRE_MESSAGE(wait->completed(),
+                            "participant " << p << " still waits in call "
+                                           << call);
+      auto& outcome = wait->outcome();
+      if (outcome.error)
+        BOOST_CHECK_MESSAGE(error_text(outcome.error).find(why)
+                              != std::string::npos,
+                            error_text(outcome.error));
+    }
+}
+
+// Runs `s` in every order of its events (depth first over the picks, each
+// run from the start), calling `check` after each. Returns the orders run.
+size_t every_order(const scenario& s,
+                   const std::function<void(const world&)>& check,
+                   size_t limit = 200000) {
+  std::vector<size_t> picks;
+  std::vector<size_t> widths;
+  size_t orders = 0;
+  for (;;) {
+    world w{s};
+    for (size_t depth = 0; w.pending() > 0; ++depth) {
+      if (depth == picks.size()) {
+        picks.push_back(0);
+        widths.push_back(w.pending());
+      }
+      BOOST_REQUIRE_EQUAL(widths[depth], w.pending());
+      w.step(picks[depth]);
+    }
+    BOOST_REQUIRE_EQUAL(picks.size(), widths.size());
+    check(w);
+    BOOST_REQUIRE_LT(++orders, limit);
+    while (!picks.empty() && picks.back() + 1 == widths.back()) {
+      picks.pop_back();
+      widths.pop_back();
+    }
+    if (picks.empty())
+      return orders;
+    ++picks.back();
+  }
+}
+
+// Runs `s` in `runs` random orders from `seed`.
+void random_orders(const scenario& s, uint32_t seed, size_t runs,
+                   const std::function<void(const world&)>& check) {
+  std::mt19937 gen{seed};
+  for (size_t r = 0; r < runs; ++r) {
+    world w{s};
+    run_to_end(w, [&gen](size_t, size_t n) {
+      return std::uniform_int_distribution<size_t>{0, n - 1}(gen);
+    });
+    check(w);
+  }
+}
+
+// Limits that cut a handful of floats into several chunks and hand every
+// reduction and copy out as work in several shares.
+collective_limits tiny_limits() {
+  collective_limits limits;
+  limits.min_chunk_bytes = 8;
+  limits.piece_bytes = 8;
+  limits.inline_bytes = 0;
+  limits.share_bytes = 16;
+  limits.max_shares = 3;
+  return limits;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(collective_run_suite)
+
+BOOST_AUTO_TEST_CASE(
+  an_all_reduce_over_three_processes_gives_the_same_bits_in_every_order) {
+  scenario s;
+  s.process_of = {0, 1, 2};
+  auto orders = every_order(s, [&s](const world& w) {
+    check_results(s, w);
+  });
+  BOOST_TEST_MESSAGE(orders << " orders");
+  BOOST_CHECK_GT(orders, 10u);
+}
+
+BOOST_AUTO_TEST_CASE(
+  an_all_reduce_cut_into_chunks_gives_the_same_bits_in_every_order) {
+  // Three chunks, one per participant; two participants share a process.
+  scenario s;
+  s.process_of = {0, 0, 1};
+  s.floats = 4;
+  s.limits.min_chunk_bytes = 16;
+  auto orders = every_order(s, [&s](const world& w) {
+    check_results(s, w);
+  });
+  BOOST_TEST_MESSAGE(orders << " orders");
+  BOOST_CHECK_GT(orders, 10u);
+}
+
+BOOST_AUTO_TEST_CASE(
+  an_all_reduce_with_work_handed_out_gives_the_same_bits_in_every_order) {
+  // Every reduction and every copy of a result is work in shares, whose
+  // ends interleave with the messages.
+  scenario s;
+  s.process_of = {0, 1};
+  s.floats = 5;
+  s.limits = tiny_limits();
+  s.limits.min_chunk_bytes = 16;
+  s.limits.piece_bytes = 32;
+  auto orders = every_order(s, [&s](const world& w) {
+    check_results(s, w);
+  });
+  BOOST_TEST_MESSAGE(orders << " orders");
+  BOOST_CHECK_GT(orders, 10u);
+}
+
+BOOST_AUTO_TEST_CASE(
+  broadcast_all_gather_and_barrier_end_alike_in_every_order) {
+  for (auto kind : {collective_kind::broadcast, collective_kind::all_gather,
+                    collective_kind::barrier}) {
+    BOOST_TEST_CONTEXT(describe(kind)) {
+      scenario s;
+      s.kind = kind;
+      s.process_of = {0, 1, 1, 2};
+      every_order(s, [&s](const world& w) {
+        check_results(s, w);
+      });
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_reduction_gives_the_bits_of_the_participants_order) {
+  for (auto op :
+       {reduce_op::sum, reduce_op::mean, reduce_op::max, reduce_op::min}) {
+    scenario s;
+    s.op = op;
+    s.process_of = {0, 1, 2, 0, 1};
+    s.floats = 23;
+    s.limits = tiny_limits();
+    random_orders(s, 7, 50, [&s](const world& w) {
+      check_results(s, w);
+    });
+  }
+}
+
+BOOST_AUTO_TEST_CASE(
+  many_participants_and_calls_give_the_same_bits_in_random_orders) {
+  // Eight participants on four processes, three calls each: a call's
+  // messages may come before the process has begun it, or after.
+  for (auto kind : {collective_kind::all_reduce, collective_kind::broadcast,
+                    collective_kind::all_gather}) {
+    BOOST_TEST_CONTEXT(describe(kind)) {
+      scenario s;
+      s.kind = kind;
+      // A broadcast's root is the one participant of its node.
+      s.process_of = {0, 1, 2, 3, 1, 2, 3, 1};
+      s.calls = 3;
+      s.floats = 61;
+      s.limits = tiny_limits();
+      random_orders(s, 11, 100, [&s](const world& w) {
+        check_results(s, w);
+      });
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(duplicate_messages_change_nothing) {
+  scenario s;
+  s.process_of = {0, 1, 2};
+  s.calls = 2;
+  s.floats = 9;
+  s.limits = tiny_limits();
+  s.duplicate_messages = true;
+  random_orders(s, 3, 200, [&s](const world& w) {
+    check_results(s, w);
+  });
+  s.kind = collective_kind::all_gather;
+  random_orders(s, 4, 100, [&s](const world& w) {
+    check_results(s, w);
+  });
+}
+
+BOOST_AUTO_TEST_CASE(every_wait_ends_when_a_participant_is_lost_at_any_moment) {
+  for (auto kind : {collective_kind::all_reduce, collective_kind::broadcast,
+                    collective_kind::all_gather, collective_kind::barrier}) {
+    BOOST_TEST_CONTEXT(describe(kind)) {
+      scenario s;
+      s.kind = kind;
+      s.process_of = {0, 1, 2};
+      s.lost = 2;
+      every_order(s, [&s](const world& w) {
+        check_every_wait_ended(s, w, "node n2 was lost");
+      });
+    }
+  }
+  scenario s;
+  s.process_of = {0, 1, 2, 0};
+  s.calls = 2;
+  s.limits = tiny_limits();
+  s.lost = 1;
+  random_orders(s, 5, 300, [&s](const world& w) {
+    check_every_wait_ended(s, w, "node n1 was lost");
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_call_after_the_loss_fails_at_once) {
+  scenario s;
+  s.process_of = {0, 1};
+  s.lost = 1;
+  world w{s};
+  // The loss first (the last event), then participant 0's contribution.
+  w.step(2);
+  w.step(0);
+  auto wait = w.wait_of(0, 0);
+  BOOST_REQUIRE(wait && wait->completed());
+  BOOST_CHECK(is_code(wait->outcome().error, runtime_errc::peer_lost));
+}
+
+BOOST_AUTO_TEST_CASE(every_wait_fails_when_a_participant_ends_before_its_call) {
+  for (auto kind : {collective_kind::all_reduce, collective_kind::broadcast,
+                    collective_kind::all_gather}) {
+    BOOST_TEST_CONTEXT(describe(kind)) {
+      scenario s;
+      s.kind = kind;
+      s.process_of = {0, 1, 2};
+      s.ends_early = 1;
+      every_order(s, [&s, kind = kind](const world& w) {
+        for (uint32_t p : {0u, 2u}) {
+          auto wait = w.wait_of(p, 0);
+          BOOST_REQUIRE(wait && wait->completed());
+          // A broadcast needs only its root: a participant that has its
+          // blobs before it hears of the end is done.
+          if (kind == collective_kind::broadcast && !wait->outcome().error)
+            continue;
+          BOOST_CHECK_MESSAGE(
+            error_text(wait->outcome().error).find("ended after 0 calls")
+              != std::string::npos,
+            error_text(wait->outcome().error));
+        }
+      });
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(blobs_of_another_shape_fail_every_wait_in_every_order) {
+  for (auto kind : {collective_kind::all_reduce, collective_kind::all_gather}) {
+    for (uint32_t misshapen : {0u, 2u}) {
+      BOOST_TEST_CONTEXT(describe(kind) << ", participant " << misshapen) {
+        scenario s;
+        s.kind = kind;
+        s.process_of = {0, 1, 1};
+        s.misshapen = misshapen;
+        s.floats = 40;
+        auto every_wait_fails = [&s](const world& w) {
+          for (uint32_t p = 0; p < 3; ++p) {
+            auto wait = w.wait_of(p, 0);
+            BOOST_REQUIRE(wait);
+            BOOST_REQUIRE_MESSAGE(wait->completed(),
+                                  "participant " << p << " still waits");
+            BOOST_CHECK(
+              is_code(wait->outcome().error, runtime_errc::exchange_failed));
+          }
+        };
+        every_order(s, every_wait_fails);
+        // Three processes, the blobs cut into three chunks: each owner
+        // sees a part of its own.
+        s.process_of = {0, 1, 2};
+        s.limits.min_chunk_bytes = 32;
+        random_orders(s, 13, 300, every_wait_fails);
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(
+  a_part_cut_otherwise_is_refused_without_changing_anything) {
+  scenario s;
+  s.process_of = {0, 1};
+  world w{s};
+  collective_run run{1, w.plan(), {true, false}, tensor_recycler::make(0)};
+  exchange_part part;
+  part.run = 1;
+  part.collective = "g";
+  part.chunk = 5; // one chunk only for blobs this small
+  collective_contribution c;
+  c.participant = 1;
+  c.types = {dtype::f32};
+  c.shapes = {{4}};
+  c.values = {make_tensor<float>({4}, {1, 2, 3, 4})};
+  part.parts.push_back(c);
+  collective_actions out;
+  auto refused = run.part_arrived(part, out);
+  BOOST_REQUIRE(refused);
+  BOOST_CHECK_NE(refused->find("not this process's"), std::string::npos);
+  BOOST_CHECK(out.done.empty() && out.sends.empty() && out.work.empty());
+  BOOST_CHECK_EQUAL(run.calls_kept(), 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_call_within_one_process_sends_nothing) {
+  scenario s;
+  s.process_of = {0, 0, 0};
+  s.floats = 100000; // handed out as work: past inline_bytes
+  world w{s};
+  run_to_end(w, [](size_t, size_t) {
+    return size_t{0};
+  });
+  check_results(s, w);
+  BOOST_CHECK_EQUAL(w.messages_sent(), 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
