@@ -9,6 +9,7 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 .PHONY: all deps configure build test demo distributed-demo bench bench-epoch \
         bench-faults bench-collectives bench-python bench-torch bench-scale asan tsan \
+        thread-safety \
         format clean
 
 all: build
@@ -80,6 +81,11 @@ asan:
 tsan:
 	$(MAKE) build BUILD=build-tsan CMAKE_FLAGS="-DCMAKE_BUILD_TYPE=Debug -DEPOCHRT_TSAN=ON -DEPOCHRT_BUILD_BENCH=OFF"
 	cd build-tsan && ctest --output-on-failure -R 'runtime_test|persistence_test'
+
+# Clang's thread-safety analysis over the files whose mutexes are annotated
+# (also the CTest thread_safety).
+thread-safety: configure
+	bash tools/check-thread-safety.sh $(BUILD)
 
 format:
 	find messages runtime persistence actors tools examples test bench \

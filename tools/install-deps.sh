@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
+  clang
   libcaf-dev
   capnproto libcapnp-dev
   libleveldb-dev libsnappy-dev

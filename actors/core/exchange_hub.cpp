@@ -242,8 +242,7 @@ uint64_t bytes_of(const early_payload& x) {
 exchange_hub::exchange_hub(std::shared_ptr<worker_pool> pool,
                            exchange_hub_options opts)
   : pool_(std::move(pool)), options_(opts),
-    recycler_(tensor_recycler::make(opts.max_recycled_bytes)),
-    relay_window_(opts.relay_window_bytes) {
+    recycler_(tensor_recycler::make(opts.max_recycled_bytes)) {
   // nop
 }
 
@@ -254,6 +253,13 @@ exchange_hub::make(caf::actor_system& sys, std::shared_ptr<worker_pool> pool,
     new exchange_hub(std::move(pool), options)};
   result->system_ = &sys;
   result->endpoint_ = spawn_exchange_endpoint(sys, result);
+  std::weak_ptr<exchange_hub> weak = result;
+  result->routes_ = exchange_routes::make(
+    sys, result->endpoint_, result->options_,
+    [weak](std::chrono::milliseconds delay, std::function<void()> fn) {
+      if (auto hub = weak.lock())
+        hub->after(delay, std::move(fn));
+    });
   return result;
 }
 
@@ -265,7 +271,7 @@ void exchange_hub::shutdown() {
   deferred later;
   caf::actor endpoint;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     if (stopped_)
       return;
     stopped_ = true;
@@ -318,315 +324,42 @@ void add_other(std::vector<caf::actor>& others, const caf::actor& x,
 } // namespace
 
 void exchange_hub::add_relay_peer(const caf::actor& peer) {
-  if (!peer)
-    return;
-  std::lock_guard<std::mutex> guard{routes_mtx_};
-  relay_peers_.insert(peer.address());
+  routes_->add_relay_peer(peer);
 }
 
-caf::actor exchange_hub::route_of(const caf::actor& to, bool data) {
-  std::lock_guard<std::mutex> guard{routes_mtx_};
-  auto addr = to.address();
-  auto i = routes_.find(addr);
-  if (i == routes_.end())
-    return to; // not another daemon's exchange
-  if (data)
-    partners_.insert(addr);
-  if (direct_endpoints_.count(addr) > 0 && direct_nodes_.count(to.node()) > 0)
-    return to;
-  return i->second;
-}
-
-namespace {
-
-std::string address_of(const exchange_peer& peer) {
-  return peer.host + ":" + std::to_string(peer.port);
-}
-
-} // namespace
-
-bool exchange_hub::in_use(const caf::actor& peer) const {
+std::set<caf::actor> exchange_hub::peers_in_use() const {
+  std::set<caf::actor> result;
   for (auto& [id, st] : runs_)
     for (auto& p : st->plan.peers)
-      if (p.endpoint == peer)
-        return true;
-  return false;
-}
-
-void exchange_hub::choose_routes(const exchange_plan& plan, deferred& later) {
-  auto& relay = plan.relay;
-  std::string own;
-  for (auto& peer : plan.peers)
-    if (peer.endpoint == endpoint_ && peer.port != 0)
-      own = address_of(peer);
-  std::lock_guard<std::mutex> guard{routes_mtx_};
-  for (auto& peer : plan.peers) {
-    if (!peer.endpoint || peer.endpoint == endpoint_ || peer.endpoint == relay)
-      continue;
-    auto addr = peer.endpoint.address();
-    routes_[addr] = relay;
-    if (direct_nodes_.count(peer.endpoint.node()) > 0) {
-      if (!in_use(peer.endpoint))
-        direct_endpoints_.insert(addr);
-      continue;
-    }
-    direct_endpoints_.erase(addr);
-    if (!options_.connect_peer || peer.port == 0 || own.empty()
-        || !(own < address_of(peer)) || partners_.count(addr) == 0)
-      continue;
-    auto target = address_of(peer);
-    if (auto i = retry_at_.find(target); i != retry_at_.end()) {
-      if (std::chrono::steady_clock::now() < i->second)
-        continue;
-      retry_at_.erase(i);
-    }
-    if (opening_.size() >= options_.max_links_opening)
-      continue;
-    if (linking_.insert(target).second) {
-      opening_.insert(target);
-      later.links.push_back(peer);
-    }
-  }
-}
-
-void exchange_hub::forget_routes(const std::vector<exchange_peer>& peers) {
-  std::lock_guard<std::mutex> guard{routes_mtx_};
-  for (auto& peer : peers) {
-    if (!peer.endpoint || in_use(peer.endpoint))
-      continue;
-    routes_.erase(peer.endpoint.address());
-    direct_endpoints_.erase(peer.endpoint.address());
-  }
-}
-
-void exchange_hub::link_up(const caf::node_id& node, const caf::actor& peer,
-                           const std::string& address) {
-  if (node != peer.node()) {
-    // Another process than the run's answers at that address now.
-    link_down({}, address);
-    return;
-  }
-  {
-    std::lock_guard<std::mutex> guard{routes_mtx_};
-    direct_nodes_.insert(node);
-    opening_.erase(address);
-  }
-  detail::log(*system_).info("exchange: connected directly to the daemon at {}",
-                             address);
-  caf::send_as(endpoint_, peer, exchange_link_atom::value);
-}
-
-void exchange_hub::link_down(const caf::node_id& node,
-                             const std::string& address) {
-  if (node)
-    detail::log(*system_).info("exchange: the connection of its own to the "
-                               "daemon at {} closed; messages to it go "
-                               "through the master",
-                               address);
-  std::lock_guard<std::mutex> guard{routes_mtx_};
-  if (node)
-    direct_nodes_.erase(node);
-  else
-    retry_at_[address]
-      = std::chrono::steady_clock::now() + options_.link_retry_delay;
-  opening_.erase(address);
-  linking_.erase(address);
+      if (p.endpoint)
+        result.insert(p.endpoint);
+  return result;
 }
 
 void exchange_hub::receive_link(const caf::actor& sender) {
-  {
-    std::lock_guard<std::mutex> guard{routes_mtx_};
-    direct_nodes_.insert(sender.node());
-  }
+  routes_->accepted(sender);
   // Its connection gone, its process is reached through the relay again.
   deferred later;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     if (watched_.insert(sender.address()).second)
       later.watch.push_back(sender);
   }
   flush(later);
 }
 
-namespace {
-
-bool carries_data(const caf::message& msg) {
-  return msg.match_elements<exchange_put>()
-    || msg.match_elements<exchange_take>()
-    || msg.match_elements<exchange_close>()
-    || msg.match_elements<exchange_reply>()
-    || msg.match_elements<exchange_part>()
-    || msg.match_elements<exchange_result>();
-}
-
-// Calls `fn` with the exchange message `msg` (a caf::message, const or
-// not) holds, writable when `msg` is; false when it holds none. The one
-// list of what an exchange_forward may carry.
-template <class Message, class F>
-bool visit_exchange_message(Message& msg, F fn) {
-  auto as = [&](auto* type) {
-    using message_type = std::remove_pointer_t<decltype(type)>;
-    if (!msg.template match_elements<message_type>())
-      return false;
-    if constexpr (std::is_const_v<Message>)
-      fn(msg.template get_as<message_type>(0));
-    else
-      fn(msg.template get_mutable_as<message_type>(0));
-    return true;
-  };
-  return as(static_cast<exchange_put*>(nullptr))
-    || as(static_cast<exchange_take*>(nullptr))
-    || as(static_cast<exchange_close*>(nullptr))
-    || as(static_cast<exchange_reply*>(nullptr))
-    || as(static_cast<exchange_part*>(nullptr))
-    || as(static_cast<exchange_result*>(nullptr))
-    || as(static_cast<exchange_task_end*>(nullptr))
-    || as(static_cast<exchange_node_lost*>(nullptr))
-    || as(static_cast<exchange_probe*>(nullptr))
-    || as(static_cast<exchange_probe_reply*>(nullptr))
-    || as(static_cast<exchange_deadlock*>(nullptr));
-}
-
-uint64_t wire_bytes(const std::vector<tensor>& xs) {
-  uint64_t n = 0;
-  for (auto& x : xs)
-    n += x.byte_size();
-  return n;
-}
-
-uint64_t wire_bytes(const std::vector<tensor_slice_view>& xs) {
-  uint64_t n = 0;
-  for (auto& x : xs)
-    n += (x.last - x.first) * element_size(x.source->type);
-  return n;
-}
-
-// The run of an exchange message, and the bytes of tensors it sends.
-std::pair<uint64_t, uint64_t> run_and_bytes(const caf::message& msg) {
-  std::pair<uint64_t, uint64_t> result{0, 0};
-  visit_exchange_message(msg, [&](const auto& x) {
-    using type = std::decay_t<decltype(x)>;
-    result.first = x.run;
-    if constexpr (std::is_same_v<type, exchange_put>)
-      result.second = wire_bytes(x.item);
-    else if constexpr (std::is_same_v<type, exchange_reply>)
-      result.second = wire_bytes(x.values);
-    else if constexpr (std::is_same_v<type, exchange_result>)
-      result.second = wire_bytes(x.values) + wire_bytes(x.views);
-    else if constexpr (std::is_same_v<type, exchange_part>)
-      for (auto& part : x.parts)
-        result.second += wire_bytes(part.values) + wire_bytes(part.views);
-  });
-  return result;
-}
-
-uint64_t steady_ms() {
-  return static_cast<uint64_t>(
-    std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::steady_clock::now().time_since_epoch())
-      .count());
-}
-
-void enqueue_as(const caf::actor& sender, const caf::actor& to,
-                caf::message msg) {
-  to->enqueue(
-    caf::make_mailbox_element(caf::actor_cast<caf::strong_actor_ptr>(sender),
-                              caf::make_message_id(), {}, std::move(msg)),
-    nullptr);
-}
-
-} // namespace
-
 void exchange_hub::deliver(const caf::actor& to, caf::message msg) {
-  if (!to)
-    return;
-  auto data = carries_data(msg);
-  auto target = route_of(to, data);
-  if (target == to) {
-    enqueue_as(endpoint_, to, std::move(msg));
-    return;
-  }
-  // Through the relay: in order, within the window. Data costs its bytes
-  // (at least one); the rest only keeps its place in the order.
-  auto [run, bytes] = run_and_bytes(msg);
-  {
-    std::lock_guard<std::mutex> guard{relay_mtx_};
-    send_relayed(relay_window_.push(relayed_to{to, target, run}, std::move(msg),
-                                    data ? std::max<uint64_t>(bytes, 1) : 0,
-                                    steady_ms()));
-  }
-  arm_relay_expiry();
-}
-
-void exchange_hub::arm_relay_expiry() {
-  {
-    std::lock_guard<std::mutex> guard{relay_mtx_};
-    if (relay_expiry_armed_ || relay_window_.in_flight() == 0)
-      return;
-    relay_expiry_armed_ = true;
-  }
-  std::weak_ptr<exchange_hub> weak = weak_from_this();
-  after(options_.silence_limit, [weak] {
-    auto hub = weak.lock();
-    if (!hub)
-      return;
-    {
-      std::lock_guard<std::mutex> guard{hub->relay_mtx_};
-      hub->relay_expiry_armed_ = false;
-      hub->send_relayed(hub->relay_window_.expire(
-        steady_ms(),
-        static_cast<uint64_t>(hub->options_.silence_limit.count())));
-    }
-    hub->arm_relay_expiry();
-  });
-}
-
-void exchange_hub::send_relayed(
-  std::vector<send_window<relayed_to, caf::message>::send> released) {
-  for (auto& x : released)
-    enqueue_as(
-      endpoint_, x.dest.relay,
-      caf::make_message(exchange_forward{x.dest.to, std::move(x.item), x.seq}));
-}
-
-void exchange_hub::relay_acked(uint64_t seq, const caf::actor& relay,
-                               const caf::actor& receiver) {
-  std::lock_guard<std::mutex> guard{relay_mtx_};
-  // Only the receiver of `seq`, through the relay it went by, frees it.
-  send_relayed(relay_window_.ack(seq, steady_ms(), [&](const relayed_to& x) {
-    return x.relay == relay && x.to == receiver;
-  }));
-}
-
-void exchange_hub::relay_forget(
-  const std::function<bool(const relayed_to&)>& sent,
-  const std::function<bool(const relayed_to&)>& queued) {
-  std::lock_guard<std::mutex> guard{relay_mtx_};
-  send_relayed(relay_window_.forget(sent, queued, steady_ms()));
+  routes_->deliver(to, std::move(msg));
 }
 
 std::pair<uint64_t, size_t> exchange_hub::relay_backlog() {
-  std::lock_guard<std::mutex> guard{relay_mtx_};
-  return {relay_window_.in_flight_bytes(), relay_window_.queued()};
+  return routes_->backlog();
 }
 
 void exchange_hub::flush(deferred& later) {
   for (auto& peer : later.watch)
     caf::send_as(endpoint_, endpoint_, exchange_watch_atom::value, peer);
-  for (auto& peer : later.links) {
-    std::weak_ptr<exchange_hub> weak = weak_from_this();
-    auto address = address_of(peer);
-    options_.connect_peer(
-      peer.host, peer.port, endpoint_,
-      [weak, endpoint = peer.endpoint, address](const caf::node_id& node) {
-        if (auto hub = weak.lock())
-          hub->link_up(node, endpoint, address);
-      },
-      [weak, address](const caf::node_id& node) {
-        if (auto hub = weak.lock())
-          hub->link_down(node, address);
-      });
-  }
+  routes_->open(later.links);
   later.links.clear();
   for (auto& [to, msg] : later.outbox)
     deliver(to, std::move(msg));
@@ -652,7 +385,7 @@ exchange_hub::run_state* exchange_hub::find_run(uint64_t run) {
 
 std::optional<channel_def> exchange_hub::find_channel(uint64_t run,
                                                       const std::string& name) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   auto* st = find_run(run);
   if (st == nullptr)
     return std::nullopt;
@@ -663,7 +396,7 @@ std::optional<channel_def> exchange_hub::find_channel(uint64_t run,
 }
 
 uint64_t exchange_hub::next_op_id() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   return ++next_op_;
 }
 
@@ -671,7 +404,7 @@ void exchange_hub::after(std::chrono::milliseconds delay,
                          std::function<void()> fn) {
   uint64_t id;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     if (stopped_)
       return;
     id = ++next_timer_;
@@ -688,7 +421,7 @@ void exchange_hub::after(std::chrono::milliseconds delay,
 void exchange_hub::timer_fired(uint64_t id) {
   std::function<void()> fn;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     auto i = timers_.find(id);
     if (i == timers_.end())
       return;
@@ -785,11 +518,11 @@ void exchange_hub::remember_ended(uint64_t run) {
   // Its messages sent through the relay no longer hold the window (an
   // acknowledgement from a node lost in it never comes); those queued
   // still go: other processes may wait for them.
-  relay_forget(
-    [run](const relayed_to& x) {
+  routes_->forget_relayed(
+    [run](const exchange_routes::relayed_to& x) {
       return x.run == run;
     },
-    [](const relayed_to&) {
+    [](const exchange_routes::relayed_to&) {
       return false;
     });
   ended_order_.push_back(run);
@@ -809,7 +542,7 @@ caf::error exchange_hub::begin(uint64_t run, const std::string& node,
   deferred later;
   bool watch_deadlock = false;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     if (stopped_)
       return make_error(runtime_errc::peer_lost,
                         "the exchange of this process stopped");
@@ -857,8 +590,8 @@ caf::error exchange_hub::begin(uint64_t run, const std::string& node,
       auto& relay = fresh->plan.relay;
       bool relayed = relay && relay != endpoint_;
       if (relayed)
-        choose_routes(fresh->plan, later);
-      auto watch = [&](const caf::actor& x) {
+        routes_->choose(fresh->plan, peers_in_use(), later.links);
+      auto watch = [&](const caf::actor& x) EPOCHRT_REQUIRES(mtx_) {
         if (x && x != endpoint_ && watched_.insert(x.address()).second)
           later.watch.push_back(x);
       };
@@ -887,7 +620,7 @@ caf::error exchange_hub::begin(uint64_t run, const std::string& node,
             continue;
           ++st->received;
           std::visit(
-            [&](auto& payload) {
+            [&](auto& payload) EPOCHRT_REQUIRES(mtx_) {
               handle(*st, msg.sender, payload, later);
             },
             msg.payload);
@@ -907,7 +640,7 @@ exchange_report exchange_hub::end(uint64_t run, const std::string& node,
   deferred later;
   exchange_report report;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     auto* st = find_run(run);
     if (st == nullptr) {
       remember_ended(run);
@@ -944,7 +677,7 @@ exchange_report exchange_hub::end(uint64_t run, const std::string& node,
       auto peers = std::move(st->plan.peers);
       runs_.erase(run);
       remember_ended(run);
-      forget_routes(peers);
+      routes_->forget(peers, peers_in_use());
     }
   }
   flush(later);
@@ -973,7 +706,7 @@ void exchange_hub::cancel_in(run_state& st, const std::string& node,
 void exchange_hub::cancel_node(const std::string& node, const caf::error& why) {
   deferred later;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     for (auto& [id, st] : runs_)
       cancel_in(*st, node, why, later);
   }
@@ -984,7 +717,7 @@ void exchange_hub::cancel(uint64_t run, const std::string& node,
                           const caf::error& why) {
   deferred later;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     if (auto* st = find_run(run))
       cancel_in(*st, node, why, later);
   }
@@ -1032,7 +765,7 @@ void exchange_hub::lose_node(run_state& st, const std::string& node,
 void exchange_hub::node_lost(const std::string& node, const std::string& why) {
   deferred later;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     frozen_.erase(node);
     for (auto i = runs_.begin(); i != runs_.end();) {
       auto& st = *i->second;
@@ -1055,7 +788,7 @@ void exchange_hub::node_lost(const std::string& node, const std::string& why) {
         auto peers = std::move(st.plan.peers);
         i = runs_.erase(i);
         remember_ended(id);
-        forget_routes(peers);
+        routes_->forget(peers, peers_in_use());
       } else {
         ++i;
       }
@@ -1066,7 +799,7 @@ void exchange_hub::node_lost(const std::string& node, const std::string& why) {
 
 void exchange_hub::node_frozen(const std::string& node) {
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     if (!frozen_.insert(node).second)
       return;
   }
@@ -1077,7 +810,7 @@ void exchange_hub::node_frozen(const std::string& node) {
     if (!hub)
       return;
     {
-      std::lock_guard<std::mutex> guard{hub->mtx_};
+      annotated_mutex::guard guard{hub->mtx_};
       if (hub->frozen_.count(node) == 0)
         return;
     }
@@ -1089,12 +822,7 @@ void exchange_hub::node_frozen(const std::string& node) {
 
 void exchange_hub::peer_down(const caf::actor_addr& peer,
                              const caf::error& reason) {
-  bool was_direct = false;
-  {
-    std::lock_guard<std::mutex> guard{routes_mtx_};
-    direct_nodes_.erase(peer.node());
-    was_direct = direct_endpoints_.erase(peer) > 0;
-  }
+  bool was_direct = routes_->down(peer);
   // CAF 0.17 kills every proxy of a process, with remote_link_unreachable,
   // once its last direct connection to that process closes, also when the
   // process is still reached through another (basp_broker's
@@ -1112,7 +840,7 @@ void exchange_hub::peer_down(const caf::actor_addr& peer,
   deferred later;
   bool process_gone = false;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     watched_.erase(peer);
     // What `peer` sent for runs not begun here came, whichever connection
     // carried it. It goes only with the process that sent it: a daemon's
@@ -1147,12 +875,12 @@ void exchange_hub::peer_down(const caf::actor_addr& peer,
   }
   // Through a relay gone nothing more arrives; to a process gone, nothing
   // needs to. A daemon still reached through the relay keeps its messages.
-  relay_forget(
-    [&](const relayed_to& x) {
+  routes_->forget_relayed(
+    [&](const exchange_routes::relayed_to& x) {
       return x.relay.address() == peer
         || (process_gone && x.to.address() == peer);
     },
-    [&](const relayed_to& x) {
+    [&](const exchange_routes::relayed_to& x) {
       return x.relay.address() == peer
         || (process_gone && x.to.address() == peer);
     });
@@ -1160,11 +888,8 @@ void exchange_hub::peer_down(const caf::actor_addr& peer,
 }
 
 bool exchange_hub::is_daemon_peer(const caf::actor_addr& peer) {
-  {
-    std::lock_guard<std::mutex> guard{routes_mtx_};
-    if (relay_peers_.count(peer) > 0)
-      return false; // this is the session, which reaches `peer` directly
-  }
+  if (routes_->relays_for(peer))
+    return false; // this is the session, which reaches `peer` directly
   for (auto& [id, st] : runs_)
     if (st->plan.relay.address() == peer || st->plan.relay == endpoint_)
       return false;
@@ -1219,7 +944,7 @@ void exchange_hub::channel_op(uint64_t run, const task_ref& from, uint64_t op,
                               std::shared_ptr<exchange_wait> wait) {
   deferred later;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     auto* st = find_run(run);
     auto* plan = st != nullptr ? st->plan.find_channel(channel_name) : nullptr;
     later.counted = st;
@@ -1257,7 +982,7 @@ void exchange_hub::contribute(uint64_t run, const task_ref& from,
   deferred later;
   later.last_job_here = true;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     auto fail_with = [&](caf::error err) {
       later.done.emplace_back(std::move(wait), failure(std::move(err)));
     };
@@ -1427,7 +1152,7 @@ void exchange_hub::check_deadlock(uint64_t run) {
   deferred later;
   std::optional<std::string> found;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     auto* st = find_run(run);
     if (st == nullptr || stopped_)
       return;
@@ -1458,7 +1183,7 @@ void exchange_hub::chunk_reduced(uint64_t run, const std::string& name,
                                  uint64_t call, uint32_t chunk) {
   deferred later;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     auto* st = find_run(run);
     if (st == nullptr)
       return;
@@ -1535,7 +1260,7 @@ void exchange_hub::task_ended(uint64_t run, const task_ref& task, bool ok,
                               const std::map<std::string, uint64_t>& calls) {
   deferred later;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     auto* st = find_run(run);
     if (st == nullptr)
       return;
@@ -1617,7 +1342,7 @@ void exchange_hub::dispatch(const caf::actor& sender, Message& msg,
                             const caf::actor& via) {
   deferred later;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     if (stopped_)
       return;
     if (auto* st = find_run(msg.run)) {
@@ -1715,15 +1440,12 @@ void exchange_hub::receive(const caf::actor& sender, exchange_deadlock& msg) {
 }
 
 void exchange_hub::receive(const caf::actor& sender, exchange_forward& msg) {
-  {
-    std::lock_guard<std::mutex> guard{routes_mtx_};
-    if (relay_peers_.count(sender.address()) == 0 || !msg.peer
-        || relay_peers_.count(msg.peer.address()) == 0) {
-      log_refusal(sender,
-                  "a message to pass on between exchanges this one "
-                  "does not relay for");
-      return;
-    }
+  if (!routes_->relays_for(sender.address()) || !msg.peer
+      || !routes_->relays_for(msg.peer.address())) {
+    log_refusal(sender,
+                "a message to pass on between exchanges this one "
+                "does not relay for");
+    return;
   }
   caf::send_as(endpoint_, msg.peer,
                exchange_relayed{sender, std::move(msg.payload), msg.seq});
@@ -1743,14 +1465,11 @@ void exchange_hub::receive(const caf::actor& sender, exchange_relayed& msg) {
       exchange_forward{msg.peer, caf::make_message(exchange_relay_ack{msg.seq}),
                        0});
   if (x.match_elements<exchange_relay_ack>()) {
-    relay_acked(x.get_as<exchange_relay_ack>(0).seq, sender, msg.peer);
+    routes_->acked(x.get_as<exchange_relay_ack>(0).seq, sender, msg.peer);
     return;
   }
-  if (carries_data(x)) {
-    std::lock_guard<std::mutex> guard{routes_mtx_};
-    if (routes_.count(msg.peer.address()) > 0)
-      partners_.insert(msg.peer.address());
-  }
+  if (carries_data(x))
+    routes_->received_data_from(msg.peer.address());
   if (visit_exchange_message(x, [&](auto& payload) {
         dispatch(msg.peer, payload, sender);
       }))

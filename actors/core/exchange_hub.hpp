@@ -14,10 +14,12 @@
 #include <caf/error.hpp>
 #include <caf/fwd.hpp>
 
+#include <epochrt/actors/core/exchange_hub_options.hpp>
+#include <epochrt/actors/remote/exchange_routes.hpp>
+#include <epochrt/messages/annotated_mutex.hpp>
 #include <epochrt/messages/exchange_protocol.hpp>
 #include <epochrt/runtime/channel.hpp>
 #include <epochrt/runtime/exchange.hpp>
-#include <epochrt/runtime/send_window.hpp>
 #include <epochrt/runtime/tensor_recycler.hpp>
 
 namespace epochrt {
@@ -28,72 +30,6 @@ struct collective_state;
 
 /// A task's operation on a channel.
 enum class channel_op_kind { put, take, close };
-
-/// Options of an exchange_hub.
-struct exchange_hub_options {
-  /// How long a node may stay silent before what waits for it fails as a
-  /// lost node: a node frozen by a fault plan, a message a plan dropped.
-  /// The middleman's connection timeout where there is one. Default: 5 s.
-  std::chrono::milliseconds silence_limit{5000};
-  /// Largest tensor a peer may send (a daemon's --max-tensor-bytes).
-  /// Default: 1 GiB.
-  uint64_t max_tensor_bytes = uint64_t{1} << 30;
-  /// Bytes of messages for runs that have not begun here yet (a peer that
-  /// started first) kept at most; beyond, such messages are refused.
-  /// Default: 1 GiB.
-  uint64_t max_early_bytes = uint64_t{1} << 30;
-  /// Bytes of all-reduce result buffers kept for the next calls once their
-  /// blobs are dropped (a training loop reduces the same sizes every step;
-  /// a kept buffer spares faulting in fresh pages). Default: 256 MiB.
-  size_t max_recycled_bytes = size_t{256} << 20;
-  /// How a daemon's exchange opens a connection of its own to another
-  /// daemon of a run (at exchange_peer::host, port), one it sent data to
-  /// or received data from in an earlier run (through the relay), and
-  /// whose address sorts after its own: called without the
-  /// hub's locks, must not block, and calls `linked` with the other
-  /// process's node once connected and `unlinked` when that connection is
-  /// gone (with a null node when it never came up). What watches the
-  /// connection must end with `owner`, the exchange's endpoint. Null (the
-  /// default, and a session's exchange): daemons reach each other through
-  /// the relay only.
-  std::function<void(const std::string& host, uint16_t port,
-                     const caf::actor& owner,
-                     std::function<void(const caf::node_id&)> linked,
-                     std::function<void(const caf::node_id&)> unlinked)>
-    connect_peer;
-  /// After a connection to a daemon failed to come up, how long runs
-  /// beginning here go through the relay before one tries again (each run
-  /// that begins would otherwise try, and a job of short epochs would open
-  /// hundreds of connections a second to an unreachable address).
-  /// Default: 10 s.
-  std::chrono::milliseconds link_retry_delay{10000};
-  /// Connections to other daemons being opened at once, at most: the
-  /// others wait for a later run (which goes through the relay meanwhile).
-  /// Every daemon of a job of n opening its n/2 connections at the first
-  /// epoch starves the processes of a machine or a network of CPU: a
-  /// master then hears nothing for its whole connection timeout, and
-  /// loses a daemon that is alive. Default: 4.
-  size_t max_links_opening = 4;
-  /// Bytes of data a daemon's exchange may have sent through the relay
-  /// and not yet seen acknowledged by their receivers
-  /// (runtime/send_window.hpp); what comes beyond waits here, in order.
-  /// Bounds what the master holds for each daemon: with no bound, the
-  /// first 64 MiB all-reduce over 32 fresh daemons put 4 GiB through the
-  /// master at once, whose middleman then read its connections more than
-  /// the connection timeout late and lost live daemons. Default: 4 MiB.
-  uint64_t relay_window_bytes = uint64_t{4} << 20;
-  /// How often a run is checked for a deadlock: every task that uses its
-  /// channels or collectives waiting for another, nothing under way
-  /// (runtime/deadlock_detector.hpp). A run of this process alone is
-  /// checked here; one over several processes by the exchange of its
-  /// first peer, which asks every other for a report and counts the run's
-  /// messages between processes (runtime/deadlock_probe.hpp). A deadlocked
-  /// run fails after two quiet checks in a row, its waits in every process
-  /// with `exchange_failed` naming every task and what it waits in. 0:
-  /// never, and no report for the runs of other processes (which are then
-  /// never found deadlocked either). Default: 500 ms.
-  std::chrono::milliseconds deadlock_check{500};
-};
 
 /// The exchange of one process: the channels its nodes host and its part
 /// of every collective among their tasks, for every group run that uses
@@ -273,19 +209,11 @@ public:
   struct deferred;
   struct early_message;
 
-  // Where a message through the relay goes: the exchange it is for, the
-  // relay, and the run it is of (whose end here frees its bytes).
-  struct relayed_to {
-    caf::actor to;
-    caf::actor relay;
-    uint64_t run = 0;
-  };
-
 private:
   exchange_hub(std::shared_ptr<worker_pool> pool, exchange_hub_options opts);
 
   void flush(deferred& later);
-  run_state* find_run(uint64_t run);
+  run_state* find_run(uint64_t run) EPOCHRT_REQUIRES(mtx_);
   // put, take or close: done here when this process hosts the channel,
   // else asked of the channel's node once; failed at once when the run is
   // over or that node was lost.
@@ -295,34 +223,36 @@ private:
                   std::shared_ptr<exchange_wait> wait);
   // Handle a message of a run that began here (lock held).
   void handle(run_state& st, const caf::actor& sender, exchange_put& msg,
-              deferred& later);
+              deferred& later) EPOCHRT_REQUIRES(mtx_);
   void handle(run_state& st, const caf::actor& sender, exchange_take& msg,
-              deferred& later);
+              deferred& later) EPOCHRT_REQUIRES(mtx_);
   void handle(run_state& st, const caf::actor& sender, exchange_close& msg,
-              deferred& later);
+              deferred& later) EPOCHRT_REQUIRES(mtx_);
   void handle(run_state& st, const caf::actor& sender, exchange_reply& msg,
-              deferred& later);
+              deferred& later) EPOCHRT_REQUIRES(mtx_);
   void handle(run_state& st, const caf::actor& sender, exchange_part& msg,
-              deferred& later);
+              deferred& later) EPOCHRT_REQUIRES(mtx_);
   void handle(run_state& st, const caf::actor& sender, exchange_result& msg,
-              deferred& later);
+              deferred& later) EPOCHRT_REQUIRES(mtx_);
   void handle(run_state& st, const caf::actor& sender, exchange_task_end& msg,
-              deferred& later);
+              deferred& later) EPOCHRT_REQUIRES(mtx_);
   void handle(run_state& st, const caf::actor& sender, exchange_node_lost& msg,
-              deferred& later);
+              deferred& later) EPOCHRT_REQUIRES(mtx_);
   void handle(run_state& st, const caf::actor& sender, exchange_probe& msg,
-              deferred& later);
+              deferred& later) EPOCHRT_REQUIRES(mtx_);
   void handle(run_state& st, const caf::actor& sender,
-              exchange_probe_reply& msg, deferred& later);
+              exchange_probe_reply& msg, deferred& later)
+    EPOCHRT_REQUIRES(mtx_);
   void handle(run_state& st, const caf::actor& sender, exchange_deadlock& msg,
-              deferred& later);
+              deferred& later) EPOCHRT_REQUIRES(mtx_);
   // Whether `sender` is the exchange that probes run `st` for deadlocks
   // (the plan's first peer's), and not this one.
   bool from_prober(const run_state& st, const caf::actor& sender,
-                   const char* what);
+                   const char* what) EPOCHRT_REQUIRES(mtx_);
   // Whether `sender` is the process that hosts `node` in the run.
   bool admitted(const caf::actor& sender, run_state& st,
-                const std::string& node, const char* what);
+                const std::string& node, const char* what)
+    EPOCHRT_REQUIRES(mtx_);
   // Receives a message: its run's, buffered until the run begins, or
   // refused. `via` is the relay that passed it on, or null.
   template <class Message>
@@ -331,70 +261,43 @@ private:
   // Whether a message that came `via` a relay (or directly: null) may be
   // one of run `st`'s.
   bool came_right_way(const run_state& st, const caf::actor& sender,
-                      const caf::actor& via);
-  // Where a message to `to` goes: `to`, or the relay that reaches it.
-  // With `data` (the message carries_data), `to`, when another daemon's
-  // exchange, is a partner from then on.
-  caf::actor route_of(const caf::actor& to, bool data);
-  // The routes of a run's peers, chosen as it begins (with mtx_ held): for
-  // each daemon peer, direct when connected and no other run here uses it
-  // (a run never switches from the relay to a direct connection midway:
-  // its messages keep their order), else the relay; and connections to
-  // open, to the peers whose address is greater than this daemon's (one
-  // side opens each, so that two daemons never race to connect).
-  void choose_routes(const exchange_plan& plan, deferred& later);
-  bool in_use(const caf::actor& peer) const;
-  // Drops the routes of an ended run's peers that no other run uses, so
-  // that a daemon serving job after job keeps no route of the jobs gone.
-  void forget_routes(const std::vector<exchange_peer>& peers);
+                      const caf::actor& via) EPOCHRT_REQUIRES(mtx_);
+  // The exchanges of other processes the runs under way here use.
+  std::set<caf::actor> peers_in_use() const EPOCHRT_REQUIRES(mtx_);
   // Forgets the messages `peer` sent (or relayed) for runs not begun
   // here (mtx_ held).
-  void drop_early_from(const caf::actor_addr& peer);
+  void drop_early_from(const caf::actor_addr& peer) EPOCHRT_REQUIRES(mtx_);
   // Whether `peer` is another daemon's exchange seen from a daemon: not
   // the relay of a run here, nor a daemon this process relays for (mtx_
   // held).
-  bool is_daemon_peer(const caf::actor_addr& peer);
-  // Sends what the relay window released, in order (relay_mtx_ held).
-  void send_relayed(
-    std::vector<send_window<relayed_to, caf::message>::send> released);
-  // `receiver` says through `relay` that it has relayed message `seq`.
-  void relay_acked(uint64_t seq, const caf::actor& relay,
-                   const caf::actor& receiver);
-  // Frees, every silence_limit while messages are in flight, the bytes of
-  // those whose acknowledgement has not come within it (send_window.hpp's
-  // expire): a receiver lost, a message refused on the way.
-  void arm_relay_expiry();
-  // Frees the bytes in flight of the messages for which `sent` holds, and
-  // drops the queued ones for which `queued` holds.
-  void relay_forget(const std::function<bool(const relayed_to&)>& sent,
-                    const std::function<bool(const relayed_to&)>& queued);
-  void link_up(const caf::node_id& node, const caf::actor& peer,
-               const std::string& address);
-  void link_down(const caf::node_id& node, const std::string& address);
+  bool is_daemon_peer(const caf::actor_addr& peer) EPOCHRT_REQUIRES(mtx_);
   void chunk_reduced(uint64_t run, const std::string& name, uint64_t call,
                      uint32_t chunk);
   // Does what a collective's event asked (lock held): its completions and
   // messages go to `later`, its work to the pool, each chunk's last share
   // reporting chunk_reduced.
   void carry_out(run_state& st, collective_state& cs, collective_actions& out,
-                 deferred& later);
+                 deferred& later) EPOCHRT_REQUIRES(mtx_);
   void lose_node(run_state& st, const std::string& node, const std::string& why,
-                 deferred& later);
+                 deferred& later) EPOCHRT_REQUIRES(mtx_);
   void end_task(run_state& st, const task_ref& task, bool ok,
-                const std::map<std::string, uint64_t>& calls, deferred& later);
-  void remember_ended(uint64_t run);
+                const std::map<std::string, uint64_t>& calls, deferred& later)
+    EPOCHRT_REQUIRES(mtx_);
+  void remember_ended(uint64_t run) EPOCHRT_REQUIRES(mtx_);
   void cancel_in(run_state& st, const std::string& node, const caf::error& why,
-                 deferred& later);
+                 deferred& later) EPOCHRT_REQUIRES(mtx_);
   // The deadlock check of a run of this process alone: every
   // `deadlock_check` while the run lasts.
   void schedule_deadlock_check(uint64_t run);
   void check_deadlock(uint64_t run);
   // What this process sees of run `st` for round `round` of its deadlock
   // check (its own tasks, and its counts).
-  exchange_probe_reply report_of(const run_state& st, uint64_t round) const;
+  exchange_probe_reply report_of(const run_state& st, uint64_t round) const
+    EPOCHRT_REQUIRES(mtx_);
   // Fails every wait of run `st` here with the deadlock `what`; the prober
   // tells the other processes too.
-  void fail_deadlocked(run_state& st, const std::string& what, deferred& later);
+  void fail_deadlocked(run_state& st, const std::string& what, deferred& later)
+    EPOCHRT_REQUIRES(mtx_);
 
   // The system of the endpoint; its logger is the hub's.
   caf::actor_system* system_ = nullptr;
@@ -402,50 +305,26 @@ private:
   std::shared_ptr<worker_pool> pool_;
   exchange_hub_options options_;
   std::shared_ptr<tensor_recycler> recycler_;
-  std::mutex mtx_;
-  bool stopped_ = false;
-  std::map<uint64_t, std::unique_ptr<run_state>> runs_;
+  annotated_mutex mtx_;
+  bool stopped_ EPOCHRT_GUARDED_BY(mtx_) = false;
+  std::map<uint64_t, std::unique_ptr<run_state>> runs_ EPOCHRT_GUARDED_BY(mtx_);
   // Messages for runs not begun here yet, oldest first, and their bytes.
-  std::map<uint64_t, std::vector<early_message>> early_;
-  uint64_t early_bytes_ = 0;
+  std::map<uint64_t, std::vector<early_message>>
+    early_ EPOCHRT_GUARDED_BY(mtx_);
+  uint64_t early_bytes_ EPOCHRT_GUARDED_BY(mtx_) = 0;
   // Runs ended here, newest last: their late messages are dropped.
-  std::set<uint64_t> ended_runs_;
-  std::vector<uint64_t> ended_order_;
-  uint64_t next_op_ = 0;
-  uint64_t next_timer_ = 0;
-  std::map<uint64_t, std::function<void()>> timers_;
+  std::set<uint64_t> ended_runs_ EPOCHRT_GUARDED_BY(mtx_);
+  std::vector<uint64_t> ended_order_ EPOCHRT_GUARDED_BY(mtx_);
+  uint64_t next_op_ EPOCHRT_GUARDED_BY(mtx_) = 0;
+  uint64_t next_timer_ EPOCHRT_GUARDED_BY(mtx_) = 0;
+  std::map<uint64_t, std::function<void()>> timers_ EPOCHRT_GUARDED_BY(mtx_);
   // Nodes of this process frozen, for node_frozen's deadline.
-  std::set<std::string> frozen_;
+  std::set<std::string> frozen_ EPOCHRT_GUARDED_BY(mtx_);
   // Endpoints of other processes the endpoint watches.
-  std::set<caf::actor_addr> watched_;
-  // Guards the maps and sets below, which `deliver` reads without mtx_.
-  std::mutex routes_mtx_;
-  // Daemons' exchanges reached through a relay, and that relay.
-  std::map<caf::actor_addr, caf::actor> routes_;
-  // As a relay: the exchanges it passes messages between.
-  std::set<caf::actor_addr> relay_peers_;
-  // Other daemons' exchanges this one sent data to or received data from
-  // (channel requests and replies, collective parts and results), through
-  // the relay or not: the only ones it connects to. Runs' other messages
-  // (a task's end, probes) go to every process and do not count.
-  std::set<caf::actor_addr> partners_;
-  // Processes this one has a connection of its own to, the daemons'
-  // exchanges reached over one instead of the relay, and the addresses
-  // being connected to or connected.
-  std::set<caf::node_id> direct_nodes_;
-  std::set<caf::actor_addr> direct_endpoints_;
-  std::set<std::string> linking_;
-  // Of those, the ones being connected to (a set, not a count: the end of
-  // an attempt is then forgotten once however it is reported).
-  std::set<std::string> opening_;
-  // Addresses a connection to failed, and when one may be tried again.
-  std::map<std::string, std::chrono::steady_clock::time_point> retry_at_;
-  // Guards relay_window_, and is held while what it releases is sent, so
-  // that messages through the relay leave in the order they were given.
-  // Taken last: nothing else is locked while it is held.
-  std::mutex relay_mtx_;
-  send_window<relayed_to, caf::message> relay_window_;
-  bool relay_expiry_armed_ = false;
+  std::set<caf::actor_addr> watched_ EPOCHRT_GUARDED_BY(mtx_);
+  // Routes to other processes, the relay window and the connections to
+  // other daemons: locked on their own, after mtx_ when both are.
+  std::shared_ptr<exchange_routes> routes_;
 };
 
 } // namespace epochrt
