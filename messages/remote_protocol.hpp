@@ -23,8 +23,10 @@
 namespace epochrt {
 
 /// The version of this protocol; a daemon refuses any other. 2: the
-/// exchanges' relayed messages are acknowledged (exchange_relay_ack).
-constexpr uint32_t remote_protocol_version = 2;
+/// exchanges' relayed messages are acknowledged (exchange_relay_ack). 3: a
+/// small all-reduce goes up and down a tree of the processes
+/// (runtime/collective_run.hpp), whose parts a process forwards for others.
+constexpr uint32_t remote_protocol_version = 3;
 
 /// Master: "I want node `node` hosted here". `client_nonce` is fresh random
 /// bytes the daemon must answer over.

@@ -104,6 +104,44 @@ uint32_t collective_run::chunk_count(const blob_meta& meta) const {
   return static_cast<uint32_t>(n * pieces);
 }
 
+// Only small blobs: the root reduces every participant's whole blobs.
+bool collective_run::tree_for(const blob_meta& meta) const {
+  return spans_processes_ && plan_.kind == collective_kind::all_reduce
+    && chunk_count(meta) == 1;
+}
+
+uint32_t collective_run::rank_of(uint32_t participant) const {
+  return rank_of_[participant];
+}
+
+uint32_t collective_run::span_of(uint32_t rank) const {
+  if (rank != 0)
+    return rank & (~rank + 1); // its lowest set bit
+  uint32_t span = 1;
+  while (span < ranks_)
+    span <<= 1;
+  return span;
+}
+
+bool collective_run::below_here(uint32_t rank) const {
+  return rank > rank_ && rank - rank_ < span_of(rank_);
+}
+
+uint32_t collective_run::child_towards(uint32_t rank) const {
+  uint32_t step = 1;
+  while (step * 2 <= rank - rank_)
+    step *= 2;
+  return rank_ + step;
+}
+
+std::vector<uint32_t> collective_run::children() const {
+  std::vector<uint32_t> result;
+  for (uint32_t step = 1; step < span_of(rank_) && rank_ + step < ranks_;
+       step *= 2)
+    result.push_back(rank_ + step);
+  return result;
+}
+
 std::optional<std::string>
 collective_run::miscut(const collective_contribution& x, uint32_t j) const {
   auto chunk = "chunk " + std::to_string(j);
@@ -260,6 +298,13 @@ public:
           fail_everywhere(err);
           return;
         }
+        if (c_.tree) {
+          if (self_.rank_ == 0)
+            try_reduce(0);
+          else
+            send_up();
+          break;
+        }
         if (arrived != every_chunk) {
           if (arrived < c_.chunks && owned_here(arrived))
             try_reduce(arrived);
@@ -291,7 +336,9 @@ public:
       return;
     c_.chunk_done[j] = true;
     ++c_.chunks_done;
-    if (owned_here(j) && self_.spans_processes_) {
+    if (c_.tree) {
+      send_down();
+    } else if (owned_here(j) && self_.spans_processes_) {
       exchange_result msg;
       msg.run = self_.run_;
       msg.collective = plan_.name;
@@ -475,6 +522,9 @@ private:
     c_.chunks = self_.chunk_count(*c_.metas[first_local()]);
     c_.chunk_done.assign(c_.chunks, false);
     c_.chunk_busy.assign(c_.chunks, false);
+    c_.tree = self_.tree_for(*c_.metas[first_local()]);
+    if (c_.tree)
+      return; // up the tree once the subtree's blobs are in (advance)
     for (uint32_t j = 0; j < c_.chunks; ++j) {
       if (owned_here(j))
         continue;
@@ -498,6 +548,66 @@ private:
         part.parts.push_back(std::move(contribution));
       }
       self_send(j % n, std::move(part));
+    }
+  }
+
+  // Tree: once every participant of this process's subtree is in, all of
+  // their blobs in one message to the parent.
+  void send_up() {
+    if (c_.sent_up)
+      return;
+    auto n = self_.size();
+    auto received = c_.chunk_slices.find(0);
+    auto below = [&](uint32_t i) {
+      return self_.below_here(self_.rank_of(i));
+    };
+    for (uint32_t i = 0; i < n; ++i)
+      if (below(i)
+          && (received == c_.chunk_slices.end()
+              || received->second.count(i) == 0))
+        return;
+    exchange_part part;
+    part.run = self_.run_;
+    part.collective = plan_.name;
+    part.call = call_;
+    part.chunk = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (!self_.local_[i] && !below(i))
+        continue;
+      collective_contribution contribution;
+      contribution.participant = i;
+      contribution.types = c_.metas[i]->types;
+      contribution.shapes = c_.metas[i]->shapes;
+      if (self_.local_[i]) {
+        // Serialized from the blob itself, which nobody changes.
+        for (auto& x : *c_.inputs[i])
+          contribution.views.push_back(
+            tensor_slice_view{x, 0, x->element_count()});
+      } else {
+        contribution.values = std::move(received->second[i]);
+      }
+      part.parts.push_back(std::move(contribution));
+    }
+    if (received != c_.chunk_slices.end())
+      c_.chunk_slices.erase(received);
+    c_.sent_up = true;
+    auto parent = self_.rank_ & (self_.rank_ - 1);
+    self_send(self_.first_of_rank_[parent], std::move(part));
+  }
+
+  // Tree: the result, reduced here or come from the parent, to the
+  // children.
+  void send_down() {
+    for (auto child : self_.children()) {
+      exchange_result msg;
+      msg.run = self_.run_;
+      msg.collective = plan_.name;
+      msg.call = call_;
+      msg.chunk = 0;
+      for (auto& result : c_.results)
+        msg.views.push_back(
+          tensor_slice_view{result, 0, result->element_count()});
+      self_send(self_.first_of_rank_[child], std::move(msg));
     }
   }
 
@@ -669,13 +779,23 @@ private:
 // ---------------------------------------------------------------------
 
 collective_run::collective_run(uint64_t run, collective_plan plan,
-                               std::vector<bool> local,
+                               std::vector<uint32_t> process_of, uint32_t here,
                                std::shared_ptr<tensor_recycler> recycler,
                                collective_limits limits)
-  : run_(run), plan_(std::move(plan)), local_(std::move(local)),
-    recycler_(std::move(recycler)), limits_(limits) {
-  spans_processes_
-    = std::find(local_.begin(), local_.end(), false) != local_.end();
+  : run_(run), plan_(std::move(plan)), process_of_(std::move(process_of)),
+    here_(here), recycler_(std::move(recycler)), limits_(limits) {
+  std::map<uint32_t, uint32_t> rank_of_process;
+  for (uint32_t i = 0; i < process_of_.size(); ++i) {
+    local_.push_back(process_of_[i] == here_);
+    auto [it, added] = rank_of_process.emplace(
+      process_of_[i], static_cast<uint32_t>(first_of_rank_.size()));
+    if (added)
+      first_of_rank_.push_back(i);
+    rank_of_.push_back(it->second);
+  }
+  ranks_ = static_cast<uint32_t>(first_of_rank_.size());
+  rank_ = rank_of_process.count(here_) > 0 ? rank_of_process.at(here_) : 0;
+  spans_processes_ = ranks_ > 1;
 }
 
 std::optional<uint32_t> collective_run::index_of(const task_ref& t) const {
@@ -733,18 +853,46 @@ bool collective_run::contribute(uint32_t p, uint64_t call,
 }
 
 std::optional<std::string>
-collective_run::part_arrived(exchange_part& msg, collective_actions& out) {
+collective_run::part_arrived(uint32_t from, exchange_part& msg,
+                             collective_actions& out) {
   auto n = size();
   bool reduce = plan_.kind == collective_kind::all_reduce;
-  // A chunk this process reduces, as the sender cut its blobs (blobs that
-  // differ from ours fail the call once compared).
-  if (reduce
+  auto not_from_there = [&](uint32_t p) {
+    return "process of node " + plan_.participants[p].node
+      + "'s blobs, from another process, of collective '" + plan_.name + "'";
+  };
+  auto rank_from = std::find(process_of_.begin(), process_of_.end(), from);
+  if (from == here_ || rank_from == process_of_.end())
+    return "a part of collective '" + plan_.name
+      + "' from a process without its participants";
+  auto from_rank
+    = rank_of_[static_cast<size_t>(rank_from - process_of_.begin())];
+  for (auto& part : msg.parts)
+    if (local_[part.participant])
+      return "a part of collective '" + plan_.name
+        + "' for a participant of this process";
+  bool tree = reduce && !msg.parts.empty()
+    && tree_for(blob_meta{msg.parts[0].types, msg.parts[0].shapes});
+  if (reduce && !tree
       && (msg.parts.empty()
           || msg.chunk
             >= chunk_count(blob_meta{msg.parts[0].types, msg.parts[0].shapes})
           || !local_[msg.chunk % n]))
     return "chunk " + std::to_string(msg.chunk) + " of collective '"
       + plan_.name + "' is not this process's";
+  if (tree && msg.chunk != 0)
+    return "chunk " + std::to_string(msg.chunk) + " of collective '"
+      + plan_.name + "' is not this process's";
+  for (auto& part : msg.parts) {
+    auto p = part.participant;
+    // Up the tree, a child sends for its subtree; otherwise a process
+    // sends for its own participants.
+    bool from_there = tree
+      ? below_here(rank_of(p)) && child_towards(rank_of(p)) == from_rank
+      : process_of_[p] == from;
+    if (!from_there)
+      return not_from_there(p);
+  }
   if (!reduce)
     for (auto& part : msg.parts) {
       // Whole blobs: they must be what the metadata says.
@@ -762,10 +910,12 @@ collective_run::part_arrived(exchange_part& msg, collective_actions& out) {
   if (c.finished)
     return std::nullopt;
   if (reduce) {
-    // A duplicate of a chunk reduced already, or being reduced (a retry,
-    // a fault): nothing would ever take it.
-    if (msg.chunk < c.chunk_done.size()
-        && (c.chunk_done[msg.chunk] || c.chunk_busy[msg.chunk]))
+    // A duplicate of a chunk reduced already, or being reduced, or of blobs
+    // sent up the tree already (a retry, a fault): nothing would ever take
+    // it.
+    if (c.sent_up
+        || (msg.chunk < c.chunk_done.size()
+            && (c.chunk_done[msg.chunk] || c.chunk_busy[msg.chunk])))
       return std::nullopt;
     // A piece that is not the chunk of the blobs it declares fails the call
     // now: waiting for the other participants' pieces would not mend it.
@@ -802,29 +952,53 @@ collective_run::part_arrived(exchange_part& msg, collective_actions& out) {
   return std::nullopt;
 }
 
-void collective_run::result_arrived(exchange_result& msg,
-                                    collective_actions& out) {
+std::optional<std::string>
+collective_run::result_arrived(uint32_t from, exchange_result& msg,
+                               collective_actions& out) {
+  if (from == here_
+      || std::find(process_of_.begin(), process_of_.end(), from)
+        == process_of_.end())
+    return "a result of collective '" + plan_.name
+      + "' from a process without its participants";
   if (msg.call < retired_below_)
-    return;
+    return std::nullopt;
   auto& c = calls_.try_emplace(msg.call, size()).first->second;
   if (c.finished)
-    return;
+    return std::nullopt;
   if (!msg.error.empty()) {
     fail_call(c, make_error(runtime_errc::exchange_failed, msg.error), out);
-    return;
+    return std::nullopt;
   }
-  driver d{*this, msg.call, c, out};
+  // Who may send it: the chunk's owner, or the tree parent; the root.
+  std::optional<uint32_t> sender;
   switch (plan_.kind) {
     case collective_kind::all_reduce:
-      d.chunk_arrived(msg.chunk, msg.values);
+      // Sent only once this process's blobs went out: before, it cannot
+      // be told from a forgery, nor used.
+      if (!c.local_ready)
+        return "a result of collective '" + plan_.name
+          + "' before this process contributed to it";
+      sender = c.tree ? first_of_rank_[rank_ & (rank_ - 1)]
+                      : msg.chunk % static_cast<uint32_t>(size());
       break;
     case collective_kind::broadcast:
-      d.root_arrived(msg.values);
+      for (uint32_t p = 0; p < size(); ++p)
+        if (plan_.participants[p].node == plan_.root)
+          sender = p;
       break;
     case collective_kind::all_gather:
     case collective_kind::barrier:
       break;
   }
+  if (!sender || process_of_[*sender] != from)
+    return "a result of collective '" + plan_.name
+      + "' from a process that does not send it";
+  driver d{*this, msg.call, c, out};
+  if (plan_.kind == collective_kind::all_reduce)
+    d.chunk_arrived(msg.chunk, msg.values);
+  else
+    d.root_arrived(msg.values);
+  return std::nullopt;
 }
 
 void collective_run::chunk_reduced(uint64_t call, uint32_t chunk,

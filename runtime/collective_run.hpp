@@ -80,13 +80,24 @@ struct collective_actions {
 /// so that a test can drive it through any order of events.
 ///
 /// The algorithms, with n participants sorted by node and task name (the
-/// plan's order), the same in every process:
-/// - all-reduce: the blobs are cut into chunks (a function of their types
-///   and shapes and of n alone); chunk j's owner is participant j mod n,
-///   which reduces the chunk over the participants in their order and
-///   sends it to every other process. Within one process the call is one
-///   chunk. The bits of a result therefore depend on the participants and
-///   their blobs only, never on the order of arrival or on the cut.
+/// plan's order), the same in every process. The processes are ranked by
+/// their first participant: rank 0 hosts participant 0.
+/// - all-reduce, small (blobs of less than 2 × min_chunk_bytes, between
+///   processes): up and down a binomial tree of the processes, rooted at
+///   rank 0 (the parent of rank r is r with its lowest set bit cleared).
+///   Each process sends its parent, in one message, the blobs of every
+///   participant of its subtree once it has them all; the root folds all
+///   of them in participant order and the result goes down the tree. A
+///   process exchanges with at most log2(m) + 1 others, and the root
+///   handles log2(m) messages each way rather than m − 1, for m processes.
+/// - all-reduce, larger: the blobs are cut into chunks (a function of
+///   their types and shapes and of n alone); chunk j's owner is
+///   participant j mod n, which reduces the chunk over the participants in
+///   their order and sends it to every other process. Within one process
+///   the call is one chunk.
+///   Either way every element is folded over the participants in their
+///   order, so the bits of a result depend on the participants and their
+///   blobs only, never on the order of arrival, the cut or the placement.
 /// - broadcast: the root's process sends the root's blobs to the others.
 /// - all-gather and barrier: every process sends its participants' whole
 ///   blobs to every other; each stacks them in the participants' order.
@@ -106,9 +117,11 @@ struct collective_actions {
 /// until `chunk_reduced`.
 class collective_run {
 public:
-  /// `local[i]`: participant i of `plan` runs in this process (the others
-  /// run elsewhere). At least one participant is local.
-  collective_run(uint64_t run, collective_plan plan, std::vector<bool> local,
+  /// `process_of[i]`: the process participant i of `plan` runs in, any
+  /// numbering the same for every participant of a process; `here`: this
+  /// process, which hosts at least one participant.
+  collective_run(uint64_t run, collective_plan plan,
+                 std::vector<uint32_t> process_of, uint32_t here,
                  std::shared_ptr<tensor_recycler> recycler,
                  collective_limits limits = {});
 
@@ -145,17 +158,20 @@ public:
   bool contribute(uint32_t p, uint64_t call, std::vector<tensor_ptr> inputs,
                   std::shared_ptr<exchange_wait> wait, collective_actions& out);
 
-  /// Another process's participants' contributions to chunk `msg.chunk`
-  /// (all-reduce) or whole blobs (the others). The caller checked that
-  /// each names a participant of another process that the sender hosts,
-  /// and that the values are well formed. Returns why the message is
-  /// refused (the sender is at fault: nothing changed), or none.
-  std::optional<std::string> part_arrived(exchange_part& msg,
+  /// Process `from` sent contributions to chunk `msg.chunk` (all-reduce)
+  /// or whole blobs (the others). The caller checked that each names a
+  /// participant and that the values are well formed. Returns why the
+  /// message is refused (the sender is at fault: nothing changed), or
+  /// none: a participant that `from` does not send for, a chunk that is
+  /// not this process's.
+  std::optional<std::string> part_arrived(uint32_t from, exchange_part& msg,
                                           collective_actions& out);
 
-  /// A chunk's owner sent it reduced, the root its blobs, or a process
-  /// the call's failure. The caller checked who sent it.
-  void result_arrived(exchange_result& msg, collective_actions& out);
+  /// Process `from` sent a chunk reduced (its owner, or the tree parent),
+  /// the root's blobs, or the call's failure (any process). Returns why
+  /// the message is refused, or none.
+  std::optional<std::string> result_arrived(uint32_t from, exchange_result& msg,
+                                            collective_actions& out);
 
   /// Every share of the work for chunk `chunk` of call `call` has run.
   void chunk_reduced(uint64_t call, uint32_t chunk, collective_actions& out);
@@ -217,6 +233,10 @@ private:
     // All-reduce: the chunks (known once the local participants are in),
     // and by chunk owned here, by participant, the slices received.
     uint32_t chunks = 0;
+    // A small all-reduce between processes: up and down the tree, and
+    // whether this process has sent its subtree's blobs up.
+    bool tree = false;
+    bool sent_up = false;
     std::map<uint32_t, std::map<uint32_t, std::vector<tensor>>> chunk_slices;
     std::vector<bool> chunk_done;
     std::vector<bool> chunk_busy;
@@ -233,6 +253,15 @@ private:
 
   static blob_meta meta_of(const std::vector<tensor_ptr>& xs);
   uint32_t chunk_count(const blob_meta& meta) const;
+  // Whether an all-reduce of such blobs goes up and down the tree.
+  bool tree_for(const blob_meta& meta) const;
+  uint32_t rank_of(uint32_t participant) const;
+  // The ranks of this process's subtree: [rank, rank + span).
+  uint32_t span_of(uint32_t rank) const;
+  bool below_here(uint32_t rank) const;
+  // This process's child whose subtree holds `rank` (below_here(rank)).
+  uint32_t child_towards(uint32_t rank) const;
+  std::vector<uint32_t> children() const;
   std::optional<std::string> miscut(const collective_contribution& x,
                                     uint32_t j) const;
   caf::error mismatch(uint64_t call, const std::string& what) const;
@@ -246,7 +275,15 @@ private:
 
   uint64_t run_;
   collective_plan plan_;
+  std::vector<uint32_t> process_of_;
+  uint32_t here_;
   std::vector<bool> local_;
+  // By participant, its process's rank; by rank, that process's first
+  // participant; this process's rank, and the count of processes.
+  std::vector<uint32_t> rank_of_;
+  std::vector<uint32_t> first_of_rank_;
+  uint32_t rank_ = 0;
+  uint32_t ranks_ = 0;
   bool spans_processes_ = false;
   std::shared_ptr<tensor_recycler> recycler_;
   collective_limits limits_;

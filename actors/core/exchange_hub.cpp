@@ -82,6 +82,15 @@ struct collective_state {
   const collective_plan& plan() const noexcept {
     return calls.plan();
   }
+
+  // The process `sender` is, as collective_run numbers them: 0 this one,
+  // i + 1 others[i]; none when no participant runs there.
+  std::optional<uint32_t> process_of(const caf::actor& sender) const {
+    auto i = std::find(others.begin(), others.end(), sender);
+    if (i == others.end())
+      return std::nullopt;
+    return static_cast<uint32_t>(i - others.begin()) + 1;
+  }
 };
 
 // A channel request of a local task sent to a remote channel's node.
@@ -565,7 +574,7 @@ caf::error exchange_hub::begin(uint64_t run, const std::string& node,
         if (fresh->is_local(ch.channel.node))
           fresh->channels.emplace(ch.channel.name, channel{ch});
       for (auto& cp : fresh->plan.collectives) {
-        std::vector<bool> local;
+        std::vector<uint32_t> process_of;
         std::vector<caf::actor> endpoints;
         std::vector<caf::actor> others;
         for (auto& p : cp.participants) {
@@ -575,14 +584,20 @@ caf::error exchange_hub::begin(uint64_t run, const std::string& node,
                               "the plan of the group names no exchange for "
                               "node "
                                 + p.node + " of collective '" + cp.name + "'");
-          local.push_back(fresh->is_local(p.node));
           endpoints.push_back(*ep);
           add_other(others, *ep, endpoint_);
+          // Its process: this one (0), or the others in their order.
+          auto other = std::find(others.begin(), others.end(), *ep);
+          process_of.push_back(fresh->is_local(p.node)
+                                 ? 0
+                                 : static_cast<uint32_t>(other - others.begin())
+                                   + 1);
         }
         fresh->collectives.emplace(
           cp.name,
-          collective_state{collective_run{run, cp, std::move(local), recycler_},
-                           std::move(endpoints), std::move(others)});
+          collective_state{
+            collective_run{run, cp, std::move(process_of), 0, recycler_},
+            std::move(endpoints), std::move(others)});
       }
       // A daemon reaches the other daemons through the relay until it has
       // a connection of its own to them, and watches the relay, which
@@ -1660,21 +1675,25 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
     return;
   }
   auto& cs = i->second;
+  auto from = cs.process_of(sender);
+  if (!from) {
+    log_refusal(sender,
+                "a part of collective '" + msg.collective
+                  + "' from a process without its participants");
+    return;
+  }
   for (auto& part : msg.parts)
     take_views(part.values, part.views);
   for (auto& part : msg.parts)
-    if (part.participant >= cs.size() || cs.calls.is_local(part.participant)
-        || !admitted(sender, st, cs.plan().participants[part.participant].node,
-                     "a collective part")
+    if (part.participant >= cs.size()
         || !sane(part, options_.max_tensor_bytes)) {
       log_refusal(sender,
                   "a part of collective '" + msg.collective
-                    + "' names a participant it does not host, or "
-                      "is malformed");
+                    + "' names no participant, or is malformed");
       return;
     }
   collective_actions out;
-  if (auto refused = cs.calls.part_arrived(msg, out)) {
+  if (auto refused = cs.calls.part_arrived(*from, msg, out)) {
     log_refusal(sender, *refused);
     return;
   }
@@ -1687,35 +1706,26 @@ void exchange_hub::handle(run_state& st, const caf::actor& sender,
   if (i == st.collectives.end() || msg.call >= max_calls)
     return;
   auto& cs = i->second;
-  auto& plan = cs.plan();
-  // Who may send it: the chunk's owner, the broadcast's root; a failure,
-  // any participant's process.
-  std::string owner;
-  if (!msg.error.empty())
-    owner = "";
-  else if (plan.kind == collective_kind::all_reduce)
-    owner = plan.participants[msg.chunk % cs.size()].node;
-  else if (plan.kind == collective_kind::broadcast)
-    owner = plan.root;
-  else
+  auto from = cs.process_of(sender);
+  if (!from) {
+    log_refusal(sender,
+                "a result of collective '" + msg.collective
+                  + "' from a process without its participants");
     return;
-  if (!owner.empty() && !admitted(sender, st, owner, "a collective result"))
-    return;
-  if (owner.empty()) {
-    bool participant = false;
-    for (auto& p : plan.participants)
-      if (auto* ep = st.endpoint_of(p.node);
-          ep != nullptr && *ep && ep->node() == sender.node())
-        participant = true;
-    if (!participant)
-      return;
   }
   take_views(msg.values, msg.views);
   for (auto& v : msg.values)
-    if (!acceptable(v, options_.max_tensor_bytes))
+    if (!acceptable(v, options_.max_tensor_bytes)) {
+      log_refusal(sender,
+                  "a result of collective '" + msg.collective
+                    + "' that is malformed or too large");
       return;
+    }
   collective_actions out;
-  cs.calls.result_arrived(msg, out);
+  if (auto refused = cs.calls.result_arrived(*from, msg, out)) {
+    log_refusal(sender, *refused);
+    return;
+  }
   carry_out(st, cs, out, later);
 }
 

@@ -126,6 +126,7 @@ public:
     uint64_t call;
   };
   struct deliver_event {
+    uint32_t from;
     uint32_t to;
     message what;
   };
@@ -157,12 +158,8 @@ public:
     for (auto proc : s.process_of)
       processes_ = std::max<uint32_t>(processes_, proc + 1);
     auto recycler = tensor_recycler::make(0);
-    for (uint32_t q = 0; q < processes_; ++q) {
-      std::vector<bool> local;
-      for (auto proc : s.process_of)
-        local.push_back(proc == q);
-      runs_.emplace_back(1, plan_, std::move(local), recycler, s.limits);
-    }
+    for (uint32_t q = 0; q < processes_; ++q)
+      runs_.emplace_back(1, plan_, s.process_of, q, recycler, s.limits);
     for (uint32_t p = 0; p < s.participants(); ++p) {
       if (s.ends_early && *s.ends_early == p) {
         for (uint32_t q = 0; q < processes_; ++q)
@@ -212,6 +209,17 @@ public:
     return messages_sent_;
   }
 
+  // Messages delivered to process q (duplicates counted once each).
+  size_t received_by(uint32_t q) const {
+    auto i = received_.find(q);
+    return i == received_.end() ? 0 : i->second;
+  }
+
+  // The processes each process sent messages to.
+  const std::map<uint32_t, std::set<uint32_t>>& partners() const {
+    return partners_;
+  }
+
 private:
   void happen(contribute_event& ev) {
     auto q = s_.process_of[ev.participant];
@@ -234,12 +242,13 @@ private:
     if (is_gone(ev.to))
       return;
     collective_actions out;
-    if (auto* part = std::get_if<exchange_part>(&ev.what)) {
-      auto refused = runs_[ev.to].part_arrived(*part, out);
-      BOOST_CHECK_MESSAGE(!refused, refused.value_or(""));
-    } else {
-      runs_[ev.to].result_arrived(std::get<exchange_result>(ev.what), out);
-    }
+    std::optional<std::string> refused;
+    if (auto* part = std::get_if<exchange_part>(&ev.what))
+      refused = runs_[ev.to].part_arrived(ev.from, *part, out);
+    else
+      refused = runs_[ev.to].result_arrived(
+        ev.from, std::get<exchange_result>(ev.what), out);
+    BOOST_CHECK_MESSAGE(!refused, refused.value_or(""));
     absorb(ev.to, out);
   }
 
@@ -289,9 +298,14 @@ private:
         to.push_back(s_.process_of[send.to]);
         BOOST_CHECK_NE(to.back(), from);
       }
+      for (auto q : to) {
+        ++received_[q];
+        partners_[from].insert(q);
+      }
       for (auto q : to)
         for (int copies = s_.duplicate_messages ? 2 : 1; copies > 0; --copies)
-          pending_.push_back(deliver_event{q, over_the_wire(send.message)});
+          pending_.push_back(
+            deliver_event{from, q, over_the_wire(send.message)});
     }
     for (auto& work : out.work) {
       BOOST_REQUIRE(!work.shares.empty());
@@ -314,6 +328,8 @@ private:
   std::map<std::pair<uint32_t, uint64_t>, wait_ptr> waits_;
   std::set<uint32_t> gone_;
   size_t messages_sent_ = 0;
+  std::map<uint32_t, size_t> received_;
+  std::map<uint32_t, std::set<uint32_t>> partners_;
 };
 
 // What participant p's call must bring: the reduction of every
@@ -687,7 +703,7 @@ BOOST_AUTO_TEST_CASE(
   scenario s;
   s.process_of = {0, 1};
   world w{s};
-  collective_run run{1, w.plan(), {true, false}, tensor_recycler::make(0)};
+  collective_run run{1, w.plan(), {0, 1}, 0, tensor_recycler::make(0)};
   exchange_part part;
   part.run = 1;
   part.collective = "g";
@@ -699,7 +715,7 @@ BOOST_AUTO_TEST_CASE(
   c.values = {make_tensor<float>({4}, {1, 2, 3, 4})};
   part.parts.push_back(c);
   collective_actions out;
-  auto refused = run.part_arrived(part, out);
+  auto refused = run.part_arrived(1, part, out);
   BOOST_REQUIRE(refused);
   BOOST_CHECK_NE(refused->find("not this process's"), std::string::npos);
   BOOST_CHECK(out.done.empty() && out.sends.empty() && out.work.empty());
@@ -716,6 +732,123 @@ BOOST_AUTO_TEST_CASE(a_call_within_one_process_sends_nothing) {
   });
   check_results(s, w);
   BOOST_CHECK_EQUAL(w.messages_sent(), 0u);
+}
+
+BOOST_AUTO_TEST_CASE(
+  a_small_all_reduce_up_and_down_the_tree_gives_the_same_bits_in_every_order) {
+  // Four processes, one with two participants: ranks 1 and 2 are the
+  // root's children, rank 3 is rank 2's.
+  scenario s;
+  s.process_of = {0, 1, 2, 2, 3};
+  auto orders = every_order(s, [&s](const world& w) {
+    check_results(s, w);
+  });
+  BOOST_TEST_MESSAGE(orders << " orders");
+  BOOST_CHECK_GT(orders, 10u);
+}
+
+BOOST_AUTO_TEST_CASE(a_small_all_reduce_over_many_processes_stays_on_the_tree) {
+  // 16 processes, 20 participants, three calls: the root hears from its
+  // log2(16) = 4 children only, and no process talks to more than its
+  // parent and children.
+  scenario s;
+  s.process_of
+    = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 3, 7, 15, 0};
+  s.calls = 3;
+  s.floats = 50;
+  random_orders(s, 17, 100, [&s](const world& w) {
+    check_results(s, w);
+    BOOST_CHECK_EQUAL(w.received_by(0), 4u * s.calls);
+    for (auto& [from, to] : w.partners())
+      BOOST_CHECK_LE(to.size(), 5u);
+  });
+}
+
+BOOST_AUTO_TEST_CASE(
+  the_tree_survives_duplicates_and_ends_every_wait_on_a_loss) {
+  scenario s;
+  s.process_of = {0, 1, 2, 3, 4, 5, 6};
+  s.calls = 2;
+  s.duplicate_messages = true;
+  random_orders(s, 19, 100, [&s](const world& w) {
+    check_results(s, w);
+  });
+  s.duplicate_messages = false;
+  for (uint32_t lost : {0u, 2u, 3u, 6u}) {
+    BOOST_TEST_CONTEXT("participant " << lost << " lost") {
+      s.lost = lost;
+      random_orders(s, 23 + lost, 100, [&s, lost](const world& w) {
+        check_every_wait_ended(
+          s, w, "node n" + std::to_string(s.process_of[lost]) + " was lost");
+      });
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(
+  blobs_on_either_side_of_the_tree_threshold_fail_every_wait) {
+  // Participant 2's first blob is large enough to be cut into chunks,
+  // the others' small enough for the tree: each sends its way, and the
+  // call fails everywhere instead of waiting.
+  scenario s;
+  s.process_of = {0, 1, 2, 3};
+  s.limits.min_chunk_bytes = 64;
+  s.misshapen = 2;
+  auto every_wait_fails = [&s](const world& w) {
+    for (uint32_t p = 0; p < 4; ++p) {
+      auto wait = w.wait_of(p, 0);
+      BOOST_REQUIRE(wait);
+      BOOST_REQUIRE_MESSAGE(wait->completed(),
+                            "participant " << p << " still waits");
+      BOOST_CHECK(
+        is_code(wait->outcome().error, runtime_errc::exchange_failed));
+    }
+  };
+  // 21 floats and 5 i64: 124 bytes, under 2 x 64: the tree; participant
+  // 2's 22 floats: 128 bytes, cut in two chunks.
+  s.floats = 21;
+  random_orders(s, 29, 200, every_wait_fails);
+  // Both sides on the tree.
+  s.floats = 5;
+  random_orders(s, 31, 200, every_wait_fails);
+}
+
+BOOST_AUTO_TEST_CASE(a_part_from_a_process_that_does_not_send_it_is_refused) {
+  // Ranks 0..3; rank 3's blobs reach the root through rank 2.
+  collective_plan plan;
+  plan.name = "g";
+  for (int i = 0; i < 4; ++i)
+    plan.participants.push_back(
+      task_ref{"n" + std::to_string(i), "t" + std::to_string(i)});
+  collective_run root{1, plan, {0, 1, 2, 3}, 0, tensor_recycler::make(0)};
+  exchange_part part;
+  part.run = 1;
+  part.collective = "g";
+  collective_contribution c;
+  c.participant = 3;
+  c.types = {dtype::f32};
+  c.shapes = {{4}};
+  c.values = {make_tensor<float>({4}, {1, 2, 3, 4})};
+  part.parts.push_back(c);
+  collective_actions out;
+  // From rank 3 itself, or from rank 1: not the way up.
+  for (uint32_t wrong : {3u, 1u}) {
+    auto copy = part;
+    auto refused = root.part_arrived(wrong, copy, out);
+    BOOST_REQUIRE(refused);
+    BOOST_CHECK_NE(refused->find("from another process"), std::string::npos);
+  }
+  BOOST_CHECK_EQUAL(root.calls_kept(), 0u);
+  // From rank 2, its parent on the way: kept.
+  auto copy = part;
+  BOOST_CHECK(!root.part_arrived(2, copy, out));
+  BOOST_CHECK_EQUAL(root.calls_kept(), 1u);
+  // A result only ever comes down: the root takes none.
+  exchange_result result;
+  result.run = 1;
+  result.collective = "g";
+  result.values = {make_tensor<float>({4}, {1, 2, 3, 4})};
+  BOOST_CHECK(root.result_arrived(1, result, out));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
