@@ -114,31 +114,34 @@ uint32_t collective_run::rank_of(uint32_t participant) const {
   return rank_of_[participant];
 }
 
-uint32_t collective_run::span_of(uint32_t rank) const {
-  if (rank != 0)
-    return rank & (~rank + 1); // its lowest set bit
-  uint32_t span = 1;
-  while (span < ranks_)
-    span <<= 1;
-  return span;
+uint32_t collective_run::parent_of(uint32_t rank) const {
+  return (rank - 1) / std::max<uint32_t>(limits_.tree_fanout, 1);
 }
 
+// A descendant's rank is greater than its ancestors'.
 bool collective_run::below_here(uint32_t rank) const {
-  return rank > rank_ && rank - rank_ < span_of(rank_);
+  if (rank <= rank_)
+    return false;
+  while (rank > rank_)
+    rank = parent_of(rank);
+  return rank == rank_;
 }
 
 uint32_t collective_run::child_towards(uint32_t rank) const {
-  uint32_t step = 1;
-  while (step * 2 <= rank - rank_)
-    step *= 2;
-  return rank_ + step;
+  while (parent_of(rank) != rank_)
+    rank = parent_of(rank);
+  return rank;
 }
 
 std::vector<uint32_t> collective_run::children() const {
   std::vector<uint32_t> result;
-  for (uint32_t step = 1; step < span_of(rank_) && rank_ + step < ranks_;
-       step *= 2)
-    result.push_back(rank_ + step);
+  auto k = std::max<uint32_t>(limits_.tree_fanout, 1);
+  for (uint32_t i = 1; i <= k; ++i) {
+    auto child = uint64_t{rank_} * k + i;
+    if (child >= ranks_)
+      break;
+    result.push_back(static_cast<uint32_t>(child));
+  }
   return result;
 }
 
@@ -591,7 +594,7 @@ private:
     if (received != c_.chunk_slices.end())
       c_.chunk_slices.erase(received);
     c_.sent_up = true;
-    auto parent = self_.rank_ & (self_.rank_ - 1);
+    auto parent = self_.parent_of(self_.rank_);
     self_send(self_.first_of_rank_[parent], std::move(part));
   }
 
@@ -978,7 +981,7 @@ collective_run::result_arrived(uint32_t from, exchange_result& msg,
       if (!c.local_ready)
         return "a result of collective '" + plan_.name
           + "' before this process contributed to it";
-      sender = c.tree ? first_of_rank_[rank_ & (rank_ - 1)]
+      sender = c.tree ? first_of_rank_[parent_of(rank_)]
                       : msg.chunk % static_cast<uint32_t>(size());
       break;
     case collective_kind::broadcast:

@@ -42,6 +42,13 @@ struct collective_limits {
   /// max_shares of them.
   size_t share_bytes = size_t{256} << 10;
   size_t max_shares = 32;
+  /// Children a process has at most in the tree of a small all-reduce.
+  /// Up to fanout + 1 processes the root hears from every other directly
+  /// (one hop each way); past that the tree deepens by one level for every
+  /// factor of the fanout. A hop costs more than a message at the root on
+  /// a busy host (a binary tree over 8 to 16 processes on 2 cores took
+  /// 20-30% longer than one root), so the default is wide.
+  uint32_t tree_fanout = 16;
 };
 
 /// A message of a collective for another process: to the process of
@@ -83,13 +90,14 @@ struct collective_actions {
 /// plan's order), the same in every process. The processes are ranked by
 /// their first participant: rank 0 hosts participant 0.
 /// - all-reduce, small (blobs of less than 2 × min_chunk_bytes, between
-///   processes): up and down a binomial tree of the processes, rooted at
-///   rank 0 (the parent of rank r is r with its lowest set bit cleared).
-///   Each process sends its parent, in one message, the blobs of every
-///   participant of its subtree once it has them all; the root folds all
-///   of them in participant order and the result goes down the tree. A
-///   process exchanges with at most log2(m) + 1 others, and the root
-///   handles log2(m) messages each way rather than m − 1, for m processes.
+///   processes): up and down a tree of the processes, rooted at rank 0,
+///   with at most `tree_fanout` (k) children each (the parent of rank r is
+///   (r − 1) / k). Each process sends its parent, in one message, the
+///   blobs of every participant of its subtree once it has them all; the
+///   root folds all of them in participant order and the result goes down
+///   the tree. A process exchanges with at most k + 1 others, and the root
+///   handles at most k messages each way rather than m − 1, for m
+///   processes.
 /// - all-reduce, larger: the blobs are cut into chunks (a function of
 ///   their types and shapes and of n alone); chunk j's owner is
 ///   participant j mod n, which reduces the chunk over the participants in
@@ -256,8 +264,8 @@ private:
   // Whether an all-reduce of such blobs goes up and down the tree.
   bool tree_for(const blob_meta& meta) const;
   uint32_t rank_of(uint32_t participant) const;
-  // The ranks of this process's subtree: [rank, rank + span).
-  uint32_t span_of(uint32_t rank) const;
+  uint32_t parent_of(uint32_t rank) const;
+  // Whether `rank` is in this process's subtree, not this process.
   bool below_here(uint32_t rank) const;
   // This process's child whose subtree holds `rank` (below_here(rank)).
   uint32_t child_towards(uint32_t rank) const;

@@ -736,10 +736,11 @@ BOOST_AUTO_TEST_CASE(a_call_within_one_process_sends_nothing) {
 
 BOOST_AUTO_TEST_CASE(
   a_small_all_reduce_up_and_down_the_tree_gives_the_same_bits_in_every_order) {
-  // Four processes, one with two participants: ranks 1 and 2 are the
-  // root's children, rank 3 is rank 2's.
+  // Four processes, one with two participants, two children each: ranks
+  // 1 and 2 are the root's children, rank 3 is rank 1's.
   scenario s;
   s.process_of = {0, 1, 2, 2, 3};
+  s.limits.tree_fanout = 2;
   auto orders = every_order(s, [&s](const world& w) {
     check_results(s, w);
   });
@@ -748,19 +749,26 @@ BOOST_AUTO_TEST_CASE(
 }
 
 BOOST_AUTO_TEST_CASE(a_small_all_reduce_over_many_processes_stays_on_the_tree) {
-  // 16 processes, 20 participants, three calls: the root hears from its
-  // log2(16) = 4 children only, and no process talks to more than its
-  // parent and children.
+  // 16 processes, 20 participants, three calls, two children each: the
+  // root hears from its 2 children only, and no process talks to more than
+  // its parent and children.
   scenario s;
   s.process_of
     = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 3, 7, 15, 0};
   s.calls = 3;
   s.floats = 50;
+  s.limits.tree_fanout = 2;
   random_orders(s, 17, 100, [&s](const world& w) {
     check_results(s, w);
-    BOOST_CHECK_EQUAL(w.received_by(0), 4u * s.calls);
+    BOOST_CHECK_EQUAL(w.received_by(0), 2u * s.calls);
     for (auto& [from, to] : w.partners())
-      BOOST_CHECK_LE(to.size(), 5u);
+      BOOST_CHECK_LE(to.size(), 3u);
+  });
+  // The default fanout, 16: the root hears from all 15 others.
+  s.limits = {};
+  random_orders(s, 18, 20, [&s](const world& w) {
+    check_results(s, w);
+    BOOST_CHECK_EQUAL(w.received_by(0), 15u * s.calls);
   });
 }
 
@@ -769,6 +777,7 @@ BOOST_AUTO_TEST_CASE(
   scenario s;
   s.process_of = {0, 1, 2, 3, 4, 5, 6};
   s.calls = 2;
+  s.limits.tree_fanout = 2;
   s.duplicate_messages = true;
   random_orders(s, 19, 100, [&s](const world& w) {
     check_results(s, w);
@@ -814,13 +823,17 @@ BOOST_AUTO_TEST_CASE(
 }
 
 BOOST_AUTO_TEST_CASE(a_part_from_a_process_that_does_not_send_it_is_refused) {
-  // Ranks 0..3; rank 3's blobs reach the root through rank 2.
+  // Ranks 0..3, two children each; rank 3's blobs reach the root through
+  // rank 1.
   collective_plan plan;
   plan.name = "g";
   for (int i = 0; i < 4; ++i)
     plan.participants.push_back(
       task_ref{"n" + std::to_string(i), "t" + std::to_string(i)});
-  collective_run root{1, plan, {0, 1, 2, 3}, 0, tensor_recycler::make(0)};
+  collective_limits binary;
+  binary.tree_fanout = 2;
+  collective_run root{1,     plan, {0, 1, 2, 3}, 0, tensor_recycler::make(0),
+                      binary};
   exchange_part part;
   part.run = 1;
   part.collective = "g";
@@ -831,17 +844,17 @@ BOOST_AUTO_TEST_CASE(a_part_from_a_process_that_does_not_send_it_is_refused) {
   c.values = {make_tensor<float>({4}, {1, 2, 3, 4})};
   part.parts.push_back(c);
   collective_actions out;
-  // From rank 3 itself, or from rank 1: not the way up.
-  for (uint32_t wrong : {3u, 1u}) {
+  // From rank 3 itself, or from rank 2: not the way up.
+  for (uint32_t wrong : {3u, 2u}) {
     auto copy = part;
     auto refused = root.part_arrived(wrong, copy, out);
     BOOST_REQUIRE(refused);
     BOOST_CHECK_NE(refused->find("from another process"), std::string::npos);
   }
   BOOST_CHECK_EQUAL(root.calls_kept(), 0u);
-  // From rank 2, its parent on the way: kept.
+  // From rank 1, its parent on the way: kept.
   auto copy = part;
-  BOOST_CHECK(!root.part_arrived(2, copy, out));
+  BOOST_CHECK(!root.part_arrived(1, copy, out));
   BOOST_CHECK_EQUAL(root.calls_kept(), 1u);
   // A result only ever comes down: the root takes none.
   exchange_result result;
