@@ -60,7 +60,7 @@ fault_injector::fault_injector(fault_plan plan)
 }
 
 fault_action fault_injector::hit(fault_point point, const fault_site& site) {
-  std::unique_lock<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   if (trace_fd_ >= 0) {
     auto n = ++trace_counts_[{point, std::string{site.node}}];
     write_all(trace_fd_,
@@ -109,7 +109,7 @@ caf::error fault_injector::trace_to(const std::string& path) {
   if (fd < 0)
     return make_error(fault_errc::unreadable_plan,
                       path + ": cannot open: " + std::strerror(errno));
-  std::unique_lock<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   if (trace_fd_ >= 0)
     ::close(trace_fd_);
   trace_fd_ = fd;
@@ -121,7 +121,7 @@ caf::error fault_injector::trace_to(const std::string& path) {
 void fault_injector::delay(std::chrono::milliseconds ms,
                            const std::atomic<bool>* cancel) {
   auto until = std::chrono::steady_clock::now() + ms;
-  std::unique_lock<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   while (!delays_interrupted_ && std::chrono::steady_clock::now() < until) {
     if (cancel != nullptr && cancel->load())
       return;
@@ -134,14 +134,14 @@ void fault_injector::delay(std::chrono::milliseconds ms,
 
 void fault_injector::interrupt_delays() {
   {
-    std::unique_lock<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     delays_interrupted_ = true;
   }
   delays_cv_.notify_all();
 }
 
 std::vector<std::string> fault_injector::strikes() const {
-  std::unique_lock<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   return strikes_;
 }
 

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,6 +17,7 @@
 #include <epochrt/faults/fault_draws.hpp>
 #include <epochrt/faults/fault_plan.hpp>
 #include <epochrt/faults/fault_point.hpp>
+#include <epochrt/messages/annotated_mutex.hpp>
 
 namespace epochrt {
 
@@ -119,16 +119,17 @@ private:
   };
 
   fault_plan plan_;
-  std::condition_variable delays_cv_;
-  bool delays_interrupted_ = false;
+  std::condition_variable_any delays_cv_;
+  bool delays_interrupted_ EPOCHRT_GUARDED_BY(mtx_) = false;
   // Read at every point without the lock; trace_to may arm them while
   // others read.
   std::array<std::atomic<bool>, fault_point_count> armed_{};
-  mutable std::mutex mtx_;
-  std::vector<rule_state> states_;
-  int trace_fd_ = -1;
-  std::map<std::pair<fault_point, std::string>, uint64_t> trace_counts_;
-  std::vector<std::string> strikes_;
+  mutable annotated_mutex mtx_;
+  std::vector<rule_state> states_ EPOCHRT_GUARDED_BY(mtx_);
+  int trace_fd_ EPOCHRT_GUARDED_BY(mtx_) = -1;
+  std::map<std::pair<fault_point, std::string>, uint64_t>
+    trace_counts_ EPOCHRT_GUARDED_BY(mtx_);
+  std::vector<std::string> strikes_ EPOCHRT_GUARDED_BY(mtx_);
 };
 
 /// The fault at `point`, or none when there is no injector: what code at an

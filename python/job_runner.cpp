@@ -89,7 +89,7 @@ job_runner::job_runner(job the_job,
                                          const std::vector<task_output>& out) {
                       std::shared_ptr<stats_json_writer> writer;
                       {
-                        std::lock_guard<std::mutex> guard{reports->mtx};
+                        annotated_mutex::guard guard{reports->mtx};
                         if (reports->keep_outputs)
                           reports->outputs[epoch] = out;
                         writer = reports->writer;
@@ -152,7 +152,7 @@ int64_t job_runner::train(session& sess, const epoch_watch* watch) {
     if (report)
       on_epoch = &watch->on_epoch;
     {
-      std::lock_guard<std::mutex> lines_guard{reports_->mtx};
+      annotated_mutex::guard lines_guard{reports_->mtx};
       reports_->lines.clear();
       reports_->outputs.clear();
       reports_->keep_outputs = report;
@@ -162,7 +162,7 @@ int64_t job_runner::train(session& sess, const epoch_watch* watch) {
         if (file)
           file(line);
         if (report) {
-          std::lock_guard<std::mutex> lines_guard{reports->mtx};
+          annotated_mutex::guard lines_guard{reports->mtx};
           reports->lines.push_back(line);
           reports->cv.notify_all();
         }
@@ -170,7 +170,7 @@ int64_t job_runner::train(session& sess, const epoch_watch* watch) {
       manager_ != nullptr);
     writer->set_metrics(watch->metrics);
     {
-      std::lock_guard<std::mutex> lines_guard{reports_->mtx};
+      annotated_mutex::guard lines_guard{reports_->mtx};
       reports_->writer = writer;
     }
     events_->set(writer);
@@ -186,7 +186,7 @@ int64_t job_runner::train(session& sess, const epoch_watch* watch) {
       self.events_->set(nullptr);
       if (self.manager_)
         self.manager_->events().set(nullptr);
-      std::lock_guard<std::mutex> guard{self.reports_->mtx};
+      annotated_mutex::guard guard{self.reports_->mtx};
       self.reports_->keep_outputs = false;
       self.reports_->outputs.clear();
       self.reports_->writer.reset();
@@ -215,12 +215,12 @@ job_runner::train_watching_signals(session& sess, const py::object* on_epoch) {
   caf::expected<int64_t> result{caf::error{}};
   auto& reports = *reports_;
   {
-    std::lock_guard<std::mutex> guard{reports.mtx};
+    annotated_mutex::guard guard{reports.mtx};
     reports.done = false;
   }
   std::thread worker{[&] {
     auto r = runner_.train(sess.get());
-    std::lock_guard<std::mutex> guard{reports.mtx};
+    annotated_mutex::guard guard{reports.mtx};
     result = std::move(r);
     reports.done = true;
     reports.cv.notify_all();
@@ -240,13 +240,14 @@ job_runner::train_watching_signals(session& sess, const py::object* on_epoch) {
   };
   for (;;) {
     {
-      std::unique_lock<std::mutex> guard{reports.mtx};
-      reports.cv.wait_for(guard, std::chrono::milliseconds(100), [&] {
+      annotated_mutex::guard guard{reports.mtx};
+      auto woken = [&]() EPOCHRT_REQUIRES(reports.mtx) {
         // Once on_epoch raised, its lines wait for nobody: no wake-up for
         // them, or this thread would spin until the job stops.
         return reports.done
           || (on_epoch != nullptr && !raised && !reports.lines.empty());
-      });
+      };
+      reports.cv.wait_for(guard, std::chrono::milliseconds(100), woken);
       if (reports.done)
         break;
     }
@@ -306,7 +307,7 @@ bool job_runner::deliver_reports(const py::object& on_epoch) {
     std::string line;
     std::vector<task_output> outputs;
     {
-      std::lock_guard<std::mutex> guard{reports_->mtx};
+      annotated_mutex::guard guard{reports_->mtx};
       if (reports_->lines.empty())
         return true;
       line = std::move(reports_->lines.front());
@@ -318,7 +319,7 @@ bool job_runner::deliver_reports(const py::object& on_epoch) {
         continue;
       auto epoch = record["epoch"].cast<int64_t>();
       {
-        std::lock_guard<std::mutex> guard{reports_->mtx};
+        annotated_mutex::guard guard{reports_->mtx};
         if (auto i = reports_->outputs.find(epoch);
             i != reports_->outputs.end()) {
           outputs = std::move(i->second);

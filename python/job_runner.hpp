@@ -6,7 +6,6 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -125,15 +124,15 @@ private:
   // The lines of the running train's stats writer and the epochs' outputs,
   // from the runner's and the manager's threads to the thread of train.
   struct epoch_reports {
-    std::mutex mtx;
+    annotated_mutex mtx;
     // Wakes train's thread: a line came, or the job ended (`done`).
-    std::condition_variable cv;
-    bool done = false;
-    std::deque<std::string> lines;
-    std::map<int64_t, std::vector<task_output>> outputs;
-    bool keep_outputs = false;
+    std::condition_variable_any cv;
+    bool done EPOCHRT_GUARDED_BY(mtx) = false;
+    std::deque<std::string> lines EPOCHRT_GUARDED_BY(mtx);
+    std::map<int64_t, std::vector<task_output>> outputs EPOCHRT_GUARDED_BY(mtx);
+    bool keep_outputs EPOCHRT_GUARDED_BY(mtx) = false;
     // The running train's writer, told each epoch's outputs (metrics).
-    std::shared_ptr<stats_json_writer> writer;
+    std::shared_ptr<stats_json_writer> writer EPOCHRT_GUARDED_BY(mtx);
   };
 
   // A Python warning when the checkpoint of `epoch`, the last, is not

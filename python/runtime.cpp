@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <mutex>
 #include <stdexcept>
 
 #include "errors.hpp"
@@ -11,9 +10,11 @@ namespace epochrt::python {
 
 namespace {
 
-std::mutex live_mtx;
+// epochrt::annotated_mutex comes with <epochrt/epochrt.hpp> (runtime.hpp):
+// the module includes no header of a folder.
+annotated_mutex live_mtx;
 // Not owning: the objects of the module own the runtime.
-std::weak_ptr<runtime> live;
+std::weak_ptr<runtime> live EPOCHRT_GUARDED_BY(live_mtx);
 std::atomic<log_level> level{log_level::warn};
 
 bool same(const std::optional<tls_options>& x,
@@ -56,7 +57,7 @@ caf::actor_system_config& runtime::configured(caf::actor_system_config& cfg,
 }
 
 std::shared_ptr<runtime> runtime::get() {
-  std::lock_guard<std::mutex> guard{live_mtx};
+  annotated_mutex::guard guard{live_mtx};
   if (auto current = live.lock())
     return current;
   auto fresh = std::make_shared<runtime>(token{}, network_with());
@@ -66,7 +67,7 @@ std::shared_ptr<runtime> runtime::get() {
 
 std::shared_ptr<runtime> runtime::get(const network_options& network) {
   check_network(network);
-  std::lock_guard<std::mutex> guard{live_mtx};
+  annotated_mutex::guard guard{live_mtx};
   if (auto current = live.lock()) {
     if (same(current->network(), network))
       return current;
@@ -111,7 +112,7 @@ std::shared_ptr<const epochrt::op_registry> runtime::ops() {
 
 void runtime::set_log_level(log_level new_level) {
   level = new_level;
-  std::lock_guard<std::mutex> guard{live_mtx};
+  annotated_mutex::guard guard{live_mtx};
   if (auto current = live.lock())
     epochrt::set_log_level(current->system(), new_level);
 }

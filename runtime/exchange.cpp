@@ -7,7 +7,7 @@ namespace epochrt {
 bool exchange_wait::complete(exchange_outcome outcome) {
   std::function<void()> resume;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     if (done_)
       return false;
     done_ = true;
@@ -26,12 +26,12 @@ bool exchange_wait::fail(caf::error err) {
 }
 
 bool exchange_wait::completed() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   return done_;
 }
 
 bool exchange_wait::on_complete(std::function<void()> resume) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   if (done_)
     return false;
   resume_ = std::move(resume);

@@ -2,13 +2,13 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <caf/error.hpp>
 
+#include <epochrt/messages/annotated_mutex.hpp>
 #include <epochrt/messages/collective_kind.hpp>
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/tensor.hpp>
@@ -61,7 +61,8 @@ public:
 
   /// What the operation ended with. Precondition: `completed()`, and no
   /// other thread uses the outcome.
-  exchange_outcome& outcome() noexcept {
+  exchange_outcome& outcome() noexcept EPOCHRT_NO_THREAD_SAFETY_ANALYSIS {
+    // Unlocked: once complete, nothing but the caller writes it.
     return outcome_;
   }
 
@@ -71,10 +72,10 @@ public:
   bool on_complete(std::function<void()> resume);
 
 private:
-  mutable std::mutex mtx_;
-  bool done_ = false;
-  exchange_outcome outcome_;
-  std::function<void()> resume_;
+  mutable annotated_mutex mtx_;
+  bool done_ EPOCHRT_GUARDED_BY(mtx_) = false;
+  exchange_outcome outcome_ EPOCHRT_GUARDED_BY(mtx_);
+  std::function<void()> resume_ EPOCHRT_GUARDED_BY(mtx_);
 };
 
 /// An exchange operation that is already over: for a port that can answer

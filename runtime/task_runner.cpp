@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include <epochrt/messages/annotated_mutex.hpp>
 #include <epochrt/messages/error_text.hpp>
 #include <epochrt/runtime/op_context.hpp>
 #include <epochrt/runtime/op_registry.hpp>
@@ -267,20 +268,20 @@ run_task(const task_def& task, workspace& ws, const op_registry& registry,
   // What the completing thread signals; shared, since a cancelled caller
   // may be gone by the time the wait completes.
   struct wakeup {
-    std::mutex mtx;
-    std::condition_variable cv;
-    bool woken = false;
+    annotated_mutex mtx;
+    std::condition_variable_any cv;
+    bool woken EPOCHRT_GUARDED_BY(mtx) = false;
   };
   while (!execution.run()) {
     auto signal = std::make_shared<wakeup>();
     auto registered = execution.pending()->on_complete([signal] {
-      std::lock_guard<std::mutex> guard{signal->mtx};
+      annotated_mutex::guard guard{signal->mtx};
       signal->woken = true;
       signal->cv.notify_all();
     });
     if (!registered)
       continue; // completed already
-    std::unique_lock<std::mutex> guard{signal->mtx};
+    annotated_mutex::guard guard{signal->mtx};
     while (!signal->woken) {
       if (cancel != nullptr && cancel->load(std::memory_order_relaxed))
         return make_error(runtime_errc::op_failed,

@@ -30,14 +30,14 @@ std::shared_ptr<tensor> tensor_recycler::make_tensor(dtype type,
 }
 
 size_t tensor_recycler::kept_bytes() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   return kept_bytes_;
 }
 
 std::vector<char> tensor_recycler::take(size_t bytes) {
   if (bytes < min_bytes)
     return {};
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   // The newest first: the one most likely still in the cache.
   for (auto i = kept_.rbegin(); i != kept_.rend(); ++i) {
     if (i->size() != bytes)
@@ -55,7 +55,7 @@ void tensor_recycler::give_back(std::vector<char> payload) {
     return;
   std::vector<std::vector<char>> freed; // freed outside the lock
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     while (kept_bytes_ + payload.size() > max_bytes_ && !kept_.empty()) {
       kept_bytes_ -= kept_.front().size();
       freed.push_back(std::move(kept_.front()));

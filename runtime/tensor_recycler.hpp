@@ -3,9 +3,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include <epochrt/messages/annotated_mutex.hpp>
 #include <epochrt/messages/tensor.hpp>
 
 namespace epochrt {
@@ -46,10 +46,10 @@ private:
   void give_back(std::vector<char> payload);
 
   const size_t max_bytes_;
-  mutable std::mutex mtx_;
+  mutable annotated_mutex mtx_;
   // Oldest first.
-  std::vector<std::vector<char>> kept_;
-  size_t kept_bytes_ = 0;
+  std::vector<std::vector<char>> kept_ EPOCHRT_GUARDED_BY(mtx_);
+  size_t kept_bytes_ EPOCHRT_GUARDED_BY(mtx_) = 0;
 };
 
 } // namespace epochrt

@@ -61,13 +61,15 @@ bool worker_pool::submit(work fn) {
 }
 
 bool worker_pool::submit(std::unique_ptr<job>&& j) {
-  std::unique_lock<std::mutex> guard{mtx_};
-  if (stopped_)
-    return false;
-  queue_.push_back(std::move(j));
-  has_work_.store(true, std::memory_order_relaxed);
-  bool wake = idle_ > 0 && queue_.size() > searching_;
-  guard.unlock();
+  bool wake = false;
+  {
+    annotated_mutex::guard guard{mtx_};
+    if (stopped_)
+      return false;
+    queue_.push_back(std::move(j));
+    has_work_.store(true, std::memory_order_relaxed);
+    wake = idle_ > 0 && queue_.size() > searching_;
+  }
   if (wake)
     ready_.notify_one();
   return true;
@@ -76,7 +78,7 @@ bool worker_pool::submit(std::unique_ptr<job>&& j) {
 void worker_pool::stop() {
   std::deque<std::unique_ptr<job>> dropped;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     stopped_ = true;
     dropped.swap(queue_);
   }
@@ -89,20 +91,41 @@ void worker_pool::stop() {
       t.join();
 }
 
+bool worker_pool::take_work(std::unique_ptr<job>& j, bool& wake) {
+  if (queue_.empty()) {
+    --searching_;
+    return false; // stopped, and nothing left that was taken before the stop
+  }
+  j = std::move(queue_.front());
+  queue_.pop_front();
+  has_work_.store(!queue_.empty(), std::memory_order_relaxed);
+  --searching_;
+  // More work waits than threads look for it: wake a helper.
+  wake = idle_ > 0 && queue_.size() > searching_;
+  return true;
+}
+
 void worker_pool::run_worker() {
-  std::unique_lock<std::mutex> guard{mtx_};
-  ++searching_;
   for (;;) {
-    if (queue_.empty() && !stopped_) {
+    std::unique_ptr<job> j;
+    bool wake = false;
+    bool spin = false;
+    {
+      annotated_mutex::guard guard{mtx_};
+      ++searching_;
+      spin = queue_.empty() && !stopped_;
+      if (!spin && !take_work(j, wake))
+        return;
+    }
+    if (spin) {
       // A short spin first: work that comes in a burst (the tasks of an
       // epoch's nodes) is taken without a sleep and a wake-up per piece.
-      guard.unlock();
       for (int i = 0; i < spin_rounds; ++i) {
         if (has_work_.load(std::memory_order_relaxed))
           break;
         std::this_thread::yield();
       }
-      guard.lock();
+      annotated_mutex::guard guard{mtx_};
       while (queue_.empty() && !stopped_) {
         --searching_;
         ++idle_;
@@ -110,18 +133,9 @@ void worker_pool::run_worker() {
         --idle_;
         ++searching_;
       }
+      if (!take_work(j, wake))
+        return;
     }
-    if (queue_.empty()) {
-      --searching_;
-      return; // stopped, and nothing left that was taken before the stop
-    }
-    auto j = std::move(queue_.front());
-    queue_.pop_front();
-    has_work_.store(!queue_.empty(), std::memory_order_relaxed);
-    --searching_;
-    // More work waits than threads look for it: wake a helper.
-    bool wake = idle_ > 0 && queue_.size() > searching_;
-    guard.unlock();
     if (wake)
       ready_.notify_one();
     try {
@@ -131,8 +145,6 @@ void worker_pool::run_worker() {
     }
     // What the work holds goes before the next one is taken.
     j.reset();
-    guard.lock();
-    ++searching_;
   }
 }
 

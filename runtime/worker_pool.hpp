@@ -6,11 +6,12 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include <caf/expected.hpp>
+
+#include <epochrt/messages/annotated_mutex.hpp>
 
 namespace epochrt {
 
@@ -87,12 +88,18 @@ private:
 
   void run_worker();
 
-  std::mutex mtx_;
-  std::condition_variable ready_;
-  std::deque<std::unique_ptr<job>> queue_;
-  bool stopped_ = false;
+  // Takes the oldest work into `j`, and sets `wake` when a sleeping thread
+  // should help with the rest; false when the pool stopped and nothing is
+  // left that was queued before the stop. Counts the calling thread out of
+  // the searching ones either way.
+  bool take_work(std::unique_ptr<job>& j, bool& wake) EPOCHRT_REQUIRES(mtx_);
+
+  annotated_mutex mtx_;
+  std::condition_variable_any ready_;
+  std::deque<std::unique_ptr<job>> queue_ EPOCHRT_GUARDED_BY(mtx_);
+  bool stopped_ EPOCHRT_GUARDED_BY(mtx_) = false;
   // Threads asleep on `ready_`.
-  size_t idle_ = 0;
+  size_t idle_ EPOCHRT_GUARDED_BY(mtx_) = 0;
   // Threads awake without work: about to take from the queue, or to sleep.
   // A submit, or a thread taking work, wakes a sleeping thread only when
   // more work waits than threads look for it (so a burst of short work
@@ -101,7 +108,7 @@ private:
   // spins by yielding on a core busy with other work may not run again
   // for milliseconds, and work queued meanwhile would wait for it while
   // other cores idle.
-  size_t searching_ = 0;
+  size_t searching_ EPOCHRT_GUARDED_BY(mtx_) = 0;
   // A hint for spinning threads, read without the lock: the queue may not
   // be empty.
   std::atomic<bool> has_work_{false};

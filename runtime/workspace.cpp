@@ -43,7 +43,7 @@ bool sole_owner(std::shared_ptr<tensor>& ptr) {
 } // namespace
 
 workspace::blob_ptr workspace::get(std::string_view name) const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   auto i = blobs_.find(name);
   if (i == blobs_.end())
     return nullptr;
@@ -51,7 +51,7 @@ workspace::blob_ptr workspace::get(std::string_view name) const {
 }
 
 bool workspace::has(std::string_view name) const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   return blobs_.count(name) > 0;
 }
 
@@ -59,7 +59,7 @@ caf::error workspace::set(std::string name, tensor value) {
   if (auto problem = blob_name_problem(name); !problem.empty())
     return make_error(runtime_errc::bad_argument, problem);
   auto ptr = std::make_shared<tensor>(std::move(value));
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   blobs_.insert_or_assign(std::move(name),
                           slot{std::move(ptr), next_version()});
   return {};
@@ -75,7 +75,7 @@ workspace::set_all(std::vector<std::pair<std::string, tensor>> values) {
                       std::make_shared<tensor>(std::move(value)));
   std::vector<uint64_t> versions;
   versions.reserve(ptrs.size());
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   for (auto& [name, ptr] : ptrs) {
     versions.push_back(next_version());
     blobs_.insert_or_assign(std::move(name),
@@ -96,7 +96,7 @@ workspace::replace_all(std::vector<std::pair<std::string, tensor>> values) {
   }
   std::vector<uint64_t> versions;
   versions.reserve(slots.size());
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   // A later pair of the same name wins: it gets the newer version.
   for (auto* entry : slots) {
     entry->version = next_version();
@@ -109,7 +109,7 @@ workspace::replace_all(std::vector<std::pair<std::string, tensor>> values) {
 
 void workspace::erase(std::string_view name) {
   std::shared_ptr<tensor> dropped; // freed after unlocking
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   auto i = blobs_.find(name);
   if (i != blobs_.end()) {
     dropped = std::move(i->second.value);
@@ -118,7 +118,7 @@ void workspace::erase(std::string_view name) {
 }
 
 std::vector<std::string> workspace::names() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   std::vector<std::string> result;
   result.reserve(blobs_.size());
   for (auto& kvp : blobs_)
@@ -127,7 +127,7 @@ std::vector<std::string> workspace::names() const {
 }
 
 size_t workspace::blob_count() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   return blobs_.size();
 }
 
@@ -135,7 +135,7 @@ caf::expected<std::vector<workspace::named_blob>>
 workspace::snapshot(const std::vector<std::string>& names) const {
   std::vector<named_blob> result;
   result.reserve(names.size());
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   for (auto& name : names) {
     auto i = blobs_.find(name);
     if (i == blobs_.end())
@@ -148,7 +148,7 @@ workspace::snapshot(const std::vector<std::string>& names) const {
 }
 
 std::vector<workspace::named_blob> workspace::snapshot_all() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   std::vector<named_blob> result;
   result.reserve(blobs_.size());
   for (auto& [name, entry] : blobs_)
@@ -159,50 +159,50 @@ std::vector<workspace::named_blob> workspace::snapshot_all() const {
 
 // -- access -------------------------------------------------------------------
 
-workspace::access::access(workspace& ws) : guard_(ws.mtx_), ws_(&ws) {
+workspace::access::access(workspace& ws)
+  : guard_(std::in_place, ws.mtx_), ws_(&ws) {
   // nop
 }
 
-workspace::access::access(workspace& ws, std::defer_lock_t)
-  : guard_(ws.mtx_, std::defer_lock), ws_(&ws) {
+workspace::access::access(workspace& ws, std::defer_lock_t) : ws_(&ws) {
   // nop
 }
 
 const tensor* workspace::access::find(std::string_view name) const {
-  assert(guard_.owns_lock());
-  auto i = ws_->blobs_.find(name);
-  return i != ws_->blobs_.end() ? i->second.value.get() : nullptr;
+  assert(guard_.has_value());
+  auto i = blobs().find(name);
+  return i != blobs().end() ? i->second.value.get() : nullptr;
 }
 
 bool workspace::access::has(std::string_view name) const {
-  assert(guard_.owns_lock());
-  return ws_->blobs_.count(name) > 0;
+  assert(guard_.has_value());
+  return blobs().count(name) > 0;
 }
 
 tensor& workspace::access::mutable_blob(const std::string& name) {
-  assert(guard_.owns_lock());
-  auto i = ws_->blobs_.find(name);
-  if (i == ws_->blobs_.end()) {
+  assert(guard_.has_value());
+  auto i = blobs().find(name);
+  if (i == blobs().end()) {
     auto ptr = std::make_shared<tensor>(make_scalar<float>(0));
-    i = ws_->blobs_.emplace(name, slot{std::move(ptr), 0}).first;
+    i = blobs().emplace(name, slot{std::move(ptr), 0}).first;
   } else if (!sole_owner(i->second.value)) {
     // Replacing our pointer leaves the shared tensor to its other owners.
     i->second.value = std::make_shared<tensor>(*i->second.value);
   }
   // The caller may write through the reference until the access ends, and
   // no snapshot can be taken before that: one new version covers it all.
-  i->second.version = ws_->next_version();
+  i->second.version = next_version();
   i->second.exposed = false;
   return *i->second.value;
 }
 
 void workspace::access::put(const std::string& name, tensor value) {
-  assert(guard_.owns_lock());
-  auto i = ws_->blobs_.find(name);
-  auto version = ws_->next_version();
-  if (i == ws_->blobs_.end()) {
-    ws_->blobs_.emplace(
-      name, slot{std::make_shared<tensor>(std::move(value)), version});
+  assert(guard_.has_value());
+  auto i = blobs().find(name);
+  auto version = next_version();
+  if (i == blobs().end()) {
+    blobs().emplace(name,
+                    slot{std::make_shared<tensor>(std::move(value)), version});
     return;
   }
   if (sole_owner(i->second.value))
@@ -214,44 +214,44 @@ void workspace::access::put(const std::string& name, tensor value) {
 }
 
 workspace::blob_ptr workspace::access::share(std::string_view name) const {
-  assert(guard_.owns_lock());
-  auto i = ws_->blobs_.find(name);
-  if (i == ws_->blobs_.end())
+  assert(guard_.has_value());
+  auto i = blobs().find(name);
+  if (i == blobs().end())
     return nullptr;
   return i->second.value;
 }
 
 void workspace::access::put_shared(const std::string& name, blob_ptr value) {
-  assert(guard_.owns_lock());
+  assert(guard_.has_value());
   assert(value != nullptr);
   // Every tensor is created mutable (make_shared<tensor>) and written only
   // by a sole owner, so dropping the const here never writes under a
   // reader: mutable_blob and put clone a tensor that others hold.
   auto ptr = std::const_pointer_cast<tensor>(std::move(value));
-  auto version = ws_->next_version();
-  auto i = ws_->blobs_.find(name);
-  if (i == ws_->blobs_.end())
-    ws_->blobs_.emplace(name, slot{std::move(ptr), version});
+  auto version = next_version();
+  auto i = blobs().find(name);
+  if (i == blobs().end())
+    blobs().emplace(name, slot{std::move(ptr), version});
   else
     i->second = slot{std::move(ptr), version};
 }
 
 std::shared_ptr<tensor> workspace::access::expose(const std::string& name) {
-  assert(guard_.owns_lock());
-  auto i = ws_->blobs_.find(name);
-  if (i == ws_->blobs_.end())
+  assert(guard_.has_value());
+  auto i = blobs().find(name);
+  if (i == blobs().end())
     return nullptr;
   if (!sole_owner(i->second.value))
     i->second.value = std::make_shared<tensor>(*i->second.value);
-  i->second.version = ws_->next_version();
+  i->second.version = next_version();
   i->second.exposed = true;
   return i->second.value;
 }
 
 void workspace::access::disown(const std::string& name, const tensor* value) {
-  assert(guard_.owns_lock());
-  auto i = ws_->blobs_.find(name);
-  if (i != ws_->blobs_.end() && i->second.value.get() == value)
+  assert(guard_.has_value());
+  auto i = blobs().find(name);
+  if (i != blobs().end() && i->second.value.get() == value)
     i->second.value = std::make_shared<tensor>(*i->second.value);
 }
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -11,6 +12,7 @@
 
 #include <caf/expected.hpp>
 
+#include <epochrt/messages/annotated_mutex.hpp>
 #include <epochrt/messages/tensor.hpp>
 
 namespace epochrt {
@@ -165,7 +167,18 @@ public:
     void disown(const std::string& name, const tensor* value);
 
   private:
-    std::unique_lock<std::mutex> guard_;
+    // The workspace's blobs and a new version: this access holds its mutex
+    // (asserted by each caller), which the analysis cannot tie to ws_.
+    auto& blobs() const EPOCHRT_NO_THREAD_SAFETY_ANALYSIS {
+      return ws_->blobs_;
+    }
+
+    uint64_t next_version() const EPOCHRT_NO_THREAD_SAFETY_ANALYSIS {
+      return ws_->next_version();
+    }
+
+    // Empty for an access that holds no lock.
+    std::optional<annotated_mutex::guard> guard_;
     workspace* ws_;
   };
 
@@ -185,14 +198,13 @@ private:
   };
   using map_type = std::map<std::string, slot, std::less<>>;
 
-  // Precondition: mtx_ is held.
-  uint64_t next_version() noexcept {
+  uint64_t next_version() noexcept EPOCHRT_REQUIRES(mtx_) {
     return ++last_version_;
   }
 
-  mutable std::mutex mtx_;
-  map_type blobs_;
-  uint64_t last_version_ = 0; // guarded by mtx_
+  mutable annotated_mutex mtx_;
+  map_type blobs_ EPOCHRT_GUARDED_BY(mtx_);
+  uint64_t last_version_ EPOCHRT_GUARDED_BY(mtx_) = 0;
 };
 
 } // namespace epochrt

@@ -29,7 +29,8 @@ if [ ${#files[@]} -eq 0 ]; then
   exit 1
 fi
 flags=(-std=c++17 -fsyntax-only -Wthread-safety -Werror=thread-safety
-       -Wno-unknown-warning-option -I"$build/include" -I"$build/messages")
+       -Wno-unknown-warning-option -I"$top" -I"$build/include"
+       -I"$build/public" -I"$build/messages")
 if python_inc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null); then
   flags+=(-I"$python_inc")
 fi

@@ -61,7 +61,7 @@ progress_view::progress_view(std::string job_name,
 }
 
 void progress_view::on_event(const job_event& ev) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   using kind = job_event::kind;
   switch (ev.what) {
     case kind::group:
@@ -110,6 +110,11 @@ void progress_view::on_event(const job_event& ev) {
 }
 
 std::string progress_view::text() const {
+  annotated_mutex::guard guard{mtx_};
+  return line();
+}
+
+std::string progress_view::line() const {
   std::string line = job_;
   line += "  epoch ";
   line += epoch_ < 0 ? std::string{"-"} : std::to_string(epoch_);
@@ -135,21 +140,21 @@ std::string progress_view::text() const {
 void progress_view::draw() {
   if (finished_)
     return;
-  write_all(fd_, "\r\x1b[2K" + text() + "\r");
+  write_all(fd_, "\r\x1b[2K" + line() + "\r");
 }
 
 void progress_view::clear_line() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   if (!finished_)
     write_all(fd_, "\r\x1b[2K");
 }
 
 void progress_view::finish() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   if (finished_)
     return;
   finished_ = true;
-  write_all(fd_, "\r\x1b[2K" + text() + "\n");
+  write_all(fd_, "\r\x1b[2K" + line() + "\n");
 }
 
 } // namespace epochrt::cli

@@ -1,11 +1,11 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include <epochrt/actors/api/job_events.hpp>
+#include <epochrt/messages/annotated_mutex.hpp>
 
 namespace epochrt::cli {
 
@@ -46,26 +46,29 @@ public:
   std::string text() const;
 
 private:
-  void draw();
+  // What text() returns.
+  std::string line() const EPOCHRT_REQUIRES(mtx_);
 
-  mutable std::mutex mtx_;
+  void draw() EPOCHRT_REQUIRES(mtx_);
+
+  mutable annotated_mutex mtx_;
   std::string job_;
   std::optional<int64_t> limit_;
   int fd_;
-  int64_t epoch_ = -1;
-  int64_t epoch_us_ = -1;
-  int64_t ckpt_epoch_ = -1;
-  int64_t ckpt_us_ = 0;
-  uint64_t ckpt_bytes_ = 0;
-  int64_t ckpt_write_us_ = 0;
-  int64_t committed_ = -1;
-  int64_t resumed_ = -1;
+  int64_t epoch_ EPOCHRT_GUARDED_BY(mtx_) = -1;
+  int64_t epoch_us_ EPOCHRT_GUARDED_BY(mtx_) = -1;
+  int64_t ckpt_epoch_ EPOCHRT_GUARDED_BY(mtx_) = -1;
+  int64_t ckpt_us_ EPOCHRT_GUARDED_BY(mtx_) = 0;
+  uint64_t ckpt_bytes_ EPOCHRT_GUARDED_BY(mtx_) = 0;
+  int64_t ckpt_write_us_ EPOCHRT_GUARDED_BY(mtx_) = 0;
+  int64_t committed_ EPOCHRT_GUARDED_BY(mtx_) = -1;
+  int64_t resumed_ EPOCHRT_GUARDED_BY(mtx_) = -1;
   // Slowest node's save and the sum of the bytes of the epoch in progress.
-  int64_t pending_epoch_ = -1;
-  int64_t pending_us_ = 0;
-  int64_t pending_write_us_ = 0;
-  uint64_t pending_bytes_ = 0;
-  bool finished_ = false;
+  int64_t pending_epoch_ EPOCHRT_GUARDED_BY(mtx_) = -1;
+  int64_t pending_us_ EPOCHRT_GUARDED_BY(mtx_) = 0;
+  int64_t pending_write_us_ EPOCHRT_GUARDED_BY(mtx_) = 0;
+  uint64_t pending_bytes_ EPOCHRT_GUARDED_BY(mtx_) = 0;
+  bool finished_ EPOCHRT_GUARDED_BY(mtx_) = false;
 };
 
 } // namespace epochrt::cli

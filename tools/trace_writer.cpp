@@ -88,12 +88,13 @@ int trace_writer::lane(const std::string& name) {
 }
 
 void trace_writer::on_event(const job_event& ev) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   if (closed_)
     return;
   using kind = job_event::kind;
   auto span = [&](const std::string& lane_name, const std::string& name,
-                  const std::string& category, nlohmann::json args) {
+                  const std::string& category, nlohmann::json args)
+                EPOCHRT_REQUIRES(mtx_) -> void {
     auto start = micros(ev.start);
     auto end = micros(ev.end);
     args["epoch"] = ev.epoch;
@@ -111,7 +112,8 @@ void trace_writer::on_event(const job_event& ev) {
                  {"args", std::move(args)}}));
   };
   // A failure the whole job saw, at the moment it was seen.
-  auto failure_mark = [&](const std::string& name, nlohmann::json args) {
+  auto failure_mark = [&](const std::string& name, nlohmann::json args)
+                        EPOCHRT_REQUIRES(mtx_) -> void {
     append(dump({{"name", name},
                  {"cat", "failure"},
                  {"ph", "i"},
@@ -139,7 +141,8 @@ void trace_writer::on_event(const job_event& ev) {
       // Its parts, nested: the snapshot opens a save, the syncs close it.
       auto start = micros(ev.start);
       auto end = micros(ev.end);
-      auto part = [&](const std::string& name, int64_t from, int64_t dur) {
+      auto part = [&](const std::string& name, int64_t from, int64_t dur)
+                    EPOCHRT_REQUIRES(mtx_) -> void {
         append(dump({{"name", name},
                      {"cat", "checkpoint"},
                      {"ph", "X"},
@@ -200,7 +203,7 @@ void trace_writer::on_event(const job_event& ev) {
 }
 
 void trace_writer::close() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   if (closed_)
     return;
   closed_ = true;

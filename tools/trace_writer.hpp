@@ -4,10 +4,10 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include <epochrt/actors/api/job_events.hpp>
+#include <epochrt/messages/annotated_mutex.hpp>
 
 namespace epochrt::cli {
 
@@ -40,18 +40,18 @@ private:
   explicit trace_writer(std::ofstream out);
 
   // The lane of `name`, named in the trace on first use.
-  int lane(const std::string& name);
+  int lane(const std::string& name) EPOCHRT_REQUIRES(mtx_);
 
-  void append(const std::string& json_object);
+  void append(const std::string& json_object) EPOCHRT_REQUIRES(mtx_);
 
   int64_t micros(job_event::clock::time_point t) const;
 
-  std::mutex mtx_;
-  std::ofstream out_;
+  annotated_mutex mtx_;
+  std::ofstream out_ EPOCHRT_GUARDED_BY(mtx_);
   job_event::clock::time_point origin_;
-  std::map<std::string, int> lanes_;
-  bool first_ = true;
-  bool closed_ = false;
+  std::map<std::string, int> lanes_ EPOCHRT_GUARDED_BY(mtx_);
+  bool first_ EPOCHRT_GUARDED_BY(mtx_) = true;
+  bool closed_ EPOCHRT_GUARDED_BY(mtx_) = false;
 };
 
 } // namespace epochrt::cli

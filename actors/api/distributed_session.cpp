@@ -37,12 +37,12 @@ caf::actor_system& distributed_session::system() {
 }
 
 bool distributed_session::is_remote(const std::string& name) const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   return addresses_.count(name) > 0;
 }
 
 std::string distributed_session::address_of(const std::string& name) const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   auto i = addresses_.find(name);
   return i == addresses_.end() ? std::string{} : i->second.str();
 }
@@ -86,7 +86,7 @@ caf::expected<node_handle> distributed_session::node(const std::string& name) {
   if (auto problem = node_name_problem(name); !problem.empty())
     return make_error(actors_errc::unknown_node,
                       "invalid node name '" + name + "': " + problem);
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   if (auto i = connected_.find(name); i != connected_.end())
     return node_handle{name,
                        i->second->proxy,
@@ -100,14 +100,21 @@ caf::expected<node_handle> distributed_session::node(const std::string& name) {
 caf::error distributed_session::connect_all() {
   if (auto& err = local_.start_error())
     return err;
-  for (auto& [name, address] : addresses_)
+  // node() takes the lock: the names first (a move keeps a node's name).
+  std::vector<std::string> names;
+  {
+    annotated_mutex::guard guard{mtx_};
+    for (auto& kvp : addresses_)
+      names.push_back(kvp.first);
+  }
+  for (auto& name : names)
     if (auto handle = node(name); !handle)
       return std::move(handle.error());
   return {};
 }
 
 caf::error distributed_session::recover_lost_nodes() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   std::vector<std::string> lost;
   for (auto& [name, node] : connected_)
     if (node->lost->load())

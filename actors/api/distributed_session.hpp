@@ -3,7 +3,6 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +10,7 @@
 #include <epochrt/actors/api/local_session.hpp>
 #include <epochrt/actors/api/node_address.hpp>
 #include <epochrt/actors/api/session.hpp>
+#include <epochrt/messages/annotated_mutex.hpp>
 
 namespace epochrt {
 
@@ -95,24 +95,28 @@ public:
   bool is_remote(const std::string& name) const;
 
 private:
-  caf::expected<node_handle> connect(const std::string& name);
-  caf::expected<node_handle> connect(const std::string& name,
-                                     const node_address& address);
+  caf::expected<node_handle> connect(const std::string& name)
+    EPOCHRT_REQUIRES(mtx_);
+  caf::expected<node_handle>
+  connect(const std::string& name, const node_address& address)
+    EPOCHRT_REQUIRES(mtx_);
   // Reconnects lost node `name` to its address, or else moves it to a
-  // spare. Called with mtx_ held.
-  caf::error bring_back(const std::string& name);
-  caf::error move_to_spare(const std::string& name, caf::error why_not_back);
+  // spare.
+  caf::error bring_back(const std::string& name) EPOCHRT_REQUIRES(mtx_);
+  caf::error move_to_spare(const std::string& name, caf::error why_not_back)
+    EPOCHRT_REQUIRES(mtx_);
 
   caf::actor_system& sys_;
   local_session local_;
-  std::map<std::string, node_address> addresses_;
-  distributed_session_options options_;
-  // Guards addresses_ (a move changes it), connected_, links_ and the
-  // spares in options_.
-  mutable std::mutex mtx_;
-  std::map<std::string, std::unique_ptr<remote_node>> connected_;
+  // A move to a spare changes addresses_ and the spares in options_.
+  std::map<std::string, node_address> addresses_ EPOCHRT_GUARDED_BY(mtx_);
+  distributed_session_options options_ EPOCHRT_GUARDED_BY(mtx_);
+  mutable annotated_mutex mtx_;
+  std::map<std::string, std::unique_ptr<remote_node>>
+    connected_ EPOCHRT_GUARDED_BY(mtx_);
   /// What a fault plan did to each node's link, across reconnections.
-  std::map<std::string, std::shared_ptr<remote_link_faults>> links_;
+  std::map<std::string, std::shared_ptr<remote_link_faults>>
+    links_ EPOCHRT_GUARDED_BY(mtx_);
 };
 
 } // namespace epochrt

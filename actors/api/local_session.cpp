@@ -65,7 +65,7 @@ local_session::get_or_create(const std::string& name) {
                       "invalid node name '" + name + "': " + problem);
   if (start_error_)
     return start_error_;
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   auto i = nodes_.find(name);
   if (i == nodes_.end()) {
     auto created = std::make_unique<local_node>();

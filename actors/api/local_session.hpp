@@ -2,10 +2,10 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include <epochrt/actors/api/session.hpp>
+#include <epochrt/messages/annotated_mutex.hpp>
 
 namespace epochrt {
 
@@ -66,8 +66,9 @@ private:
   // The channels and collectives of the session's nodes.
   std::shared_ptr<exchange_hub> hub_;
   caf::error start_error_;
-  std::mutex mtx_;
-  std::map<std::string, std::unique_ptr<local_node>> nodes_;
+  annotated_mutex mtx_;
+  std::map<std::string, std::unique_ptr<local_node>>
+    nodes_ EPOCHRT_GUARDED_BY(mtx_);
 };
 
 } // namespace epochrt

@@ -41,7 +41,7 @@ node_lease::~node_lease() {
 caf::expected<node_lease>
 session::lease_nodes(const std::vector<std::string>& nodes,
                      const std::string& holder) {
-  std::lock_guard<std::mutex> guard{lease_mtx_};
+  annotated_mutex::guard guard{lease_mtx_};
   for (auto& node : nodes)
     if (auto i = leased_.find(node); i != leased_.end())
       return make_error(actors_errc::invalid_argument,
@@ -56,7 +56,7 @@ session::lease_nodes(const std::vector<std::string>& nodes,
 }
 
 caf::error session::check_unleased(const std::vector<std::string>& nodes) {
-  std::lock_guard<std::mutex> guard{lease_mtx_};
+  annotated_mutex::guard guard{lease_mtx_};
   for (auto& node : nodes)
     if (auto i = leased_.find(node); i != leased_.end())
       return make_error(actors_errc::invalid_argument,
@@ -67,7 +67,7 @@ caf::error session::check_unleased(const std::vector<std::string>& nodes) {
 }
 
 void session::release(const std::vector<std::string>& nodes) {
-  std::lock_guard<std::mutex> guard{lease_mtx_};
+  annotated_mutex::guard guard{lease_mtx_};
   for (auto& node : nodes)
     leased_.erase(node);
 }

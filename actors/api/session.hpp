@@ -3,7 +3,6 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -11,6 +10,7 @@
 #include <caf/fwd.hpp>
 
 #include <epochrt/faults/fault_injector.hpp>
+#include <epochrt/messages/annotated_mutex.hpp>
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/task_output.hpp>
 #include <epochrt/messages/tensor.hpp>
@@ -154,9 +154,9 @@ private:
   void release(const std::vector<std::string>& nodes);
 
   session_options options_;
-  std::mutex lease_mtx_;
+  annotated_mutex lease_mtx_;
   // Leased node -> its holder.
-  std::map<std::string, std::string> leased_;
+  std::map<std::string, std::string> leased_ EPOCHRT_GUARDED_BY(lease_mtx_);
 };
 
 } // namespace epochrt

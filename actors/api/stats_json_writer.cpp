@@ -107,7 +107,7 @@ void stats_json_writer::write_line(const std::string& line) {
 }
 
 void stats_json_writer::on_event(const job_event& ev) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   using kind = job_event::kind;
   switch (ev.what) {
     case kind::group:
@@ -183,13 +183,13 @@ void stats_json_writer::on_event(const job_event& ev) {
 }
 
 void stats_json_writer::set_metrics(std::vector<std::string> blobs) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   metrics_ = std::move(blobs);
 }
 
 void stats_json_writer::on_epoch_outputs(
   int64_t epoch, const std::vector<task_output>& outputs) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   if (metrics_.empty())
     return;
   for (auto& out : outputs) {
@@ -240,7 +240,7 @@ void stats_json_writer::maybe_write(int64_t epoch, bool force) {
 }
 
 void stats_json_writer::close() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   while (!pending_.empty())
     maybe_write(pending_.begin()->first, true);
 }

@@ -4,12 +4,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <epochrt/actors/api/job_events.hpp>
+#include <epochrt/messages/annotated_mutex.hpp>
 #include <epochrt/messages/task_output.hpp>
 
 namespace epochrt {
@@ -103,20 +103,20 @@ private:
                     bool checkpoints);
 
   // Writes the record of `epoch` once every figure it waits for is there.
-  void maybe_write(int64_t epoch, bool force);
+  void maybe_write(int64_t epoch, bool force) EPOCHRT_REQUIRES(mtx_);
 
-  void write_line(const std::string& line);
+  void write_line(const std::string& line) EPOCHRT_REQUIRES(mtx_);
 
   double seconds_now() const;
 
-  std::mutex mtx_;
-  std::function<void(const std::string&)> sink_;
+  annotated_mutex mtx_;
+  std::function<void(const std::string&)> sink_ EPOCHRT_GUARDED_BY(mtx_);
   bool checkpoints_;
   job_event::clock::time_point origin_;
-  std::map<int64_t, epoch_record> pending_;
-  std::vector<std::string> metrics_;
-  int64_t failures_ = 0;
-  int64_t recoveries_ = 0;
+  std::map<int64_t, epoch_record> pending_ EPOCHRT_GUARDED_BY(mtx_);
+  std::vector<std::string> metrics_ EPOCHRT_GUARDED_BY(mtx_);
+  int64_t failures_ EPOCHRT_GUARDED_BY(mtx_) = 0;
+  int64_t recoveries_ EPOCHRT_GUARDED_BY(mtx_) = 0;
 };
 
 } // namespace epochrt

@@ -103,7 +103,7 @@ void task_group_run::cancel() {
 
 void task_group_run::task_cancelled(caf::error err) {
   {
-    std::lock_guard<std::mutex> guard{cancelled_mtx_};
+    annotated_mutex::guard guard{cancelled_mtx_};
     if (!cancelled_)
       cancelled_ = std::move(err);
   }
@@ -118,7 +118,7 @@ void task_group_run::reply_cancelled() {
     return;
   caf::error err;
   {
-    std::lock_guard<std::mutex> guard{cancelled_mtx_};
+    annotated_mutex::guard guard{cancelled_mtx_};
     err = cancelled_;
   }
   reply(caf::make_message(std::move(err)));

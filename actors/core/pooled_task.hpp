@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -15,6 +14,7 @@
 #include <caf/response_promise.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <epochrt/messages/annotated_mutex.hpp>
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/protocol.hpp>
 
@@ -191,8 +191,8 @@ private:
   std::atomic<size_t> remaining_;
   std::atomic<bool> settled_{false};
   std::atomic<bool> cancel_{false};
-  std::mutex cancelled_mtx_;
-  caf::error cancelled_; // guarded by cancelled_mtx_
+  annotated_mutex cancelled_mtx_;
+  caf::error cancelled_ EPOCHRT_GUARDED_BY(cancelled_mtx_);
   std::atomic<bool> any_cancelled_{false};
 };
 

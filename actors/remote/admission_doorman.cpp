@@ -8,7 +8,6 @@
 #include <deque>
 #include <functional>
 #include <limits>
-#include <mutex>
 #include <system_error>
 #include <thread>
 
@@ -28,6 +27,7 @@
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/remote/admission_protocol.hpp>
 #include <epochrt/actors/remote/bounded_scribe.hpp>
+#include <epochrt/messages/annotated_mutex.hpp>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -140,7 +140,7 @@ public:
                         std::string{"cannot make an eventfd: "}
                           + std::strerror(errno));
     {
-      std::lock_guard<std::mutex> guard{mtx_};
+      annotated_mutex::guard guard{mtx_};
       hand_off_ = std::move(hand_off);
     }
     try {
@@ -148,7 +148,7 @@ public:
         self->run();
       }}.detach();
     } catch (const std::system_error& e) {
-      std::lock_guard<std::mutex> guard{mtx_};
+      annotated_mutex::guard guard{mtx_};
       hand_off_ = nullptr;
       return make_error(caf::sec::runtime_error,
                         std::string{"cannot start the thread that admits "
@@ -161,7 +161,7 @@ public:
   /// Stops listening at once (new connects are refused), drops the hand-off,
   /// and lets the thread close every socket and end. Idempotent.
   void stop() {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     if (stopping_)
       return;
     hand_off_ = nullptr;
@@ -184,7 +184,8 @@ public:
     return port_;
   }
 
-  int listen_fd() const noexcept {
+  // Unlocked: read before start(), when no other thread uses the gate.
+  int listen_fd() const noexcept EPOCHRT_NO_THREAD_SAFETY_ANALYSIS {
     return listen_fd_;
   }
 
@@ -216,8 +217,13 @@ private:
   }
 
   bool stopping() {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     return stopping_;
+  }
+
+  // listen_fd_ on the gate's thread, its only writer: unlocked there.
+  int own_listen_fd() const EPOCHRT_NO_THREAD_SAFETY_ANALYSIS {
+    return listen_fd_;
   }
 
   void run() {
@@ -228,7 +234,7 @@ private:
       fds.clear();
       fds.push_back({wake_fd_, POLLIN, 0});
       bool accepting = accepting_ && now >= paused_until_;
-      fds.push_back({accepting ? listen_fd_ : -1, POLLIN, 0});
+      fds.push_back({accepting ? own_listen_fd() : -1, POLLIN, 0});
       auto next = now + std::chrono::hours(1);
       for (auto& c : pending_) {
         fds.push_back(
@@ -272,7 +278,7 @@ private:
     for (auto& c : pending_)
       ::close(c.fd);
     pending_.clear();
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     ::close(listen_fd_);
     listen_fd_ = -1;
   }
@@ -295,8 +301,8 @@ private:
     // A bounded batch per wake-up, so that a flood cannot starve the
     // connections already in the handshake.
     for (int i = 0; i < 16; ++i) {
-      int fd
-        = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      int fd = ::accept4(own_listen_fd(), nullptr, nullptr,
+                         SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
           continue;
@@ -362,7 +368,7 @@ private:
     running_low(why);
     if (reserve_fd_ >= 0) {
       ::close(reserve_fd_);
-      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      int fd = ::accept4(own_listen_fd(), nullptr, nullptr, SOCK_CLOEXEC);
       if (fd >= 0)
         ::close(fd);
       reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -479,7 +485,7 @@ private:
         }
         hand_off_fn hand_off;
         {
-          std::lock_guard<std::mutex> guard{mtx_};
+          annotated_mutex::guard guard{mtx_};
           hand_off = hand_off_;
         }
         if (!hand_off || !hand_off(c.fd))
@@ -532,7 +538,8 @@ private:
     }
   }
 
-  int listen_fd_;
+  // Closed by the gate's thread; stop(), on another, shuts it down.
+  int listen_fd_ EPOCHRT_GUARDED_BY(mtx_);
   int wake_fd_ = -1;
   // A descriptor held in reserve: closed to make room to accept and shed a
   // connection when the process is out of descriptors.
@@ -543,9 +550,9 @@ private:
   spdlog::logger& log_;
   std::string addr_;
   uint16_t port_ = 0;
-  std::mutex mtx_;
-  hand_off_fn hand_off_;
-  bool stopping_ = false;
+  annotated_mutex mtx_;
+  hand_off_fn hand_off_ EPOCHRT_GUARDED_BY(mtx_);
+  bool stopping_ EPOCHRT_GUARDED_BY(mtx_) = false;
   std::atomic<bool> accepting_{true};
   // Only the gate's thread touches the members below.
   std::deque<connection> pending_;

@@ -182,7 +182,7 @@ std::vector<char>
 copy_stream_receiver::expect(std::unique_ptr<database_copy> copy) {
   auto token = detail::make_nonce();
   std::vector<waiting> dropped; // destroyed without the lock
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   make_room(waiting_, dropped, limits_);
   if (!stopped_)
     waiting_.push_back(waiting{token, std::move(copy), socket_clock::now()});
@@ -193,7 +193,7 @@ std::vector<char>
 copy_stream_receiver::expect_read(database_file_reader reader) {
   auto token = detail::make_nonce();
   std::vector<waiting_read> dropped;
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   make_room(reads_, dropped, limits_);
   if (!stopped_)
     reads_.push_back(
@@ -203,7 +203,7 @@ copy_stream_receiver::expect_read(database_file_reader reader) {
 
 caf::error copy_stream_receiver::release(const std::string& path) {
   std::vector<waiting> dropped;
-  std::unique_lock<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   for (auto i = waiting_.begin(); i != waiting_.end();) {
     if (i->copy->path() == path) {
       dropped.push_back(std::move(*i));
@@ -212,7 +212,7 @@ caf::error copy_stream_receiver::release(const std::string& path) {
       ++i;
     }
   }
-  auto busy = [&] {
+  auto busy = [&]() EPOCHRT_REQUIRES(mtx_) {
     return std::any_of(streaming_.begin(), streaming_.end(),
                        [&](const streaming& s) {
                          return s.path == path;
@@ -221,7 +221,7 @@ caf::error copy_stream_receiver::release(const std::string& path) {
   for (auto& s : streaming_)
     if (s.path == path)
       ::shutdown(s.fd, SHUT_RDWR);
-  if (!ended_.wait_for(guard, stream_end_limit, [&] {
+  if (!ended_.wait_for(guard, stream_end_limit, [&]() EPOCHRT_REQUIRES(mtx_) {
         return !busy();
       }))
     return make_error(caf::sec::request_timeout,
@@ -230,7 +230,7 @@ caf::error copy_stream_receiver::release(const std::string& path) {
 }
 
 bool copy_stream_receiver::serve(int fd) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   if (stopped_ || streaming_.size() >= limits_.max_streams)
     return false;
   // Listed first: the thread ends by taking itself off the list, under
@@ -250,20 +250,20 @@ bool copy_stream_receiver::serve(int fd) {
 void copy_stream_receiver::stop() {
   std::vector<waiting> dropped;
   std::vector<waiting_read> dropped_reads;
-  std::unique_lock<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   stopped_ = true;
   dropped.swap(waiting_);
   dropped_reads.swap(reads_);
   for (auto& s : streaming_)
     ::shutdown(s.fd, SHUT_RDWR);
-  ended_.wait_for(guard, stream_end_limit, [&] {
+  ended_.wait_for(guard, stream_end_limit, [&]() EPOCHRT_REQUIRES(mtx_) {
     return streaming_.empty();
   });
 }
 
 std::unique_ptr<database_copy>
 copy_stream_receiver::take(const std::vector<char>& token, int fd) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   auto found = find_token(waiting_, token);
   if (found == waiting_.end())
     return nullptr;
@@ -281,7 +281,7 @@ copy_stream_receiver::take_read(const std::vector<char>& token) {
   // A read nobody came for keeps its file open: each stream looks.
   std::vector<waiting> dropped;
   std::vector<waiting_read> dropped_reads;
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   drop_expired(waiting_, dropped, limits_);
   drop_expired(reads_, dropped_reads, limits_);
   auto found = find_token(reads_, token);
@@ -305,7 +305,7 @@ void copy_stream_receiver::run(int fd) {
       static_cast<void>(send_status(fd, err, limits_.step_timeout));
     if (err)
       drain(fd);
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     streaming_.erase(std::find_if(streaming_.begin(), streaming_.end(),
                                   [fd](const streaming& s) {
                                     return s.fd == fd;

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include <epochrt/messages/annotated_mutex.hpp>
 #include <epochrt/messages/replica_protocol.hpp>
 #include <epochrt/persistence/checkpoint_copy.hpp>
 
@@ -139,12 +139,12 @@ private:
 
   copy_stream_limits limits_;
   std::shared_ptr<fault_injector> faults_;
-  std::mutex mtx_;
-  std::condition_variable ended_;
-  bool stopped_ = false;
-  std::vector<waiting> waiting_;
-  std::vector<waiting_read> reads_;
-  std::vector<streaming> streaming_;
+  annotated_mutex mtx_;
+  std::condition_variable_any ended_;
+  bool stopped_ EPOCHRT_GUARDED_BY(mtx_) = false;
+  std::vector<waiting> waiting_ EPOCHRT_GUARDED_BY(mtx_);
+  std::vector<waiting_read> reads_ EPOCHRT_GUARDED_BY(mtx_);
+  std::vector<streaming> streaming_ EPOCHRT_GUARDED_BY(mtx_);
 };
 
 /// The reading end: presents `token` on the admitted stream `fd`, passes

@@ -22,7 +22,7 @@ replica_links::replica_links(caf::actor_system& sys,
 caf::expected<caf::actor> replica_links::store_at(const std::string& address,
                                                   bool reconnect) {
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    annotated_mutex::guard guard{mtx_};
     auto i = stores_.find(address);
     if (i != stores_.end() && !reconnect)
       return i->second;
@@ -49,7 +49,7 @@ caf::expected<caf::actor> replica_links::store_at(const std::string& address,
     return unreachable(store.error());
   if (!*store)
     return unreachable(make_error(actors_errc::rejected, "it keeps no copies"));
-  std::lock_guard<std::mutex> guard{mtx_};
+  annotated_mutex::guard guard{mtx_};
   stores_.insert_or_assign(address, *store);
   return *store;
 }

@@ -2,13 +2,14 @@
 
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include <caf/actor.hpp>
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
+
+#include <epochrt/messages/annotated_mutex.hpp>
 
 namespace epochrt {
 
@@ -44,8 +45,8 @@ private:
   caf::actor_system& sys_;
   std::optional<std::string> secret_;
   std::chrono::milliseconds timeout_;
-  std::mutex mtx_;
-  std::map<std::string, caf::actor> stores_;
+  annotated_mutex mtx_;
+  std::map<std::string, caf::actor> stores_ EPOCHRT_GUARDED_BY(mtx_);
 };
 
 } // namespace epochrt
