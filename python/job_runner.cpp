@@ -10,6 +10,7 @@
 #include <pybind11/pybind11.h>
 
 #include "errors.hpp"
+#include "interpreter_entry.hpp"
 #include "op_registry.hpp"
 #include "task_group_ref.hpp"
 #include "tensor_array.hpp"
@@ -105,10 +106,16 @@ job_runner::~job_runner() {
   // (Python's garbage collection) or without (a C++ caller).
   if (PyGILState_Check() != 0) {
     upload_object_.reset();
-  } else {
-    py::gil_scoped_acquire gil;
-    upload_object_.reset();
+    return;
   }
+  interpreter_entry entry;
+  if (!entry.ok()) {
+    // The interpreter is ending: the object is left to it.
+    upload_object_->release();
+    return;
+  }
+  py::gil_scoped_acquire gil;
+  upload_object_.reset();
 }
 
 int64_t job_runner::train(session& sess, const epoch_watch* watch) {

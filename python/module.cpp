@@ -26,6 +26,7 @@
 #include "ckpt_functions.hpp"
 #include "distributed_session.hpp"
 #include "errors.hpp"
+#include "interpreter_entry.hpp"
 #include "job_runner.hpp"
 #include "local_session.hpp"
 #include "multi_node_checkpoint_manager.hpp"
@@ -1186,6 +1187,12 @@ PYBIND11_MODULE(_epochrt, m) {
   // GIL, the other in the import waiting for it. Loaded here, once, with
   // the GIL held and no worker running.
   pybind11::dtype::of<double>();
+  // Before the interpreter finalizes, no thread of epochrt's may be left
+  // about to take the GIL (interpreter_entry.hpp).
+  pybind11::module_::import("atexit").attr("register")(
+    pybind11::cpp_function([] {
+      interpreter_ending();
+    }));
   register_errors(m);
   bind_op_registry(m);
   bind_job_parts(m);

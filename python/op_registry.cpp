@@ -10,6 +10,7 @@
 #include <pybind11/stl.h>
 
 #include "errors.hpp"
+#include "interpreter_entry.hpp"
 #include "output_slot.hpp"
 #include "tensor_array.hpp"
 
@@ -21,16 +22,6 @@ namespace {
 
 thread_local bool running_python_op = false;
 
-// Whether a thread may still take the GIL: once the interpreter finalizes,
-// a thread that asks for it blocks forever.
-bool interpreter_alive() {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsInitialized() != 0 && Py_IsFinalizing() == 0;
-#else
-  return Py_IsInitialized() != 0 && _Py_IsFinalizing() == 0;
-#endif
-}
-
 // A Python object that any thread may drop: the last owner takes the GIL
 // to release it, and leaks it when the interpreter is ending.
 class held_object {
@@ -38,7 +29,8 @@ public:
   explicit held_object(py::object obj) : ptr_(obj.release().ptr()) {}
 
   ~held_object() {
-    if (!interpreter_alive())
+    interpreter_entry entry;
+    if (!entry.ok())
       return;
     py::gil_scoped_acquire gil;
     Py_DECREF(ptr_);
@@ -280,7 +272,8 @@ public:
       fills_outputs_(fills_outputs) {}
 
   caf::error operator()(op_context& ctx) const {
-    if (!interpreter_alive())
+    interpreter_entry entry;
+    if (!entry.ok())
       return ctx.fail(runtime_errc::op_failed,
                       "the Python interpreter has ended");
     py::gil_scoped_acquire gil;
