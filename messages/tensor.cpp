@@ -138,6 +138,17 @@ double element_as_double(const tensor& x, size_t i) noexcept {
   return 0.0;
 }
 
+std::string format_shape(const std::vector<int64_t>& shape) {
+  std::string result = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0)
+      result += ',';
+    result += std::to_string(shape[i]);
+  }
+  result += ']';
+  return result;
+}
+
 std::string format_values(const tensor& x) {
   std::string out;
   auto n = x.type == dtype::string ? x.strings.size() : x.element_count();

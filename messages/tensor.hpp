@@ -112,6 +112,10 @@ tensor make_string_tensor(std::vector<int64_t> shape,
 /// Precondition: `i < x.element_count()` and `x.type != dtype::string`.
 double element_as_double(const tensor& x, size_t i) noexcept;
 
+/// Formats a shape as it appears in error messages: "[4,3]", "[]" for a
+/// scalar.
+std::string format_shape(const std::vector<int64_t>& shape);
+
 /// Formats all elements row-major, comma-separated ("1,2.5,3"); floats use
 /// the shortest text that reads back to the same value.
 std::string format_values(const tensor& x);

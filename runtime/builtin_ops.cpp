@@ -24,17 +24,6 @@ namespace {
 // absurd shapes (and overflowing products) with an error, not a bad_alloc.
 constexpr uint64_t max_elements = uint64_t{1} << 36;
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string result = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0)
-      result += ',';
-    result += std::to_string(shape[i]);
-  }
-  result += ']';
-  return result;
-}
-
 bool is_integer(dtype x) noexcept {
   return x == dtype::i32 || x == dtype::i64 || x == dtype::u8;
 }
@@ -74,9 +63,9 @@ std::string shape_problem(const std::vector<int64_t>& shape) {
   uint64_t count = 1;
   for (auto dim : shape) {
     if (dim < 0)
-      return "shape " + shape_text(shape) + " has a negative dimension";
+      return "shape " + format_shape(shape) + " has a negative dimension";
     if (dim != 0 && count > max_elements / static_cast<uint64_t>(dim))
-      return "shape " + shape_text(shape) + " is too large";
+      return "shape " + format_shape(shape) + " is too large";
     count *= static_cast<uint64_t>(dim);
   }
   return {};
@@ -129,7 +118,7 @@ std::string fill_problem(const op_def& op, bool given) {
     for (auto dim : shape)
       count *= static_cast<uint64_t>(dim);
     if (count != values->second.element_count())
-      return op.type + ": shape " + shape_text(shape) + " holds "
+      return op.type + ": shape " + format_shape(shape) + " holds "
         + std::to_string(count) + " values, got "
         + std::to_string(values->second.element_count());
   }
@@ -222,7 +211,7 @@ caf::error given_tensor_fill(op_context& ctx) {
   auto result = make_zero_tensor(type, std::move(shape));
   if (result.element_count() != count)
     return ctx.fail(runtime_errc::shape_mismatch,
-                    "shape " + shape_text(result.shape) + " holds "
+                    "shape " + format_shape(result.shape) + " holds "
                       + std::to_string(result.element_count()) + " values, got "
                       + std::to_string(count));
   if (values.type != dtype::string) // an empty list may come as any dtype
@@ -253,8 +242,8 @@ caf::error elementwise(op_context& ctx, Fn fn) {
     shape = b.shape;
   else
     return ctx.fail(runtime_errc::shape_mismatch,
-                    "shapes " + shape_text(a.shape) + " and "
-                      + shape_text(b.shape)
+                    "shapes " + format_shape(a.shape) + " and "
+                      + format_shape(b.shape)
                       + " differ and neither is a single element");
   auto result = make_zero_tensor(a.type, std::move(shape));
   auto n = result.element_count();
@@ -329,7 +318,7 @@ caf::error check_counter(op_context& ctx, size_t input, const char* what) {
     return ctx.fail(runtime_errc::shape_mismatch,
                     std::string{what} + " '" + ctx.def().inputs[input]
                       + "' must hold one element, got shape "
-                      + shape_text(x.shape));
+                      + format_shape(x.shape));
   return caf::none;
 }
 
@@ -509,21 +498,21 @@ caf::expected<linear_gradient> mse_gradient(op_context& ctx) {
   auto& y = ctx.input(3);
   if (w.shape.size() != 1)
     return ctx.fail(runtime_errc::shape_mismatch,
-                    "weights must be 1-D, got shape " + shape_text(w.shape));
+                    "weights must be 1-D, got shape " + format_shape(w.shape));
   if (!single(b))
     return ctx.fail(runtime_errc::shape_mismatch,
                     "bias must hold one element, got shape "
-                      + shape_text(b.shape));
+                      + format_shape(b.shape));
   auto features = w.shape[0];
   if (x.shape.size() != 2 || x.shape[1] != features)
     return ctx.fail(runtime_errc::shape_mismatch,
                     "X must have shape [k," + std::to_string(features)
-                      + "], got " + shape_text(x.shape));
+                      + "], got " + format_shape(x.shape));
   auto k = x.shape[0];
   if (y.shape != std::vector<int64_t>{k})
     return ctx.fail(runtime_errc::shape_mismatch,
                     "y must have shape [" + std::to_string(k) + "], got "
-                      + shape_text(y.shape));
+                      + format_shape(y.shape));
   auto n = static_cast<size_t>(features);
   linear_gradient result;
   result.rows = static_cast<size_t>(k);
@@ -603,8 +592,8 @@ caf::error sgd_update(op_context& ctx) {
                       + to_string(param.type));
   if (grad.shape != param.shape)
     return ctx.fail(runtime_errc::shape_mismatch,
-                    "grad has shape " + shape_text(grad.shape) + ", param "
-                      + shape_text(param.shape));
+                    "grad has shape " + format_shape(grad.shape) + ", param "
+                      + format_shape(param.shape));
   auto lr = ctx.number_arg("lr", 0.01);
   tensor result = param;
   auto n = result.element_count();

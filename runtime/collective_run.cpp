@@ -6,22 +6,13 @@
 #include <utility>
 
 #include <epochrt/messages/error_text.hpp>
+#include <epochrt/messages/tensor.hpp>
 #include <epochrt/runtime/reduction.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 
 namespace epochrt {
 
 namespace {
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string result = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0)
-      result += ',';
-    result += std::to_string(shape[i]);
-  }
-  return result + "]";
-}
 
 // The elements of a blob of `shape` (whose dimensions are not negative).
 uint64_t element_count_of(const std::vector<int64_t>& shape) {
@@ -70,7 +61,7 @@ constexpr uint32_t every_chunk = std::numeric_limits<uint32_t>::max();
 // -- blobs and chunks -------------------------------------------------------
 
 std::string collective_run::blob_meta::describe(size_t blob) const {
-  return std::string{to_string(types[blob])} + " " + shape_text(shapes[blob]);
+  return std::string{to_string(types[blob])} + " " + format_shape(shapes[blob]);
 }
 
 collective_run::blob_meta
