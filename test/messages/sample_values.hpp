@@ -243,4 +243,15 @@ void for_each_sample(F&& f) {
   f(sample_checkpoint_metadata());
 }
 
+/// Calls `f` with a sample of every record the codec keeps on disk.
+template <class F>
+void for_each_disk_record(F&& f) {
+  f(sample_blob_entry());
+  f(sample_manifest());
+  f(sample_blob_chunk());
+  f(sample_string_chunk());
+  f(sample_checkpoint_stats());
+  f(sample_checkpoint_metadata());
+}
+
 } // namespace epochrt::test
