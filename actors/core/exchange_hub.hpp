@@ -14,7 +14,9 @@
 #include <caf/error.hpp>
 #include <caf/fwd.hpp>
 
+#include <epochrt/actors/core/exchange_effects.hpp>
 #include <epochrt/actors/core/exchange_hub_options.hpp>
+#include <epochrt/actors/core/exchange_run.hpp>
 #include <epochrt/actors/remote/exchange_routes.hpp>
 #include <epochrt/messages/annotated_mutex.hpp>
 #include <epochrt/messages/exchange_protocol.hpp>
@@ -25,11 +27,6 @@
 namespace epochrt {
 
 class worker_pool;
-struct collective_actions;
-struct collective_state;
-
-/// A task's operation on a channel.
-enum class channel_op_kind { put, take, close };
 
 /// The exchange of one process: the channels its nodes host and its part
 /// of every collective among their tasks, for every group run that uses
@@ -202,112 +199,62 @@ public:
   /// A timer of `after` fired.
   void timer_fired(uint64_t id);
 
-  // Implementation details, defined in the .cpp: one run's state, what a
-  // locked section leaves to do once the lock is released, and a message
-  // that came before its run began here.
-  struct run_state;
-  struct deferred;
+  // A message that came before its run began here (defined in the .cpp).
   struct early_message;
 
 private:
   exchange_hub(std::shared_ptr<worker_pool> pool, exchange_hub_options opts);
 
-  void flush(deferred& later);
-  run_state* find_run(uint64_t run) EPOCHRT_REQUIRES(mtx_);
-  // put, take or close: done here when this process hosts the channel,
-  // else asked of the channel's node once; failed at once when the run is
-  // over or that node was lost.
+  void flush(exchange_effects& later);
+  exchange_run* find_run(uint64_t run) EPOCHRT_REQUIRES(mtx_);
+  // The run is over in this process: what still waits in it fails, and it
+  // is forgotten.
+  void forget_run(uint64_t run, exchange_effects& later) EPOCHRT_REQUIRES(mtx_);
+  // Has the endpoint watch `x`, another process's exchange, once.
+  void watch(const caf::actor& x, exchange_effects& later)
+    EPOCHRT_REQUIRES(mtx_);
+  // put, take or close of a task of this process (exchange_run::channel_op).
   void channel_op(uint64_t run, const task_ref& from, uint64_t op,
                   channel_op_kind kind, const std::string& channel_name,
                   std::vector<tensor_ptr> item,
                   std::shared_ptr<exchange_wait> wait);
-  // Handle a message of a run that began here (lock held).
-  void handle(run_state& st, const caf::actor& sender, exchange_put& msg,
-              deferred& later) EPOCHRT_REQUIRES(mtx_);
-  void handle(run_state& st, const caf::actor& sender, exchange_take& msg,
-              deferred& later) EPOCHRT_REQUIRES(mtx_);
-  void handle(run_state& st, const caf::actor& sender, exchange_close& msg,
-              deferred& later) EPOCHRT_REQUIRES(mtx_);
-  void handle(run_state& st, const caf::actor& sender, exchange_reply& msg,
-              deferred& later) EPOCHRT_REQUIRES(mtx_);
-  void handle(run_state& st, const caf::actor& sender, exchange_part& msg,
-              deferred& later) EPOCHRT_REQUIRES(mtx_);
-  void handle(run_state& st, const caf::actor& sender, exchange_result& msg,
-              deferred& later) EPOCHRT_REQUIRES(mtx_);
-  void handle(run_state& st, const caf::actor& sender, exchange_task_end& msg,
-              deferred& later) EPOCHRT_REQUIRES(mtx_);
-  void handle(run_state& st, const caf::actor& sender, exchange_node_lost& msg,
-              deferred& later) EPOCHRT_REQUIRES(mtx_);
-  void handle(run_state& st, const caf::actor& sender, exchange_probe& msg,
-              deferred& later) EPOCHRT_REQUIRES(mtx_);
-  void handle(run_state& st, const caf::actor& sender,
-              exchange_probe_reply& msg, deferred& later)
-    EPOCHRT_REQUIRES(mtx_);
-  void handle(run_state& st, const caf::actor& sender, exchange_deadlock& msg,
-              deferred& later) EPOCHRT_REQUIRES(mtx_);
-  // Whether `sender` is the exchange that probes run `st` for deadlocks
-  // (the plan's first peer's), and not this one.
-  bool from_prober(const run_state& st, const caf::actor& sender,
-                   const char* what) EPOCHRT_REQUIRES(mtx_);
-  // Whether `sender` is the process that hosts `node` in the run.
-  bool admitted(const caf::actor& sender, run_state& st,
-                const std::string& node, const char* what)
-    EPOCHRT_REQUIRES(mtx_);
-  // Receives a message: its run's, buffered until the run begins, or
-  // refused. `via` is the relay that passed it on, or null.
+  // Receives a message: its run's, kept until the run begins, or refused.
+  // `via` is the relay that passed it on, or null.
   template <class Message>
   void
   dispatch(const caf::actor& sender, Message& msg, const caf::actor& via = {});
-  // Whether a message that came `via` a relay (or directly: null) may be
-  // one of run `st`'s.
-  bool came_right_way(const run_state& st, const caf::actor& sender,
-                      const caf::actor& via) EPOCHRT_REQUIRES(mtx_);
+  // Keeps a message of a run not begun here, unless messages kept so fill
+  // max_early_bytes already.
+  template <class Message>
+  void keep_early(const caf::actor& sender, const caf::actor& via, Message& msg,
+                  exchange_effects& later) EPOCHRT_REQUIRES(mtx_);
   // The exchanges of other processes the runs under way here use.
   std::set<caf::actor> peers_in_use() const EPOCHRT_REQUIRES(mtx_);
   // Forgets the messages `peer` sent (or relayed) for runs not begun
-  // here (mtx_ held).
+  // here.
   void drop_early_from(const caf::actor_addr& peer) EPOCHRT_REQUIRES(mtx_);
   // Whether `peer` is another daemon's exchange seen from a daemon: not
-  // the relay of a run here, nor a daemon this process relays for (mtx_
-  // held).
+  // the relay of a run here, nor a daemon this process relays for.
   bool is_daemon_peer(const caf::actor_addr& peer) EPOCHRT_REQUIRES(mtx_);
   void chunk_reduced(uint64_t run, const std::string& name, uint64_t call,
                      uint32_t chunk);
-  // Does what a collective's event asked (lock held): its completions and
-  // messages go to `later`, its work to the pool, each chunk's last share
-  // reporting chunk_reduced.
-  void carry_out(run_state& st, collective_state& cs, collective_actions& out,
-                 deferred& later) EPOCHRT_REQUIRES(mtx_);
-  void lose_node(run_state& st, const std::string& node, const std::string& why,
-                 deferred& later) EPOCHRT_REQUIRES(mtx_);
-  void end_task(run_state& st, const task_ref& task, bool ok,
-                const std::map<std::string, uint64_t>& calls, deferred& later)
-    EPOCHRT_REQUIRES(mtx_);
   void remember_ended(uint64_t run) EPOCHRT_REQUIRES(mtx_);
-  void cancel_in(run_state& st, const std::string& node, const caf::error& why,
-                 deferred& later) EPOCHRT_REQUIRES(mtx_);
-  // The deadlock check of a run of this process alone: every
-  // `deadlock_check` while the run lasts.
+  // The deadlock check of a run checked here: every `deadlock_check`
+  // while the run lasts.
   void schedule_deadlock_check(uint64_t run);
   void check_deadlock(uint64_t run);
-  // What this process sees of run `st` for round `round` of its deadlock
-  // check (its own tasks, and its counts).
-  exchange_probe_reply report_of(const run_state& st, uint64_t round) const
-    EPOCHRT_REQUIRES(mtx_);
-  // Fails every wait of run `st` here with the deadlock `what`; the prober
-  // tells the other processes too.
-  void fail_deadlocked(run_state& st, const std::string& what, deferred& later)
-    EPOCHRT_REQUIRES(mtx_);
 
   // The system of the endpoint; its logger is the hub's.
   caf::actor_system* system_ = nullptr;
   caf::actor endpoint_;
   std::shared_ptr<worker_pool> pool_;
   exchange_hub_options options_;
-  std::shared_ptr<tensor_recycler> recycler_;
+  // What every run shares; set in `make`, read-only after.
+  exchange_run_context context_;
   annotated_mutex mtx_;
   bool stopped_ EPOCHRT_GUARDED_BY(mtx_) = false;
-  std::map<uint64_t, std::unique_ptr<run_state>> runs_ EPOCHRT_GUARDED_BY(mtx_);
+  std::map<uint64_t, std::unique_ptr<exchange_run>>
+    runs_ EPOCHRT_GUARDED_BY(mtx_);
   // Messages for runs not begun here yet, oldest first, and their bytes.
   std::map<uint64_t, std::vector<early_message>>
     early_ EPOCHRT_GUARDED_BY(mtx_);
