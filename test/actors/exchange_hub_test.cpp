@@ -564,3 +564,135 @@ BOOST_AUTO_TEST_CASE(a_relay_gone_drops_what_waits_for_it) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+namespace {
+
+// A small all-reduce "ar" of run 1 over three processes: this one (node
+// n0), and two others played by actors a (node na) and b (node nb), in
+// the participant order `order`. Processes are ranked by their first
+// participant: with three, rank 0 is the root of the tree and the other
+// two its children.
+struct senders_fixture : system_fixture {
+  std::shared_ptr<worker_pool> pool = started_pool(1);
+  std::shared_ptr<exchange_hub> hub = exchange_hub::make(sys, pool);
+  caf::scoped_actor a{sys};
+  caf::scoped_actor b{sys};
+  task_ref t0{"n0", "t0"};
+  task_ref ta{"na", "ta"};
+  task_ref tb{"nb", "tb"};
+  std::shared_ptr<exchange_wait> wait = std::make_shared<exchange_wait>();
+
+  ~senders_fixture() {
+    hub->end(1, "n0", false);
+    hub->shutdown();
+  }
+
+  // Begins the run with participants `order` and contributes t0's blob.
+  void contribute(std::vector<task_ref> order) {
+    exchange_plan plan;
+    plan.collectives = {collective_plan{"ar", collective_kind::all_reduce,
+                                        reduce_op::sum, "", std::move(order)}};
+    plan.peers = {exchange_peer{"n0", hub->endpoint(), "", 0},
+                  exchange_peer{"na", caf::actor{a.ptr()}, "", 0},
+                  exchange_peer{"nb", caf::actor{b.ptr()}, "", 0}};
+    BOOST_REQUIRE(!hub->begin(1, "n0", plan));
+    hub->contribute(1, t0, collective_kind::all_reduce, "ar", 0, {blob(1.0f)},
+                    wait);
+  }
+
+  static std::shared_ptr<const tensor> blob(float x) {
+    return std::make_shared<const tensor>(
+      make_tensor<float>({4}, {x, x, x, x}));
+  }
+
+  // Participant `p`'s blob, as its process sends it up the tree.
+  static exchange_part part_of(uint32_t p, float x) {
+    collective_contribution c;
+    c.participant = p;
+    c.types = {dtype::f32};
+    c.shapes = {{4}};
+    c.values = {*blob(x)};
+    return exchange_part{1, "ar", 0, 0, {std::move(c)}};
+  }
+
+  static exchange_result result_of(float x) {
+    exchange_result r;
+    r.run = 1;
+    r.collective = "ar";
+    r.values = {*blob(x)};
+    return r;
+  }
+
+  // The first element of t0's result, once it came within 10 s.
+  float result() {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!wait->completed() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    BOOST_REQUIRE(wait->completed());
+    BOOST_REQUIRE_MESSAGE(!wait->outcome().error,
+                          error_text(wait->outcome().error));
+    BOOST_REQUIRE(wait->outcome().values.size() == 1u);
+    return wait->outcome().values[0]->values<float>()[0];
+  }
+};
+
+} // namespace
+
+// Who may send what in a collective is checked against the plan, not taken
+// from the message: a process that forges another's part or the result
+// changes no one's result.
+BOOST_FIXTURE_TEST_SUITE(exchange_senders, senders_fixture)
+
+BOOST_AUTO_TEST_CASE(a_part_for_another_childs_participant_is_refused) {
+  // This process is the root; a's part comes, then b forges another.
+  contribute({t0, ta, tb});
+  auto from_a = part_of(1, 10.0f);
+  hub->receive(caf::actor{a.ptr()}, from_a);
+  auto forged = part_of(1, 100.0f);
+  hub->receive(caf::actor{b.ptr()}, forged);
+  BOOST_TEST(!wait->completed());
+  auto from_b = part_of(2, 5.0f);
+  hub->receive(caf::actor{b.ptr()}, from_b);
+  BOOST_TEST(result() == 16.0f);
+}
+
+BOOST_AUTO_TEST_CASE(a_part_for_this_process_participant_is_refused) {
+  contribute({t0, ta, tb});
+  auto forged = part_of(0, 100.0f); // t0's own
+  hub->receive(caf::actor{a.ptr()}, forged);
+  auto from_a = part_of(1, 10.0f);
+  auto from_b = part_of(2, 5.0f);
+  hub->receive(caf::actor{a.ptr()}, from_a);
+  hub->receive(caf::actor{b.ptr()}, from_b);
+  BOOST_TEST(result() == 16.0f);
+}
+
+BOOST_AUTO_TEST_CASE(a_result_from_a_process_other_than_the_parent_is_refused) {
+  contribute({ta, t0, tb}); // a is the root, this process a child
+  auto forged = result_of(999.0f);
+  hub->receive(caf::actor{b.ptr()}, forged);
+  BOOST_TEST(!wait->completed());
+  auto from_root = result_of(16.0f);
+  hub->receive(caf::actor{a.ptr()}, from_root);
+  BOOST_TEST(result() == 16.0f);
+}
+
+BOOST_AUTO_TEST_CASE(a_result_before_this_process_contributed_is_refused) {
+  exchange_plan plan;
+  plan.collectives = {collective_plan{
+    "ar", collective_kind::all_reduce, reduce_op::sum, "", {ta, t0, tb}}};
+  plan.peers = {exchange_peer{"n0", hub->endpoint(), "", 0},
+                exchange_peer{"na", caf::actor{a.ptr()}, "", 0},
+                exchange_peer{"nb", caf::actor{b.ptr()}, "", 0}};
+  BOOST_REQUIRE(!hub->begin(1, "n0", plan));
+  auto early = result_of(999.0f);
+  hub->receive(caf::actor{a.ptr()}, early);
+  hub->contribute(1, t0, collective_kind::all_reduce, "ar", 0, {blob(1.0f)},
+                  wait);
+  BOOST_TEST(!wait->completed());
+  auto from_root = result_of(16.0f);
+  hub->receive(caf::actor{a.ptr()}, from_root);
+  BOOST_TEST(result() == 16.0f);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
