@@ -71,6 +71,8 @@ struct collective_work {
   std::vector<std::function<void()>> shares;
 };
 
+class collective_driver;
+
 /// What one event asks of the collective's owner: waits to complete
 /// (after unlocking, as a channel's), messages to send, work to run.
 struct collective_actions {
@@ -257,7 +259,7 @@ private:
     caf::error failed;
   };
 
-  class driver;
+  friend class collective_driver;
 
   static blob_meta meta_of(const std::vector<tensor_ptr>& xs);
   uint32_t chunk_count(const blob_meta& meta) const;
