@@ -15,6 +15,7 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/job_events.hpp>
+#include <epochrt/actors/core/guarded_metadata.hpp>
 #include <epochrt/actors/core/replica_plan.hpp>
 #include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/actors/detail/log.hpp>
@@ -33,114 +34,6 @@
 namespace epochrt {
 
 namespace {
-
-// The metadata handler may be host code. Every call goes through here so
-// that an exception becomes an error value instead of killing the manager
-// actor, which would leave every later checkpoint request to time out.
-class guarded_metadata {
-public:
-  explicit guarded_metadata(std::shared_ptr<metadata_handler> handler)
-    : handler_(std::move(handler)) {
-    // nop
-  }
-
-  caf::error set_params(const std::string& db_prefix,
-                        const std::vector<std::string>& node_names,
-                        const std::string& path_prefix) {
-    return guard("set_params", [&] {
-      return handler_->set_params(db_prefix, node_names, path_prefix);
-    });
-  }
-
-  caf::error set_job_definition(const std::string& definition) {
-    return guard("set_job_definition", [&] {
-      return handler_->set_job_definition(definition);
-    });
-  }
-
-  caf::expected<std::optional<int64_t>>
-  last_epoch(std::optional<int64_t> user_epoch) {
-    return guard("last_epoch", [&] {
-      return handler_->last_epoch(user_epoch);
-    });
-  }
-
-  caf::error write(int64_t epoch) {
-    return guard("write", [&] {
-      return handler_->write(epoch);
-    });
-  }
-
-  caf::error commit(int64_t epoch, bool final,
-                    const std::vector<checkpoint_stats>& stats) {
-    return guard("commit", [&] {
-      return handler_->commit(epoch, final, stats);
-    });
-  }
-
-  caf::error uncommit(int64_t epoch) {
-    return guard("uncommit", [&] {
-      return handler_->uncommit(epoch);
-    });
-  }
-
-  caf::expected<std::vector<int64_t>> committed_epochs() {
-    return guard("committed_epochs", [&] {
-      return handler_->committed_epochs();
-    });
-  }
-
-  caf::expected<std::optional<int64_t>> final_epoch() {
-    return guard("final_epoch", [&] {
-      return handler_->final_epoch();
-    });
-  }
-
-  caf::error report(const std::string& action,
-                    const std::vector<checkpoint_stats>& stats) {
-    return guard("report", [&] {
-      return handler_->report(action, stats);
-    });
-  }
-
-  caf::expected<std::optional<checkpoint_metadata>> record() {
-    return guard("record", [&] {
-      return handler_->record();
-    });
-  }
-
-  caf::error adopt_record(const checkpoint_metadata& x) {
-    return guard("adopt_record", [&] {
-      return handler_->adopt_record(x);
-    });
-  }
-
-  caf::expected<bool> cp_accessible(std::optional<int64_t> epoch) {
-    return guard("cp_accessible", [&] {
-      return handler_->cp_accessible(epoch);
-    });
-  }
-
-private:
-  template <class F>
-  static auto guard(const char* what, F f) -> decltype(f()) {
-    try {
-      return f();
-    } catch (const std::exception& ex) {
-      return failure(what, ex.what());
-    } catch (...) {
-      return failure(what, "an unknown exception");
-    }
-  }
-
-  static caf::error failure(const char* what, const std::string& why) {
-    return make_error(actors_errc::checkpoint_failed,
-                      std::string{"the metadata handler's "} + what + " threw "
-                        + why);
-  }
-
-  std::shared_ptr<metadata_handler> handler_;
-};
 
 using clock_type = std::chrono::steady_clock;
 
