@@ -206,8 +206,19 @@ bool same(const T& x, const T& y) {
   return caf::deep_to_string(x) == caf::deep_to_string(y);
 }
 
-/// Calls `f(value)` once for a sample of every type that the codec and the
-/// CAF type registry handle.
+/// Calls `f` with a sample of every record the codec keeps on disk.
+template <class F>
+void for_each_disk_record(F&& f) {
+  f(sample_blob_entry());
+  f(sample_manifest());
+  f(sample_blob_chunk());
+  f(sample_string_chunk());
+  f(sample_checkpoint_stats());
+  f(sample_checkpoint_metadata());
+}
+
+/// Calls `f(value)` once for a sample of every type the CAF type registry
+/// handles.
 template <class F>
 void for_each_sample(F&& f) {
   f(sample_tensor());
@@ -235,23 +246,7 @@ void for_each_sample(F&& f) {
   f(sample_load_checkpoint());
   f(sample_check_checkpoint());
   f(sample_checkpoint_status());
-  f(sample_blob_entry());
-  f(sample_manifest());
-  f(sample_blob_chunk());
-  f(sample_string_chunk());
-  f(sample_checkpoint_stats());
-  f(sample_checkpoint_metadata());
-}
-
-/// Calls `f` with a sample of every record the codec keeps on disk.
-template <class F>
-void for_each_disk_record(F&& f) {
-  f(sample_blob_entry());
-  f(sample_manifest());
-  f(sample_blob_chunk());
-  f(sample_string_chunk());
-  f(sample_checkpoint_stats());
-  f(sample_checkpoint_metadata());
+  for_each_disk_record(f);
 }
 
 } // namespace epochrt::test
