@@ -288,13 +288,15 @@ void exchange_hub::remember_ended(uint64_t run) {
   }
 }
 
-void exchange_hub::forget_run(uint64_t run, exchange_effects& later) {
+void exchange_hub::forget_run(uint64_t run, const caf::error& why,
+                              exchange_effects& later) {
   auto i = runs_.find(run);
   if (i == runs_.end())
     return;
   // Nothing of this process waits in the run any more; what still does
-  // (tasks of a node that never began it) is told so.
-  i->second->fail_all(run_over(run), later);
+  // (tasks of a node that never began it, requests of other processes to
+  // its channels) is told why.
+  i->second->fail_all(why, later);
   auto peers = i->second->plan().peers;
   runs_.erase(i);
   remember_ended(run);
@@ -370,7 +372,7 @@ exchange_report exchange_hub::end(uint64_t run, const std::string& node,
       return report;
     }
     if (st->node_ended(node, abort, report, later))
-      forget_run(run, later);
+      forget_run(run, run_over(run), later);
   }
   flush(later);
   return report;
@@ -407,7 +409,10 @@ void exchange_hub::node_lost(const std::string& node, const std::string& why) {
       if (run->is_local(node) && run->local_node_lost(node, why, later))
         over.push_back(id);
     for (auto id : over)
-      forget_run(id, later);
+      forget_run(id,
+                 make_error(runtime_errc::peer_lost,
+                            "node " + node + " was lost (" + why + ")"),
+                 later);
   }
   flush(later);
 }

@@ -124,7 +124,10 @@ public:
   void cancel(uint64_t run, const std::string& node, const caf::error& why);
 
   /// Node `node` of this process is gone (killed): what waits for it here
-  /// and in other processes fails with `runtime_errc::peer_lost`.
+  /// and in other processes fails with `runtime_errc::peer_lost`. A run
+  /// left with no node of this process is forgotten, and what still waits
+  /// in it here (another node's channel requests to it included) fails
+  /// with peer_lost too.
   void node_lost(const std::string& node, const std::string& why);
 
   /// Node `node` of this process is frozen: it is lost once it stays so
@@ -207,9 +210,10 @@ private:
 
   void flush(exchange_effects& later);
   exchange_run* find_run(uint64_t run) EPOCHRT_REQUIRES(mtx_);
-  // The run is over in this process: what still waits in it fails, and it
-  // is forgotten.
-  void forget_run(uint64_t run, exchange_effects& later) EPOCHRT_REQUIRES(mtx_);
+  // The run is over in this process: what still waits in it fails with
+  // `why`, and it is forgotten.
+  void forget_run(uint64_t run, const caf::error& why, exchange_effects& later)
+    EPOCHRT_REQUIRES(mtx_);
   // Has the endpoint watch `x`, another process's exchange, once.
   void watch(const caf::actor& x, exchange_effects& later)
     EPOCHRT_REQUIRES(mtx_);

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -693,6 +694,40 @@ BOOST_AUTO_TEST_CASE(a_result_before_this_process_contributed_is_refused) {
   auto from_root = result_of(16.0f);
   hub->receive(caf::actor{a.ptr()}, from_root);
   BOOST_TEST(result() == 16.0f);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// What waits in a run when the last node of this process in it is lost is
+// told the node was lost: a task of another process, waiting on a channel
+// here, then fails as its node's loss, which a job recovers from.
+BOOST_FIXTURE_TEST_SUITE(exchange_losses, senders_fixture)
+
+BOOST_AUTO_TEST_CASE(
+  a_request_left_when_the_last_node_is_lost_is_answered_lost) {
+  task_ref t1{"n1", "t1"};
+  exchange_plan plan;
+  plan.channels = {channel_plan{channel_def{"c", "n1", 1, {"x"}}, {t1}, {tb}}};
+  plan.peers = {exchange_peer{"n0", hub->endpoint(), "", 0},
+                exchange_peer{"n1", hub->endpoint(), "", 0},
+                exchange_peer{"nb", caf::actor{b.ptr()}, "", 0}};
+  BOOST_REQUIRE(!hub->begin(1, "n0", plan)); // n1 never begins it
+  exchange_take take{1, "c", 7, tb};
+  hub->receive(caf::actor{b.ptr()}, take);
+  hub->node_lost("n0", "killed");
+  std::optional<exchange_reply> reply;
+  for (int i = 0; i < 4 && !reply; ++i)
+    b->receive(
+      [&](exchange_reply& r) {
+        reply = std::move(r);
+      },
+      [](exchange_node_lost&) {}, caf::after(std::chrono::seconds(5)) >> [] {});
+  BOOST_REQUIRE(reply.has_value());
+  BOOST_TEST(reply->op == 7u);
+  BOOST_TEST((reply->status == exchange_status::lost), reply->error);
+  BOOST_TEST(reply->error.find("node n0 was lost (killed)")
+               != std::string::npos,
+             reply->error);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
