@@ -13,14 +13,19 @@ void exchange_effects::send(const caf::actor& to, caf::message msg) {
     outbox.emplace_back(to, std::move(msg));
 }
 
-void exchange_effects::reply(const caf::actor& to, uint64_t run, uint64_t op,
-                             exchange_status status, std::string error) {
+caf::message reply_message(uint64_t run, uint64_t op, exchange_status status,
+                           std::string error) {
   exchange_reply reply;
   reply.run = run;
   reply.op = op;
   reply.status = status;
   reply.error = std::move(error);
-  send(to, caf::make_message(std::move(reply)));
+  return caf::make_message(std::move(reply));
+}
+
+void exchange_effects::reply(const caf::actor& to, uint64_t run, uint64_t op,
+                             exchange_status status, std::string error) {
+  send(to, reply_message(run, op, status, std::move(error)));
 }
 
 void exchange_effects::fail(std::shared_ptr<exchange_wait> wait,

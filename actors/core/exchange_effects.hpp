@@ -41,13 +41,17 @@ struct exchange_effects {
   /// Queues `msg` for `to`; nothing when `to` is null.
   void send(const caf::actor& to, caf::message msg);
 
-  /// Queues the answer to request `op` of run `run`.
+  /// Queues reply_message(run, op, status, error) for `to`.
   void reply(const caf::actor& to, uint64_t run, uint64_t op,
              exchange_status status, std::string error);
 
   /// Queues the failure of `wait` with `err`.
   void fail(std::shared_ptr<exchange_wait> wait, caf::error err);
 };
+
+/// The answer to request `op` of run `run`, carrying no values.
+caf::message reply_message(uint64_t run, uint64_t op, exchange_status status,
+                           std::string error);
 
 /// Logs, as a warning of the system `sender` lives in, that a message from
 /// `sender` was refused and why. Refusals are logged, never answered with

@@ -21,12 +21,6 @@ constexpr uint64_t max_calls = uint64_t{1} << 40;
 // The longest deadlock text taken from another process.
 constexpr size_t max_deadlock_text = 64 * 1024;
 
-exchange_outcome failure(caf::error err) {
-  exchange_outcome result;
-  result.error = std::move(err);
-  return result;
-}
-
 // What a message that reached this process without being serialized (one
 // actor system holding several exchanges) carries as views: the tensors a
 // serialized one would have brought.
@@ -545,12 +539,8 @@ channel* exchange_run::checked_request(const caf::actor& sender,
                                        exchange_effects& out) {
   auto refuse = [&](const std::string& problem) -> channel* {
     log_refusal(sender, problem);
-    exchange_reply reply;
-    reply.run = msg.run;
-    reply.op = msg.op;
-    reply.status = exchange_status::failed;
-    reply.error = problem;
-    send(out, sender, caf::make_message(std::move(reply)));
+    send(out, sender,
+         reply_message(msg.run, msg.op, exchange_status::failed, problem));
     return nullptr;
   };
   auto i = channels_.find(msg.channel);
@@ -829,7 +819,7 @@ void exchange_run::fail_deadlocked(const std::string& what,
     ch.fail_waiting(err, out.done);
   for (auto& [task, w] : waits_)
     if (auto wait = w.wait.lock(); wait && !wait->completed())
-      out.done.emplace_back(std::move(wait), failure(err));
+      out.fail(std::move(wait), err);
   waits_.clear();
   if (probe_) {
     // The verdict is not the run's traffic: not counted.
