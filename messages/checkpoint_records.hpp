@@ -4,8 +4,7 @@
 #include <string>
 #include <vector>
 
-#include <caf/meta/type_name.hpp>
-
+#include <epochrt/messages/message_fields.hpp>
 #include <epochrt/messages/tensor.hpp>
 
 // Records that describe checkpoints: what a node's database holds, what a
@@ -102,36 +101,18 @@ bool operator==(const checkpoint_stats& x, const checkpoint_stats& y) noexcept;
 bool operator==(const checkpoint_metadata& x,
                 const checkpoint_metadata& y) noexcept;
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, blob_entry& x) {
-  return f(caf::meta::type_name("epochrt::blob_entry"), x.name, x.type, x.shape,
-           x.bytes, x.digest, x.chunks, x.data_epoch, x.data_id, x.offset);
-}
+// Every message type of this header and its fields, in wire order
+// (message_fields.hpp).
+#define EPOCHRT_CHECKPOINT_RECORD_MESSAGES(X)                                  \
+  X(blob_entry, name, type, shape, bytes, digest, chunks, data_epoch, data_id, \
+    offset)                                                                    \
+  X(manifest, node, epoch, blobs, total_bytes, created_unix_ms)                \
+  X(blob_chunk, name, index, data, strings, digest)                            \
+  X(checkpoint_stats, node, db, duration_us, bytes, blobs, written_bytes,      \
+    reused_blobs, snapshot_us, sync_us)                                        \
+  X(checkpoint_metadata, db_prefix, node_names, committed_epochs, last_stats,  \
+    last_action, final_epoch, job_definition)
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, manifest& x) {
-  return f(caf::meta::type_name("epochrt::manifest"), x.node, x.epoch, x.blobs,
-           x.total_bytes, x.created_unix_ms);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, blob_chunk& x) {
-  return f(caf::meta::type_name("epochrt::blob_chunk"), x.name, x.index, x.data,
-           x.strings, x.digest);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, checkpoint_stats& x) {
-  return f(caf::meta::type_name("epochrt::checkpoint_stats"), x.node, x.db,
-           x.duration_us, x.bytes, x.blobs, x.written_bytes, x.reused_blobs,
-           x.snapshot_us, x.sync_us);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, checkpoint_metadata& x) {
-  return f(caf::meta::type_name("epochrt::checkpoint_metadata"), x.db_prefix,
-           x.node_names, x.committed_epochs, x.last_stats, x.last_action,
-           x.final_epoch, x.job_definition);
-}
+EPOCHRT_CHECKPOINT_RECORD_MESSAGES(EPOCHRT_DEFINE_MESSAGE)
 
 } // namespace epochrt

@@ -12,11 +12,11 @@
 #include <caf/actor.hpp>
 #include <caf/atom.hpp>
 #include <caf/message.hpp>
-#include <caf/meta/type_name.hpp>
 #include <caf/serializer.hpp>
 
 #include <epochrt/messages/collective_kind.hpp>
 #include <epochrt/messages/job_def.hpp>
+#include <epochrt/messages/message_fields.hpp>
 #include <epochrt/messages/tensor.hpp>
 
 // What the tasks of one group run exchange: the plan a node gets with its
@@ -351,74 +351,33 @@ bool operator==(const collective_plan& x, const collective_plan& y) noexcept;
 bool operator==(const exchange_peer& x, const exchange_peer& y) noexcept;
 bool operator==(const exchange_plan& x, const exchange_plan& y) noexcept;
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, task_ref& x) {
-  return f(caf::meta::type_name("epochrt::task_ref"), x.node, x.task);
-}
+// Every message type of this header and its fields, in wire order
+// (message_fields.hpp).
+#define EPOCHRT_EXCHANGE_MESSAGES(X)                                   \
+  X(task_ref, node, task)                                              \
+  X(channel_plan, channel, putters, takers)                            \
+  X(collective_plan, name, kind, op, root, participants)               \
+  X(exchange_peer, node, endpoint, host, port)                         \
+  X(exchange_plan, channels, collectives, peers, relay)                \
+  X(exchange_end, run, abort)                                          \
+  X(channel_state, channel, node, items, closed)                       \
+  X(exchange_report, channels)                                         \
+  X(exchange_put, run, channel, op, from, item)                        \
+  X(exchange_take, run, channel, op, from)                             \
+  X(exchange_close, run, channel, op, from)                            \
+  X(exchange_reply, run, op, status, error, values)                    \
+  X(exchange_part, run, collective, call, chunk, parts)                \
+  X(exchange_task_end, run, task, ok, collectives, calls)              \
+  X(exchange_node_lost, run, node, why)                                \
+  X(exchange_task_view, task, what, waits_in)                          \
+  X(exchange_probe, run, round)                                        \
+  X(exchange_probe_reply, run, round, tasks, activity, sent, received) \
+  X(exchange_deadlock, run, what)                                      \
+  X(exchange_forward, peer, payload, seq)                              \
+  X(exchange_relayed, peer, payload, seq)                              \
+  X(exchange_relay_ack, seq)
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, channel_plan& x) {
-  return f(caf::meta::type_name("epochrt::channel_plan"), x.channel, x.putters,
-           x.takers);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, collective_plan& x) {
-  return f(caf::meta::type_name("epochrt::collective_plan"), x.name, x.kind,
-           x.op, x.root, x.participants);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_peer& x) {
-  return f(caf::meta::type_name("epochrt::exchange_peer"), x.node, x.endpoint,
-           x.host, x.port);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_plan& x) {
-  return f(caf::meta::type_name("epochrt::exchange_plan"), x.channels,
-           x.collectives, x.peers, x.relay);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_end& x) {
-  return f(caf::meta::type_name("epochrt::exchange_end"), x.run, x.abort);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, channel_state& x) {
-  return f(caf::meta::type_name("epochrt::channel_state"), x.channel, x.node,
-           x.items, x.closed);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_report& x) {
-  return f(caf::meta::type_name("epochrt::exchange_report"), x.channels);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_put& x) {
-  return f(caf::meta::type_name("epochrt::exchange_put"), x.run, x.channel,
-           x.op, x.from, x.item);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_take& x) {
-  return f(caf::meta::type_name("epochrt::exchange_take"), x.run, x.channel,
-           x.op, x.from);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_close& x) {
-  return f(caf::meta::type_name("epochrt::exchange_close"), x.run, x.channel,
-           x.op, x.from);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_reply& x) {
-  return f(caf::meta::type_name("epochrt::exchange_reply"), x.run, x.op,
-           x.status, x.error, x.values);
-}
+EPOCHRT_EXCHANGE_MESSAGES(EPOCHRT_DEFINE_MESSAGE)
 
 namespace detail {
 
@@ -445,24 +404,28 @@ typename Inspector::result_type inspect(Inspector& f, views_as_tensors& x) {
 
 } // namespace detail
 
+// The types whose `inspect` is written out below: a sender may hand them
+// views instead of tensors, which go on the wire as the tensors they stand
+// for. Their fields here are what a receiver gets.
+#define EPOCHRT_EXCHANGE_VIEW_MESSAGES(X)                        \
+  X(collective_contribution, participant, types, shapes, values) \
+  X(exchange_result, run, collective, call, chunk, values, error)
+
+EPOCHRT_EXCHANGE_VIEW_MESSAGES(EPOCHRT_DEFINE_MESSAGE_FIELDS)
+
 template <class Inspector>
 typename Inspector::result_type
 inspect(Inspector& f, collective_contribution& x) {
   if constexpr (Inspector::reads_state) {
     if (!x.views.empty()) {
       detail::views_as_tensors wire{&x.views};
-      return f(caf::meta::type_name("epochrt::collective_contribution"),
-               x.participant, x.types, x.shapes, wire);
+      return f(
+        caf::meta::type_name(message_fields<collective_contribution>::name),
+        x.participant, x.types, x.shapes, wire);
     }
   }
-  return f(caf::meta::type_name("epochrt::collective_contribution"),
+  return f(caf::meta::type_name(message_fields<collective_contribution>::name),
            x.participant, x.types, x.shapes, x.values);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_part& x) {
-  return f(caf::meta::type_name("epochrt::exchange_part"), x.run, x.collective,
-           x.call, x.chunk, x.parts);
 }
 
 template <class Inspector>
@@ -470,63 +433,12 @@ typename Inspector::result_type inspect(Inspector& f, exchange_result& x) {
   if constexpr (Inspector::reads_state) {
     if (!x.views.empty()) {
       detail::views_as_tensors wire{&x.views};
-      return f(caf::meta::type_name("epochrt::exchange_result"), x.run,
-               x.collective, x.call, x.chunk, wire, x.error);
+      return f(caf::meta::type_name(message_fields<exchange_result>::name),
+               x.run, x.collective, x.call, x.chunk, wire, x.error);
     }
   }
-  return f(caf::meta::type_name("epochrt::exchange_result"), x.run,
+  return f(caf::meta::type_name(message_fields<exchange_result>::name), x.run,
            x.collective, x.call, x.chunk, x.values, x.error);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_task_end& x) {
-  return f(caf::meta::type_name("epochrt::exchange_task_end"), x.run, x.task,
-           x.ok, x.collectives, x.calls);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_node_lost& x) {
-  return f(caf::meta::type_name("epochrt::exchange_node_lost"), x.run, x.node,
-           x.why);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_task_view& x) {
-  return f(caf::meta::type_name("epochrt::exchange_task_view"), x.task, x.what,
-           x.waits_in);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_probe& x) {
-  return f(caf::meta::type_name("epochrt::exchange_probe"), x.run, x.round);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_probe_reply& x) {
-  return f(caf::meta::type_name("epochrt::exchange_probe_reply"), x.run,
-           x.round, x.tasks, x.activity, x.sent, x.received);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_deadlock& x) {
-  return f(caf::meta::type_name("epochrt::exchange_deadlock"), x.run, x.what);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_forward& x) {
-  return f(caf::meta::type_name("epochrt::exchange_forward"), x.peer, x.payload,
-           x.seq);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_relayed& x) {
-  return f(caf::meta::type_name("epochrt::exchange_relayed"), x.peer, x.payload,
-           x.seq);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, exchange_relay_ack& x) {
-  return f(caf::meta::type_name("epochrt::exchange_relay_ack"), x.seq);
 }
 
 } // namespace epochrt

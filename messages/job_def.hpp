@@ -5,8 +5,7 @@
 #include <string>
 #include <vector>
 
-#include <caf/meta/type_name.hpp>
-
+#include <epochrt/messages/message_fields.hpp>
 #include <epochrt/messages/tensor.hpp>
 
 // The definition of a job as data. Everything here is a plain value that can
@@ -106,45 +105,18 @@ bool operator==(const channel_def& x, const channel_def& y) noexcept;
 bool operator==(const stop_condition& x, const stop_condition& y) noexcept;
 bool operator==(const job_def& x, const job_def& y) noexcept;
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, op_def& x) {
-  return f(caf::meta::type_name("epochrt::op_def"), x.type, x.inputs, x.outputs,
-           x.args);
-}
+// Every message type of this header and its fields, in wire order
+// (message_fields.hpp).
+#define EPOCHRT_JOB_DEF_MESSAGES(X)                                     \
+  X(op_def, type, inputs, outputs, args)                                \
+  X(step_def, name, ops, num_iter, stop_blob)                           \
+  X(task_def, name, node, workspace, steps, outputs)                    \
+  X(task_group_def, tasks)                                              \
+  X(channel_def, name, node, capacity, blobs)                           \
+  X(stop_condition, node, blob)                                         \
+  X(job_def, name, init_group, epoch_group, download_group, exit_group, \
+    stop_conditions, nodes_to_checkpoint, channels)
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, step_def& x) {
-  return f(caf::meta::type_name("epochrt::step_def"), x.name, x.ops, x.num_iter,
-           x.stop_blob);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, task_def& x) {
-  return f(caf::meta::type_name("epochrt::task_def"), x.name, x.node,
-           x.workspace, x.steps, x.outputs);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, task_group_def& x) {
-  return f(caf::meta::type_name("epochrt::task_group_def"), x.tasks);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, channel_def& x) {
-  return f(caf::meta::type_name("epochrt::channel_def"), x.name, x.node,
-           x.capacity, x.blobs);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, stop_condition& x) {
-  return f(caf::meta::type_name("epochrt::stop_condition"), x.node, x.blob);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, job_def& x) {
-  return f(caf::meta::type_name("epochrt::job_def"), x.name, x.init_group,
-           x.epoch_group, x.download_group, x.exit_group, x.stop_conditions,
-           x.nodes_to_checkpoint, x.channels);
-}
+EPOCHRT_JOB_DEF_MESSAGES(EPOCHRT_DEFINE_MESSAGE)
 
 } // namespace epochrt

@@ -4,9 +4,8 @@
 #include <string>
 #include <vector>
 
-#include <caf/meta/type_name.hpp>
-
 #include <epochrt/messages/checkpoint_records.hpp>
+#include <epochrt/messages/message_fields.hpp>
 #include <epochrt/messages/node_protocols.hpp>
 #include <epochrt/messages/protocol.hpp>
 
@@ -205,129 +204,34 @@ struct ckpt_result {
   std::vector<std::vector<std::string>> blob_lists; // per node, for init
 };
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, node_ref& x) {
-  return f(caf::meta::type_name("epochrt::node_ref"), x.name, x.persistence,
-           x.address);
-}
+// Every message type of this header and its fields, in wire order
+// (message_fields.hpp).
+#define EPOCHRT_MANAGER_MESSAGES(X)                           \
+  X(node_ref, name, persistence, address)                     \
+  X(ckpt_set_params, node_names, path_prefix, job_definition, \
+    allow_job_change)                                         \
+  X(ckpt_init, nodes, retrieve_from_epoch, path_prefix)       \
+  X(ckpt_save, epoch)                                         \
+  X(ckpt_load, epoch, path_prefix, blob_names, partial)       \
+  X(ckpt_retain, keep_last)                                   \
+  X(retention_result, kept, removed, bytes)                   \
+  X(ckpt_verify_copies, epoch)                                \
+  X(database_check, node, daemon, own, status)                \
+  X(database_checks, checks)                                  \
+  X(ckpt_exists, epoch, verify_data)                          \
+  X(ckpt_resume_epoch, user_epoch, before_epoch, nodes)       \
+  X(ckpt_write_metadata, epoch)                               \
+  X(ckpt_report, action)                                      \
+  X(ckpt_accessible, epoch)                                   \
+  X(resume_point, epoch, final)                               \
+  X(run_job, resume_from_epoch)                               \
+  X(run_attempt, resume_from_epoch, reset_workspaces)         \
+  X(job_result, last_epoch)                                   \
+  X(ckpt_save_async, epoch, final)                            \
+  X(ckpt_flush, last_epoch)                                   \
+  X(ckpt_read, epoch, blob_names)                             \
+  X(ckpt_result, stats, node_names, blob_lists)
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_set_params& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_set_params"), x.node_names,
-           x.path_prefix, x.job_definition, x.allow_job_change);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_init& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_init"), x.nodes,
-           x.retrieve_from_epoch, x.path_prefix);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_save& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_save"), x.epoch);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_load& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_load"), x.epoch, x.path_prefix,
-           x.blob_names, x.partial);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_retain& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_retain"), x.keep_last);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, retention_result& x) {
-  return f(caf::meta::type_name("epochrt::retention_result"), x.kept, x.removed,
-           x.bytes);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_verify_copies& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_verify_copies"), x.epoch);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, database_check& x) {
-  return f(caf::meta::type_name("epochrt::database_check"), x.node, x.daemon,
-           x.own, x.status);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, database_checks& x) {
-  return f(caf::meta::type_name("epochrt::database_checks"), x.checks);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_exists& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_exists"), x.epoch,
-           x.verify_data);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_resume_epoch& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_resume_epoch"), x.user_epoch,
-           x.before_epoch, x.nodes);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_write_metadata& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_write_metadata"), x.epoch);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_report& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_report"), x.action);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_accessible& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_accessible"), x.epoch);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, resume_point& x) {
-  return f(caf::meta::type_name("epochrt::resume_point"), x.epoch, x.final);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, run_job& x) {
-  return f(caf::meta::type_name("epochrt::run_job"), x.resume_from_epoch);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, run_attempt& x) {
-  return f(caf::meta::type_name("epochrt::run_attempt"), x.resume_from_epoch,
-           x.reset_workspaces);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, job_result& x) {
-  return f(caf::meta::type_name("epochrt::job_result"), x.last_epoch);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_save_async& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_save_async"), x.epoch, x.final);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_flush& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_flush"), x.last_epoch);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_read& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_read"), x.epoch, x.blob_names);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ckpt_result& x) {
-  return f(caf::meta::type_name("epochrt::ckpt_result"), x.stats, x.node_names,
-           x.blob_lists);
-}
+EPOCHRT_MANAGER_MESSAGES(EPOCHRT_DEFINE_MESSAGE)
 
 } // namespace epochrt

@@ -5,11 +5,10 @@
 #include <utility>
 #include <vector>
 
-#include <caf/meta/type_name.hpp>
-
 #include <epochrt/messages/checkpoint_records.hpp>
 #include <epochrt/messages/exchange_protocol.hpp>
 #include <epochrt/messages/job_def.hpp>
+#include <epochrt/messages/message_fields.hpp>
 #include <epochrt/messages/task_output.hpp>
 #include <epochrt/messages/tensor.hpp>
 
@@ -36,20 +35,11 @@ struct blob_value {
 /// collectives live for that run. The sender ends the run on every node
 /// with `exchange_end` once the group is over.
 struct run_tasks {
-  run_tasks() = default;
-
-  run_tasks(std::string group, int64_t epoch, std::vector<task_def> tasks,
-            uint64_t run = 0, exchange_plan plan = {})
-    : group(std::move(group)), epoch(epoch), tasks(std::move(tasks)), run(run),
-      plan(std::move(plan)) {
-    // nop
-  }
-
   std::string group;
   int64_t epoch = 0;
   std::vector<task_def> tasks;
   uint64_t run = 0;
-  exchange_plan plan;
+  exchange_plan plan = {};
 };
 
 /// Node: stop every task still running (at its next op) and reply `unit`
@@ -240,138 +230,34 @@ struct read_checkpoint {
   std::vector<std::string> blob_names;
 };
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, blob_value& x) {
-  return f(caf::meta::type_name("epochrt::blob_value"), x.name, x.value);
-}
+// Every message type of this header and its fields, in wire order
+// (message_fields.hpp).
+#define EPOCHRT_NODE_MESSAGES(X)                                           \
+  X(blob_value, name, value)                                               \
+  X(run_tasks, group, epoch, tasks, run, plan)                             \
+  X(cancel_tasks)                                                          \
+  X(task_output, task, blob, value)                                        \
+  X(op_timing, index, type, offset_us, duration_us)                        \
+  X(task_timing, node, task, offset_us, duration_us, slow_ops)             \
+  X(tasks_done, node, outputs, timings)                                    \
+  X(fetch_blobs, names)                                                    \
+  X(check_ops, types)                                                      \
+  X(blob_values, blobs)                                                    \
+  X(put_blobs, blobs)                                                      \
+  X(init_checkpoint, node, db, replica_holders, replica_sources, kept_dbs) \
+  X(blob_names, names)                                                     \
+  X(save_checkpoint, node, epoch, db, blob_names, full)                    \
+  X(load_checkpoint, node, epoch, db, blob_names, allow_incomplete)        \
+  X(check_checkpoint, db, verify_data)                                     \
+  X(checkpoint_status, exists, complete, intact, problem)                  \
+  X(snapshot_taken, epoch)                                                 \
+  X(reset_workspace, reason)                                               \
+  X(begin_save, node, epoch, db, full)                                     \
+  X(end_save, node, epoch)                                                 \
+  X(prune_checkpoints, node, kept, check_only)                             \
+  X(pruned_checkpoints, removed, bytes)                                    \
+  X(read_checkpoint, node, db, blob_names)
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, run_tasks& x) {
-  return f(caf::meta::type_name("epochrt::run_tasks"), x.group, x.epoch,
-           x.tasks, x.run, x.plan);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, cancel_tasks&) {
-  return f(caf::meta::type_name("epochrt::cancel_tasks"));
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, task_output& x) {
-  return f(caf::meta::type_name("epochrt::task_output"), x.task, x.blob,
-           x.value);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, op_timing& x) {
-  return f(caf::meta::type_name("epochrt::op_timing"), x.index, x.type,
-           x.offset_us, x.duration_us);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, task_timing& x) {
-  return f(caf::meta::type_name("epochrt::task_timing"), x.node, x.task,
-           x.offset_us, x.duration_us, x.slow_ops);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, tasks_done& x) {
-  return f(caf::meta::type_name("epochrt::tasks_done"), x.node, x.outputs,
-           x.timings);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, fetch_blobs& x) {
-  return f(caf::meta::type_name("epochrt::fetch_blobs"), x.names);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, check_ops& x) {
-  return f(caf::meta::type_name("epochrt::check_ops"), x.types);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, blob_values& x) {
-  return f(caf::meta::type_name("epochrt::blob_values"), x.blobs);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, put_blobs& x) {
-  return f(caf::meta::type_name("epochrt::put_blobs"), x.blobs);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, init_checkpoint& x) {
-  return f(caf::meta::type_name("epochrt::init_checkpoint"), x.node, x.db,
-           x.replica_holders, x.replica_sources, x.kept_dbs);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, blob_names& x) {
-  return f(caf::meta::type_name("epochrt::blob_names"), x.names);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, save_checkpoint& x) {
-  return f(caf::meta::type_name("epochrt::save_checkpoint"), x.node, x.epoch,
-           x.db, x.blob_names, x.full);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, load_checkpoint& x) {
-  return f(caf::meta::type_name("epochrt::load_checkpoint"), x.node, x.epoch,
-           x.db, x.blob_names, x.allow_incomplete);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, check_checkpoint& x) {
-  return f(caf::meta::type_name("epochrt::check_checkpoint"), x.db,
-           x.verify_data);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, checkpoint_status& x) {
-  return f(caf::meta::type_name("epochrt::checkpoint_status"), x.exists,
-           x.complete, x.intact, x.problem);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, snapshot_taken& x) {
-  return f(caf::meta::type_name("epochrt::snapshot_taken"), x.epoch);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, reset_workspace& x) {
-  return f(caf::meta::type_name("epochrt::reset_workspace"), x.reason);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, begin_save& x) {
-  return f(caf::meta::type_name("epochrt::begin_save"), x.node, x.epoch, x.db,
-           x.full);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, end_save& x) {
-  return f(caf::meta::type_name("epochrt::end_save"), x.node, x.epoch);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, prune_checkpoints& x) {
-  return f(caf::meta::type_name("epochrt::prune_checkpoints"), x.node, x.kept,
-           x.check_only);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, pruned_checkpoints& x) {
-  return f(caf::meta::type_name("epochrt::pruned_checkpoints"), x.removed,
-           x.bytes);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, read_checkpoint& x) {
-  return f(caf::meta::type_name("epochrt::read_checkpoint"), x.node, x.db,
-           x.blob_names);
-}
+EPOCHRT_NODE_MESSAGES(EPOCHRT_DEFINE_MESSAGE)
 
 } // namespace epochrt

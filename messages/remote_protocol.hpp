@@ -5,7 +5,6 @@
 #include <vector>
 
 #include <caf/actor.hpp>
-#include <caf/meta/type_name.hpp>
 
 // How a master attaches a node to a node daemon (`epochrt node`), before any
 // job message is obeyed. The daemon publishes one actor, its gatekeeper,
@@ -66,28 +65,14 @@ struct remote_attached {
   caf::actor exchange;
 };
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, remote_hello& x) {
-  return f(caf::meta::type_name("epochrt::remote_hello"), x.version, x.node,
-           x.client_nonce);
-}
+// Every message type of this header and its fields, in wire order
+// (message_fields.hpp).
+#define EPOCHRT_REMOTE_MESSAGES(X)                   \
+  X(remote_hello, version, node, client_nonce)       \
+  X(remote_challenge, nonce, secret_required, proof) \
+  X(remote_attach, node, nonce, proof, declined)     \
+  X(remote_attached, gate, max_tensor_bytes, exchange)
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, remote_challenge& x) {
-  return f(caf::meta::type_name("epochrt::remote_challenge"), x.nonce,
-           x.secret_required, x.proof);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, remote_attach& x) {
-  return f(caf::meta::type_name("epochrt::remote_attach"), x.node, x.nonce,
-           x.proof, x.declined);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, remote_attached& x) {
-  return f(caf::meta::type_name("epochrt::remote_attached"), x.gate,
-           x.max_tensor_bytes, x.exchange);
-}
+EPOCHRT_REMOTE_MESSAGES(EPOCHRT_DEFINE_MESSAGE)
 
 } // namespace epochrt

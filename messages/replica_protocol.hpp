@@ -5,9 +5,9 @@
 #include <vector>
 
 #include <caf/atom.hpp>
-#include <caf/meta/type_name.hpp>
 
 #include <epochrt/messages/checkpoint_records.hpp>
+#include <epochrt/messages/message_fields.hpp>
 
 // How node daemons copy checkpoint databases to each other (`--replicas`),
 // over their own authenticated connections, never through the master.
@@ -171,80 +171,24 @@ struct fetch_commit_record {
   std::string dir;
 };
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, keep_commit_record& x) {
-  return f(caf::meta::type_name("epochrt::keep_commit_record"), x.node, x.dir,
-           x.record);
-}
+// Every message type of this header and its fields, in wire order
+// (message_fields.hpp).
+#define EPOCHRT_REPLICA_MESSAGES(X)                           \
+  X(keep_commit_record, node, dir, record)                    \
+  X(fetch_commit_record, node, dir)                           \
+  X(database_file, name, bytes)                               \
+  X(database_listing, epoch, data_id, manifest_digest, files) \
+  X(copy_offer, node, db, listing, stream)                    \
+  X(copy_ticket, id, token)                                   \
+  X(copy_data, ticket, file, offset, bytes)                   \
+  X(copy_close, ticket, digests)                              \
+  X(copy_list, node, db, epoch)                               \
+  X(copy_listings, databases)                                 \
+  X(copy_open, node, db, file, stream)                        \
+  X(copy_read, ticket, max_bytes)                             \
+  X(copy_piece, bytes, last, digest)                          \
+  X(copy_prune, node, kept)
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, fetch_commit_record& x) {
-  return f(caf::meta::type_name("epochrt::fetch_commit_record"), x.node, x.dir);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, database_file& x) {
-  return f(caf::meta::type_name("epochrt::database_file"), x.name, x.bytes);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, database_listing& x) {
-  return f(caf::meta::type_name("epochrt::database_listing"), x.epoch,
-           x.data_id, x.manifest_digest, x.files);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, copy_offer& x) {
-  return f(caf::meta::type_name("epochrt::copy_offer"), x.node, x.db, x.listing,
-           x.stream);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, copy_ticket& x) {
-  return f(caf::meta::type_name("epochrt::copy_ticket"), x.id, x.token);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, copy_data& x) {
-  return f(caf::meta::type_name("epochrt::copy_data"), x.ticket, x.file,
-           x.offset, x.bytes);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, copy_close& x) {
-  return f(caf::meta::type_name("epochrt::copy_close"), x.ticket, x.digests);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, copy_list& x) {
-  return f(caf::meta::type_name("epochrt::copy_list"), x.node, x.db, x.epoch);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, copy_listings& x) {
-  return f(caf::meta::type_name("epochrt::copy_listings"), x.databases);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, copy_open& x) {
-  return f(caf::meta::type_name("epochrt::copy_open"), x.node, x.db, x.file,
-           x.stream);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, copy_read& x) {
-  return f(caf::meta::type_name("epochrt::copy_read"), x.ticket, x.max_bytes);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, copy_piece& x) {
-  return f(caf::meta::type_name("epochrt::copy_piece"), x.bytes, x.last,
-           x.digest);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, copy_prune& x) {
-  return f(caf::meta::type_name("epochrt::copy_prune"), x.node, x.kept);
-}
+EPOCHRT_REPLICA_MESSAGES(EPOCHRT_DEFINE_MESSAGE)
 
 } // namespace epochrt

@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <vector>
 
-#include <caf/meta/type_name.hpp>
+#include <epochrt/messages/message_fields.hpp>
 
 namespace epochrt {
 
@@ -120,10 +120,10 @@ std::string format_shape(const std::vector<int64_t>& shape);
 /// the shortest text that reads back to the same value.
 std::string format_values(const tensor& x);
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, tensor& x) {
-  return f(caf::meta::type_name("epochrt::tensor"), x.type, x.shape, x.data,
-           x.strings);
-}
+// Every message type of this header and its fields, in wire order
+// (message_fields.hpp).
+#define EPOCHRT_TENSOR_MESSAGES(X) X(tensor, type, shape, data, strings)
+
+EPOCHRT_TENSOR_MESSAGES(EPOCHRT_DEFINE_MESSAGE)
 
 } // namespace epochrt

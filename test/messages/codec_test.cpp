@@ -5,7 +5,7 @@
 #include <string>
 #include <typeinfo>
 
-#include "test/messages/sample_values.hpp"
+#include "test/messages/disk_record_samples.hpp"
 #include <epochrt/messages/checkpoint_records.hpp>
 #include <epochrt/messages/chunk_codec.hpp>
 #include <epochrt/messages/codec.hpp>
