@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -390,19 +391,17 @@ file_metadata_handler::report(const std::string& action,
   return store(*state, "report");
 }
 
-caf::expected<bool>
-file_metadata_handler::cp_accessible(std::optional<int64_t> epoch) {
-  if (epoch) {
-    auto state = load();
-    if (!state)
-      return std::move(state.error());
-    return std::binary_search(state->committed_epochs.begin(),
-                              state->committed_epochs.end(), *epoch);
-  }
+caf::error file_metadata_handler::check_writable() {
+  auto cannot = [&](const std::string& why) {
+    return make_error(persistence_errc::not_writable,
+                      "checkpoint directory " + dir_ + ": " + why);
+  };
   std::error_code ec;
   fs::create_directories(dir_, ec);
-  if (ec || !fs::is_directory(dir_, ec))
-    return false;
+  if (ec)
+    return cannot("cannot be created: " + ec.message());
+  if (!fs::is_directory(dir_, ec))
+    return cannot("is not a directory");
   // Permission bits do not tell (root ignores them, ACLs, read-only
   // mounts): try it. Not durably: this runs before every save, on the
   // epoch loop's path, and a probe that is removed at once has nothing to
@@ -412,13 +411,15 @@ file_metadata_handler::cp_accessible(std::optional<int64_t> epoch) {
         .string();
   int fd
     = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return false;
+  if (fd < 0) {
+    auto why = std::strerror(errno);
+    return cannot(std::string{"a file cannot be created in it: "} + why);
+  }
   auto written = ::write(fd, "probe", 5) == 5;
   auto closed = ::close(fd) == 0;
   ::unlink(probe.c_str());
   if (!written || !closed)
-    return false;
+    return cannot("a file in it cannot be written");
   // A directory about to be written must hold metadata that can be
   // trusted. A fresh one gets an empty file now, before any database, so
   // that a crash before the first commit leaves databases beside metadata,
@@ -430,7 +431,7 @@ file_metadata_handler::cp_accessible(std::optional<int64_t> epoch) {
     if (auto err = store(*state, "create"))
       return err;
   }
-  return true;
+  return {};
 }
 
 caf::expected<std::optional<checkpoint_metadata>>

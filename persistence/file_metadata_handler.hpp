@@ -93,7 +93,7 @@ public:
   caf::error report(const std::string& action,
                     const std::vector<checkpoint_stats>& stats) override;
 
-  caf::expected<bool> cp_accessible(std::optional<int64_t> epoch) override;
+  caf::error check_writable() override;
 
   caf::error mark_final(int64_t epoch) override;
 

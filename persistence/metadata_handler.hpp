@@ -72,11 +72,14 @@ public:
   report(const std::string& action, const std::vector<checkpoint_stats>& stats)
     = 0;
 
-  /// Without `epoch`: whether checkpoints can be written, i.e. the
-  /// checkpoint directory exists or can be created and is writable. With
-  /// `epoch`: whether that epoch is committed. An error, not false, when
-  /// the metadata cannot be read or trusted.
-  virtual caf::expected<bool> cp_accessible(std::optional<int64_t> epoch) = 0;
+  /// None when checkpoints can be written here: the checkpoint directory
+  /// exists or can be created, can be written, and holds metadata that can
+  /// be trusted. persistence_errc::not_writable (saying why) when the
+  /// directory cannot be created or written; corrupt or io_error when the
+  /// metadata cannot be read or trusted. Called before every save (Caffe2's
+  /// `cp_accessible()`; whether an epoch is committed is
+  /// `committed_epochs`).
+  virtual caf::error check_writable() = 0;
 
   /// Records, durably, that the job stopped after committed `epoch`: a job
   /// resumed from it runs no further epoch, so rerunning a finished job (or

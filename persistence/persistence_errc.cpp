@@ -24,6 +24,8 @@ std::string to_string(persistence_errc x) {
       return "not_committed";
     case persistence_errc::locked:
       return "locked";
+    case persistence_errc::not_writable:
+      return "not_writable";
   }
   return "unknown";
 }

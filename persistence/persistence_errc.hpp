@@ -30,6 +30,9 @@ enum class persistence_errc : uint8_t {
   /// A directory whose lock another job holds (see `dir_lock`); the
   /// context names the directory and the holder's pid.
   locked,
+  /// A checkpoint directory that cannot be created or written (its
+  /// metadata may be fine): a save is skipped, not failed.
+  not_writable,
 };
 
 /// The category of `persistence_errc` in a `caf::error` (CAF atoms hold at

@@ -73,6 +73,14 @@ void throw_if(const caf::error& err, error_kind fallback) {
     throw error(err, fallback);
 }
 
+bool loaded_or_missing(const caf::error& err) {
+  if (is_error(err, persistence_errc::not_found)
+      || is_error(err, persistence_errc::incomplete))
+    return false;
+  throw_if(err);
+  return true;
+}
+
 void register_errors(py::module_& m) {
   struct definition {
     error_kind kind;

@@ -67,6 +67,12 @@ private:
 /// Throws `error(err, fallback)` when `err` is an error.
 void throw_if(const caf::error& err, error_kind fallback = error_kind::error);
 
+/// Caffe2's answer to a load of blobs from checkpoints: true when `err` is
+/// none, false when it says a checkpoint of the epoch does not exist or is
+/// incomplete (persistence_errc::not_found, incomplete); throws any other
+/// error.
+bool loaded_or_missing(const caf::error& err);
+
 /// Defines epochrt.Error and its subclasses in `m` and translates `error`
 /// into them. Call once, from the module's initialization.
 void register_errors(pybind11::module_& m);

@@ -354,8 +354,12 @@ bool job_runner::deliver_reports(const py::object& on_epoch) {
 }
 
 void job_runner::warn_if_uncommitted(int64_t epoch) {
+  caf::error err;
   std::optional<int64_t> committed;
-  auto err = manager_->get().get_resume_from_epoch_id(std::nullopt, committed);
+  if (auto found = manager_->get().get_resume_from_epoch_id(std::nullopt))
+    committed = *found;
+  else
+    err = std::move(found.error());
   if (!err && committed && *committed >= epoch)
     return;
   // Saves fail with a warning in the log only (Caffe2's rule); a Python
@@ -383,11 +387,8 @@ bool job_runner::load_blobs_from_checkpoints(
              error_kind::bad_input);
   manager_->check_same_runtime(sess);
   auto guard = manager_->lock();
-  auto result
-    = runner_.load_blobs_from_checkpoints(blob_names, epoch, sess.get());
-  if (!result)
-    throw error(result.error(), error_kind::error);
-  return *result;
+  return loaded_or_missing(
+    runner_.load_blobs_from_checkpoints(blob_names, epoch, sess.get()));
 }
 
 void job_runner::save_checkpoints(int64_t epoch, session& sess) {

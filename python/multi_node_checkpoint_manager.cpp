@@ -107,9 +107,10 @@ void multi_node_checkpoint_manager::write_checkpoint_metadata(int64_t epoch) {
 std::optional<int64_t> multi_node_checkpoint_manager::get_resume_from_epoch_id(
   std::optional<int64_t> user_epoch) {
   auto guard = lock();
-  std::optional<int64_t> result;
-  throw_if(manager_->get_resume_from_epoch_id(user_epoch, result));
-  return result;
+  auto result = manager_->get_resume_from_epoch_id(user_epoch);
+  if (!result)
+    throw_if(result.error());
+  return *result;
 }
 
 bool multi_node_checkpoint_manager::cp_accessible(
@@ -123,7 +124,7 @@ bool multi_node_checkpoint_manager::check_db_exists(int64_t epoch) {
   auto result = manager_->check_db_exists(epoch);
   if (!result)
     throw error(result.error(), error_kind::error);
-  return *result;
+  return *result == checkpoint_state::usable;
 }
 
 std::string
@@ -149,11 +150,8 @@ bool multi_node_checkpoint_manager::load_blobs_locally(
   const std::vector<std::string>& blob_names, int64_t epoch, session& sess) {
   check_same_runtime(sess);
   auto guard = lock();
-  auto result
-    = manager_->load_blobs_locally(sess.get(), nodes, blob_names, epoch);
-  if (!result)
-    throw_if(result.error());
-  return *result;
+  return loaded_or_missing(
+    manager_->load_blobs_locally(sess.get(), nodes, blob_names, epoch));
 }
 
 void multi_node_checkpoint_manager::set_params(
@@ -189,11 +187,8 @@ bool checkpoint_manager::load_blobs_from_checkpoint(
   check_same_runtime(sess);
   auto guard = lock();
   auto& single = static_cast<epochrt::checkpoint_manager&>(*manager_);
-  auto result
-    = single.load_blobs_from_checkpoint(sess.get(), blob_names, epoch);
-  if (!result)
-    throw_if(result.error());
-  return *result;
+  return loaded_or_missing(
+    single.load_blobs_from_checkpoint(sess.get(), blob_names, epoch));
 }
 
 } // namespace epochrt::python

@@ -141,8 +141,22 @@ caf::error basic_checkpoint_manager::load(int64_t epoch,
   return {};
 }
 
-caf::expected<bool> basic_checkpoint_manager::check(int64_t epoch,
-                                                    bool verify_data) {
+std::string to_string(checkpoint_state x) {
+  switch (x) {
+    case checkpoint_state::usable:
+      return "usable";
+    case checkpoint_state::missing:
+      return "missing";
+    case checkpoint_state::incomplete:
+      return "incomplete";
+    case checkpoint_state::corrupt:
+      return "corrupt";
+  }
+  return "unknown";
+}
+
+caf::expected<checkpoint_state>
+basic_checkpoint_manager::check(int64_t epoch, bool verify_data) {
   auto status = detail::blocking_request<checkpoint_status>(
     sys_, typed(actor_), margin(options_.timeout),
     ckpt_exists{epoch, verify_data});
@@ -151,14 +165,22 @@ caf::expected<bool> basic_checkpoint_manager::check(int64_t epoch,
   if (!status->problem.empty())
     detail::log(sys_).info("checkpoint of epoch {}: {}", epoch,
                            status->problem);
-  return status->exists && status->complete && (!verify_data || status->intact);
+  if (!status->exists)
+    return checkpoint_state::missing;
+  if (!status->complete)
+    return checkpoint_state::incomplete;
+  if (verify_data && !status->intact)
+    return checkpoint_state::corrupt;
+  return checkpoint_state::usable;
 }
 
-caf::expected<bool> basic_checkpoint_manager::check_db_exists(int64_t epoch) {
+caf::expected<checkpoint_state>
+basic_checkpoint_manager::check_db_exists(int64_t epoch) {
   return check(epoch, false);
 }
 
-caf::expected<bool> basic_checkpoint_manager::check_db_intact(int64_t epoch) {
+caf::expected<checkpoint_state>
+basic_checkpoint_manager::check_db_intact(int64_t epoch) {
   return check(epoch, true);
 }
 
@@ -194,20 +216,15 @@ basic_checkpoint_manager::remove_old_checkpoints(size_t keep_last) {
                    result->bytes};
 }
 
-caf::expected<bool> basic_checkpoint_manager::load_blobs_locally(
+caf::error basic_checkpoint_manager::load_blobs_locally(
   session& sess, const std::vector<std::string>& nodes,
   const std::vector<std::string>& blob_names, int64_t epoch) {
   // (Re)bind to this session's nodes: the manager may have served another
   // session before, whose actors are gone.
   if (auto err = init(sess, nodes))
     return err;
-  auto exists = check_db_exists(epoch);
-  if (!exists)
-    return std::move(exists.error());
-  if (!*exists) {
-    detail::log(sys_).info("no complete checkpoint of epoch {}", epoch);
-    return false;
-  }
+  if (auto err = check_usable(epoch))
+    return err;
   auto result = detail::blocking_request<ckpt_result>(
     sys_, typed(actor_), margin(options_.timeout),
     ckpt_load{epoch, {}, blob_names, true});
@@ -216,7 +233,26 @@ caf::expected<bool> basic_checkpoint_manager::load_blobs_locally(
   last_stats_ = std::move(result->stats);
   detail::log(sys_).info("loaded {} blobs from the checkpoints of epoch {}",
                          blob_names.size(), epoch);
-  return true;
+  return {};
+}
+
+caf::error basic_checkpoint_manager::check_usable(int64_t epoch) {
+  auto state = check_db_exists(epoch);
+  if (!state)
+    return std::move(state.error());
+  auto context = "the checkpoints of epoch " + std::to_string(epoch) + ": "
+    + to_string(*state);
+  switch (*state) {
+    case checkpoint_state::usable:
+      return {};
+    case checkpoint_state::missing:
+      return make_error(persistence_errc::not_found, std::move(context));
+    case checkpoint_state::incomplete:
+      return make_error(persistence_errc::incomplete, std::move(context));
+    case checkpoint_state::corrupt:
+      return make_error(persistence_errc::corrupt, std::move(context));
+  }
+  return make_error(persistence_errc::corrupt, std::move(context));
 }
 
 caf::expected<size_t>
@@ -268,16 +304,17 @@ caf::error basic_checkpoint_manager::write_checkpoint_metadata(int64_t epoch) {
     sys_, typed(actor_), options_.timeout, ckpt_write_metadata{epoch}));
 }
 
-caf::error basic_checkpoint_manager::get_resume_from_epoch_id(
-  std::optional<int64_t> user_epoch, std::optional<int64_t>& epoch) {
+caf::expected<std::optional<int64_t>>
+basic_checkpoint_manager::get_resume_from_epoch_id(
+  std::optional<int64_t> user_epoch) {
   auto result = detail::blocking_request<resume_point>(
     sys_, typed(actor_), options_.timeout,
     ckpt_resume_epoch{user_epoch.value_or(-1), -1, {}});
   if (!result)
     return std::move(result.error());
-  epoch = result->epoch < 0 ? std::optional<int64_t>{}
-                            : std::optional<int64_t>{result->epoch};
-  return {};
+  if (result->epoch < 0)
+    return std::optional<int64_t>{};
+  return std::optional<int64_t>{result->epoch};
 }
 
 caf::error
@@ -306,20 +343,36 @@ basic_checkpoint_manager::check_nodes(const std::vector<std::string>&) const {
 }
 
 bool basic_checkpoint_manager::cp_accessible(std::optional<int64_t> epoch) {
-  auto accessible = false;
-  if (auto err = check_accessible(epoch, accessible))
+  auto err = epoch ? check_committed(*epoch) : check_writable();
+  if (err && !is_error(err, persistence_errc::not_writable)
+      && !is_error(err, persistence_errc::not_committed))
     detail::log(sys_).warn("cp_accessible: {}", error_text(err));
-  return accessible;
+  return !err;
 }
 
-caf::error
-basic_checkpoint_manager::check_accessible(std::optional<int64_t> epoch,
-                                           bool& accessible) {
+caf::error basic_checkpoint_manager::check_writable() {
   auto answer = detail::blocking_request<bool>(
-    sys_, typed(actor_), options_.timeout, ckpt_accessible{epoch.value_or(-1)});
+    sys_, typed(actor_), options_.timeout, ckpt_accessible{-1});
   if (!answer)
     return std::move(answer.error());
-  accessible = *answer;
+  if (!*answer)
+    return make_error(persistence_errc::not_writable,
+                      "checkpoint directory " + db_prefix_
+                        + " cannot be written");
+  return {};
+}
+
+caf::error basic_checkpoint_manager::check_committed(int64_t epoch) {
+  if (epoch < 0)
+    return make_error(persistence_errc::not_committed,
+                      "epoch " + std::to_string(epoch) + " is negative");
+  auto answer = detail::blocking_request<bool>(
+    sys_, typed(actor_), options_.timeout, ckpt_accessible{epoch});
+  if (!answer)
+    return std::move(answer.error());
+  if (!*answer)
+    return make_error(persistence_errc::not_committed,
+                      "epoch " + std::to_string(epoch) + " is not committed");
   return {};
 }
 

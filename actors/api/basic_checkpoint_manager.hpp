@@ -22,6 +22,23 @@ class metadata_handler;
 class session;
 class workspace;
 
+/// What a check of every node's checkpoint of an epoch found
+/// (`check_db_exists`, `check_db_intact`): the worst of the nodes'.
+enum class checkpoint_state {
+  /// Every node's checkpoint exists and is complete (and, when digests
+  /// were checked, every digest checks out): it can be loaded.
+  usable,
+  /// Some node's checkpoint does not exist.
+  missing,
+  /// Some node's checkpoint exists but its save never finished.
+  incomplete,
+  /// Some node's checkpoint is complete but a digest fails.
+  corrupt,
+};
+
+/// "usable", "missing", "incomplete" or "corrupt".
+std::string to_string(checkpoint_state x);
+
 /// Options of a checkpoint manager.
 struct checkpoint_options {
   /// Where committed epochs and stats are kept. Default (null): a durable
@@ -158,10 +175,11 @@ public:
 
   /// Loads only `blob_names` from every node's checkpoint of `epoch` into
   /// that node, skipping names a checkpoint lacks; binds the manager to
-  /// `nodes` first if `init` was not called. False, with
-  /// nothing loaded, when any node's checkpoint of `epoch` does not exist or is
-  /// incomplete.
-  caf::expected<bool>
+  /// `nodes` first if `init` was not called. persistence_errc::not_found,
+  /// with nothing loaded, when some node's checkpoint of `epoch` does not
+  /// exist; persistence_errc::incomplete when one is incomplete (the log
+  /// names the node).
+  caf::error
   load_blobs_locally(session& sess, const std::vector<std::string>& nodes,
                      const std::vector<std::string>& blob_names, int64_t epoch);
 
@@ -173,12 +191,14 @@ public:
   caf::expected<size_t> read_blobs(const std::vector<std::string>& blob_names,
                                    int64_t epoch, workspace& into);
 
-  /// True when every node's checkpoint of `epoch` exists and is complete.
-  caf::expected<bool> check_db_exists(int64_t epoch);
+  /// Whether every node's checkpoint of `epoch` exists and is complete:
+  /// checkpoint_state::usable, missing or incomplete (never corrupt).
+  caf::expected<checkpoint_state> check_db_exists(int64_t epoch);
 
-  /// True when every node's checkpoint of `epoch` is complete and every
-  /// digest in it checks out.
-  caf::expected<bool> check_db_intact(int64_t epoch);
+  /// Whether every node's checkpoint of `epoch` is complete and every
+  /// digest in it checks out: checkpoint_state::usable, missing,
+  /// incomplete or corrupt.
+  caf::expected<checkpoint_state> check_db_intact(int64_t epoch);
 
   /// Checks every bound node's checkpoint of `epoch` where it runs and,
   /// for nodes on daemons, on every other daemon of the bound nodes, where
@@ -233,14 +253,12 @@ public:
   /// `lock_directory`), those of the metadata handler.
   caf::error write_checkpoint_metadata(int64_t epoch);
 
-  /// Sets `epoch` to the epoch to resume from: `user_epoch` when given (an
-  /// error when it is not committed), else the last committed epoch, else
-  /// none (nullopt). An error, `epoch` left alone, when the metadata cannot
-  /// be read: never "none", which would restart a job over its checkpoints.
-  /// (The answer is passed out, not returned, so that no result reads as
-  /// `true` in a condition when there is no epoch to resume from.)
-  caf::error get_resume_from_epoch_id(std::optional<int64_t> user_epoch,
-                                      std::optional<int64_t>& epoch);
+  /// The epoch to resume from: `user_epoch` when given (persistence_errc::
+  /// not_committed when it is not committed), else the last committed
+  /// epoch, else none (nullopt). An error when the metadata cannot be read:
+  /// never "none", which would restart a job over its checkpoints.
+  caf::expected<std::optional<int64_t>>
+  get_resume_from_epoch_id(std::optional<int64_t> user_epoch = {});
 
   /// Sets the nodes and path prefix, and passes them to the metadata handler.
   /// The job runner calls it with the job's nodes to checkpoint, before
@@ -260,16 +278,20 @@ public:
   /// Caffe2's question, answered yes or no. Without an epoch: can the
   /// checkpoint directory be written? With one: is that epoch committed?
   /// False also when there is no answer (metadata that cannot be read or
-  /// trusted, a manager that does not answer); `check_accessible` tells the
-  /// two apart.
+  /// trusted, a manager that does not answer); `check_writable` and
+  /// `check_committed` tell the two apart.
   bool cp_accessible(std::optional<int64_t> epoch = {});
 
-  /// The question of `cp_accessible`, with the reason when there is no
-  /// answer: sets `accessible` and returns none, or returns the error
-  /// (persistence_errc::corrupt for metadata that cannot be trusted,
-  /// caf::sec::request_timeout for a manager that does not answer) and
-  /// leaves `accessible` as it was.
-  caf::error check_accessible(std::optional<int64_t> epoch, bool& accessible);
+  /// None when checkpoints can be written: the checkpoint directory exists
+  /// or can be created, can be written, and holds metadata that can be
+  /// trusted. persistence_errc::not_writable when it cannot be written;
+  /// corrupt when the metadata cannot be trusted; caf::sec::request_timeout
+  /// when the manager does not answer.
+  caf::error check_writable();
+
+  /// None when `epoch` is committed; persistence_errc::not_committed when it
+  /// is not; corrupt, or caf::sec::request_timeout, when there is no answer.
+  caf::error check_committed(int64_t epoch);
 
   /// The database path of `node`'s checkpoint of `epoch`.
   std::string get_ckpt_db_name(const std::string& node, int64_t epoch) const;
@@ -288,7 +310,11 @@ protected:
   basic_checkpoint_manager(caf::actor_system& sys, std::string db_prefix,
                            checkpoint_options options);
 
-  caf::expected<bool> check(int64_t epoch, bool verify_data);
+  caf::expected<checkpoint_state> check(int64_t epoch, bool verify_data);
+
+  /// None when `check_db_exists` finds the checkpoints of `epoch` usable,
+  /// else the error `load_blobs_locally` returns for what it found.
+  caf::error check_usable(int64_t epoch);
 
   /// An error when this manager cannot checkpoint `nodes`; `init`,
   /// `set_params` and `load_blobs_locally` return it before doing anything.

@@ -48,7 +48,7 @@ checkpoint_manager::check_nodes(const std::vector<std::string>& nodes) const {
                         "(multi_node_checkpoint_manager) for several");
 }
 
-caf::expected<bool> checkpoint_manager::load_blobs_from_checkpoint(
+caf::error checkpoint_manager::load_blobs_from_checkpoint(
   session& sess, const std::vector<std::string>& blob_names, int64_t epoch) {
   return load_blobs_locally(sess, {node_name_}, blob_names, epoch);
 }

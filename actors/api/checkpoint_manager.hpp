@@ -30,8 +30,9 @@ public:
   }
 
   /// Loads only `blob_names` from the checkpoint of `epoch`, skipping names
-  /// it lacks. False when the checkpoint does not exist.
-  caf::expected<bool> load_blobs_from_checkpoint(
+  /// it lacks. persistence_errc::not_found, with nothing loaded, when the
+  /// checkpoint does not exist; incomplete when its save never finished.
+  caf::error load_blobs_from_checkpoint(
     session& sess, const std::vector<std::string>& blob_names, int64_t epoch);
 
 protected:

@@ -169,10 +169,12 @@ caf::expected<int64_t> job_runner::train(session& sess) {
 }
 
 void job_runner::list_checkpointed_blobs(session& sess) {
-  std::optional<int64_t> committed;
-  auto err = manager_->get_resume_from_epoch_id(std::nullopt, committed);
-  if (!err && committed)
-    err = manager_->init(sess, job_.nodes_to_checkpoint(), committed);
+  caf::error err;
+  auto committed = manager_->get_resume_from_epoch_id(std::nullopt);
+  if (!committed)
+    err = std::move(committed.error());
+  else if (*committed)
+    err = manager_->init(sess, job_.nodes_to_checkpoint(), *committed);
   if (err)
     detail::log(sess.system())
       .warn("the checkpoint manager's blob lists stay empty after the job: "
@@ -180,25 +182,25 @@ void job_runner::list_checkpointed_blobs(session& sess) {
             error_text(err));
 }
 
-caf::expected<bool> job_runner::load_blobs_from_checkpoints(
+caf::error job_runner::load_blobs_from_checkpoints(
   const std::vector<std::string>& blob_names, int64_t epoch, session& sess) {
   if (manager_ == nullptr)
     return make_error(actors_errc::no_checkpoint_manager,
                       "loading blobs from checkpoints needs a checkpoint "
                       "manager");
-  auto result = manager_->load_blobs_locally(sess, job_.nodes_to_checkpoint(),
-                                             blob_names, epoch);
-  if (result && *result)
+  auto err = manager_->load_blobs_locally(sess, job_.nodes_to_checkpoint(),
+                                          blob_names, epoch);
+  if (!err)
     if (auto reported
         = manager_->report_checkpoint_stats("checkpoint_partial_load");
         !reported)
       detail::log(sess.system())
         .warn("could not report checkpoint stats: {}",
               error_text(reported.error()));
-  return result;
+  return err;
 }
 
-caf::expected<bool> job_runner::load_blobs_from_checkpoints(
+caf::error job_runner::load_blobs_from_checkpoints(
   const std::vector<std::string>& blob_names, int64_t epoch, session& sess,
   workspace& into) {
   if (manager_ == nullptr)
@@ -207,17 +209,14 @@ caf::expected<bool> job_runner::load_blobs_from_checkpoints(
                       "manager");
   if (auto err = manager_->init(sess, job_.nodes_to_checkpoint()))
     return err;
-  auto exists = manager_->check_db_exists(epoch);
-  if (!exists)
-    return std::move(exists.error());
-  if (!*exists)
-    return false;
+  if (auto err = manager_->check_usable(epoch))
+    return err;
   auto read = manager_->read_blobs(blob_names, epoch, into);
   if (!read)
     return std::move(read.error());
   detail::log(sess.system())
     .info("brought {} blobs of the checkpoints of epoch {} here", *read, epoch);
-  return true;
+  return {};
 }
 
 caf::error job_runner::save_checkpoints(int64_t epoch, session& sess) {
@@ -226,12 +225,12 @@ caf::error job_runner::save_checkpoints(int64_t epoch, session& sess) {
                       "saving checkpoints needs a checkpoint manager");
   if (auto err = manager_->init(sess, job_.nodes_to_checkpoint()))
     return err;
-  auto accessible = false;
-  // Metadata that cannot be trusted: never write over it.
-  if (auto err = manager_->check_accessible(std::nullopt, accessible))
-    return err;
-  if (!accessible) {
-    detail::log(sess.system()).warn("checkpoint files cannot be accessed");
+  if (auto err = manager_->check_writable()) {
+    // Metadata that cannot be trusted: never write over it. A directory
+    // that cannot be written: skip the save, as Caffe2 did.
+    if (!is_error(err, persistence_errc::not_writable))
+      return err;
+    detail::log(sess.system()).warn("{}", error_text(err));
     return {};
   }
   if (auto err = manager_->save(epoch)) {

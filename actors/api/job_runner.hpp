@@ -126,15 +126,17 @@ public:
   void request_stop_now() noexcept;
 
   /// Loads only `blob_names` from the checkpoints of `epoch` of every node
-  /// to checkpoint. False when a checkpoint of that epoch does not exist.
-  caf::expected<bool>
+  /// to checkpoint. persistence_errc::not_found, with nothing loaded, when a
+  /// checkpoint of that epoch does not exist; incomplete when one's save
+  /// never finished.
+  caf::error
   load_blobs_from_checkpoints(const std::vector<std::string>& blob_names,
                               int64_t epoch, session& sess);
 
   /// Brings `blob_names` from the checkpoints of `epoch` of every node to
   /// checkpoint — wherever those nodes run — into `into`, a workspace of
-  /// this process. False when a checkpoint of that epoch does not exist.
-  caf::expected<bool>
+  /// this process. Errors as the overload above.
+  caf::error
   load_blobs_from_checkpoints(const std::vector<std::string>& blob_names,
                               int64_t epoch, session& sess, workspace& into);
 

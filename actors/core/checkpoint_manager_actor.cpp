@@ -28,6 +28,7 @@
 #include <epochrt/persistence/checkpoint_retention.hpp>
 #include <epochrt/persistence/db_name.hpp>
 #include <epochrt/persistence/metadata_handler.hpp>
+#include <epochrt/persistence/persistence_errc.hpp>
 #include <epochrt/runtime/job_definition.hpp>
 #include <epochrt/runtime/runtime_errc.hpp>
 
@@ -478,15 +479,10 @@ caf::expected<std::vector<std::string>> prepare_save(manager_state& st,
                                                      int64_t epoch) {
   if (st.nodes.empty())
     return not_initialized();
-  auto accessible = st.metadata->cp_accessible(std::nullopt);
-  if (!accessible)
+  if (auto err = st.metadata->check_writable())
     return make_error(actors_errc::checkpoint_failed,
                       "checkpoint directory " + st.db_prefix + ": "
-                        + error_text(accessible.error()));
-  if (!*accessible)
-    return make_error(actors_errc::checkpoint_failed,
-                      "checkpoint directory " + st.db_prefix
-                        + " cannot be written");
+                        + error_text(err));
   auto dbs = dbs_of(st, epoch, {});
   if (!dbs)
     return dbs;
@@ -909,12 +905,21 @@ manager_behavior(self_ptr self, std::string db_prefix,
       return reported;
     },
     [=](ckpt_accessible& msg) -> caf::result<bool> {
-      auto epoch = msg.epoch < 0 ? std::optional<int64_t>{}
-                                 : std::optional<int64_t>{msg.epoch};
-      auto result = self->state.metadata->cp_accessible(epoch);
-      if (!result)
-        return std::move(result.error());
-      return *result;
+      auto& metadata = *self->state.metadata;
+      if (msg.epoch < 0) {
+        auto err = metadata.check_writable();
+        if (is_error(err, persistence_errc::not_writable)) {
+          detail::log(self->system()).info("{}", error_text(err));
+          return false;
+        }
+        if (err)
+          return err;
+        return true;
+      }
+      auto epochs = metadata.committed_epochs();
+      if (!epochs)
+        return std::move(epochs.error());
+      return std::binary_search(epochs->begin(), epochs->end(), msg.epoch);
     },
   };
 }

@@ -108,10 +108,9 @@ caf::error guarded_metadata::adopt_record(const checkpoint_metadata& x) {
   });
 }
 
-caf::expected<bool>
-guarded_metadata::cp_accessible(std::optional<int64_t> epoch) {
-  return guard("cp_accessible", [&] {
-    return handler_->cp_accessible(epoch);
+caf::error guarded_metadata::check_writable() {
+  return guard("check_writable", [&] {
+    return handler_->check_writable();
   });
 }
 

@@ -40,7 +40,7 @@ public:
                     const std::vector<checkpoint_stats>& stats);
   caf::expected<std::optional<checkpoint_metadata>> record();
   caf::error adopt_record(const checkpoint_metadata& x);
-  caf::expected<bool> cp_accessible(std::optional<int64_t> epoch);
+  caf::error check_writable();
 
 private:
   std::shared_ptr<metadata_handler> handler_;

@@ -18,6 +18,7 @@
 
 #include "test/actors/test_support.hpp"
 #include "test/support/damaged_database.hpp"
+#include <epochrt/persistence/persistence_errc.hpp>
 
 using namespace epochrt;
 using epochrt::test::corrupt_database;
@@ -270,9 +271,9 @@ BOOST_AUTO_TEST_CASE(cp_accessible_answers_no_for_an_epoch_never_committed) {
   BOOST_TEST(!ckpt.cp_accessible(5));
   if (ckpt.cp_accessible(5))
     BOOST_ERROR("epoch 5 was never committed");
-  auto accessible = true;
-  BOOST_TEST(!ckpt.check_accessible(5, accessible));
-  BOOST_TEST(!accessible);
+  BOOST_TEST(!ckpt.check_committed(4));
+  BOOST_TEST(
+    is_error(ckpt.check_committed(5), persistence_errc::not_committed));
 }
 
 BOOST_AUTO_TEST_CASE(resuming_from_each_epoch_ends_with_total_145) {
@@ -320,14 +321,13 @@ BOOST_AUTO_TEST_CASE(loads_leave_every_byte_of_the_checkpoint_dir) {
     auto sess = new_session();
     job_runner runner{load_example("pipeline.json"), &ckpt};
     auto loaded = runner.load_blobs_from_checkpoints({"total"}, 3, *sess);
-    BOOST_REQUIRE_MESSAGE(loaded, why(loaded));
-    BOOST_TEST(*loaded);
+    BOOST_REQUIRE_MESSAGE(!loaded, why(loaded));
     BOOST_TEST(scalar(*sess, "trainer_0", "total") == expected_totals[3]);
     BOOST_REQUIRE(!ckpt.init(*sess, {}, 4));
     BOOST_REQUIRE(!ckpt.load(4));
     BOOST_TEST(scalar(*sess, "trainer_0", "total") == expected_totals[4]);
     auto intact = ckpt.check_db_intact(4);
-    BOOST_TEST((intact && *intact));
+    BOOST_TEST((intact && *intact == checkpoint_state::usable));
   }
   BOOST_TEST((snapshot(dir.path()) == before), "a load changed the dir");
 }
@@ -340,11 +340,10 @@ BOOST_AUTO_TEST_CASE(a_partial_load_succeeds_for_saved_epochs_only) {
       auto sess = new_session();
       job_runner runner{load_example("pipeline.json"), &ckpt};
       auto loaded = runner.load_blobs_from_checkpoints({"total"}, epoch, *sess);
-      BOOST_REQUIRE_MESSAGE(loaded, why(loaded));
       if (epoch == 5) {
-        BOOST_TEST(!*loaded);
+        BOOST_TEST(is_error(loaded, persistence_errc::not_found), why(loaded));
       } else {
-        BOOST_TEST(*loaded);
+        BOOST_REQUIRE_MESSAGE(!loaded, why(loaded));
         BOOST_TEST(scalar(*sess, "trainer_0", "total")
                    == expected_totals[epoch]);
         // Only the named blob was loaded.
@@ -366,9 +365,9 @@ BOOST_AUTO_TEST_CASE(an_unwritable_checkpoint_dir_costs_a_warning_not_the_job) {
     BOOST_TEST(*epochs == 4);
     BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
     BOOST_TEST(!ckpt.cp_accessible());
-    std::optional<int64_t> resume;
-    auto err = ckpt.get_resume_from_epoch_id({}, resume);
-    BOOST_TEST((err || !resume.has_value()));
+    BOOST_TEST(is_error(ckpt.check_writable(), persistence_errc::not_writable));
+    auto resume = ckpt.get_resume_from_epoch_id();
+    BOOST_TEST((!resume || !resume->has_value()));
   }
   std::istringstream lines{logs.text()};
   auto warned = false;
@@ -412,7 +411,7 @@ BOOST_AUTO_TEST_CASE(a_corrupted_last_checkpoint_is_never_resumed_from) {
     auto sess = new_session();
     BOOST_REQUIRE(!ckpt.init(*sess));
     auto intact = ckpt.check_db_intact(4);
-    BOOST_TEST((!intact || !*intact));
+    BOOST_TEST((!intact || *intact != checkpoint_state::usable));
     BOOST_TEST(static_cast<bool>(ckpt.load(4))); // an error: never good
   }
   checkpoint_manager ckpt{sys, dir.str(), "trainer_0"};
@@ -461,13 +460,13 @@ BOOST_AUTO_TEST_CASE(missing_metadata_beside_checkpoints_fails_the_job) {
     BOOST_TEST(why(epochs).find(file_metadata_handler::file_name)
                  != std::string::npos,
                why(epochs));
-    std::optional<int64_t> resume;
-    BOOST_TEST(static_cast<bool>(ckpt.get_resume_from_epoch_id({}, resume)),
+    BOOST_TEST(!ckpt.get_resume_from_epoch_id(),
                "unreadable metadata is an error, not \"nothing to resume\"");
     BOOST_TEST(!ckpt.cp_accessible(4));
-    auto accessible = false;
-    BOOST_TEST(static_cast<bool>(ckpt.check_accessible(4, accessible)),
-               "metadata that cannot be trusted is an error, not a no");
+    auto committed = ckpt.check_committed(4);
+    BOOST_TEST(
+      (committed && !is_error(committed, persistence_errc::not_committed)),
+      "metadata that cannot be trusted is an error, not a no");
   }
   BOOST_TEST((snapshot(dir.path()) == before), "the checkpoint dir changed");
   BOOST_REQUIRE(!file_metadata_handler{dir.str()}.reset());
@@ -492,7 +491,7 @@ BOOST_AUTO_TEST_CASE(a_missing_manifest_makes_a_checkpoint_incomplete) {
   auto sess = new_session();
   job_runner runner{load_example("pipeline.json"), &ckpt};
   auto loaded = runner.load_blobs_from_checkpoints({"total"}, 3, *sess);
-  BOOST_TEST((!loaded || !*loaded));
+  BOOST_TEST(is_error(loaded, persistence_errc::incomplete), why(loaded));
 }
 
 BOOST_AUTO_TEST_CASE(resuming_from_an_epoch_that_was_never_committed_fails) {
@@ -713,7 +712,7 @@ BOOST_AUTO_TEST_CASE(a_single_node_checkpoint_manager_refuses_a_job_of_three) {
   // The runner's other entry points, and the manager's own, refuse alike.
   BOOST_TEST(refused_naming(runner.save_checkpoints(0, *sess), expected));
   auto loaded = runner.load_blobs_from_checkpoints({"total"}, 0, *sess);
-  BOOST_TEST((!loaded && refused_naming(loaded.error(), expected)));
+  BOOST_TEST(refused_naming(loaded, expected));
   BOOST_TEST(refused_naming(ckpt.set_params(three_nodes), expected));
   BOOST_TEST(refused_naming(ckpt.init(*sess, three_nodes), expected));
   BOOST_TEST(refused_naming(
@@ -738,8 +737,7 @@ BOOST_AUTO_TEST_CASE(a_single_node_checkpoint_manager_checkpoints_its_node) {
   BOOST_REQUIRE_MESSAGE(last, why(last));
   BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
   auto loaded = runner.load_blobs_from_checkpoints({"total"}, 3, *sess);
-  BOOST_REQUIRE_MESSAGE(loaded, why(loaded));
-  BOOST_TEST(*loaded);
+  BOOST_REQUIRE_MESSAGE(!loaded, why(loaded));
   BOOST_TEST(scalar(*sess, "trainer_0", "total") == expected_totals[3]);
   // A job of three nodes that checkpoints only the manager's node is the
   // manager's to save too.
@@ -795,8 +793,10 @@ BOOST_AUTO_TEST_CASE(partial_loads_work_across_nodes) {
       auto sess = new_session();
       job_runner runner{load_example("pipeline3.json"), &ckpt};
       auto loaded = runner.load_blobs_from_checkpoints({"total"}, epoch, *sess);
-      BOOST_REQUIRE_MESSAGE(loaded, why(loaded));
-      BOOST_TEST(*loaded == (epoch <= 4));
+      if (epoch <= 4)
+        BOOST_REQUIRE_MESSAGE(!loaded, why(loaded));
+      else
+        BOOST_TEST(is_error(loaded, persistence_errc::not_found), why(loaded));
       if (epoch <= 4)
         for (auto& node : three_nodes)
           BOOST_TEST(scalar(*sess, node, "total") == expected_totals[epoch]);
@@ -860,18 +860,16 @@ BOOST_AUTO_TEST_CASE(a_reader_beside_the_holder_needs_no_lock) {
   auto sess = new_session();
   auto loaded
     = reader.load_blobs_locally(*sess, {"trainer_0"}, {"total"}, int64_t{3});
-  BOOST_REQUIRE_MESSAGE(loaded, why(loaded));
-  BOOST_TEST(*loaded);
+  BOOST_REQUIRE_MESSAGE(!loaded, why(loaded));
   BOOST_TEST(scalar(*sess, "trainer_0", "total") == expected_totals[3]);
   BOOST_REQUIRE(!reader.init(*sess, {"trainer_0"}, int64_t{4}));
   BOOST_REQUIRE(!reader.load(4));
   BOOST_TEST(scalar(*sess, "trainer_0", "total") == expected_totals[4]);
   auto intact = reader.check_db_intact(4);
-  BOOST_TEST((intact && *intact));
+  BOOST_TEST((intact && *intact == checkpoint_state::usable));
   BOOST_TEST(reader.cp_accessible(4));
-  std::optional<int64_t> resume;
-  BOOST_TEST(!reader.get_resume_from_epoch_id({}, resume));
-  BOOST_TEST((resume == int64_t{4}));
+  auto resume = reader.get_resume_from_epoch_id();
+  BOOST_TEST((resume && *resume == int64_t{4}));
   // The holder still holds it.
   BOOST_TEST(locked_by_us(reader.lock_directory()));
 }

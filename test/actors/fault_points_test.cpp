@@ -72,7 +72,7 @@ BOOST_AUTO_TEST_CASE(io_error_at_a_save_point_fails_the_save_naming_the_point) {
   BOOST_TEST(!partial_left());
   auto exists = ckpt.check_db_exists(1);
   BOOST_REQUIRE_MESSAGE(exists, why(exists));
-  BOOST_TEST(!*exists);
+  BOOST_TEST((*exists != checkpoint_state::usable));
 }
 
 BOOST_AUTO_TEST_CASE(io_error_at_a_commit_point_fails_the_commit) {
@@ -86,10 +86,9 @@ BOOST_AUTO_TEST_CASE(io_error_at_a_commit_point_fails_the_commit) {
   auto err = ckpt.write_checkpoint_metadata(1);
   BOOST_TEST(text(err).find("commit.rename.before") != std::string::npos,
              text(err));
-  auto committed = true;
-  auto check = ckpt.check_accessible(1, committed);
-  BOOST_REQUIRE_MESSAGE(!check, text(check));
-  BOOST_TEST(!committed);
+  auto committed = ckpt.check_committed(1);
+  BOOST_TEST(is_error(committed, persistence_errc::not_committed),
+             text(committed));
 }
 
 BOOST_AUTO_TEST_CASE(
@@ -126,7 +125,7 @@ BOOST_AUTO_TEST_CASE(corrupt_write_at_save_fsync_after_is_found_by_the_load) {
   BOOST_REQUIRE(!ckpt.write_checkpoint_metadata(1));
   auto intact = ckpt.check_db_intact(1);
   BOOST_REQUIRE_MESSAGE(intact, why(intact));
-  BOOST_TEST(!*intact);
+  BOOST_TEST((*intact == checkpoint_state::corrupt));
   sess->workspace_of("trainer_0")->set("w", make_tensor<float>({1}, {9}));
   auto err = ckpt.load(1);
   // LevelDB's "Corruption: ..." or our digests' "... is corrupt".

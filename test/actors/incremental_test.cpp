@@ -133,7 +133,7 @@ BOOST_AUTO_TEST_CASE(a_removed_earlier_checkpoint_makes_the_next_save_full) {
   BOOST_TEST(stats.reused_blobs == 0u);
   BOOST_TEST(stats.written_bytes == stats.bytes);
   auto intact = ckpt.check_db_intact(2);
-  BOOST_TEST((intact && *intact));
+  BOOST_TEST((intact && *intact == checkpoint_state::usable));
 }
 
 BOOST_AUTO_TEST_CASE(saving_an_epoch_again_never_refers_to_itself) {
@@ -145,7 +145,7 @@ BOOST_AUTO_TEST_CASE(saving_an_epoch_again_never_refers_to_itself) {
   auto stats = save(ckpt, 2);
   BOOST_TEST(stats.reused_blobs == 0u);
   auto intact = ckpt.check_db_intact(2);
-  BOOST_TEST((intact && *intact));
+  BOOST_TEST((intact && *intact == checkpoint_state::usable));
 }
 
 BOOST_AUTO_TEST_CASE(a_payload_damaged_on_disk_is_written_again_not_passed_on) {
@@ -184,7 +184,7 @@ BOOST_AUTO_TEST_CASE(a_payload_read_back_once_is_not_read_again) {
   }
   BOOST_TEST(save(ckpt, 3).reused_blobs == 2u);
   auto intact = ckpt.check_db_intact(3);
-  BOOST_TEST((intact && !*intact));
+  BOOST_TEST((intact && *intact == checkpoint_state::corrupt));
 }
 
 // -- retention ----------------------------------------------------------------

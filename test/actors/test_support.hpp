@@ -32,6 +32,11 @@ std::string why(const caf::expected<T>& x) {
   return x ? std::string{} : error_text(x.error());
 }
 
+/// The text of `err`; empty when it is none.
+inline std::string why(const caf::error& err) {
+  return err ? error_text(err) : std::string{};
+}
+
 /// One actor system per test case, whose log lines `logs` keeps; sessions
 /// and managers declared after it are destroyed before it.
 struct system_fixture {

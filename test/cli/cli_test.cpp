@@ -1011,7 +1011,7 @@ void check_every_read_is_corrupt(const std::string& dir) {
   BOOST_TEST(is_corrupt(handler.last_epoch(std::nullopt)));
   BOOST_TEST(is_corrupt(handler.committed_epochs()));
   BOOST_TEST(is_corrupt(handler.final_epoch()));
-  BOOST_TEST(is_corrupt(handler.cp_accessible(4)));
+  BOOST_TEST(is_corrupt(handler.check_writable()));
 }
 
 fs::path metadata_path(const std::string& ckpt) {
