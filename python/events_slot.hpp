@@ -1,9 +1,9 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 
 #include <epochrt/epochrt.hpp>
-#include <epochrt/messages/annotated_mutex.hpp>
 
 namespace epochrt::python {
 
@@ -14,20 +14,20 @@ namespace epochrt::python {
 /// never called after `set` replaced it and returned.
 class events_slot : public job_events {
 public:
-  void set(std::shared_ptr<job_events> target) EPOCHRT_EXCLUDES(mtx_) {
-    annotated_mutex::guard guard{mtx_};
+  void set(std::shared_ptr<job_events> target) {
+    std::lock_guard<std::mutex> guard{mtx_};
     target_ = std::move(target);
   }
 
-  void on_event(const job_event& event) override EPOCHRT_EXCLUDES(mtx_) {
-    annotated_mutex::guard guard{mtx_};
+  void on_event(const job_event& event) override {
+    std::lock_guard<std::mutex> guard{mtx_};
     if (target_)
       target_->on_event(event);
   }
 
 private:
-  annotated_mutex mtx_;
-  std::shared_ptr<job_events> target_ EPOCHRT_GUARDED_BY(mtx_);
+  std::mutex mtx_;
+  std::shared_ptr<job_events> target_;
 };
 
 } // namespace epochrt::python

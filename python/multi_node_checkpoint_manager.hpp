@@ -134,11 +134,6 @@ protected:
   std::unique_lock<std::mutex> query_lock();
 
   std::shared_ptr<runtime> runtime_;
-  // Serializes the calls of `manager_`. A plain std::mutex, not an
-  // annotated one: a job runner takes it with `lock()` and keeps it across
-  // a whole `train`, during which an upload builder's callback on another
-  // thread queries the manager without it (`query_lock`, `runner_scope`),
-  // which Clang's analysis cannot express.
   std::mutex mtx_;
   std::shared_ptr<events_slot> events_ = std::make_shared<events_slot>();
   std::unique_ptr<basic_checkpoint_manager> manager_;

@@ -30,7 +30,7 @@ node_daemon::~node_daemon() {
 }
 
 void node_daemon::stop() {
-  annotated_mutex::guard guard{mtx_};
+  std::lock_guard<std::mutex> guard{mtx_};
   if (!serving_)
     return;
   server_->stop();
@@ -38,7 +38,7 @@ void node_daemon::stop() {
 }
 
 bool node_daemon::serving() const {
-  annotated_mutex::guard guard{mtx_};
+  std::lock_guard<std::mutex> guard{mtx_};
   return serving_;
 }
 

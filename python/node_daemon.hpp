@@ -2,10 +2,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <epochrt/epochrt.hpp>
-#include <epochrt/messages/annotated_mutex.hpp>
 
 #include "runtime.hpp"
 
@@ -70,10 +70,8 @@ private:
   std::string host_;
   uint16_t port_ = 0;
   std::string root_;
-  mutable annotated_mutex mtx_;
-  bool serving_ EPOCHRT_GUARDED_BY(mtx_) = false;
-  // Set once by the constructor, before any other thread can see this;
-  // `stop` calls it under the mutex so that it stops once.
+  mutable std::mutex mtx_;
+  bool serving_ = false;
   std::unique_ptr<epochrt::node_server> server_;
 };
 
