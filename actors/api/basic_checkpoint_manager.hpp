@@ -30,7 +30,9 @@ enum class checkpoint_state {
   usable,
   /// Some node's checkpoint does not exist.
   missing,
-  /// Some node's checkpoint exists but its save never finished.
+  /// Some node's checkpoint exists but cannot be opened as a complete
+  /// checkpoint: its save never finished, or what records its manifest is
+  /// damaged.
   incomplete,
   /// Some node's checkpoint is complete but a digest fails.
   corrupt,
