@@ -491,50 +491,6 @@ caf::expected<std::vector<std::string>> prepare_save(manager_state& st,
   return dbs;
 }
 
-// The one way a checkpoint of `epoch` is written, for a blocking save and
-// for the epoch loop's: every node snapshots its workspace (begin_save) and
-// then writes the snapshot into its database of `dbs` while the node goes
-// on. `snapshotted` hears once, with none when every node took its snapshot
-// within the timeout (counted from `started`), else why not; only then are
-// the writes collected (end_save, asked before `snapshotted` runs, so that
-// it queues before any later request), and `written` gets every node's
-// stats, or the first error. A write begun on some nodes when another's
-// snapshot failed is left for its persistence actor to drop.
-template <class Snapshotted, class Written>
-void write_checkpoints(self_ptr self, std::vector<std::string> dbs,
-                       int64_t epoch, bool full, clock_type::time_point started,
-                       Snapshotted snapshotted, Written written) {
-  auto& st = self->state;
-  fan_out<snapshot_taken>(
-    self, st.nodes, st.timeout, {"checkpoint snapshot", epoch},
-    [dbs = std::move(dbs), epoch, full,
-     i = size_t{0}](const node_ref& node) mutable {
-      return begin_save{node.name, epoch, dbs[i++], full};
-    },
-    [self, epoch, started, snapshotted = std::move(snapshotted),
-     written = std::move(written)](
-      caf::expected<std::vector<snapshot_taken>> snapshots) mutable {
-      if (!snapshots) {
-        snapshotted(std::move(snapshots.error()));
-        return;
-      }
-      if (clock_type::now() - started > self->state.timeout) {
-        snapshotted(make_error(actors_errc::checkpoint_failed,
-                               "the snapshots of epoch " + std::to_string(epoch)
-                                 + " outlasted their timeout"));
-        return;
-      }
-      fan_out<checkpoint_stats>(
-        self, self->state.nodes, self->state.timeout,
-        {"checkpoint write", epoch},
-        [epoch](const node_ref& node) {
-          return end_save{node.name, epoch};
-        },
-        std::move(written));
-      snapshotted(caf::error{});
-    });
-}
-
 checkpoint_manager_actor::behavior_type
 manager_behavior(self_ptr self, std::string db_prefix,
                  std::shared_ptr<metadata_handler> metadata,
@@ -667,20 +623,36 @@ manager_behavior(self_ptr self, std::string db_prefix,
       // the job is done.
       auto full = is_full(st, epoch) || final;
       ++st.pending_commits;
-      write_checkpoints(
-        self, std::move(*dbs), epoch, full, started,
-        [self, rp](caf::error err) mutable {
-          if (err) {
+      fan_out<snapshot_taken>(
+        self, st.nodes, st.timeout, {"checkpoint snapshot", epoch},
+        [dbs = *dbs, epoch, full, i = size_t{0}](const node_ref& node) mutable {
+          return begin_save{node.name, epoch, dbs[i++], full};
+        },
+        [self, rp, epoch, final, started](
+          caf::expected<std::vector<snapshot_taken>> snapshots) mutable {
+          if (!snapshots || clock_type::now() - started > self->state.timeout) {
             // Never committed: the requester may already have moved on.
-            rp.deliver(std::move(err));
+            rp.deliver(snapshots ? make_error(actors_errc::checkpoint_failed,
+                                              "the snapshots of epoch "
+                                                + std::to_string(epoch)
+                                                + " outlasted their timeout")
+                                 : std::move(snapshots.error()));
             commit_done(self);
             return;
           }
+          // Every node has its snapshot and is writing it. Ask for the
+          // outcomes first, so that they queue before any later request.
+          fan_out<checkpoint_stats>(
+            self, self->state.nodes, self->state.timeout,
+            {"checkpoint write", epoch},
+            [epoch](const node_ref& node) {
+              return end_save{node.name, epoch};
+            },
+            [self, epoch,
+             final](caf::expected<std::vector<checkpoint_stats>> stats) {
+              commit_async(self, epoch, final, std::move(stats));
+            });
           rp.deliver(caf::unit);
-        },
-        [self, epoch,
-         final](caf::expected<std::vector<checkpoint_stats>> stats) {
-          commit_async(self, epoch, final, std::move(stats));
         });
       return rp;
     },
@@ -695,21 +667,18 @@ manager_behavior(self_ptr self, std::string db_prefix,
       st.flush_epochs.push_back(msg.last_epoch);
       return rp;
     },
-    // A blocking save (Caffe2's save): the epoch loop's, without the
-    // commit, answered once every node has written its checkpoint.
     [=](ckpt_save& msg) -> caf::result<ckpt_result> {
-      auto started = clock_type::now();
       auto& st = self->state;
       auto dbs = prepare_save(st, msg.epoch);
       if (!dbs)
         return std::move(dbs.error());
       auto rp = self->make_response_promise<ckpt_result>();
       auto epoch = msg.epoch;
-      write_checkpoints(
-        self, std::move(*dbs), epoch, is_full(st, epoch), started,
-        [rp](caf::error err) mutable {
-          if (err)
-            rp.deliver(std::move(err));
+      auto full = is_full(st, epoch);
+      fan_out<checkpoint_stats>(
+        self, st.nodes, st.timeout, {"checkpoint save", epoch},
+        [dbs = *dbs, epoch, full, i = size_t{0}](const node_ref& node) mutable {
+          return save_checkpoint{node.name, epoch, dbs[i++], {}, full};
         },
         [self, rp](caf::expected<std::vector<checkpoint_stats>> stats) mutable {
           if (!stats) {

@@ -43,18 +43,20 @@ int64_t micros_since(clock_type::time_point start) {
     .count();
 }
 
-// Every blob the workspace has now: blobs created after init are saved
-// too, so a resumed job sees all of its state. Copy-on-write: taking it
-// copies pointers, and the blobs it holds never change however the
-// workspace is written afterwards.
+// Copy-on-write: taking it copies pointers, and the blobs it holds never
+// change however the workspace is written afterwards.
 caf::expected<std::vector<workspace::named_blob>>
-take_snapshot(workspace& ws, const std::string& node, int64_t epoch,
-              fault_injector* faults) {
+take_snapshot(workspace& ws, const std::vector<std::string>& names,
+              const std::string& node, int64_t epoch, fault_injector* faults) {
   fault_action action;
   if (auto err = strike_blocking(faults, fault_point::node_snapshot,
                                  fault_site{node, epoch, {}}, action))
     return err;
-  return ws.snapshot_all();
+  // An empty list means every blob the workspace has now: blobs created
+  // after init are saved too, so a resumed job sees all of its state.
+  if (names.empty())
+    return ws.snapshot_all();
+  return ws.snapshot(names);
 }
 
 // What the persistence actor knows of the payloads on disk: the blobs of
@@ -261,6 +263,18 @@ write(const caf::actor_system& sys, const std::string& node, int64_t epoch,
   stats.snapshot_us = snapshot_us;
   stats.sync_us = (*writer)->sync_micros();
   return stats;
+}
+
+caf::expected<checkpoint_stats>
+save(const caf::actor_system& sys, const std::string& node, workspace& ws,
+     const save_checkpoint& msg, saved_payloads& saved, fault_injector* faults,
+     const copy_function& copy) {
+  auto start = clock_type::now();
+  auto snapshot = take_snapshot(ws, msg.blob_names, node, msg.epoch, faults);
+  if (!snapshot)
+    return std::move(snapshot.error());
+  return write(sys, node, msg.epoch, msg.db, msg.full, *snapshot, saved, start,
+               faults, copy);
 }
 
 // Readers report this node at the load.* points, and the epoch when the
@@ -644,6 +658,20 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
     };
   };
   return {
+    [=](save_checkpoint& msg) -> caf::result<checkpoint_stats> {
+      if (msg.node != node)
+        return wrong_node(msg.node);
+      auto wire_db = msg.db;
+      if (auto err = place(msg.db))
+        return err;
+      detail::log(self->system())
+        .debug("saving {} ({} blobs asked)", msg.db, msg.blob_names.size());
+      auto result = save(self->system(), node, *ws, msg, *saved, faults.get(),
+                         copy_of(wire_db, msg.epoch));
+      if (!result)
+        return std::move(result.error());
+      return std::move(*result);
+    },
     [=](load_checkpoint& msg) -> caf::result<checkpoint_stats> {
       if (msg.node != node)
         return wrong_node(msg.node);
@@ -724,7 +752,7 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
       if (auto err = place(msg.db))
         return err;
       auto start = clock_type::now();
-      auto snapshot = take_snapshot(*ws, node, msg.epoch, faults.get());
+      auto snapshot = take_snapshot(*ws, {}, node, msg.epoch, faults.get());
       if (!snapshot)
         return std::move(snapshot.error());
       // Answer now, so the epoch loop goes on; write while it runs. This
