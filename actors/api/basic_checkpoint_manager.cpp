@@ -358,7 +358,7 @@ caf::error basic_checkpoint_manager::check_writable() {
   if (!*answer)
     return make_error(persistence_errc::not_writable,
                       "checkpoint directory " + db_prefix_
-                        + " cannot be written");
+                        + " cannot be written (the log says why)");
   return {};
 }
 

@@ -286,9 +286,9 @@ public:
 
   /// None when checkpoints can be written: the checkpoint directory exists
   /// or can be created, can be written, and holds metadata that can be
-  /// trusted. persistence_errc::not_writable when it cannot be written;
-  /// corrupt when the metadata cannot be trusted; caf::sec::request_timeout
-  /// when the manager does not answer.
+  /// trusted. persistence_errc::not_writable when it cannot be written (the
+  /// log says why); corrupt when the metadata cannot be trusted;
+  /// caf::sec::request_timeout when the manager does not answer.
   caf::error check_writable();
 
   /// None when `epoch` is committed; persistence_errc::not_committed when it

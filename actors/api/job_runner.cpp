@@ -230,7 +230,9 @@ caf::error job_runner::save_checkpoints(int64_t epoch, session& sess) {
     // that cannot be written: skip the save, as Caffe2 did.
     if (!is_error(err, persistence_errc::not_writable))
       return err;
-    detail::log(sess.system()).warn("{}", error_text(err));
+    detail::log(sess.system())
+      .warn("the checkpoint of epoch {} is skipped: {}", epoch,
+            error_text(err));
     return {};
   }
   if (auto err = manager_->save(epoch)) {

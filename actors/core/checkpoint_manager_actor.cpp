@@ -479,10 +479,13 @@ caf::expected<std::vector<std::string>> prepare_save(manager_state& st,
                                                      int64_t epoch) {
   if (st.nodes.empty())
     return not_initialized();
+  // (A not_writable error names the directory already.)
   if (auto err = st.metadata->check_writable())
     return make_error(actors_errc::checkpoint_failed,
-                      "checkpoint directory " + st.db_prefix + ": "
-                        + error_text(err));
+                      is_error(err, persistence_errc::not_writable)
+                        ? error_text(err)
+                        : "checkpoint directory " + st.db_prefix + ": "
+                          + error_text(err));
   auto dbs = dbs_of(st, epoch, {});
   if (!dbs)
     return dbs;
@@ -909,7 +912,8 @@ manager_behavior(self_ptr self, std::string db_prefix,
       if (msg.epoch < 0) {
         auto err = metadata.check_writable();
         if (is_error(err, persistence_errc::not_writable)) {
-          detail::log(self->system()).info("{}", error_text(err));
+          // The reason goes no further than this: the reply says no.
+          detail::log(self->system()).warn("{}", error_text(err));
           return false;
         }
         if (err)
