@@ -6,16 +6,10 @@
 
 #include <caf/fwd.hpp>
 
+#include <epochrt/actors/core/fwd.hpp>
 #include <epochrt/messages/node_protocols.hpp>
 
 namespace epochrt {
-
-class exchange_hub;
-class fault_injector;
-
-class op_registry;
-class worker_pool;
-class workspace;
 
 /// Spawns the actor of node `name`, which owns `ws` for the job.
 ///

@@ -14,17 +14,12 @@
 #include <caf/response_promise.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <epochrt/actors/core/fwd.hpp>
 #include <epochrt/messages/annotated_mutex.hpp>
 #include <epochrt/messages/job_def.hpp>
 #include <epochrt/messages/protocol.hpp>
 
 namespace epochrt {
-
-class exchange_hub;
-class fault_injector;
-class op_registry;
-class worker_pool;
-class workspace;
 
 /// Tags what a pooled task sends its node actor when the fault plan kills
 /// or freezes the node at one of the task's points: `(node_fault_atom,

@@ -9,14 +9,10 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include <epochrt/actors/core/fwd.hpp>
 #include <epochrt/actors/core/replica_client.hpp>
 
 namespace epochrt {
-
-class exchange_hub;
-class fault_injector;
-class op_registry;
-class worker_pool;
 
 /// What a daemon's gatekeeper admits masters to.
 struct gatekeeper_config {

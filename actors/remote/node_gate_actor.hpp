@@ -7,14 +7,11 @@
 #include <caf/fwd.hpp>
 #include <caf/node_id.hpp>
 
+#include <epochrt/actors/core/fwd.hpp>
 #include <epochrt/actors/remote/request_validation.hpp>
 #include <epochrt/messages/node_protocols.hpp>
 
 namespace epochrt {
-
-class fault_injector;
-class op_registry;
-class worker_pool;
 
 /// What the gate of one node on a daemon guards.
 struct node_gate_config {
