@@ -502,6 +502,24 @@ struct checkpoint_reader::impl {
       ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
   }
 
+  // Reads the chunks of an inline blob in order and hands each to `take`,
+  // once it is known to be the chunk the manifest names.
+  template <class Take>
+  caf::error for_each_chunk(const blob_entry& entry, Take&& take) {
+    for (uint32_t i = 0; i < entry.chunks; ++i) {
+      if (auto err = get_chunk(entry, i))
+        return err;
+      auto err = decode_blob_chunk(value, [&](const blob_chunk_view& c) {
+        if (auto err = check_chunk(entry, i, c))
+          return err;
+        return take(c);
+      });
+      if (err)
+        return decoded(err, entry, i);
+    }
+    return caf::error{};
+  }
+
   caf::expected<tensor> read(const blob_entry& entry) {
     tensor result;
     result.type = entry.type;
@@ -519,21 +537,15 @@ struct checkpoint_reader::impl {
     if (entry.type == dtype::string) {
       // The manifest's byte count bounds what a corrupt record can make us
       // allocate before the digests are checked.
-      for (uint32_t i = 0; i < entry.chunks; ++i) {
-        if (auto err = get_chunk(entry, i))
-          return err;
-        auto err = decode_blob_chunk(value, [&](const blob_chunk_view& c) {
-          if (auto err = check_chunk(entry, i, c))
-            return err;
-          for (auto& str : c.strings) {
-            whole.update_string(str);
-            result.strings.emplace_back(str);
-          }
-          return caf::error{};
-        });
-        if (err)
-          return decoded(err, entry, i);
-      }
+      auto err = for_each_chunk(entry, [&](const blob_chunk_view& c) {
+        for (auto& str : c.strings) {
+          whole.update_string(str);
+          result.strings.emplace_back(str);
+        }
+        return caf::error{};
+      });
+      if (err)
+        return err;
       if (result.byte_size() != entry.bytes)
         return corrupt(path + ": blob '" + entry.name
                        + "' has another size than its manifest says");
@@ -555,23 +567,17 @@ struct checkpoint_reader::impl {
                             + " bytes of blob '" + entry.name + "'");
       }
       size_t offset = 0;
-      for (uint32_t i = 0; i < entry.chunks; ++i) {
-        if (auto err = get_chunk(entry, i))
-          return err;
-        auto err = decode_blob_chunk(value, [&](const blob_chunk_view& c) {
-          if (auto err = check_chunk(entry, i, c))
-            return err;
-          if (c.data.size() > expected_bytes - offset)
-            return corrupt(path + ": blob '" + entry.name
-                           + "' has more bytes than its manifest says");
-          result.data.insert(result.data.end(), c.data.begin(), c.data.end());
-          whole.update(c.data.data(), c.data.size());
-          offset += c.data.size();
-          return caf::error{};
-        });
-        if (err)
-          return decoded(err, entry, i);
-      }
+      auto err = for_each_chunk(entry, [&](const blob_chunk_view& c) {
+        if (c.data.size() > expected_bytes - offset)
+          return corrupt(path + ": blob '" + entry.name
+                         + "' has more bytes than its manifest says");
+        result.data.insert(result.data.end(), c.data.begin(), c.data.end());
+        whole.update(c.data.data(), c.data.size());
+        offset += c.data.size();
+        return caf::error{};
+      });
+      if (err)
+        return err;
       if (offset != expected_bytes)
         return corrupt(path + ": blob '" + entry.name
                        + "' has fewer bytes than its manifest says");

@@ -264,18 +264,12 @@ void collective_driver::on_local_ready() {
       return;
     }
   }
-  switch (plan_.kind) {
-    case collective_kind::all_reduce:
-      send_parts();
-      break;
-    case collective_kind::broadcast:
-      send_root();
-      break;
-    case collective_kind::all_gather:
-    case collective_kind::barrier:
-      send_whole();
-      break;
-  }
+  if (plan_.kind == collective_kind::all_reduce)
+    send_parts();
+  else if (plan_.kind == collective_kind::broadcast)
+    send_root();
+  else // an all-gather or a barrier: every local input goes whole
+    send_whole();
 }
 
 void collective_driver::send_parts() {
@@ -294,18 +288,12 @@ void collective_driver::send_parts() {
   for (uint32_t j = 0; j < c_.chunks; ++j) {
     if (owned_here(j))
       continue;
-    exchange_part part;
-    part.run = self_.run_;
-    part.collective = plan_.name;
-    part.call = call_;
+    auto part = new_part();
     part.chunk = j;
     for (uint32_t i = 0; i < n; ++i) {
       if (!self_.local_[i])
         continue;
-      collective_contribution contribution;
-      contribution.participant = i;
-      contribution.types = c_.metas[i]->types;
-      contribution.shapes = c_.metas[i]->shapes;
+      auto contribution = contribution_of(i);
       for (auto& x : *c_.inputs[i]) {
         auto [first, last] = chunk_range(x->element_count(), j, c_.chunks);
         // Serialized from the blob itself, which nobody changes.
@@ -315,6 +303,22 @@ void collective_driver::send_parts() {
     }
     self_send(j % n, std::move(part));
   }
+}
+
+exchange_part collective_driver::new_part() const {
+  exchange_part part;
+  part.run = self_.run_;
+  part.collective = plan_.name;
+  part.call = call_;
+  return part;
+}
+
+collective_contribution collective_driver::contribution_of(uint32_t i) const {
+  collective_contribution contribution;
+  contribution.participant = i;
+  contribution.types = c_.metas[i]->types;
+  contribution.shapes = c_.metas[i]->shapes;
+  return contribution;
 }
 
 void collective_driver::send_up() {
@@ -330,18 +334,12 @@ void collective_driver::send_up() {
         && (received == c_.chunk_slices.end()
             || received->second.count(i) == 0))
       return;
-  exchange_part part;
-  part.run = self_.run_;
-  part.collective = plan_.name;
-  part.call = call_;
+  auto part = new_part();
   part.chunk = 0;
   for (uint32_t i = 0; i < n; ++i) {
     if (!self_.local_[i] && !below(i))
       continue;
-    collective_contribution contribution;
-    contribution.participant = i;
-    contribution.types = c_.metas[i]->types;
-    contribution.shapes = c_.metas[i]->shapes;
+    auto contribution = contribution_of(i);
     if (self_.local_[i]) {
       // Serialized from the blob itself, which nobody changes.
       for (auto& x : *c_.inputs[i])
@@ -477,17 +475,11 @@ void collective_driver::finish_broadcast() {
 void collective_driver::send_whole() {
   if (!self_.spans_processes_)
     return;
-  exchange_part part;
-  part.run = self_.run_;
-  part.collective = plan_.name;
-  part.call = call_;
+  auto part = new_part();
   for (uint32_t i = 0; i < self_.size(); ++i) {
     if (!self_.local_[i])
       continue;
-    collective_contribution contribution;
-    contribution.participant = i;
-    contribution.types = c_.metas[i]->types;
-    contribution.shapes = c_.metas[i]->shapes;
+    auto contribution = contribution_of(i);
     for (auto& x : *c_.inputs[i])
       contribution.values.push_back(*x);
     part.parts.push_back(std::move(contribution));

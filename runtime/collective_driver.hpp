@@ -65,6 +65,12 @@ private:
 
   void on_local_ready();
 
+  // A part of this call, to be filled and sent.
+  exchange_part new_part() const;
+
+  // Participant i's blobs as they are described (no values yet).
+  collective_contribution contribution_of(uint32_t i) const;
+
   // All-reduce: chunk j of every local participant's blobs to chunk j's
   // owner; the results allocated for the chunks to come.
   void send_parts();

@@ -17,8 +17,11 @@ caf::error no_exchange(const op_context& ctx) {
                   "channels and collectives do not exist");
 }
 
-// The declaration of the op's channel in its group's plan.
+// The declaration of the op's channel in its group's plan; an error outside
+// a session, or for a channel the plan does not declare.
 caf::expected<channel_def> channel_of(const op_context& ctx) {
+  if (ctx.port() == nullptr)
+    return no_exchange(ctx);
   auto name = ctx.string_arg("channel");
   auto def = ctx.port()->find_channel(name);
   if (!def)
@@ -36,8 +39,6 @@ std::string blob_count(size_t n) {
 caf::error enqueue_blobs(op_context& ctx) {
   if (auto* done = ctx.resumed())
     return done->outcome().error;
-  if (ctx.port() == nullptr)
-    return no_exchange(ctx);
   auto def = channel_of(ctx);
   if (!def)
     return std::move(def.error());
@@ -81,8 +82,6 @@ caf::error dequeue(op_context& ctx, bool safe) {
       ctx.set_output(blobs, make_scalar<bool>(false));
     return caf::none;
   }
-  if (ctx.port() == nullptr)
-    return no_exchange(ctx);
   auto def = channel_of(ctx);
   if (!def)
     return std::move(def.error());
@@ -105,8 +104,6 @@ caf::error safe_dequeue_blobs(op_context& ctx) {
 caf::error close_blobs_queue(op_context& ctx) {
   if (auto* done = ctx.resumed())
     return done->outcome().error;
-  if (ctx.port() == nullptr)
-    return no_exchange(ctx);
   auto def = channel_of(ctx);
   if (!def)
     return std::move(def.error());
