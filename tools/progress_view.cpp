@@ -78,25 +78,19 @@ void progress_view::on_event(const job_event& ev) {
       epoch_us_ = micros(ev.end - ev.start);
       break;
     case kind::write:
-      if (pending_epoch_ != ev.epoch) {
-        pending_epoch_ = ev.epoch;
-        pending_us_ = pending_write_us_ = 0;
-        pending_bytes_ = 0;
-      }
-      pending_us_ = std::max(pending_us_, ev.stats.duration_us);
-      pending_write_us_ = std::max(pending_write_us_,
+      if (pending_.epoch != ev.epoch)
+        pending_ = save_figures{ev.epoch};
+      pending_.us = std::max(pending_.us, ev.stats.duration_us);
+      pending_.write_us = std::max(pending_.write_us,
                                    ev.stats.duration_us - ev.stats.snapshot_us);
-      pending_bytes_ += ev.stats.written_bytes;
+      pending_.bytes += ev.stats.written_bytes;
       return; // drawn with the commit
     case kind::commit:
       if (!ev.ok)
         return;
       committed_ = ev.epoch;
-      ckpt_epoch_ = ev.epoch;
-      ckpt_us_ = (pending_epoch_ == ev.epoch ? pending_us_ : 0)
-        + micros(ev.end - ev.start);
-      ckpt_write_us_ = pending_epoch_ == ev.epoch ? pending_write_us_ : 0;
-      ckpt_bytes_ = pending_epoch_ == ev.epoch ? pending_bytes_ : 0;
+      ckpt_ = pending_.epoch == ev.epoch ? pending_ : save_figures{ev.epoch};
+      ckpt_.us += micros(ev.end - ev.start);
       break;
     case kind::load:
       resumed_ = ev.epoch;
@@ -122,12 +116,12 @@ std::string progress_view::line() const {
     line += "/" + std::to_string(*limit_);
   if (epoch_us_ >= 0)
     line += "  " + format_time(epoch_us_) + "/epoch";
-  if (ckpt_epoch_ >= 0) {
-    line += "  ckpt " + std::to_string(ckpt_epoch_) + ": "
-      + format_time(ckpt_us_) + " " + format_bytes(ckpt_bytes_);
-    if (ckpt_write_us_ > 0)
+  if (ckpt_.epoch >= 0) {
+    line += "  ckpt " + std::to_string(ckpt_.epoch) + ": "
+      + format_time(ckpt_.us) + " " + format_bytes(ckpt_.bytes);
+    if (ckpt_.write_us > 0)
       line += " "
-        + format_bytes(static_cast<double>(ckpt_bytes_) * 1e6 / ckpt_write_us_)
+        + format_bytes(static_cast<double>(ckpt_.bytes) * 1e6 / ckpt_.write_us)
         + "/s";
   }
   line += "  committed ";

@@ -57,17 +57,20 @@ private:
   int fd_;
   int64_t epoch_ EPOCHRT_GUARDED_BY(mtx_) = -1;
   int64_t epoch_us_ EPOCHRT_GUARDED_BY(mtx_) = -1;
-  int64_t ckpt_epoch_ EPOCHRT_GUARDED_BY(mtx_) = -1;
-  int64_t ckpt_us_ EPOCHRT_GUARDED_BY(mtx_) = 0;
-  uint64_t ckpt_bytes_ EPOCHRT_GUARDED_BY(mtx_) = 0;
-  int64_t ckpt_write_us_ EPOCHRT_GUARDED_BY(mtx_) = 0;
   int64_t committed_ EPOCHRT_GUARDED_BY(mtx_) = -1;
   int64_t resumed_ EPOCHRT_GUARDED_BY(mtx_) = -1;
-  // Slowest node's save and the sum of the bytes of the epoch in progress.
-  int64_t pending_epoch_ EPOCHRT_GUARDED_BY(mtx_) = -1;
-  int64_t pending_us_ EPOCHRT_GUARDED_BY(mtx_) = 0;
-  int64_t pending_write_us_ EPOCHRT_GUARDED_BY(mtx_) = 0;
-  uint64_t pending_bytes_ EPOCHRT_GUARDED_BY(mtx_) = 0;
+  // A checkpoint's figures: its slowest node's save (whole, and its writing
+  // alone) and the bytes its nodes wrote together.
+  struct save_figures {
+    int64_t epoch = -1;
+    int64_t us = 0;
+    int64_t write_us = 0;
+    uint64_t bytes = 0;
+  };
+  // The last committed checkpoint, its commit included in `us`.
+  save_figures ckpt_ EPOCHRT_GUARDED_BY(mtx_);
+  // The checkpoint being written, as its nodes report.
+  save_figures pending_ EPOCHRT_GUARDED_BY(mtx_);
   bool finished_ EPOCHRT_GUARDED_BY(mtx_) = false;
 };
 
