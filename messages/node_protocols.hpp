@@ -31,7 +31,6 @@ using node_actor
 
 /// The persistence actor (actors/core/persistence_actor.hpp).
 using persistence_actor = caf::typed_actor<
-  caf::replies_to<save_checkpoint>::with<checkpoint_stats>,
   caf::replies_to<load_checkpoint>::with<checkpoint_stats>,
   caf::replies_to<init_checkpoint>::with<blob_names>,
   caf::replies_to<check_checkpoint>::with<checkpoint_status>,

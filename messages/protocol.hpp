@@ -129,21 +129,6 @@ struct blob_names {
   std::vector<std::string> names;
 };
 
-/// Persistence: snapshot the named blobs of the workspace and write them as
-/// the checkpoint `db` of `epoch`, manifest last. Replies `checkpoint_stats`.
-///
-/// Incremental unless `full`: a blob whose version the persistence actor
-/// saved or loaded last, in the same directory and at an earlier epoch, is
-/// not written again; its entry refers to that payload (checkpoint_writer's
-/// `reuse`). With `full`, every payload is written.
-struct save_checkpoint {
-  std::string node;
-  int64_t epoch = 0;
-  std::string db;
-  std::vector<std::string> blob_names;
-  bool full = false;
-};
-
 /// Persistence: read blobs of the checkpoint `db` into the workspace, every
 /// digest checked. An empty `blob_names` means every blob of the checkpoint.
 /// With `allow_incomplete`, names the checkpoint lacks are skipped instead of
@@ -184,22 +169,36 @@ struct reset_workspace {
 };
 
 /// Persistence: snapshot the workspace for the checkpoint `db` of `epoch`,
-/// reply `snapshot_taken` as soon as the snapshot is taken, then write it. The
-/// write's outcome is collected with `end_save`. Lets the epoch loop go on
-/// while the checkpoint is written: the snapshot is copy-on-write.
-/// Incremental unless `full`, as `save_checkpoint`.
+/// reply `snapshot_taken` as soon as the snapshot is taken, then write it,
+/// manifest last. The write's outcome is collected with `end_save`. The one
+/// way to save: it lets the epoch loop go on while the checkpoint is
+/// written (the snapshot is copy-on-write), and a blocking save asks for
+/// the outcome at once.
+///
+/// Incremental unless `full`: a blob whose version the persistence actor
+/// saved or loaded last, in the same directory and at an earlier epoch, is
+/// not written again; its entry refers to that payload (checkpoint_writer's
+/// `reuse`). With `full`, every payload is written.
+///
+/// `id` names the save among the manager's: the node keeps the write's
+/// outcome under it and `epoch` until `end_save` asks for it (the few
+/// nobody asks for, when the manager that began them is gone, are dropped
+/// oldest first).
 struct begin_save {
   std::string node;
   int64_t epoch = 0;
+  uint64_t id = 0;
   std::string db;
   bool full = false;
 };
 
-/// Persistence: the outcome of the write started by `begin_save` of
-/// `epoch`; answered once that write is done. Replies `checkpoint_stats`.
+/// Persistence: the outcome of the write started by the `begin_save` of
+/// `epoch` and `id`; answered once that write is done. An error when that
+/// `begin_save` failed or never came. Replies `checkpoint_stats`.
 struct end_save {
   std::string node;
   int64_t epoch = 0;
+  uint64_t id = 0;
 };
 
 /// Persistence: retention. Removes the node's checkpoint databases older
@@ -246,14 +245,13 @@ struct read_checkpoint {
   X(put_blobs, blobs)                                                      \
   X(init_checkpoint, node, db, replica_holders, replica_sources, kept_dbs) \
   X(blob_names, names)                                                     \
-  X(save_checkpoint, node, epoch, db, blob_names, full)                    \
   X(load_checkpoint, node, epoch, db, blob_names, allow_incomplete)        \
   X(check_checkpoint, db, verify_data)                                     \
   X(checkpoint_status, exists, complete, intact, problem)                  \
   X(snapshot_taken, epoch)                                                 \
   X(reset_workspace, reason)                                               \
-  X(begin_save, node, epoch, db, full)                                     \
-  X(end_save, node, epoch)                                                 \
+  X(begin_save, node, epoch, id, db, full)                                 \
+  X(end_save, node, epoch, id)                                             \
   X(prune_checkpoints, node, kept, check_only)                             \
   X(pruned_checkpoints, removed, bytes)                                    \
   X(read_checkpoint, node, db, blob_names)

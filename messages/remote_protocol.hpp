@@ -25,7 +25,9 @@ namespace epochrt {
 /// exchanges' relayed messages are acknowledged (exchange_relay_ack). 3: a
 /// small all-reduce goes up and down a tree of the processes
 /// (runtime/collective_run.hpp), whose parts a process forwards for others.
-constexpr uint32_t remote_protocol_version = 3;
+/// 4: a node saves only by begin_save and end_save (save_checkpoint is
+/// gone), which name the save by an id.
+constexpr uint32_t remote_protocol_version = 4;
 
 /// Master: "I want node `node` hosted here". `client_nonce` is fresh random
 /// bytes the daemon must answer over.

@@ -54,6 +54,7 @@ struct manager_state {
   std::vector<int64_t> flush_epochs;                // their last_epoch
   // Epochs whose commit failed because a node was lost, until saved again.
   std::map<int64_t, caf::error> lost_commits;
+  uint64_t last_save_id = 0;          // write_checkpoints' transactions
   std::shared_ptr<job_events> events; // checkpoint_policy::events
 };
 
@@ -494,6 +495,67 @@ caf::expected<std::vector<std::string>> prepare_save(manager_state& st,
   return dbs;
 }
 
+// What is left of a transaction's time at `deadline`; never none, so that a
+// step begun late still asks and is answered at once by its timer.
+std::chrono::milliseconds time_left(clock_type::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+    deadline - clock_type::now());
+  return std::max(left, std::chrono::milliseconds(1));
+}
+
+// The one way a checkpoint of `epoch` is written, for a blocking save and
+// for the epoch loop's: a transaction of two steps under one deadline, the
+// policy's timeout from `started`.
+//
+// 1. Every node snapshots its workspace and starts writing the snapshot
+//    into its database of `dbs` (begin_save). `snapshotted` hears once:
+//    none when every node took its snapshot, else why not.
+// 2. Every node, whether or not its snapshot was taken, is asked for the
+//    outcome of its write (end_save, asked before `snapshotted` runs, so
+//    that it queues before any later request to the node). `written` hears
+//    once every node has answered or the deadline passed: whether the
+//    snapshots were taken, and every node's stats or the first failure
+//    (the snapshots' own when they were not).
+//
+// So when `written` runs, nothing the transaction began is still being
+// written, unless a node stopped answering. Each transaction has an id of
+// its own, so that the outcome a node keeps for it is never another's.
+template <class Snapshotted, class Written>
+void write_checkpoints(self_ptr self, std::vector<std::string> dbs,
+                       int64_t epoch, bool full, clock_type::time_point started,
+                       Snapshotted snapshotted, Written written) {
+  auto& st = self->state;
+  auto id = ++st.last_save_id;
+  auto deadline = started + st.timeout;
+  fan_out<snapshot_taken>(
+    self, st.nodes, time_left(deadline), {"checkpoint snapshot", epoch},
+    [dbs = std::move(dbs), epoch, id, full,
+     i = size_t{0}](const node_ref& node) mutable {
+      return begin_save{node.name, epoch, id, dbs[i++], full};
+    },
+    [self, epoch, id, deadline, snapshotted = std::move(snapshotted),
+     written = std::move(written)](
+      caf::expected<std::vector<snapshot_taken>> snapshots) mutable {
+      caf::error not_taken;
+      if (!snapshots)
+        not_taken = std::move(snapshots.error());
+      fan_out<checkpoint_stats>(
+        self, self->state.nodes, time_left(deadline),
+        {"checkpoint write", epoch},
+        [epoch, id](const node_ref& node) {
+          return end_save{node.name, epoch, id};
+        },
+        [not_taken, written = std::move(written)](
+          caf::expected<std::vector<checkpoint_stats>> stats) mutable {
+          if (not_taken)
+            written(false, not_taken);
+          else
+            written(true, std::move(stats));
+        });
+      snapshotted(std::move(not_taken));
+    });
+}
+
 checkpoint_manager_actor::behavior_type
 manager_behavior(self_ptr self, std::string db_prefix,
                  std::shared_ptr<metadata_handler> metadata,
@@ -626,36 +688,25 @@ manager_behavior(self_ptr self, std::string db_prefix,
       // the job is done.
       auto full = is_full(st, epoch) || final;
       ++st.pending_commits;
-      fan_out<snapshot_taken>(
-        self, st.nodes, st.timeout, {"checkpoint snapshot", epoch},
-        [dbs = *dbs, epoch, full, i = size_t{0}](const node_ref& node) mutable {
-          return begin_save{node.name, epoch, dbs[i++], full};
+      write_checkpoints(
+        self, std::move(*dbs), epoch, full, started,
+        [rp](caf::error err) mutable {
+          // Never committed on an error; the pending commit ends once
+          // every node's write has (below).
+          if (err)
+            rp.deliver(std::move(err));
+          else
+            rp.deliver(caf::unit);
         },
-        [self, rp, epoch, final, started](
-          caf::expected<std::vector<snapshot_taken>> snapshots) mutable {
-          if (!snapshots || clock_type::now() - started > self->state.timeout) {
-            // Never committed: the requester may already have moved on.
-            rp.deliver(snapshots ? make_error(actors_errc::checkpoint_failed,
-                                              "the snapshots of epoch "
-                                                + std::to_string(epoch)
-                                                + " outlasted their timeout")
-                                 : std::move(snapshots.error()));
+        [self, epoch,
+         final](bool snapshots_taken,
+                caf::expected<std::vector<checkpoint_stats>> stats) {
+          // Without every snapshot there is nothing to commit; the
+          // requester heard why.
+          if (!snapshots_taken)
             commit_done(self);
-            return;
-          }
-          // Every node has its snapshot and is writing it. Ask for the
-          // outcomes first, so that they queue before any later request.
-          fan_out<checkpoint_stats>(
-            self, self->state.nodes, self->state.timeout,
-            {"checkpoint write", epoch},
-            [epoch](const node_ref& node) {
-              return end_save{node.name, epoch};
-            },
-            [self, epoch,
-             final](caf::expected<std::vector<checkpoint_stats>> stats) {
-              commit_async(self, epoch, final, std::move(stats));
-            });
-          rp.deliver(caf::unit);
+          else
+            commit_async(self, epoch, final, std::move(stats));
         });
       return rp;
     },
@@ -670,20 +721,23 @@ manager_behavior(self_ptr self, std::string db_prefix,
       st.flush_epochs.push_back(msg.last_epoch);
       return rp;
     },
+    // A blocking save (Caffe2's save): the epoch loop's, without the
+    // commit, answered once every node has written its checkpoint.
     [=](ckpt_save& msg) -> caf::result<ckpt_result> {
+      auto started = clock_type::now();
       auto& st = self->state;
       auto dbs = prepare_save(st, msg.epoch);
       if (!dbs)
         return std::move(dbs.error());
       auto rp = self->make_response_promise<ckpt_result>();
       auto epoch = msg.epoch;
-      auto full = is_full(st, epoch);
-      fan_out<checkpoint_stats>(
-        self, st.nodes, st.timeout, {"checkpoint save", epoch},
-        [dbs = *dbs, epoch, full, i = size_t{0}](const node_ref& node) mutable {
-          return save_checkpoint{node.name, epoch, dbs[i++], {}, full};
+      write_checkpoints(
+        self, std::move(*dbs), epoch, is_full(st, epoch), started,
+        [](const caf::error&) {
+          // Answered below, once every node's write has ended.
         },
-        [self, rp](caf::expected<std::vector<checkpoint_stats>> stats) mutable {
+        [self, rp](bool,
+                   caf::expected<std::vector<checkpoint_stats>> stats) mutable {
           if (!stats) {
             rp.deliver(std::move(stats.error()));
             return;

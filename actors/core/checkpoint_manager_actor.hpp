@@ -18,7 +18,7 @@ struct checkpoint_policy {
   /// Longest one node may take for one checkpoint operation.
   std::chrono::milliseconds timeout = std::chrono::hours(1);
   /// Every save of an epoch divisible by `full_every` writes every payload;
-  /// others are incremental (save_checkpoint). 0: incremental always; 1:
+  /// others are incremental (begin_save). 0: incremental always; 1:
   /// full always.
   int64_t full_every = 0;
   /// After each commit, epochs older than the last `keep_last` committed

@@ -43,20 +43,18 @@ int64_t micros_since(clock_type::time_point start) {
     .count();
 }
 
-// Copy-on-write: taking it copies pointers, and the blobs it holds never
-// change however the workspace is written afterwards.
+// Every blob the workspace has now: blobs created after init are saved
+// too, so a resumed job sees all of its state. Copy-on-write: taking it
+// copies pointers, and the blobs it holds never change however the
+// workspace is written afterwards.
 caf::expected<std::vector<workspace::named_blob>>
-take_snapshot(workspace& ws, const std::vector<std::string>& names,
-              const std::string& node, int64_t epoch, fault_injector* faults) {
+take_snapshot(workspace& ws, const std::string& node, int64_t epoch,
+              fault_injector* faults) {
   fault_action action;
   if (auto err = strike_blocking(faults, fault_point::node_snapshot,
                                  fault_site{node, epoch, {}}, action))
     return err;
-  // An empty list means every blob the workspace has now: blobs created
-  // after init are saved too, so a resumed job sees all of its state.
-  if (names.empty())
-    return ws.snapshot_all();
-  return ws.snapshot(names);
+  return ws.snapshot_all();
 }
 
 // What the persistence actor knows of the payloads on disk: the blobs of
@@ -263,18 +261,6 @@ write(const caf::actor_system& sys, const std::string& node, int64_t epoch,
   stats.snapshot_us = snapshot_us;
   stats.sync_us = (*writer)->sync_micros();
   return stats;
-}
-
-caf::expected<checkpoint_stats>
-save(const caf::actor_system& sys, const std::string& node, workspace& ws,
-     const save_checkpoint& msg, saved_payloads& saved, fault_injector* faults,
-     const copy_function& copy) {
-  auto start = clock_type::now();
-  auto snapshot = take_snapshot(ws, msg.blob_names, node, msg.epoch, faults);
-  if (!snapshot)
-    return std::move(snapshot.error());
-  return write(sys, node, msg.epoch, msg.db, msg.full, *snapshot, saved, start,
-               faults, copy);
 }
 
 // Readers report this node at the load.* points, and the epoch when the
@@ -617,9 +603,11 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
                      store_finder find_store, copy_stream_ends streams) {
   // The handlers below hold `faults` (captured by value); the writers and
   // readers they make borrow it, and end before the handler returns.
-  // Outcomes of writes started by begin_save, until end_save collects them.
+  // Outcomes of writes started by begin_save, by epoch and save id, until
+  // end_save collects them.
+  using save_key = std::pair<int64_t, uint64_t>;
   auto written
-    = std::make_shared<std::map<int64_t, caf::expected<checkpoint_stats>>>();
+    = std::make_shared<std::map<save_key, caf::expected<checkpoint_stats>>>();
   auto saved = std::make_shared<saved_payloads>();
   auto wrong_node = [node](const std::string& addressed) {
     return make_error(actors_errc::invalid_argument,
@@ -658,20 +646,6 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
     };
   };
   return {
-    [=](save_checkpoint& msg) -> caf::result<checkpoint_stats> {
-      if (msg.node != node)
-        return wrong_node(msg.node);
-      auto wire_db = msg.db;
-      if (auto err = place(msg.db))
-        return err;
-      detail::log(self->system())
-        .debug("saving {} ({} blobs asked)", msg.db, msg.blob_names.size());
-      auto result = save(self->system(), node, *ws, msg, *saved, faults.get(),
-                         copy_of(wire_db, msg.epoch));
-      if (!result)
-        return std::move(result.error());
-      return std::move(*result);
-    },
     [=](load_checkpoint& msg) -> caf::result<checkpoint_stats> {
       if (msg.node != node)
         return wrong_node(msg.node);
@@ -752,7 +726,7 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
       if (auto err = place(msg.db))
         return err;
       auto start = clock_type::now();
-      auto snapshot = take_snapshot(*ws, {}, node, msg.epoch, faults.get());
+      auto snapshot = take_snapshot(*ws, node, msg.epoch, faults.get());
       if (!snapshot)
         return std::move(snapshot.error());
       // Answer now, so the epoch loop goes on; write while it runs. This
@@ -760,12 +734,15 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
       // until the write is done.
       auto rp = self->make_response_promise<snapshot_taken>();
       rp.deliver(snapshot_taken{msg.epoch});
-      // Outcomes nobody collected (the manager gave up) are dropped here.
-      written->erase(written->begin(), written->lower_bound(msg.epoch));
       written->insert_or_assign(
-        msg.epoch,
+        save_key{msg.epoch, msg.id},
         write(self->system(), node, msg.epoch, msg.db, msg.full, *snapshot,
               *saved, start, faults.get(), copy_of(wire_db, msg.epoch)));
+      // A manager asks for every outcome it began, right after; only one
+      // that is gone leaves its outcomes behind.
+      constexpr size_t uncollected_limit = 16;
+      while (written->size() > uncollected_limit)
+        written->erase(written->begin());
       return rp;
     },
     [=](prune_checkpoints& msg) -> caf::result<pruned_checkpoints> {
@@ -820,11 +797,12 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
     [=](end_save& msg) -> caf::result<checkpoint_stats> {
       if (msg.node != node)
         return wrong_node(msg.node);
-      auto i = written->find(msg.epoch);
+      auto i = written->find(save_key{msg.epoch, msg.id});
       if (i == written->end())
         return make_error(actors_errc::invalid_argument,
                           "no save of epoch " + std::to_string(msg.epoch)
-                            + " was begun on node " + node);
+                            + " (save " + std::to_string(msg.id)
+                            + ") was begun on node " + node);
       auto result = std::move(i->second);
       written->erase(i);
       if (!result)

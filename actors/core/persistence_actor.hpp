@@ -17,9 +17,9 @@ class workspace;
 /// Spawns the persistence actor of node `node`, on a thread of its own since
 /// all it does is blocking disk I/O. It reads and writes the checkpoints of
 /// `ws` — a workspace it shares with the node actor in the same process — so
-/// that blob data never travels to be saved. It answers `save_checkpoint`,
-/// `load_checkpoint`, `init_checkpoint`, `check_checkpoint`, `begin_save`,
-/// `end_save`, `read_checkpoint` and `prune_checkpoints`, and refuses
+/// that blob data never travels to be saved. It answers `begin_save` and
+/// `end_save` (the one way to save), `load_checkpoint`, `init_checkpoint`,
+/// `check_checkpoint`, `read_checkpoint` and `prune_checkpoints`, and refuses
 /// requests addressed to another node.
 ///
 /// Saves are incremental: the actor remembers the payloads of the last

@@ -421,10 +421,6 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
       pass(c->node_host, std::move(msg), std::move(problem), "check_ops",
            reply_of<void>{});
     },
-    [=](save_checkpoint& msg) {
-      pass(c->persistence, std::move(msg), wrong_node(msg.node),
-           "save_checkpoint", reply_of<checkpoint_stats>{});
-    },
     [=](load_checkpoint& msg) {
       pass(c->persistence, std::move(msg), wrong_node(msg.node),
            "load_checkpoint", reply_of<checkpoint_stats>{});

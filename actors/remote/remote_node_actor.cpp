@@ -494,10 +494,6 @@ proxy_actor::behavior_type proxy(proxy_ptr self, remote_node_config cfg,
       return forward<void>(self, "check_ops", std::move(msg),
                            t.request_timeout);
     },
-    [self, t](save_checkpoint& msg) -> caf::result<checkpoint_stats> {
-      return forward<checkpoint_stats>(self, "save_checkpoint", std::move(msg),
-                                       t.checkpoint_timeout);
-    },
     [self, t](load_checkpoint& msg) -> caf::result<checkpoint_stats> {
       return forward<checkpoint_stats>(self, "load_checkpoint", std::move(msg),
                                        t.checkpoint_timeout);

@@ -6,8 +6,10 @@
 #define BOOST_TEST_MODULE actors_checkpoint_manager
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -68,9 +70,147 @@ caf::behavior silent_persistence(caf::event_based_actor* self,
   };
 }
 
+using snapshot_done_atom = caf::atom_constant<caf::atom("snapdone")>;
+using write_done_atom = caf::atom_constant<caf::atom("writedone")>;
+
+// How a fake persistence actor saves: its snapshot fails with
+// `snapshot_error` or is taken after `snapshot_time`; its write's outcome is
+// answered `write_time` after end_save asks (the write itself is not
+// modelled). `write_ended` is set when it answers an end_save of a begun
+// save.
+struct fake_save {
+  std::string snapshot_error;
+  milliseconds snapshot_time{0};
+  milliseconds write_time{0};
+  std::shared_ptr<std::atomic<bool>> write_ended
+    = std::make_shared<std::atomic<bool>>(false);
+};
+
+caf::behavior saving_persistence(caf::event_based_actor* self, fake_save how) {
+  struct pending {
+    std::vector<caf::response_promise> snapshots;
+    std::vector<caf::response_promise> writes;
+    std::set<uint64_t> begun;
+  };
+  auto st = std::make_shared<pending>();
+  return {
+    [](init_checkpoint&) {
+      return blob_names{{"w"}};
+    },
+    [self, how, st](begin_save& msg) -> caf::result<snapshot_taken> {
+      if (!how.snapshot_error.empty())
+        return make_error(actors_errc::checkpoint_failed, how.snapshot_error);
+      st->begun.insert(msg.id);
+      st->snapshots.push_back(self->make_response_promise());
+      self->delayed_send(self, how.snapshot_time, snapshot_done_atom::value);
+      return st->snapshots.back();
+    },
+    [st](snapshot_done_atom) {
+      auto rp = st->snapshots.front();
+      st->snapshots.erase(st->snapshots.begin());
+      rp.deliver(snapshot_taken{1});
+    },
+    [self, how, st](end_save& msg) -> caf::result<checkpoint_stats> {
+      if (st->begun.count(msg.id) == 0)
+        return make_error(actors_errc::invalid_argument, "no save begun");
+      st->writes.push_back(self->make_response_promise());
+      self->delayed_send(self, how.write_time, write_done_atom::value);
+      return st->writes.back();
+    },
+    [how, st](write_done_atom) {
+      auto rp = st->writes.front();
+      st->writes.erase(st->writes.begin());
+      *how.write_ended = true;
+      checkpoint_stats stats;
+      stats.blobs = 1;
+      rp.deliver(stats);
+    },
+  };
+}
+
 } // namespace
 
 BOOST_FIXTURE_TEST_SUITE(checkpoint_manager, scheduler_fixture)
+
+// A save is one transaction: its snapshot and its write share the policy's
+// timeout, which a blocking save's caller waits for once.
+BOOST_AUTO_TEST_CASE(a_save_takes_one_timeout_for_snapshot_and_write) {
+  test::temp_dir dir;
+  fake_save slow;
+  slow.snapshot_time = milliseconds(250);
+  slow.write_time = milliseconds(250);
+  auto p = sys->spawn(saving_persistence, slow);
+  checkpoint_policy policy;
+  policy.timeout = milliseconds(400);
+  auto manager = spawn_checkpoint_manager(
+    *sys, dir.str(), std::make_shared<file_metadata_handler>(dir.str()),
+    policy);
+  BOOST_REQUIRE(manager);
+  auto params
+    = ask<caf::unit_t>(manager, ckpt_set_params{{"n"}, {}, {}, false});
+  BOOST_REQUIRE_MESSAGE(params, why(params));
+  auto init = ask<ckpt_result>(
+    manager,
+    ckpt_init{{node_ref{"n", stand_in<persistence_actor>(p), {}}}, -1, {}});
+  BOOST_REQUIRE_MESSAGE(init, why(init));
+  auto saved = ask<ckpt_result>(manager, ckpt_save{1});
+  BOOST_REQUIRE(!saved);
+  BOOST_TEST(is_node_lost(saved.error()), why(saved));
+  BOOST_TEST(error_text(saved.error()).find("checkpoint write, epoch 1")
+               != std::string::npos,
+             why(saved));
+  caf::anon_send_exit(manager, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
+}
+
+// A node whose snapshot failed fails the save, but the answer waits for the
+// nodes that are still writing theirs: nothing the save began is left
+// running behind it.
+BOOST_AUTO_TEST_CASE(a_failed_save_is_answered_after_every_write_ended) {
+  test::temp_dir dir;
+  fake_save writing;
+  writing.write_time = milliseconds(200);
+  fake_save failing;
+  failing.snapshot_error = "the snapshot broke";
+  auto a = sys->spawn(saving_persistence, writing);
+  auto b = sys->spawn(saving_persistence, failing);
+  checkpoint_policy policy;
+  policy.timeout = milliseconds(10000);
+  auto manager = spawn_checkpoint_manager(
+    *sys, dir.str(), std::make_shared<file_metadata_handler>(dir.str()),
+    policy);
+  BOOST_REQUIRE(manager);
+  auto params
+    = ask<caf::unit_t>(manager, ckpt_set_params{{"a", "b"}, {}, {}, false});
+  BOOST_REQUIRE_MESSAGE(params, why(params));
+  auto init = ask<ckpt_result>(
+    manager,
+    ckpt_init{{node_ref{"a", stand_in<persistence_actor>(a), {}},
+               node_ref{"b", stand_in<persistence_actor>(b), {}}},
+              -1,
+              {}});
+  BOOST_REQUIRE_MESSAGE(init, why(init));
+  auto saved = ask<ckpt_result>(manager, ckpt_save{1});
+  BOOST_REQUIRE(!saved);
+  BOOST_TEST(error_text(saved.error()).find("the snapshot broke")
+               != std::string::npos,
+             why(saved));
+  BOOST_TEST(writing.write_ended->load());
+  // The same for the epoch loop's save: refused at once, and a flush
+  // returns only once the other node's write has ended.
+  *writing.write_ended = false;
+  auto started = ask<caf::unit_t>(manager, ckpt_save_async{2, false});
+  BOOST_REQUIRE(!started);
+  BOOST_TEST(error_text(started.error()).find("the snapshot broke")
+               != std::string::npos,
+             why(started));
+  auto flushed = ask<caf::unit_t>(manager, ckpt_flush{});
+  BOOST_REQUIRE_MESSAGE(flushed, why(flushed));
+  BOOST_TEST(writing.write_ended->load());
+  caf::anon_send_exit(manager, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(b, caf::exit_reason::user_shutdown);
+}
 
 BOOST_AUTO_TEST_CASE(a_manager_names_node_request_and_epoch_of_a_timeout) {
   test::temp_dir dir;

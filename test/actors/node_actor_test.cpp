@@ -60,7 +60,7 @@ static_assert(std::is_same_v<reply_to<node_actor, check_ops>,
                              caf::detail::type_list<void>>);
 // Checkpoints are the persistence actor's; faults reach a node from its
 // own tasks, never from whoever holds its handle.
-static_assert(!takes<node_actor, save_checkpoint>);
+static_assert(!takes<node_actor, begin_save>);
 static_assert(!takes<node_actor, run_job>);
 static_assert(!converts_to<node_task_events, node_actor>);
 

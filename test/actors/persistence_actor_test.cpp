@@ -65,13 +65,39 @@ BOOST_AUTO_TEST_CASE(persistence_saves_a_checkpoint_it_then_finds_complete) {
   ws->set("w", make_scalar<double>(1.5));
   auto p = spawn_persistence(*sys, "n", ws, dir.str());
   auto db = dir.str() + "/n.1";
-  auto stats = ask<checkpoint_stats>(p, save_checkpoint{"n", 1, db, {"w"}});
+  auto snapshot = ask<snapshot_taken>(p, begin_save{"n", 1, 1, db});
+  BOOST_REQUIRE_MESSAGE(snapshot, why(snapshot));
+  auto stats = ask<checkpoint_stats>(p, end_save{"n", 1, 1});
   BOOST_REQUIRE_MESSAGE(stats, why(stats));
+  BOOST_TEST(stats->blobs == 1u);
   auto status = ask<checkpoint_status>(p, check_checkpoint{db, true});
   BOOST_REQUIRE_MESSAGE(status, why(status));
   BOOST_TEST(status->exists);
   BOOST_TEST(status->complete);
   BOOST_TEST(status->intact);
+  caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
+}
+
+// Two saves begun before either is asked for (the epoch loop's of epoch 3
+// and a blocking one of epoch 5): each end_save gets its own save's outcome.
+BOOST_AUTO_TEST_CASE(persistence_keeps_each_begun_save_until_it_is_asked_for) {
+  test::temp_dir dir;
+  ws->set("w", make_scalar<double>(1.5));
+  auto p = spawn_persistence(*sys, "n", ws, dir.str());
+  auto first
+    = ask<snapshot_taken>(p, begin_save{"n", 3, 7, dir.str() + "/n.3"});
+  BOOST_REQUIRE_MESSAGE(first, why(first));
+  auto second
+    = ask<snapshot_taken>(p, begin_save{"n", 5, 8, dir.str() + "/n.5"});
+  BOOST_REQUIRE_MESSAGE(second, why(second));
+  auto of_first = ask<checkpoint_stats>(p, end_save{"n", 3, 7});
+  BOOST_REQUIRE_MESSAGE(of_first, why(of_first));
+  BOOST_TEST(of_first->db.substr(of_first->db.size() - 4) == "/n.3");
+  auto of_second = ask<checkpoint_stats>(p, end_save{"n", 5, 8});
+  BOOST_REQUIRE_MESSAGE(of_second, why(of_second));
+  BOOST_TEST(of_second->db.substr(of_second->db.size() - 4) == "/n.5");
+  // Asked for once: the outcome is gone, and a save of another id is none.
+  BOOST_TEST(!ask<checkpoint_stats>(p, end_save{"n", 3, 7}));
   caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
 }
 BOOST_AUTO_TEST_SUITE_END()

@@ -75,6 +75,17 @@ struct client_fixture {
     return detail::blocking_request<Reply>(sys, node, 15s, std::move(msg));
   }
 
+  // A blocking save, as the checkpoint manager makes one: the snapshot,
+  // then the outcome of its write.
+  caf::expected<checkpoint_stats> save(const node_and_persistence_actor& node,
+                                       const std::string& name, int64_t epoch,
+                                       const std::string& db) {
+    auto snapshot = ask<snapshot_taken>(node, begin_save{name, epoch, 1, db});
+    if (!snapshot)
+      return std::move(snapshot.error());
+    return ask<checkpoint_stats>(node, end_save{name, epoch, 1});
+  }
+
   // The daemon still answers: a put and a fetch round trip on `node`.
   bool still_serving(const node_and_persistence_actor& node) {
     put_blobs put;
@@ -170,13 +181,12 @@ BOOST_AUTO_TEST_CASE(checkpoint_paths_never_leave_the_root) {
   auto node = attach("n1");
   BOOST_REQUIRE(node);
   BOOST_REQUIRE(still_serving(*node));
-  auto escaping = ask<checkpoint_stats>(
-    *node, save_checkpoint{"n1", 1, "../../escaped/n1.1", {}});
+  auto escaping
+    = ask<snapshot_taken>(*node, begin_save{"n1", 1, 1, "../../escaped/n1.1"});
   BOOST_TEST(!static_cast<bool>(escaping));
   // An absolute path is taken as relative to the root.
   auto absolute = dir.sub("elsewhere/n1.1");
-  auto placed
-    = ask<checkpoint_stats>(*node, save_checkpoint{"n1", 1, absolute, {}});
+  auto placed = save(*node, "n1", 1, absolute);
   BOOST_REQUIRE_MESSAGE(placed, (placed ? "" : error_text(placed.error())));
   BOOST_TEST(placed->db == daemon.root() + absolute);
   BOOST_TEST(fs::is_directory(daemon.root() + absolute));
@@ -187,8 +197,7 @@ BOOST_AUTO_TEST_CASE(checkpoint_paths_never_leave_the_root) {
 BOOST_AUTO_TEST_CASE(a_checkpoint_request_for_another_node_is_refused) {
   auto node = attach("n1");
   BOOST_REQUIRE(node);
-  auto other
-    = ask<checkpoint_stats>(*node, save_checkpoint{"n2", 1, "ck/n2.1", {}});
+  auto other = ask<snapshot_taken>(*node, begin_save{"n2", 1, 1, "ck/n2.1"});
   BOOST_REQUIRE(!other);
   BOOST_TEST(rejected(other.error()));
   BOOST_TEST(!fs::exists(daemon.root() + "/ck"));
@@ -198,8 +207,7 @@ BOOST_AUTO_TEST_CASE(a_saved_checkpoint_loads_back_across_processes) {
   auto node = attach("n1");
   BOOST_REQUIRE(node);
   BOOST_REQUIRE(still_serving(*node));
-  BOOST_REQUIRE(
-    ask<checkpoint_stats>(*node, save_checkpoint{"n1", 3, "ck/n1.3", {}}));
+  BOOST_REQUIRE(save(*node, "n1", 3, "ck/n1.3"));
   BOOST_REQUIRE(ask<caf::unit_t>(*node, reset_workspace{"test"}));
   BOOST_TEST(!static_cast<bool>(ask<blob_values>(*node, fetch_blobs{{"ok"}})));
   BOOST_REQUIRE(ask<checkpoint_stats>(
