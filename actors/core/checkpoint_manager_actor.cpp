@@ -4,6 +4,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/notify.hpp>
 #include <epochrt/actors/detail/spawn_detached.hpp>
+#include <epochrt/actors/detail/timeouts.hpp>
 #include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/protocol.hpp>
@@ -495,17 +497,32 @@ caf::expected<std::vector<std::string>> prepare_save(manager_state& st,
   return dbs;
 }
 
-// What is left of a transaction's time at `deadline`; never none, so that a
-// step begun late still asks and is answered at once by its timer.
-std::chrono::milliseconds time_left(clock_type::time_point deadline) {
+// How long each step of a save may take.
+enum class save_timing {
+  // A blocking save: its caller waits one timeout, for both steps.
+  one_deadline,
+  // The epoch loop's: the write goes on in the background, and the next
+  // epoch's snapshot queues behind it on each node, so each step has the
+  // whole timeout of its own.
+  timeout_per_step,
+};
+
+// The timeout of a step of a save that began at `started`; never none, so
+// that a step begun late still asks and is answered at once by its timer.
+std::chrono::milliseconds step_timeout(const manager_state& st,
+                                       save_timing timing,
+                                       clock_type::time_point started) {
+  auto timeout = std::min(st.timeout, detail::never);
+  if (timing == save_timing::timeout_per_step || timeout == detail::never)
+    return timeout;
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-    deadline - clock_type::now());
+    started + timeout - clock_type::now());
   return std::max(left, std::chrono::milliseconds(1));
 }
 
 // The one way a checkpoint of `epoch` is written, for a blocking save and
-// for the epoch loop's: a transaction of two steps under one deadline, the
-// policy's timeout from `started`.
+// for the epoch loop's: a transaction of two steps on the nodes bound now,
+// timed as `timing` says.
 //
 // 1. Every node snapshots its workspace and starts writing the snapshot
 //    into its database of `dbs` (begin_save). `snapshotted` hears once:
@@ -513,34 +530,35 @@ std::chrono::milliseconds time_left(clock_type::time_point deadline) {
 // 2. Every node, whether or not its snapshot was taken, is asked for the
 //    outcome of its write (end_save, asked before `snapshotted` runs, so
 //    that it queues before any later request to the node). `written` hears
-//    once every node has answered or the deadline passed: whether the
-//    snapshots were taken, and every node's stats or the first failure
-//    (the snapshots' own when they were not).
+//    once every node has answered or the time is up: whether the snapshots
+//    were taken, and every node's stats or the first failure (the
+//    snapshots' own when they were not).
 //
 // So when `written` runs, nothing the transaction began is still being
 // written, unless a node stopped answering. Each transaction has an id of
 // its own, so that the outcome a node keeps for it is never another's.
 template <class Snapshotted, class Written>
 void write_checkpoints(self_ptr self, std::vector<std::string> dbs,
-                       int64_t epoch, bool full, clock_type::time_point started,
+                       int64_t epoch, bool full, save_timing timing,
                        Snapshotted snapshotted, Written written) {
   auto& st = self->state;
+  auto started = clock_type::now();
   auto id = ++st.last_save_id;
-  auto deadline = started + st.timeout;
   fan_out<snapshot_taken>(
-    self, st.nodes, time_left(deadline), {"checkpoint snapshot", epoch},
+    self, st.nodes, step_timeout(st, timing, started),
+    {"checkpoint snapshot", epoch},
     [dbs = std::move(dbs), epoch, id, full,
      i = size_t{0}](const node_ref& node) mutable {
       return begin_save{node.name, epoch, id, dbs[i++], full};
     },
-    [self, epoch, id, deadline, snapshotted = std::move(snapshotted),
-     written = std::move(written)](
+    [self, nodes = st.nodes, epoch, id, timing, started,
+     snapshotted = std::move(snapshotted), written = std::move(written)](
       caf::expected<std::vector<snapshot_taken>> snapshots) mutable {
       caf::error not_taken;
       if (!snapshots)
         not_taken = std::move(snapshots.error());
       fan_out<checkpoint_stats>(
-        self, self->state.nodes, time_left(deadline),
+        self, nodes, step_timeout(self->state, timing, started),
         {"checkpoint write", epoch},
         [epoch, id](const node_ref& node) {
           return end_save{node.name, epoch, id};
@@ -568,6 +586,8 @@ manager_behavior(self_ptr self, std::string db_prefix,
   st.keep_last = policy.keep_last;
   st.replicas = policy.replicas;
   st.events = std::move(policy.events);
+  std::random_device random;
+  st.last_save_id = (uint64_t{random()} << 32) | random();
   return {
     [=](ckpt_set_params& msg) -> caf::result<void> {
       auto& st = self->state;
@@ -674,7 +694,6 @@ manager_behavior(self_ptr self, std::string db_prefix,
       return rp;
     },
     [=](ckpt_save_async& msg) -> caf::result<void> {
-      auto started = clock_type::now();
       auto& st = self->state;
       auto dbs = prepare_save(st, msg.epoch);
       if (!dbs)
@@ -689,7 +708,7 @@ manager_behavior(self_ptr self, std::string db_prefix,
       auto full = is_full(st, epoch) || final;
       ++st.pending_commits;
       write_checkpoints(
-        self, std::move(*dbs), epoch, full, started,
+        self, std::move(*dbs), epoch, full, save_timing::timeout_per_step,
         [rp](caf::error err) mutable {
           // Never committed on an error; the pending commit ends once
           // every node's write has (below).
@@ -724,7 +743,6 @@ manager_behavior(self_ptr self, std::string db_prefix,
     // A blocking save (Caffe2's save): the epoch loop's, without the
     // commit, answered once every node has written its checkpoint.
     [=](ckpt_save& msg) -> caf::result<ckpt_result> {
-      auto started = clock_type::now();
       auto& st = self->state;
       auto dbs = prepare_save(st, msg.epoch);
       if (!dbs)
@@ -732,7 +750,8 @@ manager_behavior(self_ptr self, std::string db_prefix,
       auto rp = self->make_response_promise<ckpt_result>();
       auto epoch = msg.epoch;
       write_checkpoints(
-        self, std::move(*dbs), epoch, is_full(st, epoch), started,
+        self, std::move(*dbs), epoch, is_full(st, epoch),
+        save_timing::one_deadline,
         [](const caf::error&) {
           // Answered below, once every node's write has ended.
         },

@@ -604,10 +604,14 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
   // The handlers below hold `faults` (captured by value); the writers and
   // readers they make borrow it, and end before the handler returns.
   // Outcomes of writes started by begin_save, by epoch and save id, until
-  // end_save collects them.
+  // end_save collects them; `begun` orders them, oldest first.
   using save_key = std::pair<int64_t, uint64_t>;
-  auto written
-    = std::make_shared<std::map<save_key, caf::expected<checkpoint_stats>>>();
+  struct save_outcome {
+    uint64_t begun = 0;
+    caf::expected<checkpoint_stats> stats;
+  };
+  auto written = std::make_shared<std::map<save_key, save_outcome>>();
+  auto saves_begun = std::make_shared<uint64_t>(0);
   auto saved = std::make_shared<saved_payloads>();
   auto wrong_node = [node](const std::string& addressed) {
     return make_error(actors_errc::invalid_argument,
@@ -736,13 +740,18 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
       rp.deliver(snapshot_taken{msg.epoch});
       written->insert_or_assign(
         save_key{msg.epoch, msg.id},
-        write(self->system(), node, msg.epoch, msg.db, msg.full, *snapshot,
-              *saved, start, faults.get(), copy_of(wire_db, msg.epoch)));
+        save_outcome{++*saves_begun,
+                     write(self->system(), node, msg.epoch, msg.db, msg.full,
+                           *snapshot, *saved, start, faults.get(),
+                           copy_of(wire_db, msg.epoch))});
       // A manager asks for every outcome it began, right after; only one
-      // that is gone leaves its outcomes behind.
+      // that is gone leaves its outcomes behind, dropped oldest first.
       constexpr size_t uncollected_limit = 16;
       while (written->size() > uncollected_limit)
-        written->erase(written->begin());
+        written->erase(std::min_element(
+          written->begin(), written->end(), [](auto& x, auto& y) {
+            return x.second.begun < y.second.begun;
+          }));
       return rp;
     },
     [=](prune_checkpoints& msg) -> caf::result<pruned_checkpoints> {
@@ -803,7 +812,7 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
                           "no save of epoch " + std::to_string(msg.epoch)
                             + " (save " + std::to_string(msg.id)
                             + ") was begun on node " + node);
-      auto result = std::move(i->second);
+      auto result = std::move(i->second.stats);
       written->erase(i);
       if (!result)
         return std::move(result.error());

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -21,6 +22,7 @@
 #include "test/actors/protocol_fixtures.hpp"
 #include "test/support/temp_dir.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
+#include <epochrt/actors/api/job_events.hpp>
 #include <epochrt/actors/core/checkpoint_manager_actor.hpp>
 #include <epochrt/actors/core/persistence_actor.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
@@ -128,6 +130,26 @@ caf::behavior saving_persistence(caf::event_based_actor* self, fake_save how) {
   };
 }
 
+// Keeps the commit events the manager emits, from its thread.
+class commit_recorder : public job_events {
+public:
+  void on_event(const job_event& event) override {
+    if (event.what != job_event::kind::commit)
+      return;
+    std::lock_guard<std::mutex> guard{mtx_};
+    commits_.push_back(event);
+  }
+
+  std::vector<job_event> commits() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return commits_;
+  }
+
+private:
+  std::mutex mtx_;
+  std::vector<job_event> commits_;
+};
+
 } // namespace
 
 BOOST_FIXTURE_TEST_SUITE(checkpoint_manager, scheduler_fixture)
@@ -137,11 +159,11 @@ BOOST_FIXTURE_TEST_SUITE(checkpoint_manager, scheduler_fixture)
 BOOST_AUTO_TEST_CASE(a_save_takes_one_timeout_for_snapshot_and_write) {
   test::temp_dir dir;
   fake_save slow;
-  slow.snapshot_time = milliseconds(250);
-  slow.write_time = milliseconds(250);
+  slow.snapshot_time = milliseconds(400);
+  slow.write_time = milliseconds(400);
   auto p = sys->spawn(saving_persistence, slow);
   checkpoint_policy policy;
-  policy.timeout = milliseconds(400);
+  policy.timeout = milliseconds(600);
   auto manager = spawn_checkpoint_manager(
     *sys, dir.str(), std::make_shared<file_metadata_handler>(dir.str()),
     policy);
@@ -159,6 +181,42 @@ BOOST_AUTO_TEST_CASE(a_save_takes_one_timeout_for_snapshot_and_write) {
   BOOST_TEST(error_text(saved.error()).find("checkpoint write, epoch 1")
                != std::string::npos,
              why(saved));
+  caf::anon_send_exit(manager, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
+}
+
+// The epoch loop's save writes in the background, behind the next epoch's
+// snapshot on each node: its write has a timeout of its own.
+BOOST_AUTO_TEST_CASE(an_epoch_loop_save_gives_its_write_a_timeout_of_its_own) {
+  test::temp_dir dir;
+  fake_save slow;
+  slow.snapshot_time = milliseconds(400);
+  slow.write_time = milliseconds(400);
+  auto p = sys->spawn(saving_persistence, slow);
+  checkpoint_policy policy;
+  policy.timeout = milliseconds(600);
+  auto events = std::make_shared<commit_recorder>();
+  policy.events = events;
+  auto manager = spawn_checkpoint_manager(
+    *sys, dir.str(), std::make_shared<file_metadata_handler>(dir.str()),
+    policy);
+  BOOST_REQUIRE(manager);
+  auto params
+    = ask<caf::unit_t>(manager, ckpt_set_params{{"n"}, {}, {}, false});
+  BOOST_REQUIRE_MESSAGE(params, why(params));
+  auto init = ask<ckpt_result>(
+    manager,
+    ckpt_init{{node_ref{"n", stand_in<persistence_actor>(p), {}}}, -1, {}});
+  BOOST_REQUIRE_MESSAGE(init, why(init));
+  auto started = ask<caf::unit_t>(manager, ckpt_save_async{1, false});
+  BOOST_REQUIRE_MESSAGE(started, why(started));
+  auto flushed = ask<caf::unit_t>(manager, ckpt_flush{1});
+  BOOST_REQUIRE_MESSAGE(flushed, why(flushed));
+  BOOST_TEST(slow.write_ended->load());
+  auto commits = events->commits();
+  BOOST_REQUIRE_EQUAL(commits.size(), 1u);
+  BOOST_TEST(commits[0].epoch == 1);
+  BOOST_TEST(commits[0].ok, commits[0].detail);
   caf::anon_send_exit(manager, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
 }

@@ -90,14 +90,41 @@ BOOST_AUTO_TEST_CASE(persistence_keeps_each_begun_save_until_it_is_asked_for) {
   auto second
     = ask<snapshot_taken>(p, begin_save{"n", 5, 8, dir.str() + "/n.5"});
   BOOST_REQUIRE_MESSAGE(second, why(second));
+  // Another save's id, or another epoch, finds none.
+  BOOST_TEST(!ask<checkpoint_stats>(p, end_save{"n", 3, 8}));
+  BOOST_TEST(!ask<checkpoint_stats>(p, end_save{"n", 3, 99}));
   auto of_first = ask<checkpoint_stats>(p, end_save{"n", 3, 7});
   BOOST_REQUIRE_MESSAGE(of_first, why(of_first));
   BOOST_TEST(of_first->db.substr(of_first->db.size() - 4) == "/n.3");
   auto of_second = ask<checkpoint_stats>(p, end_save{"n", 5, 8});
   BOOST_REQUIRE_MESSAGE(of_second, why(of_second));
   BOOST_TEST(of_second->db.substr(of_second->db.size() - 4) == "/n.5");
-  // Asked for once: the outcome is gone, and a save of another id is none.
+  // Asked for once: the outcome is gone.
   BOOST_TEST(!ask<checkpoint_stats>(p, end_save{"n", 3, 7}));
+  caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
+}
+
+// Outcomes a gone manager never asked for are dropped oldest first, not
+// lowest epoch first: a job resumed from an earlier epoch still gets its
+// own.
+BOOST_AUTO_TEST_CASE(persistence_drops_the_oldest_uncollected_saves) {
+  test::temp_dir dir;
+  ws->set("w", make_scalar<double>(1.5));
+  auto p = spawn_persistence(*sys, "n", ws, dir.str());
+  auto begin = [&](int64_t epoch, uint64_t id) {
+    auto taken = ask<snapshot_taken>(
+      p, begin_save{"n", epoch, id, dir.str() + "/n." + std::to_string(epoch)});
+    BOOST_REQUIRE_MESSAGE(taken, why(taken));
+  };
+  for (int64_t epoch = 10; epoch < 30; ++epoch)
+    begin(epoch, 100 + epoch); // never asked for
+  begin(1, 1);
+  auto resumed = ask<checkpoint_stats>(p, end_save{"n", 1, 1});
+  BOOST_TEST(static_cast<bool>(resumed), why(resumed));
+  // The newest uncollected ones are still there, the oldest gone.
+  BOOST_TEST(
+    static_cast<bool>(ask<checkpoint_stats>(p, end_save{"n", 29, 129})));
+  BOOST_TEST(!ask<checkpoint_stats>(p, end_save{"n", 10, 110}));
   caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
 }
 BOOST_AUTO_TEST_SUITE_END()
