@@ -12,6 +12,7 @@
 #include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/codec.hpp>
 #include <epochrt/messages/error_text.hpp>
+#include <epochrt/persistence/commit_record.hpp>
 #include <epochrt/persistence/detail/disk_damage.hpp>
 #include <epochrt/persistence/detail/fs_util.hpp>
 #include <epochrt/persistence/digest.hpp>
@@ -22,18 +23,6 @@ namespace fs = std::filesystem;
 namespace epochrt {
 
 namespace {
-
-std::string epochs_text(const std::vector<int64_t>& xs) {
-  if (xs.empty())
-    return "none";
-  std::string result;
-  for (auto x : xs) {
-    if (!result.empty())
-      result += ", ";
-    result += std::to_string(x);
-  }
-  return result;
-}
 
 // The first 8 bytes of the file; the version is its last byte.
 constexpr char file_magic[8] = {'E', 'P', 'R', 'T', 'M', 'E', 'T', 1};
@@ -271,103 +260,68 @@ caf::error file_metadata_handler::store(checkpoint_metadata& x,
   return disk.at(fault_point::commit_rename_after);
 }
 
-namespace {
-
-// Adds `epoch` to the ascending list unless it is there already.
-void insert_sorted(std::vector<int64_t>& epochs, int64_t epoch) {
-  auto pos = std::lower_bound(epochs.begin(), epochs.end(), epoch);
-  if (pos == epochs.end() || *pos != epoch)
-    epochs.insert(pos, epoch);
+caf::error file_metadata_handler::change(std::string_view what, int64_t epoch,
+                                         const record_change& apply) {
+  auto state = load_for_change();
+  if (!state)
+    return std::move(state.error());
+  auto changed = apply(std::move(*state));
+  if (!changed)
+    return std::move(changed.error());
+  return store(*changed, what, epoch);
 }
-
-} // namespace
 
 caf::expected<std::optional<int64_t>>
 file_metadata_handler::last_epoch(std::optional<int64_t> user_epoch) {
   auto state = load();
   if (!state)
     return std::move(state.error());
-  auto& epochs = state->committed_epochs;
-  if (user_epoch) {
-    if (std::binary_search(epochs.begin(), epochs.end(), *user_epoch))
-      return user_epoch;
-    return make_error(persistence_errc::not_committed,
-                      "epoch " + std::to_string(*user_epoch)
-                        + " is not committed (committed: " + epochs_text(epochs)
-                        + ")");
-  }
-  if (epochs.empty())
-    return std::optional<int64_t>{};
-  return std::optional<int64_t>{epochs.back()};
+  return resume_epoch(*state, user_epoch);
 }
 
 caf::error file_metadata_handler::write(int64_t epoch) {
-  auto state = load_for_change();
-  if (!state)
-    return std::move(state.error());
-  insert_sorted(state->committed_epochs, epoch);
-  return store(*state, "write", epoch);
+  return change("write", epoch, [epoch](checkpoint_metadata x) {
+    return with_commit(std::move(x), epoch, false);
+  });
 }
 
 caf::error file_metadata_handler::uncommit(int64_t epoch) {
   auto state = load_for_change();
   if (!state)
     return std::move(state.error());
-  auto& epochs = state->committed_epochs;
-  auto pos = std::lower_bound(epochs.begin(), epochs.end(), epoch);
-  if (pos == epochs.end() || *pos != epoch)
-    return {}; // nothing to forget
-  epochs.erase(pos);
-  if (state->final_epoch == epoch)
-    state->final_epoch = -1;
-  return store(*state, "uncommit", epoch);
+  if (!is_committed(*state, epoch))
+    return {}; // nothing to forget, nothing to write
+  auto changed = without_commit(std::move(*state), epoch);
+  return store(changed, "uncommit", epoch);
 }
 
 caf::error file_metadata_handler::write_final(int64_t epoch) {
-  auto state = load_for_change();
-  if (!state)
-    return std::move(state.error());
-  insert_sorted(state->committed_epochs, epoch);
-  state->final_epoch = epoch;
-  return store(*state, "write_final", epoch);
+  return change("write_final", epoch, [epoch](checkpoint_metadata x) {
+    return with_commit(std::move(x), epoch, true);
+  });
 }
 
 caf::error
 file_metadata_handler::commit(int64_t epoch, bool final,
                               const std::vector<checkpoint_stats>& stats) {
-  auto state = load_for_change();
-  if (!state)
-    return std::move(state.error());
-  insert_sorted(state->committed_epochs, epoch);
-  if (final)
-    state->final_epoch = epoch;
-  state->last_action = "checkpoint_save";
-  state->last_stats = stats;
-  return store(*state, final ? "write_final" : "write", epoch);
+  return change(final ? "write_final" : "write", epoch,
+                [&](checkpoint_metadata x) {
+                  return with_stats(with_commit(std::move(x), epoch, final),
+                                    "checkpoint_save", stats);
+                });
 }
 
 caf::error file_metadata_handler::mark_final(int64_t epoch) {
-  auto state = load_for_change();
-  if (!state)
-    return std::move(state.error());
-  if (!std::binary_search(state->committed_epochs.begin(),
-                          state->committed_epochs.end(), epoch))
-    return make_error(persistence_errc::not_committed,
-                      "epoch " + std::to_string(epoch)
-                        + " cannot be final: it is not committed");
-  state->final_epoch = epoch;
-  return store(*state, "mark_final", epoch);
+  return change("mark_final", epoch, [epoch](checkpoint_metadata x) {
+    return with_final(std::move(x), epoch);
+  });
 }
 
 caf::expected<std::optional<int64_t>> file_metadata_handler::final_epoch() {
   auto state = load();
   if (!state)
     return std::move(state.error());
-  if (state->final_epoch < 0
-      || !std::binary_search(state->committed_epochs.begin(),
-                             state->committed_epochs.end(), state->final_epoch))
-    return std::optional<int64_t>{};
-  return std::optional<int64_t>{state->final_epoch};
+  return epochrt::final_epoch(*state);
 }
 
 caf::expected<std::vector<int64_t>> file_metadata_handler::committed_epochs() {
@@ -383,12 +337,9 @@ file_metadata_handler::report(const std::string& action,
   // Loads are readers: they leave every byte of the directory as it was.
   if (action.find("load") != std::string::npos)
     return {};
-  auto state = load_for_change();
-  if (!state)
-    return std::move(state.error());
-  state->last_action = action;
-  state->last_stats = stats;
-  return store(*state, "report");
+  return change("report", -1, [&](checkpoint_metadata x) {
+    return with_stats(std::move(x), action, stats);
+  });
 }
 
 caf::error file_metadata_handler::check_writable() {

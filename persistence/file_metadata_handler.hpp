@@ -1,9 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <caf/error.hpp>
@@ -143,6 +145,16 @@ public:
   }
 
 private:
+  // A change of the record (persistence/commit_record.hpp), or why it
+  // cannot be made.
+  using record_change
+    = std::function<caf::expected<checkpoint_metadata>(checkpoint_metadata)>;
+
+  // Reads the record, applies `apply` and stores the result in one durable
+  // write; `what` and `epoch` are the site of the commit.* points.
+  caf::error change(std::string_view what, int64_t epoch,
+                    const record_change& apply);
+
   // Writes `x` durably; `change` and `epoch` are the site of the commit.*
   // points.
   caf::error store(checkpoint_metadata& x, std::string_view change,
