@@ -16,6 +16,8 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/api/job_events.hpp>
+#include <epochrt/actors/core/checkpoint_manager_retention.hpp>
+#include <epochrt/actors/core/checkpoint_manager_state.hpp>
 #include <epochrt/actors/core/guarded_metadata.hpp>
 #include <epochrt/actors/core/replica_plan.hpp>
 #include <epochrt/actors/detail/gather.hpp>
@@ -36,78 +38,16 @@
 
 namespace epochrt {
 
-namespace {
-
-using clock_type = std::chrono::steady_clock;
-
-struct manager_state {
-  std::string db_prefix;
-  std::string path_prefix;
-  std::unique_ptr<guarded_metadata> metadata;
-  std::chrono::milliseconds timeout;
-  int64_t full_every = 0; // checkpoint_policy
-  size_t keep_last = 0;
-  size_t replicas = 0;                 // checkpoint_policy
-  std::vector<std::string> node_names; // from set_params
-  std::vector<node_ref> nodes;         // from init
-  std::vector<checkpoint_stats> last_stats;
-  size_t pending_commits = 0;                       // ckpt_save_async writes
-  std::vector<caf::response_promise> flush_waiters; // ckpt_flush requests
-  std::vector<int64_t> flush_epochs;                // their last_epoch
-  // Epochs whose commit failed because a node was lost, until saved again.
-  std::map<int64_t, caf::error> lost_commits;
-  uint64_t last_save_id = 0;          // write_checkpoints' transactions
-  std::shared_ptr<job_events> events; // checkpoint_policy::events
-};
-
-using self_ptr = checkpoint_manager_actor::stateful_pointer<manager_state>;
-
-// A node's error, other than a timeout or a node that is down (the gather
-// makes those node_lost): a remote node's proxy already says which node was
-// lost and how; anything else is a failed checkpoint on that node.
-caf::error failure_on(const std::string& node, caf::error err) {
-  if (is_node_lost(err))
-    return err;
-  return make_error(actors_errc::checkpoint_failed,
-                    "node " + node + ": " + error_text(err));
-}
-
-// Sends make(node) to the persistence actor of every node at once and calls
-// done once every node has answered, or the one timeout of the fan-out has
-// passed: with all replies, in node order, or with a failure. done never
-// runs while a node may still be working on the request: a load that went
-// on after the job was told it failed would write an old state into a
-// workspace the job has since reset (or loaded an earlier epoch into). A
-// lost node's failure wins over a bad checkpoint's, since only the latter
-// may be answered by falling back (detail::gather_policy::settle_all).
-template <class Reply, class MakeRequest>
-void fan_out(self_ptr self, const std::vector<node_ref>& nodes,
-             std::chrono::milliseconds timeout, detail::gather_site site,
-             MakeRequest make,
-             std::function<void(caf::expected<std::vector<Reply>>)> done) {
-  std::vector<detail::gather_target<persistence_actor>> targets;
-  targets.reserve(nodes.size());
-  for (auto& node : nodes)
-    targets.push_back({node.name, node.persistence});
-  detail::gather_options opts;
-  opts.site = std::move(site);
-  opts.policy = detail::gather_policy::settle_all;
-  opts.timeout = timeout;
-  // make() is called once per node, in node order, before gather returns.
-  detail::gather<Reply>(
-    self, targets, std::move(opts),
-    [&nodes, &make, i = size_t{0}](const auto&) mutable {
-      return make(nodes[i++]);
-    },
-    failure_on, std::move(done));
-}
-
 caf::expected<std::string> db_of(const manager_state& st,
                                  const std::string& node, int64_t epoch,
                                  const std::string& path_prefix) {
   return checked_db_name(epoch, node, st.db_prefix,
                          path_prefix.empty() ? st.path_prefix : path_prefix);
 }
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
 
 caf::error not_initialized() {
   return make_error(actors_errc::not_initialized,
@@ -134,7 +74,7 @@ dbs_of(const manager_state& st, int64_t epoch, const std::string& prefix) {
 
 // Stats go to the metadata handler as they come; a handler that cannot take
 // them costs a warning, never the checkpoint.
-void report(self_ptr self, const char* action) {
+void report(manager_self self, const char* action) {
   auto& st = self->state;
   if (auto err = st.metadata->report(action, st.last_stats))
     detail::log(self->system())
@@ -153,7 +93,7 @@ void reply_flush(caf::response_promise& rp, const manager_state& st,
 
 // One write begun by ckpt_save_async has ended; wakes ckpt_flush waiters
 // when none is left.
-void commit_done(self_ptr self) {
+void commit_done(manager_self self) {
   auto& st = self->state;
   if (st.pending_commits > 0 && --st.pending_commits == 0) {
     for (size_t i = 0; i < st.flush_waiters.size(); ++i)
@@ -178,11 +118,9 @@ std::vector<node_ref> one_per_daemon(const std::vector<node_ref>& nodes) {
   return result;
 }
 
-// With copies on: every daemon keeps the commit record as it is now, so
-// that a master host lost with its disk loses no commit. Best effort (a
-// daemon that did not take it costs a warning: the next commit sends it
-// again); calls `done` at the end.
-void share_record(self_ptr self, std::function<void()> done) {
+} // namespace
+
+void share_record(manager_self self, std::function<void()> done) {
   auto& st = self->state;
   auto daemons = one_per_daemon(st.nodes);
   if (st.replicas == 0 || daemons.empty()) {
@@ -212,137 +150,11 @@ void share_record(self_ptr self, std::function<void()> done) {
     });
 }
 
-// Where retention stands or ends: its outcome so far, or why it stopped.
-using retention_done = std::function<void(caf::expected<retention_result>)>;
-
-caf::error retention_failure(const std::string& what, const caf::error& err) {
-  auto code = in_category(err, actors_category)
-    ? static_cast<actors_errc>(err.code())
-    : actors_errc::checkpoint_failed;
-  return make_error(code, what + ": " + error_text(err));
-}
-
-// Retention's last step: every node removes the databases of the dropped
-// epochs (`request`), and its holders the copies of them.
-template <class MakeRequest>
-void remove_dropped(self_ptr self, MakeRequest request, retention_result result,
-                    retention_done done) {
-  auto& st = self->state;
-  fan_out<pruned_checkpoints>(
-    self, st.nodes, st.timeout, {"checkpoint retention", -1}, request,
-    [result = std::move(result),
-     done](caf::expected<std::vector<pruned_checkpoints>> pruned) mutable {
-      if (!pruned) {
-        done(retention_failure("old checkpoints were not all removed",
-                               pruned.error()));
-        return;
-      }
-      for (auto& node : *pruned) {
-        result.removed.insert(result.removed.end(), node.removed.begin(),
-                              node.removed.end());
-        result.bytes += node.bytes;
-      }
-      done(std::move(result));
-    });
-}
-
-// Retention up to `epoch`: keeps the last `keep_last` committed epochs up
-// to `epoch`, and any committed epoch after it (left by an earlier run
-// that went further; never ours to judge). First every node checks that it
-// can read its kept databases (their references decide what may go); only
-// then are the older epochs uncommitted, and then every node removes their
-// databases but payloads a kept checkpoint refers to, and its holders the
-// copies. In that order, so that a crash in between leaves databases of
-// uncommitted epochs, which the next pruning removes, never a committed
-// epoch without its databases. Calls `done` at the end, with what was kept
-// and removed or with the first failure.
-void retain(self_ptr self, int64_t epoch, size_t keep_last,
-            retention_done done) {
-  auto& st = self->state;
-  if (keep_last == 0 || st.nodes.empty()) {
-    done(retention_result{});
-    return;
-  }
-  auto committed = st.metadata->committed_epochs();
-  if (!committed) {
-    done(retention_failure("the committed epochs cannot be read",
-                           committed.error()));
-    return;
-  }
-  // Named, not structured bindings: C++17 lambdas cannot capture those.
-  auto plan = plan_retention(std::move(*committed), keep_last, epoch);
-  auto dropped = std::move(plan.dropped);
-  retention_result result;
-  result.kept = std::move(plan.kept);
-  if (dropped.empty()) {
-    done(std::move(result));
-    return;
-  }
-  std::vector<std::vector<std::string>> kept_dbs;
-  for (auto& node : st.nodes) {
-    std::vector<std::string> dbs;
-    for (auto e : result.kept) {
-      auto db = db_of(st, node.name, e, {});
-      if (!db) {
-        done(std::move(db.error()));
-        return;
-      }
-      dbs.push_back(std::move(*db));
-    }
-    kept_dbs.push_back(std::move(dbs));
-  }
-  auto request = [kept_dbs](bool check_only) {
-    return [kept_dbs, check_only, i = size_t{0}](const node_ref& node) mutable {
-      return prune_checkpoints{node.name, kept_dbs[i++], check_only};
-    };
-  };
-  auto prune = [self, request, dropped, result,
-                done](caf::expected<std::vector<pruned_checkpoints>> checked) {
-    if (!checked) {
-      done(retention_failure("a kept checkpoint is not readable",
-                             checked.error()));
-      return;
-    }
-    auto& st = self->state;
-    for (auto e : dropped)
-      if (auto err = st.metadata->uncommit(e)) {
-        done(retention_failure(
-          "epoch " + std::to_string(e) + " could not be uncommitted", err));
-        return;
-      }
-    detail::log(self->system())
-      .info("keeping epochs {} to {}: removing older checkpoints",
-            result.kept.front(), result.kept.back());
-    // The daemons' copy of the record forgets the dropped epochs before
-    // their databases go, as the master's own does.
-    share_record(self, [self, request, result, done] {
-      remove_dropped(self, request(false), result, done);
-    });
-  };
-  fan_out<pruned_checkpoints>(self, st.nodes, st.timeout,
-                              {"checkpoint retention check", -1}, request(true),
-                              std::move(prune));
-}
-
-// Retention after the commit of `epoch` (checkpoint_policy::keep_last).
-// Failures cost a warning, never the commit. Calls `done` at the end.
-void apply_retention(self_ptr self, int64_t epoch, std::function<void()> done) {
-  retain(self, epoch, self->state.keep_last,
-         [self, done](caf::expected<retention_result> result) {
-           if (!result)
-             detail::log(self->system())
-               .warn("retention skipped: {}", error_text(result.error()));
-           else if (!result->removed.empty())
-             detail::log(self->system())
-               .info("removed {} old checkpoint databases ({} bytes)",
-                     result->removed.size(), result->bytes);
-           done();
-         });
-}
+namespace {
 
 // Tells the observer, if any, of every node's write of `epoch` and of its
 // commit (from `start`, the metadata's write, to now), or why it failed.
-void notify_commit(self_ptr self, int64_t epoch,
+void notify_commit(manager_self self, int64_t epoch,
                    const std::vector<checkpoint_stats>& stats,
                    job_event::clock::time_point start, const caf::error& err) {
   auto& st = self->state;
@@ -374,7 +186,7 @@ void notify_commit(self_ptr self, int64_t epoch,
 
 // Commits an epoch whose every node finished writing; a failure is logged
 // (as Caffe2 did for a failed save), never committed.
-void commit_async(self_ptr self, int64_t epoch, bool final,
+void commit_async(manager_self self, int64_t epoch, bool final,
                   caf::expected<std::vector<checkpoint_stats>> stats) {
   auto& st = self->state;
   caf::error err;
@@ -418,7 +230,7 @@ void commit_async(self_ptr self, int64_t epoch, bool final,
 // (the most committed epochs; a daemon that missed the last commit keeps
 // an older one) becomes the directory's. Then `done`; a daemon that keeps
 // none, or cannot be asked, is passed over.
-void adopt_kept_record(self_ptr self, const std::vector<node_ref>& nodes,
+void adopt_kept_record(manager_self self, const std::vector<node_ref>& nodes,
                        std::function<void()> done) {
   auto& st = self->state;
   auto daemons = one_per_daemon(nodes.empty() ? st.nodes : nodes);
@@ -497,22 +309,37 @@ caf::expected<std::vector<std::string>> prepare_save(manager_state& st,
   return dbs;
 }
 
-// How long each step of a save may take.
+// How long each step of a save may take. Either way a node is lost only
+// when it leaves one request unanswered for the whole timeout, and a save
+// whose snapshots are not all taken within the timeout of its request
+// (its metadata's uncommit counts) fails without a commit: the epoch loop
+// may not wait for it.
 enum class save_timing {
-  // A blocking save: its caller waits one timeout, for both steps.
+  // A blocking save: its caller waits one timeout, so the write has what
+  // is left of it.
   one_deadline,
   // The epoch loop's: the write goes on in the background, and the next
-  // epoch's snapshot queues behind it on each node, so each step has the
+  // epoch's snapshot queues behind it on each node, so the write has the
   // whole timeout of its own.
   timeout_per_step,
 };
 
-// The timeout of a step of a save that began at `started`; never none, so
-// that a step begun late still asks and is answered at once by its timer.
-std::chrono::milliseconds step_timeout(const manager_state& st,
-                                       save_timing timing,
-                                       clock_type::time_point started) {
-  auto timeout = std::min(st.timeout, detail::never);
+std::chrono::milliseconds policy_timeout(const manager_state& st) {
+  return std::min(st.timeout, detail::never);
+}
+
+// Whether a save requested at `started` has outlasted its timeout.
+bool outlasted(const manager_state& st, clock_type::time_point started) {
+  auto timeout = policy_timeout(st);
+  return timeout != detail::never && clock_type::now() > started + timeout;
+}
+
+// The timeout of a save's write step; never none, so that a step begun
+// late still asks and is answered at once by its timer.
+std::chrono::milliseconds write_timeout(const manager_state& st,
+                                        save_timing timing,
+                                        clock_type::time_point started) {
+  auto timeout = policy_timeout(st);
   if (timing == save_timing::timeout_per_step || timeout == detail::never)
     return timeout;
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -520,13 +347,19 @@ std::chrono::milliseconds step_timeout(const manager_state& st,
   return std::max(left, std::chrono::milliseconds(1));
 }
 
+caf::error snapshots_outlasted(int64_t epoch) {
+  return make_error(actors_errc::checkpoint_failed,
+                    "the snapshots of epoch " + std::to_string(epoch)
+                      + " outlasted their timeout");
+}
+
 // The one way a checkpoint of `epoch` is written, for a blocking save and
 // for the epoch loop's: a transaction of two steps on the nodes bound now,
-// timed as `timing` says.
+// for a request that came at `started`, timed as `timing` says.
 //
 // 1. Every node snapshots its workspace and starts writing the snapshot
 //    into its database of `dbs` (begin_save). `snapshotted` hears once:
-//    none when every node took its snapshot, else why not.
+//    none when every node took its snapshot in time, else why not.
 // 2. Every node, whether or not its snapshot was taken, is asked for the
 //    outcome of its write (end_save, asked before `snapshotted` runs, so
 //    that it queues before any later request to the node). `written` hears
@@ -538,15 +371,20 @@ std::chrono::milliseconds step_timeout(const manager_state& st,
 // written, unless a node stopped answering. Each transaction has an id of
 // its own, so that the outcome a node keeps for it is never another's.
 template <class Snapshotted, class Written>
-void write_checkpoints(self_ptr self, std::vector<std::string> dbs,
+void write_checkpoints(manager_self self, std::vector<std::string> dbs,
                        int64_t epoch, bool full, save_timing timing,
-                       Snapshotted snapshotted, Written written) {
+                       clock_type::time_point started, Snapshotted snapshotted,
+                       Written written) {
   auto& st = self->state;
-  auto started = clock_type::now();
+  if (outlasted(st, started)) {
+    // Too late to snapshot what the requester stands for.
+    snapshotted(snapshots_outlasted(epoch));
+    written(false, snapshots_outlasted(epoch));
+    return;
+  }
   auto id = ++st.last_save_id;
   fan_out<snapshot_taken>(
-    self, st.nodes, step_timeout(st, timing, started),
-    {"checkpoint snapshot", epoch},
+    self, st.nodes, policy_timeout(st), {"checkpoint snapshot", epoch},
     [dbs = std::move(dbs), epoch, id, full,
      i = size_t{0}](const node_ref& node) mutable {
       return begin_save{node.name, epoch, id, dbs[i++], full};
@@ -557,8 +395,10 @@ void write_checkpoints(self_ptr self, std::vector<std::string> dbs,
       caf::error not_taken;
       if (!snapshots)
         not_taken = std::move(snapshots.error());
+      else if (outlasted(self->state, started))
+        not_taken = snapshots_outlasted(epoch);
       fan_out<checkpoint_stats>(
-        self, nodes, step_timeout(self->state, timing, started),
+        self, nodes, write_timeout(self->state, timing, started),
         {"checkpoint write", epoch},
         [epoch, id](const node_ref& node) {
           return end_save{node.name, epoch, id};
@@ -575,7 +415,7 @@ void write_checkpoints(self_ptr self, std::vector<std::string> dbs,
 }
 
 checkpoint_manager_actor::behavior_type
-manager_behavior(self_ptr self, std::string db_prefix,
+manager_behavior(manager_self self, std::string db_prefix,
                  std::shared_ptr<metadata_handler> metadata,
                  checkpoint_policy policy) {
   auto& st = self->state;
@@ -694,6 +534,7 @@ manager_behavior(self_ptr self, std::string db_prefix,
       return rp;
     },
     [=](ckpt_save_async& msg) -> caf::result<void> {
+      auto started = clock_type::now();
       auto& st = self->state;
       auto dbs = prepare_save(st, msg.epoch);
       if (!dbs)
@@ -709,6 +550,7 @@ manager_behavior(self_ptr self, std::string db_prefix,
       ++st.pending_commits;
       write_checkpoints(
         self, std::move(*dbs), epoch, full, save_timing::timeout_per_step,
+        started,
         [rp](caf::error err) mutable {
           // Never committed on an error; the pending commit ends once
           // every node's write has (below).
@@ -743,6 +585,7 @@ manager_behavior(self_ptr self, std::string db_prefix,
     // A blocking save (Caffe2's save): the epoch loop's, without the
     // commit, answered once every node has written its checkpoint.
     [=](ckpt_save& msg) -> caf::result<ckpt_result> {
+      auto started = clock_type::now();
       auto& st = self->state;
       auto dbs = prepare_save(st, msg.epoch);
       if (!dbs)
@@ -751,7 +594,7 @@ manager_behavior(self_ptr self, std::string db_prefix,
       auto epoch = msg.epoch;
       write_checkpoints(
         self, std::move(*dbs), epoch, is_full(st, epoch),
-        save_timing::one_deadline,
+        save_timing::one_deadline, started,
         [](const caf::error&) {
           // Answered below, once every node's write has ended.
         },
