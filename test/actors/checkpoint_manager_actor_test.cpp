@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <caf/event_based_actor.hpp>
@@ -150,31 +151,48 @@ private:
   std::vector<job_event> commits_;
 };
 
+// The fixture with a manager bound to fake persistence actors.
+struct manager_fixture : scheduler_fixture {
+  test::temp_dir dir;
+
+  // A manager of the named persistence actors under `policy`, its nodes
+  // set and bound as a job runner does.
+  checkpoint_manager_actor
+  bound_manager(const std::vector<std::pair<std::string, caf::actor>>& nodes,
+                checkpoint_policy policy) {
+    auto manager = spawn_checkpoint_manager(
+      *sys, dir.str(), std::make_shared<file_metadata_handler>(dir.str()),
+      std::move(policy));
+    BOOST_REQUIRE(manager);
+    std::vector<std::string> names;
+    std::vector<node_ref> refs;
+    for (auto& [name, actor] : nodes) {
+      names.push_back(name);
+      refs.push_back(node_ref{name, stand_in<persistence_actor>(actor), {}});
+    }
+    auto params
+      = ask<caf::unit_t>(manager, ckpt_set_params{names, {}, {}, false});
+    BOOST_REQUIRE_MESSAGE(params, why(params));
+    auto init = ask<ckpt_result>(manager, ckpt_init{refs, -1, {}});
+    BOOST_REQUIRE_MESSAGE(init, why(init));
+    return manager;
+  }
+};
+
 } // namespace
 
-BOOST_FIXTURE_TEST_SUITE(checkpoint_manager, scheduler_fixture)
+BOOST_FIXTURE_TEST_SUITE(checkpoint_manager, manager_fixture)
 
 // A save is one transaction: its snapshot and its write share the policy's
 // timeout, which a blocking save's caller waits for once.
 BOOST_AUTO_TEST_CASE(a_save_takes_one_timeout_for_snapshot_and_write) {
-  test::temp_dir dir;
   fake_save slow;
   slow.snapshot_time = milliseconds(400);
   slow.write_time = milliseconds(400);
   auto p = sys->spawn(saving_persistence, slow);
   checkpoint_policy policy;
   policy.timeout = milliseconds(600);
-  auto manager = spawn_checkpoint_manager(
-    *sys, dir.str(), std::make_shared<file_metadata_handler>(dir.str()),
-    policy);
-  BOOST_REQUIRE(manager);
-  auto params
-    = ask<caf::unit_t>(manager, ckpt_set_params{{"n"}, {}, {}, false});
-  BOOST_REQUIRE_MESSAGE(params, why(params));
-  auto init = ask<ckpt_result>(
-    manager,
-    ckpt_init{{node_ref{"n", stand_in<persistence_actor>(p), {}}}, -1, {}});
-  BOOST_REQUIRE_MESSAGE(init, why(init));
+  auto manager = bound_manager({{"n", p}}, policy);
   auto saved = ask<ckpt_result>(manager, ckpt_save{1});
   BOOST_REQUIRE(!saved);
   BOOST_TEST(is_node_lost(saved.error()), why(saved));
@@ -188,7 +206,6 @@ BOOST_AUTO_TEST_CASE(a_save_takes_one_timeout_for_snapshot_and_write) {
 // The epoch loop's save writes in the background, behind the next epoch's
 // snapshot on each node: its write has a timeout of its own.
 BOOST_AUTO_TEST_CASE(an_epoch_loop_save_gives_its_write_a_timeout_of_its_own) {
-  test::temp_dir dir;
   fake_save slow;
   slow.snapshot_time = milliseconds(400);
   slow.write_time = milliseconds(400);
@@ -197,17 +214,7 @@ BOOST_AUTO_TEST_CASE(an_epoch_loop_save_gives_its_write_a_timeout_of_its_own) {
   policy.timeout = milliseconds(600);
   auto events = std::make_shared<commit_recorder>();
   policy.events = events;
-  auto manager = spawn_checkpoint_manager(
-    *sys, dir.str(), std::make_shared<file_metadata_handler>(dir.str()),
-    policy);
-  BOOST_REQUIRE(manager);
-  auto params
-    = ask<caf::unit_t>(manager, ckpt_set_params{{"n"}, {}, {}, false});
-  BOOST_REQUIRE_MESSAGE(params, why(params));
-  auto init = ask<ckpt_result>(
-    manager,
-    ckpt_init{{node_ref{"n", stand_in<persistence_actor>(p), {}}}, -1, {}});
-  BOOST_REQUIRE_MESSAGE(init, why(init));
+  auto manager = bound_manager({{"n", p}}, policy);
   auto started = ask<caf::unit_t>(manager, ckpt_save_async{1, false});
   BOOST_REQUIRE_MESSAGE(started, why(started));
   auto flushed = ask<caf::unit_t>(manager, ckpt_flush{1});
@@ -225,7 +232,6 @@ BOOST_AUTO_TEST_CASE(an_epoch_loop_save_gives_its_write_a_timeout_of_its_own) {
 // nodes that are still writing theirs: nothing the save began is left
 // running behind it.
 BOOST_AUTO_TEST_CASE(a_failed_save_is_answered_after_every_write_ended) {
-  test::temp_dir dir;
   fake_save writing;
   writing.write_time = milliseconds(200);
   fake_save failing;
@@ -234,20 +240,7 @@ BOOST_AUTO_TEST_CASE(a_failed_save_is_answered_after_every_write_ended) {
   auto b = sys->spawn(saving_persistence, failing);
   checkpoint_policy policy;
   policy.timeout = milliseconds(10000);
-  auto manager = spawn_checkpoint_manager(
-    *sys, dir.str(), std::make_shared<file_metadata_handler>(dir.str()),
-    policy);
-  BOOST_REQUIRE(manager);
-  auto params
-    = ask<caf::unit_t>(manager, ckpt_set_params{{"a", "b"}, {}, {}, false});
-  BOOST_REQUIRE_MESSAGE(params, why(params));
-  auto init = ask<ckpt_result>(
-    manager,
-    ckpt_init{{node_ref{"a", stand_in<persistence_actor>(a), {}},
-               node_ref{"b", stand_in<persistence_actor>(b), {}}},
-              -1,
-              {}});
-  BOOST_REQUIRE_MESSAGE(init, why(init));
+  auto manager = bound_manager({{"a", a}, {"b", b}}, policy);
   auto saved = ask<ckpt_result>(manager, ckpt_save{1});
   BOOST_REQUIRE(!saved);
   BOOST_TEST(error_text(saved.error()).find("the snapshot broke")
@@ -271,22 +264,11 @@ BOOST_AUTO_TEST_CASE(a_failed_save_is_answered_after_every_write_ended) {
 }
 
 BOOST_AUTO_TEST_CASE(a_manager_names_node_request_and_epoch_of_a_timeout) {
-  test::temp_dir dir;
   auto held = std::make_shared<std::vector<caf::response_promise>>();
   auto p = sys->spawn(silent_persistence, held);
   checkpoint_policy policy;
   policy.timeout = milliseconds(200);
-  auto manager = spawn_checkpoint_manager(
-    *sys, dir.str(), std::make_shared<file_metadata_handler>(dir.str()),
-    policy);
-  BOOST_REQUIRE(manager);
-  auto params
-    = ask<caf::unit_t>(manager, ckpt_set_params{{"slow"}, {}, {}, false});
-  BOOST_REQUIRE_MESSAGE(params, why(params));
-  auto init = ask<ckpt_result>(
-    manager,
-    ckpt_init{{node_ref{"slow", stand_in<persistence_actor>(p), {}}}, -1, {}});
-  BOOST_REQUIRE_MESSAGE(init, why(init));
+  auto manager = bound_manager({{"slow", p}}, policy);
   auto loaded = ask<ckpt_result>(manager, ckpt_load{3, {}, {}, false});
   BOOST_REQUIRE(!loaded);
   BOOST_TEST(is_node_lost(loaded.error()));
