@@ -309,11 +309,11 @@ caf::expected<std::vector<std::string>> prepare_save(manager_state& st,
   return dbs;
 }
 
-// How long each step of a save may take. Either way a node is lost only
-// when it leaves one request unanswered for the whole timeout, and a save
-// whose snapshots are not all taken within the timeout of its request
-// (its metadata's uncommit counts) fails without a commit: the epoch loop
-// may not wait for it.
+// How long each step of a save may take. Either way the snapshot step
+// waits the whole timeout before it calls a node lost, and a save whose
+// snapshots are not all taken within the timeout of its request (its
+// metadata's uncommit counts) fails without a commit: the epoch loop may
+// not wait for it.
 enum class save_timing {
   // A blocking save: its caller waits one timeout, so the write has what
   // is left of it.
