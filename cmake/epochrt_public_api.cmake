@@ -29,6 +29,8 @@ set(EPOCHRT_PUBLIC_HEADERS
   persistence/db_name.hpp
   persistence/checkpoint_listing.hpp
   persistence/metadata_handler.hpp
+  persistence/commit_record.hpp
+  persistence/record_keeper.hpp
   persistence/file_metadata_handler.hpp
   # Running jobs: sessions, job runner, checkpoint managers, daemons.
   actors/api/actors_errc.hpp

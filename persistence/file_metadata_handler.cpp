@@ -12,7 +12,6 @@
 #include <epochrt/faults/fault_injector.hpp>
 #include <epochrt/messages/codec.hpp>
 #include <epochrt/messages/error_text.hpp>
-#include <epochrt/persistence/commit_record.hpp>
 #include <epochrt/persistence/detail/disk_damage.hpp>
 #include <epochrt/persistence/detail/fs_util.hpp>
 #include <epochrt/persistence/digest.hpp>
@@ -103,23 +102,6 @@ file_metadata_handler::file_metadata_handler(
   previous_file_ = (fs::path{dir_} / previous_file_name).string();
 }
 
-caf::error
-file_metadata_handler::set_params(const std::string& db_prefix,
-                                  const std::vector<std::string>& node_names,
-                                  const std::string&) {
-  // Kept in memory and stored with the next change: setting parameters must
-  // not fail on a directory that does not exist yet.
-  db_prefix_ = db_prefix;
-  node_names_ = node_names;
-  return {};
-}
-
-caf::error
-file_metadata_handler::set_job_definition(const std::string& definition) {
-  job_definition_ = definition;
-  return {};
-}
-
 caf::expected<checkpoint_metadata>
 file_metadata_handler::read_generation(const std::string& path) const {
   auto bytes = detail::read_file(path);
@@ -160,11 +142,6 @@ file_metadata_handler::load_state(bool missing_is_damage,
 }
 
 caf::expected<checkpoint_metadata>
-file_metadata_handler::load_for_change() const {
-  return load_state(false, nullptr);
-}
-
-caf::expected<checkpoint_metadata>
 file_metadata_handler::load(std::string* fallback_reason) const {
   std::error_code ec;
   // Checked before reading: a file that appears in between is read below.
@@ -178,8 +155,7 @@ caf::error file_metadata_handler::reset() {
     return make_error(persistence_errc::io_error,
                       "remove " + previous_file_ + ": "
                         + std::generic_category().message(errno));
-  checkpoint_metadata empty;
-  return store(empty, "reset");
+  return store(checkpoint_metadata{}, {"reset", -1});
 }
 
 caf::error file_metadata_handler::keep_previous_generation() const {
@@ -207,17 +183,10 @@ caf::error file_metadata_handler::keep_previous_generation() const {
   return {};
 }
 
-caf::error file_metadata_handler::store(checkpoint_metadata& x,
-                                        std::string_view change,
-                                        int64_t epoch) {
+caf::error file_metadata_handler::store(const checkpoint_metadata& x,
+                                        const record_change& change) {
   // A reset starts a new line of generations.
-  auto keep_previous = change != "reset";
-  if (!db_prefix_.empty())
-    x.db_prefix = db_prefix_;
-  if (!node_names_.empty())
-    x.node_names = node_names_;
-  if (!job_definition_.empty())
-    x.job_definition = job_definition_;
+  auto keep_previous = change.what != "reset";
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec)
@@ -236,7 +205,7 @@ caf::error file_metadata_handler::store(checkpoint_metadata& x,
     return detail::rename_durably(tmp, file_);
   }
   // detail::write_file_durably, step by step for the commit.* points.
-  detail::disk_damage disk{*faults_, {}, epoch, std::string{change}};
+  detail::disk_damage disk{*faults_, {}, change.epoch, change.what};
   if (auto err = disk.before_bytes(fault_point::commit_write_before, bytes))
     return err;
   auto tmp = detail::temp_path_of(file_);
@@ -260,86 +229,9 @@ caf::error file_metadata_handler::store(checkpoint_metadata& x,
   return disk.at(fault_point::commit_rename_after);
 }
 
-caf::error file_metadata_handler::change(std::string_view what, int64_t epoch,
-                                         const record_change& apply) {
-  auto state = load_for_change();
-  if (!state)
-    return std::move(state.error());
-  auto changed = apply(std::move(*state));
-  if (!changed)
-    return std::move(changed.error());
-  return store(*changed, what, epoch);
-}
-
-caf::expected<std::optional<int64_t>>
-file_metadata_handler::last_epoch(std::optional<int64_t> user_epoch) {
-  auto state = load();
-  if (!state)
-    return std::move(state.error());
-  return resume_epoch(*state, user_epoch);
-}
-
-caf::error file_metadata_handler::write(int64_t epoch) {
-  return change("write", epoch, [epoch](checkpoint_metadata x) {
-    return with_commit(std::move(x), epoch, false);
-  });
-}
-
-caf::error file_metadata_handler::uncommit(int64_t epoch) {
-  auto state = load_for_change();
-  if (!state)
-    return std::move(state.error());
-  if (!is_committed(*state, epoch))
-    return {}; // nothing to forget, nothing to write
-  auto changed = without_commit(std::move(*state), epoch);
-  return store(changed, "uncommit", epoch);
-}
-
-caf::error file_metadata_handler::write_final(int64_t epoch) {
-  return change("write_final", epoch, [epoch](checkpoint_metadata x) {
-    return with_commit(std::move(x), epoch, true);
-  });
-}
-
-caf::error
-file_metadata_handler::commit(int64_t epoch, bool final,
-                              const std::vector<checkpoint_stats>& stats) {
-  return change(final ? "write_final" : "write", epoch,
-                [&](checkpoint_metadata x) {
-                  return with_stats(with_commit(std::move(x), epoch, final),
-                                    "checkpoint_save", stats);
-                });
-}
-
-caf::error file_metadata_handler::mark_final(int64_t epoch) {
-  return change("mark_final", epoch, [epoch](checkpoint_metadata x) {
-    return with_final(std::move(x), epoch);
-  });
-}
-
-caf::expected<std::optional<int64_t>> file_metadata_handler::final_epoch() {
-  auto state = load();
-  if (!state)
-    return std::move(state.error());
-  return epochrt::final_epoch(*state);
-}
-
-caf::expected<std::vector<int64_t>> file_metadata_handler::committed_epochs() {
-  auto state = load();
-  if (!state)
-    return std::move(state.error());
-  return std::move(state->committed_epochs);
-}
-
-caf::error
-file_metadata_handler::report(const std::string& action,
-                              const std::vector<checkpoint_stats>& stats) {
-  // Loads are readers: they leave every byte of the directory as it was.
-  if (action.find("load") != std::string::npos)
-    return {};
-  return change("report", -1, [&](checkpoint_metadata x) {
-    return with_stats(std::move(x), action, stats);
-  });
+caf::error file_metadata_handler::write_record(const checkpoint_metadata& x,
+                                               const record_change& change) {
+  return store(x, change);
 }
 
 caf::error file_metadata_handler::check_writable() {
@@ -379,31 +271,22 @@ caf::error file_metadata_handler::check_writable() {
   if (!state)
     return std::move(state.error());
   if (!fs::exists(file_, ec)) {
-    if (auto err = store(*state, "create"))
+    if (auto err = store(*state, {"create", -1}))
       return err;
   }
   return {};
 }
 
 caf::expected<std::optional<checkpoint_metadata>>
-file_metadata_handler::record() const {
-  std::error_code ec;
-  if (!fs::exists(file_, ec) && !fs::exists(previous_file_, ec))
-    return std::optional<checkpoint_metadata>{};
+file_metadata_handler::read_record() {
+  // load() first: it refuses a missing file beside databases.
   auto state = load();
   if (!state)
     return std::move(state.error());
+  std::error_code ec;
+  if (!fs::exists(file_, ec) && !fs::exists(previous_file_, ec))
+    return std::optional<checkpoint_metadata>{};
   return std::optional<checkpoint_metadata>{std::move(*state)};
-}
-
-caf::error file_metadata_handler::adopt_record(const checkpoint_metadata& x) {
-  if (!job_definition_.empty() && !x.job_definition.empty()
-      && x.job_definition != job_definition_)
-    return make_error(persistence_errc::invalid_argument,
-                      "the commit record kept for " + dir_
-                        + " is of another definition of the job");
-  auto copy = x;
-  return store(copy, "adopt");
 }
 
 } // namespace epochrt

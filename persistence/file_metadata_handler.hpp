@@ -1,11 +1,9 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <caf/error.hpp>
@@ -45,10 +43,11 @@ class fault_injector;
 /// commit.write.after (the temporary file written and fsynced),
 /// commit.rename.before and commit.rename.after (renamed and the directory
 /// fsynced). Their site: no node, the epoch concerned (-1 for changes that
-/// concern none) and as detail the change: "write", "write_final",
-/// "uncommit", "mark_final", "report", "reset" or "create" (the empty file
-/// of a fresh directory). Each read of the file passes load.metadata (site:
-/// nothing). An injected io_error fails the call as a real one would.
+/// concern none) and as detail the change (record_change::what: "write",
+/// "write_final", "uncommit", "mark_final", "report", "adopt", "reset" or
+/// "create", the empty file of a fresh directory). Each read of the file passes
+/// load.metadata (site: nothing). An injected io_error fails the call as a real
+/// one would.
 ///
 /// Thread safety: as metadata_handler, calls must be serialised; two
 /// processes must not change the same directory's metadata at once.
@@ -67,49 +66,19 @@ public:
                                  std::shared_ptr<fault_injector> faults
                                  = nullptr);
 
-  caf::error set_params(const std::string& db_prefix,
-                        const std::vector<std::string>& node_names,
-                        const std::string& path_prefix) override;
-
-  /// Kept in memory and stored with every change from then on.
-  caf::error set_job_definition(const std::string& definition) override;
-
-  caf::expected<std::optional<int64_t>>
-  last_epoch(std::optional<int64_t> user_epoch) override;
-
-  caf::error write(int64_t epoch) override;
-
-  caf::error uncommit(int64_t epoch) override;
-
-  /// One durable write of the metadata file: the epoch, final or not, and
-  /// the stats together. It does not call `write`, `write_final` or
-  /// `report`: a subclass that overrides those for commits overrides this.
-  caf::error commit(int64_t epoch, bool final,
-                    const std::vector<checkpoint_stats>& stats) override;
-
-  caf::expected<std::vector<int64_t>> committed_epochs() override;
-
-  /// Stores the stats of a save. The stats of an action named "...load..."
-  /// are not written: a load must leave the checkpoint directory as it
-  /// found it, the metadata file included.
-  caf::error report(const std::string& action,
-                    const std::vector<checkpoint_stats>& stats) override;
-
-  caf::error check_writable() override;
-
-  caf::error mark_final(int64_t epoch) override;
-
-  caf::error write_final(int64_t epoch) override;
-
-  caf::expected<std::optional<int64_t>> final_epoch() override;
-
   /// The record as `load` reads it; nullopt when the directory has no
-  /// metadata file of either generation.
-  caf::expected<std::optional<checkpoint_metadata>> record() const override;
+  /// metadata file of either generation and no checkpoint database.
+  caf::expected<std::optional<checkpoint_metadata>> read_record() override;
 
-  /// Stores `x` as the record, keeping the job definition set here (which
-  /// must then equal the one `x` records, if any).
-  caf::error adopt_record(const checkpoint_metadata& x) override;
+  /// Writes `x` as the next generation (see above); the change is the
+  /// detail of the commit.* fault points.
+  caf::error write_record(const checkpoint_metadata& x,
+                          const record_change& change) override;
+
+  /// Also writes an empty record into a directory that has none yet, before
+  /// any database: a crash before the first commit then leaves databases
+  /// beside metadata, never beside none (which `load` refuses).
+  caf::error check_writable() override;
 
   /// The full state as stored; an empty one when no file exists and the
   /// directory holds no checkpoint database. When the latest generation is
@@ -145,25 +114,8 @@ public:
   }
 
 private:
-  // A change of the record (persistence/commit_record.hpp), or why it
-  // cannot be made.
-  using record_change
-    = std::function<caf::expected<checkpoint_metadata>(checkpoint_metadata)>;
-
-  // Reads the record, applies `apply` and stores the result in one durable
-  // write; `what` and `epoch` are the site of the commit.* points.
-  caf::error change(std::string_view what, int64_t epoch,
-                    const record_change& apply);
-
-  // Writes `x` durably; `change` and `epoch` are the site of the commit.*
-  // points.
-  caf::error store(checkpoint_metadata& x, std::string_view change,
-                   int64_t epoch = -1);
-
-  // As load(), but a missing file is an empty state even when databases
-  // exist: for changes, which are made by a job that got past load() (or
-  // reset()) at its start and is now committing what it wrote.
-  caf::expected<checkpoint_metadata> load_for_change() const;
+  // Writes `x` durably; `change` is the site of the commit.* points.
+  caf::error store(const checkpoint_metadata& x, const record_change& change);
 
   // The latest generation, or the previous one when the latest is damaged
   // (a missing latest counts as damaged when `missing_is_damage`, and as
@@ -182,9 +134,6 @@ private:
   std::string dir_;
   std::string file_;
   std::string previous_file_;
-  std::string db_prefix_;
-  std::vector<std::string> node_names_;
-  std::string job_definition_;
   std::shared_ptr<fault_injector> faults_;
 };
 

@@ -24,6 +24,7 @@
 #include <epochrt/persistence/dir_lock.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
 #include <epochrt/persistence/persistence_errc.hpp>
+#include <epochrt/persistence/record_keeper.hpp>
 
 namespace epochrt::cli {
 
@@ -395,10 +396,11 @@ int ckpt_gc(const ckpt_gc_options& opts) {
   }
   // Uncommit first: a crash after this leaves old databases of uncommitted
   // epochs, which the next gc removes, never a committed epoch without them.
-  file_metadata_handler handler{dir};
+  auto handler = std::make_shared<file_metadata_handler>(dir);
+  record_keeper keeper{handler};
   for (auto epoch : dropped)
-    if (auto err = handler.uncommit(epoch)) {
-      print_error(handler.file_path() + ": " + describe(err));
+    if (auto err = keeper.uncommit(epoch)) {
+      print_error(handler->file_path() + ": " + describe(err));
       return exit_failure;
     }
   size_t removed = 0;

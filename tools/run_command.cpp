@@ -518,14 +518,8 @@ int run_job(const run_options& opts) {
   if (opts.checkpoint_dir) {
     checkpoint_options ckpt_opts;
     ckpt_opts.faults = *faults;
-    // Every commit records which job made it.
-    auto metadata
+    ckpt_opts.metadata
       = std::make_shared<file_metadata_handler>(*opts.checkpoint_dir, *faults);
-    if (auto err = metadata->set_job_definition(definition)) {
-      print_error(describe(err));
-      return exit_failure;
-    }
-    ckpt_opts.metadata = std::move(metadata);
     ckpt_opts.full_every = opts.full_every;
     ckpt_opts.keep_last = opts.keep_last;
     ckpt_opts.replicas = opts.replicas;

@@ -127,7 +127,7 @@ void share_record(manager_self self, std::function<void()> done) {
     done();
     return;
   }
-  auto record = st.metadata->record();
+  auto record = st.metadata->read();
   if (!record || !*record) {
     if (!record)
       detail::log(self->system())
@@ -196,7 +196,7 @@ void commit_async(manager_self self, int64_t epoch, bool final,
     notify_commit(self, epoch, {}, start, err);
   } else {
     st.last_stats = std::move(*stats);
-    err = st.metadata->commit(epoch, final, st.last_stats);
+    err = st.metadata->commit_save(epoch, final, st.last_stats);
     notify_commit(self, epoch, st.last_stats, start, err);
   }
   if (err) {
@@ -238,7 +238,7 @@ void adopt_kept_record(manager_self self, const std::vector<node_ref>& nodes,
     done();
     return;
   }
-  auto own = st.metadata->record();
+  auto own = st.metadata->read();
   if (!own || *own) {
     done(); // unreadable (resume says so) or present: the master's own
     return;
@@ -259,7 +259,7 @@ void adopt_kept_record(manager_self self, const std::vector<node_ref>& nodes,
               || x.committed_epochs.back() > best->committed_epochs.back()))
         best = &x;
     if (best != nullptr) {
-      if (auto err = st.metadata->adopt_record(*best))
+      if (auto err = st.metadata->adopt(*best))
         detail::log(self->system())
           .warn("the commit record the node daemons keep was not adopted: {}",
                 error_text(err));
@@ -420,7 +420,8 @@ manager_behavior(manager_self self, std::string db_prefix,
                  checkpoint_policy policy) {
   auto& st = self->state;
   st.db_prefix = std::move(db_prefix);
-  st.metadata = std::make_unique<guarded_metadata>(std::move(metadata));
+  st.metadata = std::make_unique<record_keeper>(
+    std::make_shared<guarded_metadata>(std::move(metadata)));
   st.timeout = policy.timeout;
   st.full_every = policy.full_every;
   st.keep_last = policy.keep_last;
@@ -434,15 +435,13 @@ manager_behavior(manager_self self, std::string db_prefix,
       st.node_names = std::move(msg.node_names);
       if (!msg.path_prefix.empty())
         st.path_prefix = std::move(msg.path_prefix);
-      if (auto err = st.metadata->set_params(st.db_prefix, st.node_names,
-                                             st.path_prefix))
-        return err;
+      st.metadata->set_params(st.db_prefix, st.node_names);
       if (msg.job_definition.empty())
         return caf::unit;
       if (!msg.allow_job_change) {
         // A record without a definition (or without a commit) was written
         // before definitions were recorded, or by no run yet: this job's.
-        auto recorded = st.metadata->record();
+        auto recorded = st.metadata->read();
         if (!recorded)
           return std::move(recorded.error());
         if (*recorded && !(*recorded)->committed_epochs.empty()
@@ -458,8 +457,7 @@ manager_behavior(manager_self self, std::string db_prefix,
                 + "); allow the change to resume them anyway, or start "
                   "over in another directory");
       }
-      if (auto err = st.metadata->set_job_definition(msg.job_definition))
-        return err;
+      st.metadata->set_job_definition(msg.job_definition);
       return caf::unit;
     },
     [=](ckpt_init& msg) -> caf::result<ckpt_result> {
@@ -784,7 +782,7 @@ manager_behavior(manager_self self, std::string db_prefix,
       auto answer = [self, msg, rp]() mutable {
         auto user = msg.user_epoch < 0 ? std::optional<int64_t>{}
                                        : std::optional<int64_t>{msg.user_epoch};
-        auto last = self->state.metadata->last_epoch(user);
+        auto last = self->state.metadata->resume_epoch(user);
         if (!last) {
           rp.deliver(std::move(last.error()));
           return;
@@ -804,7 +802,7 @@ manager_behavior(manager_self self, std::string db_prefix,
       return rp;
     },
     [=](ckpt_write_metadata& msg) -> caf::result<void> {
-      if (auto err = self->state.metadata->write(msg.epoch))
+      if (auto err = self->state.metadata->commit(msg.epoch))
         return err;
       auto rp = self->make_response_promise();
       auto epoch = msg.epoch;

@@ -20,20 +20,22 @@
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/job_events.hpp>
-#include <epochrt/actors/core/guarded_metadata.hpp>
 #include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/messages/actor_protocols.hpp>
 #include <epochrt/messages/checkpoint_records.hpp>
 #include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/messages/node_protocols.hpp>
+#include <epochrt/persistence/record_keeper.hpp>
 
 namespace epochrt {
 
 struct manager_state {
   std::string db_prefix;
   std::string path_prefix;
-  std::unique_ptr<guarded_metadata> metadata;
+  // The commit record, read and changed through the host's handler (with
+  // its exceptions as errors: guarded_metadata).
+  std::unique_ptr<record_keeper> metadata;
   std::chrono::milliseconds timeout;
   int64_t full_every = 0; // checkpoint_policy
   size_t keep_last = 0;

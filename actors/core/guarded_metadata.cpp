@@ -34,77 +34,17 @@ guarded_metadata::guarded_metadata(std::shared_ptr<metadata_handler> handler)
   // nop
 }
 
-caf::error
-guarded_metadata::set_params(const std::string& db_prefix,
-                             const std::vector<std::string>& node_names,
-                             const std::string& path_prefix) {
-  return guard("set_params", [&] {
-    return handler_->set_params(db_prefix, node_names, path_prefix);
+caf::expected<std::optional<checkpoint_metadata>>
+guarded_metadata::read_record() {
+  return guard("read_record", [&] {
+    return handler_->read_record();
   });
 }
 
-caf::error guarded_metadata::set_job_definition(const std::string& definition) {
-  return guard("set_job_definition", [&] {
-    return handler_->set_job_definition(definition);
-  });
-}
-
-caf::expected<std::optional<int64_t>>
-guarded_metadata::last_epoch(std::optional<int64_t> user_epoch) {
-  return guard("last_epoch", [&] {
-    return handler_->last_epoch(user_epoch);
-  });
-}
-
-caf::error guarded_metadata::write(int64_t epoch) {
-  return guard("write", [&] {
-    return handler_->write(epoch);
-  });
-}
-
-caf::error
-guarded_metadata::commit(int64_t epoch, bool final,
-                         const std::vector<checkpoint_stats>& stats) {
-  return guard("commit", [&] {
-    return handler_->commit(epoch, final, stats);
-  });
-}
-
-caf::error guarded_metadata::uncommit(int64_t epoch) {
-  return guard("uncommit", [&] {
-    return handler_->uncommit(epoch);
-  });
-}
-
-caf::expected<std::vector<int64_t>> guarded_metadata::committed_epochs() {
-  return guard("committed_epochs", [&] {
-    return handler_->committed_epochs();
-  });
-}
-
-caf::expected<std::optional<int64_t>> guarded_metadata::final_epoch() {
-  return guard("final_epoch", [&] {
-    return handler_->final_epoch();
-  });
-}
-
-caf::error
-guarded_metadata::report(const std::string& action,
-                         const std::vector<checkpoint_stats>& stats) {
-  return guard("report", [&] {
-    return handler_->report(action, stats);
-  });
-}
-
-caf::expected<std::optional<checkpoint_metadata>> guarded_metadata::record() {
-  return guard("record", [&] {
-    return handler_->record();
-  });
-}
-
-caf::error guarded_metadata::adopt_record(const checkpoint_metadata& x) {
-  return guard("adopt_record", [&] {
-    return handler_->adopt_record(x);
+caf::error guarded_metadata::write_record(const checkpoint_metadata& x,
+                                          const record_change& change) {
+  return guard("write_record", [&] {
+    return handler_->write_record(x, change);
   });
 }
 

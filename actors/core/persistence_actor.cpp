@@ -784,7 +784,7 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
       auto handler = kept_record(root, msg.dir, faults);
       if (!handler)
         return std::move(handler.error());
-      if (auto err = handler->adopt_record(msg.record))
+      if (auto err = handler->write_record(msg.record, {"adopt", -1}))
         return err;
       return caf::unit;
     },
@@ -794,7 +794,7 @@ persistence_behavior(persistence_actor::pointer self, std::string node,
       auto handler = kept_record(root, msg.dir, faults);
       if (!handler)
         return std::move(handler.error());
-      auto kept = handler->record();
+      auto kept = handler->read_record();
       if (!kept)
         return std::move(kept.error());
       if (!*kept)

@@ -19,6 +19,7 @@
 #include "test/actors/test_support.hpp"
 #include "test/support/damaged_database.hpp"
 #include <epochrt/persistence/persistence_errc.hpp>
+#include <epochrt/persistence/record_keeper.hpp>
 
 using namespace epochrt;
 using epochrt::test::corrupt_database;
@@ -33,44 +34,41 @@ const double expected_totals[] = {100, 103, 115, 136, 145};
 const std::vector<std::string> three_nodes{"trainer_0", "trainer_1",
                                            "trainer_2"};
 
-// A durable metadata handler with a fault: slow or throwing at a chosen call.
+// A durable metadata handler with a fault: slow, failing or throwing at a
+// chosen call.
 class faulty_metadata : public file_metadata_handler {
 public:
   using file_metadata_handler::file_metadata_handler;
 
-  std::chrono::milliseconds uncommit_delay{0};
-  int64_t slow_epoch = -1;
-  bool throw_on_write = false;
-  bool fail_committed_epochs = false;
+  // The save (counting from 1) whose first step, check_writable, takes
+  // `save_delay`.
+  int slow_save = 0;
+  std::chrono::milliseconds save_delay{0};
+  // Every read from this one on (counting from 1) fails; 0: none does.
+  int failing_read = 0;
+  bool throw_on_commit = false;
 
-  caf::expected<std::vector<int64_t>> committed_epochs() override {
-    if (fail_committed_epochs)
+  int saves = 0;
+  int reads = 0;
+
+  caf::expected<std::optional<checkpoint_metadata>> read_record() override {
+    if (++reads >= failing_read && failing_read > 0)
       return make_error(persistence_errc::io_error, "metadata unreadable");
-    return file_metadata_handler::committed_epochs();
+    return file_metadata_handler::read_record();
   }
 
-  caf::error uncommit(int64_t epoch) override {
-    if (epoch == slow_epoch)
-      std::this_thread::sleep_for(uncommit_delay);
-    return file_metadata_handler::uncommit(epoch);
+  caf::error check_writable() override {
+    if (++saves == slow_save)
+      std::this_thread::sleep_for(save_delay);
+    return file_metadata_handler::check_writable();
   }
 
-  caf::error write(int64_t epoch) override {
-    if (throw_on_write)
+  caf::error write_record(const checkpoint_metadata& x,
+                          const record_change& change) override {
+    if (throw_on_commit
+        && (change.what == "write" || change.what == "write_final"))
       throw std::runtime_error("disk on fire");
-    return file_metadata_handler::write(epoch);
-  }
-
-  caf::error write_final(int64_t epoch) override {
-    if (throw_on_write)
-      throw std::runtime_error("disk on fire");
-    return file_metadata_handler::write_final(epoch);
-  }
-  caf::error commit(int64_t epoch, bool final,
-                    const std::vector<checkpoint_stats>& stats) override {
-    if (throw_on_write)
-      throw std::runtime_error("disk on fire");
-    return file_metadata_handler::commit(epoch, final, stats);
+    return file_metadata_handler::write_record(x, change);
   }
 };
 
@@ -202,7 +200,7 @@ BOOST_AUTO_TEST_CASE(a_checkpointed_job_commits_epochs_zero_to_four) {
   BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
   BOOST_TEST(*epochs == 4);
   BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
-  file_metadata_handler metadata{dir.str()};
+  record_keeper metadata{std::make_shared<file_metadata_handler>(dir.str())};
   BOOST_TEST(*metadata.committed_epochs()
                == (std::vector<int64_t>{0, 1, 2, 3, 4}),
              boost::test_tools::per_element());
@@ -429,7 +427,9 @@ BOOST_AUTO_TEST_CASE(an_unreadable_committed_set_never_restarts_from_scratch) {
   checkpoint_whole_pipeline();
   corrupt_database(dir.path() / "trainer_0.4");
   auto metadata = std::make_shared<faulty_metadata>(dir.str());
-  metadata->fail_committed_epochs = true;
+  // Reads 1 to 3 find what to resume (the job's definition, the epoch and
+  // whether it is final); the 4th is the fall-back's.
+  metadata->failing_read = 4;
   checkpoint_options opts;
   opts.metadata = metadata;
   checkpoint_manager ckpt{sys, dir.str(), "trainer_0", opts};
@@ -440,6 +440,7 @@ BOOST_AUTO_TEST_CASE(an_unreadable_committed_set_never_restarts_from_scratch) {
   if (!epochs)
     BOOST_TEST(why(epochs).find("metadata unreadable") != std::string::npos,
                why(epochs));
+  BOOST_TEST(metadata->reads == 4, "the fall-back was the read that failed");
 }
 
 // Deleted metadata (both generations) beside databases: resuming fails and
@@ -506,8 +507,8 @@ BOOST_AUTO_TEST_CASE(resuming_from_an_epoch_that_was_never_committed_fails) {
 
 BOOST_AUTO_TEST_CASE(a_save_that_outlasts_its_timeout_is_never_committed) {
   auto metadata = std::make_shared<faulty_metadata>(dir.str());
-  metadata->slow_epoch = 2;
-  metadata->uncommit_delay = std::chrono::milliseconds(600);
+  metadata->slow_save = 3; // epoch 2's
+  metadata->save_delay = std::chrono::milliseconds(600);
   checkpoint_options opts;
   opts.metadata = metadata;
   opts.timeout = std::chrono::milliseconds(300);
@@ -519,7 +520,7 @@ BOOST_AUTO_TEST_CASE(a_save_that_outlasts_its_timeout_is_never_committed) {
     BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
     BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
   }
-  auto committed = *file_metadata_handler{dir.str()}.committed_epochs();
+  auto committed = file_metadata_handler{dir.str()}.load()->committed_epochs;
   BOOST_TEST(std::count(committed.begin(), committed.end(), 2) == 0);
   // Every epoch that is committed holds exactly its own state.
   for (auto epoch : committed) {
@@ -536,7 +537,7 @@ BOOST_AUTO_TEST_CASE(a_save_that_outlasts_its_timeout_is_never_committed) {
 BOOST_AUTO_TEST_CASE(
   a_throwing_metadata_handler_costs_checkpoints_not_the_job) {
   auto metadata = std::make_shared<faulty_metadata>(dir.str());
-  metadata->throw_on_write = true;
+  metadata->throw_on_commit = true;
   checkpoint_options opts;
   opts.metadata = metadata;
   checkpoint_manager ckpt{sys, dir.str(), "trainer_0", opts};
@@ -546,7 +547,7 @@ BOOST_AUTO_TEST_CASE(
   BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
   BOOST_TEST(*epochs == 4);
   BOOST_TEST(scalar(*sess, "trainer_0", "total") == 145);
-  BOOST_TEST(file_metadata_handler{dir.str()}.committed_epochs()->empty());
+  BOOST_TEST(file_metadata_handler{dir.str()}.load()->committed_epochs.empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_throwing_epoch_observer_costs_a_warning_not_the_job) {
@@ -751,7 +752,7 @@ BOOST_AUTO_TEST_CASE(a_single_node_checkpoint_manager_checkpoints_its_node) {
   BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
   for (auto& node : three_nodes)
     BOOST_TEST(scalar(*sess3, node, "total") == 145);
-  file_metadata_handler metadata{other.str()};
+  record_keeper metadata{std::make_shared<file_metadata_handler>(other.str())};
   BOOST_TEST(*metadata.committed_epochs()
                == (std::vector<int64_t>{0, 1, 2, 3, 4}),
              boost::test_tools::per_element());
@@ -843,7 +844,7 @@ BOOST_AUTO_TEST_CASE(a_second_manager_on_a_directory_in_use_is_refused) {
   BOOST_TEST(locked_by_us(epochs.error()), error_text(epochs.error()));
   // Refused before anything ran: the first job's epochs are as it left them.
   BOOST_TEST(!sess->fetch("trainer_0", "total"));
-  file_metadata_handler metadata{dir.str()};
+  record_keeper metadata{std::make_shared<file_metadata_handler>(dir.str())};
   BOOST_TEST(*metadata.committed_epochs()
                == (std::vector<int64_t>{0, 1, 2, 3, 4}),
              boost::test_tools::per_element());

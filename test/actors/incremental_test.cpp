@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "test/actors/test_support.hpp"
+#include <epochrt/persistence/record_keeper.hpp>
 
 using namespace epochrt;
 using epochrt::test::system_fixture;
@@ -197,7 +198,7 @@ BOOST_AUTO_TEST_CASE(keep_last_removes_older_epochs_after_each_commit) {
   BOOST_REQUIRE(!ckpt.init(*sess));
   for (int64_t epoch = 1; epoch <= 5; ++epoch)
     save(ckpt, epoch);
-  file_metadata_handler metadata{dir.str()};
+  record_keeper metadata{std::make_shared<file_metadata_handler>(dir.str())};
   BOOST_TEST(*metadata.committed_epochs() == (std::vector<int64_t>{4, 5}),
              boost::test_tools::per_element());
   for (int64_t epoch = 1; epoch <= 3; ++epoch)
@@ -244,7 +245,7 @@ BOOST_AUTO_TEST_CASE(retention_keeps_epochs_committed_after_the_one_saved) {
   checkpoint_manager ckpt{sys, dir.str(), "trainer_0", opts};
   BOOST_REQUIRE(!ckpt.init(*sess));
   save(ckpt, 3);
-  file_metadata_handler metadata{dir.str()};
+  record_keeper metadata{std::make_shared<file_metadata_handler>(dir.str())};
   BOOST_TEST(*metadata.committed_epochs() == (std::vector<int64_t>{2, 3, 4, 5}),
              boost::test_tools::per_element());
   BOOST_TEST(!exists(1));
@@ -262,7 +263,7 @@ BOOST_AUTO_TEST_CASE(a_job_with_keep_last_ends_with_the_last_epochs_only) {
     auto epochs = runner.train(*fresh);
     BOOST_REQUIRE_MESSAGE(epochs, why(epochs));
   }
-  file_metadata_handler metadata{dir.str()};
+  record_keeper metadata{std::make_shared<file_metadata_handler>(dir.str())};
   BOOST_TEST(*metadata.committed_epochs() == (std::vector<int64_t>{7, 8}),
              boost::test_tools::per_element());
   // Resumed by a new manager (the first, destroyed, released the

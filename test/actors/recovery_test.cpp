@@ -14,6 +14,7 @@
 #include <epochrt/actors/core/node_handle.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
+#include <epochrt/persistence/record_keeper.hpp>
 
 using namespace epochrt;
 using namespace std::chrono_literals;
@@ -125,7 +126,7 @@ BOOST_AUTO_TEST_CASE(a_node_lost_during_the_last_commit_is_recovered) {
   BOOST_REQUIRE(value);
   BOOST_TEST(value->values<int64_t>()[0] == 145);
   // The job did not end without its last checkpoint.
-  file_metadata_handler metadata{dir.str()};
+  record_keeper metadata{std::make_shared<file_metadata_handler>(dir.str())};
   auto final = metadata.final_epoch();
   BOOST_TEST((final && *final == 4));
 }

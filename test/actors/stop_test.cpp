@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "test/actors/test_support.hpp"
+#include <epochrt/persistence/record_keeper.hpp>
 
 using namespace epochrt;
 using epochrt::test::system_fixture;
@@ -19,7 +20,7 @@ bool is_stopped(const caf::error& err) {
 }
 
 std::vector<int64_t> committed_epochs(const std::string& dir) {
-  file_metadata_handler metadata{dir};
+  record_keeper metadata{std::make_shared<file_metadata_handler>(dir)};
   auto epochs = metadata.committed_epochs();
   return epochs ? *epochs : std::vector<int64_t>{-1};
 }

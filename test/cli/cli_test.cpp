@@ -23,6 +23,7 @@
 #include <epochrt/persistence/dir_lock.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
 #include <epochrt/persistence/persistence_errc.hpp>
+#include <epochrt/persistence/record_keeper.hpp>
 
 namespace fs = std::filesystem;
 namespace bdata = boost::unit_test::data;
@@ -1006,12 +1007,14 @@ bool is_corrupt(const caf::expected<T>& x) {
 
 // Every read of the handler on the file as it is on disk now.
 void check_every_read_is_corrupt(const std::string& dir) {
-  epochrt::file_metadata_handler handler{dir};
-  BOOST_TEST(is_corrupt(handler.load()));
-  BOOST_TEST(is_corrupt(handler.last_epoch(std::nullopt)));
-  BOOST_TEST(is_corrupt(handler.committed_epochs()));
-  BOOST_TEST(is_corrupt(handler.final_epoch()));
-  BOOST_TEST(is_corrupt(handler.check_writable()));
+  auto handler = std::make_shared<epochrt::file_metadata_handler>(dir);
+  epochrt::record_keeper keeper{handler};
+  BOOST_TEST(is_corrupt(handler->load()));
+  BOOST_TEST(is_corrupt(handler->read_record()));
+  BOOST_TEST(is_corrupt(keeper.resume_epoch(std::nullopt)));
+  BOOST_TEST(is_corrupt(keeper.committed_epochs()));
+  BOOST_TEST(is_corrupt(keeper.final_epoch()));
+  BOOST_TEST(is_corrupt(handler->check_writable()));
 }
 
 fs::path metadata_path(const std::string& ckpt) {
@@ -1040,8 +1043,7 @@ BOOST_AUTO_TEST_CASE(every_flipped_bit_of_a_real_metadata_file_is_corrupt) {
       bad[i] = static_cast<char>(bad[i] ^ (1 << bit));
       write_file(file, bad);
       epochrt::file_metadata_handler handler{job.ckpt};
-      if (!is_corrupt(handler.load()) || !is_corrupt(handler.committed_epochs())
-          || !is_corrupt(handler.final_epoch())) {
+      if (!is_corrupt(handler.load()) || !is_corrupt(handler.read_record())) {
         ++undetected;
         BOOST_TEST_MESSAGE("undetected: byte " << i << " bit " << bit);
       }
@@ -1056,9 +1058,10 @@ BOOST_AUTO_TEST_CASE(every_flipped_bit_of_a_real_metadata_file_is_corrupt) {
   }
   write_file(file, good);
   epochrt::file_metadata_handler handler{job.ckpt};
-  auto committed = handler.committed_epochs();
+  auto committed = handler.load();
   BOOST_REQUIRE(committed);
-  BOOST_TEST(*committed == (std::vector<int64_t>{0, 1, 2, 3, 4}),
+  BOOST_TEST(committed->committed_epochs
+               == (std::vector<int64_t>{0, 1, 2, 3, 4}),
              boost::test_tools::per_element());
 }
 

@@ -16,6 +16,7 @@
 #include "test/support/process_runner.hpp"
 #include "test/support/temp_dir.hpp"
 #include <epochrt/epochrt.hpp>
+#include <epochrt/persistence/record_keeper.hpp>
 
 using namespace epochrt;
 using epochrt::test::process_runner;
@@ -109,7 +110,7 @@ BOOST_AUTO_TEST_CASE(
                                  dir.sub("killed.err"));
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     auto committed = [&] {
-      file_metadata_handler metadata{ckpt};
+      record_keeper metadata{std::make_shared<file_metadata_handler>(ckpt)};
       auto epochs = metadata.committed_epochs();
       return epochs
         && std::find(epochs->begin(), epochs->end(), 4) != epochs->end();

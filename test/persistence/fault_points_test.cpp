@@ -27,12 +27,21 @@
 #include <epochrt/persistence/checkpoint_reader.hpp>
 #include <epochrt/persistence/checkpoint_writer.hpp>
 #include <epochrt/persistence/file_metadata_handler.hpp>
+#include <epochrt/persistence/record_keeper.hpp>
 
 using namespace epochrt;
 using namespace epochrt::test;
 namespace fs = std::filesystem;
 
 namespace {
+
+// The commit record in `dir`, changed as a checkpoint manager changes it,
+// through a file handler that consults `faults`.
+record_keeper keeper_of(const std::string& dir,
+                        std::shared_ptr<fault_injector> faults = nullptr) {
+  return record_keeper{
+    std::make_shared<file_metadata_handler>(dir, std::move(faults))};
+}
 
 using blob_list = std::vector<std::pair<std::string, tensor>>;
 
@@ -205,9 +214,9 @@ BOOST_AUTO_TEST_CASE(a_load_passes_load_open_then_load_chunk_per_chunk) {
 
 BOOST_AUTO_TEST_CASE(a_commit_passes_its_points_in_order) {
   auto faults = plan(std::vector<fault_rule>{});
-  file_metadata_handler handler{(*this)("ckpt"), faults};
+  auto handler = keeper_of((*this)("ckpt"), faults);
   auto points = trace((*this)("trace"), *faults, [&] {
-    BOOST_REQUIRE(!handler.write(3));
+    BOOST_REQUIRE(!handler.commit(3));
   });
   std::vector<std::string> expected{
     "load.metadata", "commit.write.before", "commit.write.after",
@@ -218,10 +227,10 @@ BOOST_AUTO_TEST_CASE(a_commit_passes_its_points_in_order) {
 BOOST_AUTO_TEST_CASE(a_commit_with_its_stats_is_one_write_of_the_metadata) {
   auto faults = plan(std::vector<fault_rule>{});
   auto dir = (*this)("ckpt");
-  file_metadata_handler handler{dir, faults};
+  auto handler = keeper_of(dir, faults);
   std::vector<checkpoint_stats> stats{{"trainer_0", "db", 10, 100, 2}};
   auto points = trace((*this)("trace"), *faults, [&] {
-    BOOST_REQUIRE(!handler.commit(3, true, stats));
+    BOOST_REQUIRE(!handler.commit_save(3, true, stats));
   });
   std::vector<std::string> expected{
     "load.metadata", "commit.write.before", "commit.write.after",
@@ -242,10 +251,10 @@ BOOST_AUTO_TEST_CASE(commit_points_report_the_epoch_and_the_change) {
     x.detail = "write_final";
     return x;
   }());
-  file_metadata_handler handler{(*this)("ckpt"), faults};
-  BOOST_TEST(!handler.write(4));       // another change: no match
-  BOOST_TEST(!handler.write_final(5)); // another epoch: no match
-  auto err = handler.write_final(4);
+  auto handler = keeper_of((*this)("ckpt"), faults);
+  BOOST_TEST(!handler.commit(4));       // another change: no match
+  BOOST_TEST(!handler.commit(5, true)); // another epoch: no match
+  auto err = handler.commit(4, true);
   BOOST_TEST(injected(err), text(err));
   BOOST_TEST(text(err).find("commit.write.before") != std::string::npos);
 }
@@ -351,7 +360,7 @@ BOOST_AUTO_TEST_CASE(io_error_at_load_chunk_fails_the_read_of_that_blob) {
 
 BOOST_AUTO_TEST_CASE(io_error_at_load_metadata_fails_the_read) {
   auto faults = plan(rule(fault_point::load_metadata, fault_kind::io_error));
-  file_metadata_handler handler{(*this)("ckpt"), faults};
+  auto handler = keeper_of((*this)("ckpt"), faults);
   auto epochs = handler.committed_epochs();
   BOOST_TEST(injected(epochs), describe(epochs));
   BOOST_TEST(static_cast<bool>(handler.committed_epochs()));
@@ -363,25 +372,26 @@ BOOST_AUTO_TEST_CASE(
        {fault_point::commit_write_before, fault_point::commit_write_after,
         fault_point::commit_rename_before}) {
     auto dir = (*this)("ckpt" + std::to_string(static_cast<int>(point)));
-    file_metadata_handler plain{dir};
-    BOOST_REQUIRE(!plain.write(1));
-    file_metadata_handler handler{dir, plan(rule(point, fault_kind::io_error))};
-    auto err = handler.write(2);
+    auto plain = keeper_of(dir);
+    BOOST_REQUIRE(!plain.commit(1));
+    auto handler = keeper_of(dir, plan(rule(point, fault_kind::io_error)));
+    auto err = handler.commit(2);
     BOOST_TEST(injected(err), info(point).name << ": " << text(err));
     auto epochs = plain.committed_epochs();
     BOOST_REQUIRE_MESSAGE(epochs, describe(epochs));
     BOOST_TEST(*epochs == std::vector<int64_t>{1}, info(point).name);
-    BOOST_TEST(!fs::exists(plain.file_path() + ".tmp"), info(point).name);
+    BOOST_TEST(!fs::exists(file_metadata_handler{dir}.file_path() + ".tmp"),
+               info(point).name);
   }
 }
 
 BOOST_AUTO_TEST_CASE(io_error_at_commit_rename_after_comes_after_the_commit) {
   auto dir = (*this)("ckpt");
-  file_metadata_handler handler{
-    dir, plan(rule(fault_point::commit_rename_after, fault_kind::io_error))};
-  auto err = handler.write(2);
+  auto handler = keeper_of(
+    dir, plan(rule(fault_point::commit_rename_after, fault_kind::io_error)));
+  auto err = handler.commit(2);
   BOOST_TEST(injected(err), text(err));
-  auto epochs = file_metadata_handler{dir}.committed_epochs();
+  auto epochs = keeper_of(dir).committed_epochs();
   BOOST_REQUIRE(epochs);
   BOOST_TEST(*epochs == std::vector<int64_t>{2});
 }
@@ -433,13 +443,13 @@ BOOST_AUTO_TEST_CASE(damaged_metadata_writes_fall_back_at_the_next_read) {
     for (uint64_t seed = 0; seed < 32; ++seed) {
       auto dir = (*this)("ckpt" + std::to_string(static_cast<int>(kind)) + "_"
                          + std::to_string(seed));
-      file_metadata_handler plain{dir};
-      BOOST_REQUIRE(!plain.write(1));
+      auto plain = keeper_of(dir);
+      BOOST_REQUIRE(!plain.commit(1));
       auto x = rule(fault_point::commit_write_before, kind);
-      file_metadata_handler handler{dir, plan(x, seed)};
-      BOOST_REQUIRE(!handler.write(2)); // reports success, as a bad disk
+      auto handler = keeper_of(dir, plan(x, seed));
+      BOOST_REQUIRE(!handler.commit(2)); // reports success, as a bad disk
       std::string damage;
-      auto state = plain.load(&damage);
+      auto state = file_metadata_handler{dir}.load(&damage);
       BOOST_REQUIRE_MESSAGE(state,
                             fault_kind_name(kind)
                               << " seed " << seed << ": " << describe(state));
