@@ -12,6 +12,7 @@
 
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
+#include <epochrt/actors/core/job_attempt_phase.hpp>
 #include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/notify.hpp>
@@ -55,6 +56,9 @@ struct attempt_state {
   // saw cfg.stop set.
   bool watching_stop_now = false;
   std::optional<job_event::clock::time_point> stop_seen;
+  // What the attempt is doing (job_attempt_phase.hpp), and at which epoch.
+  attempt_phase phase = attempt_phase::checking_ops;
+  int64_t phase_epoch = -1;
 };
 
 // The attempt's handle with the message it sends itself: others hold the
@@ -109,11 +113,22 @@ void fail(attempt_ptr self, caf::error err) {
   self->quit();
 }
 
-// A lost node's error says which node and address; `where` adds what the
-// job was doing (a checkpoint request knows no epoch), so that the line a
+// The attempt now does `phase` at `epoch` (-1: none).
+void enter(attempt_ptr self, attempt_phase phase, int64_t epoch = -1) {
+  auto& st = self->state;
+  st.phase = phase;
+  st.phase_epoch = epoch;
+  detail::log(self->system()).debug("job attempt: {}", describe(phase, epoch));
+}
+
+// A lost node's error says which node and address; this adds what the job
+// was doing (a checkpoint request knows no epoch), so that the line a
 // person reads names the phase and the epoch the job was at.
-caf::error lost_while(const std::string& where, const caf::error& err) {
-  return make_error(actors_errc::node_lost, where + ": " + error_text(err));
+caf::error lost_while(attempt_ptr self, const caf::error& err) {
+  auto& st = self->state;
+  return make_error(actors_errc::node_lost,
+                    describe(st.phase, st.phase_epoch) + ": "
+                      + error_text(err));
 }
 
 // Why the running group must be cancelled now, if it must: a stop at once
@@ -303,6 +318,7 @@ caf::expected<bool> should_stop(const job_def& job,
 // committed epoch. Going on would only fail at the node's next request, or,
 // after the last epoch, not at all while the last checkpoint is missing.
 void save(attempt_ptr self, int64_t epoch, bool final, continuation next) {
+  enter(self, attempt_phase::saving, epoch);
   auto& cfg = self->state.cfg;
   detail::log(self->system()).info("saving checkpoints for epoch {}", epoch);
   auto start = job_event::clock::now();
@@ -320,10 +336,7 @@ void save(attempt_ptr self, int64_t epoch, bool final, continuation next) {
         emit(self, job_event::kind::snapshot, epoch, start, false,
              error_text(err));
         if (is_node_lost(err)) {
-          fail(self,
-               lost_while("saving the checkpoint of epoch "
-                            + std::to_string(epoch),
-                          err));
+          fail(self, lost_while(self, err));
           return;
         }
         detail::log(self->system())
@@ -345,13 +358,13 @@ void after_flush(attempt_ptr self, int64_t epoch, continuation next) {
     next();
     return;
   }
+  enter(self, attempt_phase::committing, epoch);
   self
     ->request(cfg.checkpoint_manager,
               detail::with_margin(cfg.checkpoint_timeout), ckpt_flush{epoch})
-    .then(next, [self, epoch](caf::error& err) {
+    .then(next, [self](caf::error& err) {
       if (is_node_lost(err))
-        err = lost_while(
-          "committing the checkpoint of epoch " + std::to_string(epoch), err);
+        err = lost_while(self, err);
       fail(self, std::move(err));
     });
 }
@@ -363,6 +376,7 @@ void deliver(attempt_ptr self, int64_t epoch) {
 
 // The download group, then the exit group, on the state of `epoch`.
 void run_download_and_exit(attempt_ptr self, int64_t epoch) {
+  enter(self, attempt_phase::download_and_exit, epoch);
   auto& job = self->state.cfg.job;
   detail::log(self->system()).info("starting the download group");
   run_job_group(
@@ -381,6 +395,7 @@ void run_download_and_exit(attempt_ptr self, int64_t epoch) {
 
 // Builds the upload group (host code, on a thread of its own) and runs it.
 void run_upload(attempt_ptr self, int64_t epoch, continuation next) {
+  enter(self, attempt_phase::uploading, epoch);
   detail::on_own_thread(
     self, "the upload task group builder",
     [build = self->state.cfg.upload_group, epoch] {
@@ -556,6 +571,7 @@ void run_epoch(attempt_ptr self, int64_t epoch) {
     stop_after(self, epoch - 1);
     return;
   }
+  enter(self, attempt_phase::epoch, epoch);
   self->state.epoch_start = job_event::clock::now();
   emit(self, job_event::kind::epoch_started, epoch, self->state.epoch_start);
   at_point(self, fault_point::job_epoch_start, epoch, {}, [self, epoch] {
@@ -597,6 +613,7 @@ void init_manager(attempt_ptr self, int64_t retrieve_from, continuation next,
 }
 
 void start_from_scratch(attempt_ptr self) {
+  enter(self, attempt_phase::init_group);
   detail::log(self->system()).info("starting the init group");
   run_job_group(self, self->state.cfg.job.init_group, "init", 0,
                 [self](std::vector<task_output>&) {
@@ -604,6 +621,7 @@ void start_from_scratch(attempt_ptr self) {
                     run_epoch(self, 1);
                     return;
                   }
+                  enter(self, attempt_phase::preparing_checkpoints, 0);
                   detail::log(self->system()).info("preparing checkpoints");
                   init_manager(
                     self, -1,
@@ -614,8 +632,7 @@ void start_from_scratch(attempt_ptr self) {
                     },
                     [self](caf::error& err) {
                       if (is_node_lost(err))
-                        err
-                          = lost_while("preparing checkpoints (epoch 0)", err);
+                        err = lost_while(self, err);
                       fail(self, std::move(err));
                     });
                 });
@@ -626,6 +643,7 @@ void resume_from(attempt_ptr self, resume_point point);
 // Some nodes may hold the state of a checkpoint they loaded before another
 // node's failed: a start from scratch begins with empty workspaces.
 void reset_then_start_from_scratch(attempt_ptr self) {
+  enter(self, attempt_phase::resetting);
   auto& cfg = self->state.cfg;
   std::vector<detail::gather_target<node_actor>> targets;
   targets.reserve(cfg.where.nodes.size());
@@ -790,6 +808,7 @@ void notify_loads(attempt_ptr self, int64_t epoch,
 
 void resume_from(attempt_ptr self, resume_point point) {
   auto epoch = point.epoch;
+  enter(self, attempt_phase::resuming, epoch);
   detail::log(self->system()).info("resuming from epoch {}", epoch);
   auto on_error = [self, epoch](caf::error& err) {
     after_failed_resume(self, epoch, err);
@@ -815,8 +834,6 @@ void resume_from(attempt_ptr self, resume_point point) {
     on_error);
 }
 
-// Where the attempt starts: the checkpoint asked for, or the newest
-// committed one, or scratch.
 // The op types each node's tasks call, over every group of the job.
 std::map<std::string, std::set<std::string>>
 op_types_by_node(const job_def& job) {
@@ -837,6 +854,7 @@ void find_start(attempt_ptr self, const run_attempt& msg);
 // daemon's may lack one the master's has. A lack is bad input (the job
 // cannot run there); a node that cannot be asked is lost.
 void start(attempt_ptr self, const run_attempt& msg) {
+  enter(self, attempt_phase::checking_ops);
   auto& cfg = self->state.cfg;
   auto needed = op_types_by_node(cfg.job);
   std::vector<detail::gather_target<node_actor>> targets;
@@ -872,7 +890,10 @@ void start(attempt_ptr self, const run_attempt& msg) {
     });
 }
 
+// Where the attempt starts: the checkpoint asked for, or the newest
+// committed one, or scratch.
 void find_start(attempt_ptr self, const run_attempt& msg) {
+  enter(self, attempt_phase::finding_start);
   auto& cfg = self->state.cfg;
   if (!cfg.checkpoint_manager) {
     if (msg.reset_workspaces)

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "test/support/text.hpp"
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/core/job_attempt_actor.hpp>
+#include <epochrt/actors/core/job_attempt_phase.hpp>
 #include <epochrt/actors/core/node_actor.hpp>
 #include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/manager_protocol.hpp>
@@ -155,6 +157,22 @@ BOOST_AUTO_TEST_CASE(a_job_attempt_reports_the_group_and_epoch_of_a_lost_node) {
                       "within 200 ms"),
              error_text(epochs.error()));
   caf::anon_send_exit(frozen, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_CASE(every_phase_has_a_name_and_says_its_epoch) {
+  std::set<std::string> names;
+  auto last = static_cast<int>(attempt_phase::download_and_exit);
+  for (int i = 0; i <= last; ++i) {
+    auto phase = static_cast<attempt_phase>(i);
+    BOOST_TEST_CONTEXT("phase " << i) {
+      BOOST_TEST(names.insert(to_string(phase)).second, "names are unique");
+      BOOST_TEST(to_string(phase) != "unknown phase");
+    }
+  }
+  BOOST_TEST(describe(attempt_phase::saving, 3)
+             == "saving the checkpoint of epoch 3");
+  BOOST_TEST(describe(attempt_phase::committing, 4)
+             == "committing the checkpoint of epoch 4");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
