@@ -44,10 +44,11 @@ class fault_injector;
 /// commit.rename.before and commit.rename.after (renamed and the directory
 /// fsynced). Their site: no node, the epoch concerned (-1 for changes that
 /// concern none) and as detail the change (record_change::what: "write",
-/// "write_final", "uncommit", "mark_final", "report", "adopt", "reset" or
-/// "create", the empty file of a fresh directory). Each read of the file passes
-/// load.metadata (site: nothing). An injected io_error fails the call as a real
-/// one would.
+/// "write_final", "uncommit", "report", "adopt", "reset" or "create", the
+/// empty file of a fresh directory). Each read of the record (`load`,
+/// `read_record`, `check_writable`), whether or not a file exists yet,
+/// passes load.metadata (site: nothing). An injected io_error fails the
+/// call as a real one would.
 ///
 /// Thread safety: as metadata_handler, calls must be serialised; two
 /// processes must not change the same directory's metadata at once.

@@ -15,8 +15,8 @@ namespace epochrt {
 /// fault points (their detail), never for what is written.
 struct record_change {
   /// "write" (a commit), "write_final" (a commit of the job's last epoch),
-  /// "uncommit", "mark_final", "report" (stats), "adopt" (a copy a node
-  /// daemon kept), "create" or "reset".
+  /// "uncommit", "report" (stats), "adopt" (a copy a node daemon kept),
+  /// "create" or "reset".
   std::string what;
   /// The epoch concerned; -1 when none is.
   int64_t epoch = -1;

@@ -123,7 +123,9 @@ void enter(attempt_ptr self, attempt_phase phase, int64_t epoch = -1) {
 
 // A lost node's error says which node and address; this adds what the job
 // was doing (a checkpoint request knows no epoch), so that the line a
-// person reads names the phase and the epoch the job was at.
+// person reads names the phase and the epoch the job was at. Called only
+// from the error handler of the request its phase made: the attempt
+// enters its next phase from that request's success only.
 caf::error lost_while(attempt_ptr self, const caf::error& err) {
   auto& st = self->state;
   return make_error(actors_errc::node_lost,
