@@ -193,6 +193,9 @@ void collective_driver::root_arrived(std::vector<tensor>& values) {
     if (plan_.participants[p].node == plan_.root)
       c_.metas[p] = meta;
   c_.results_known = true;
+  // On down the tree at once: the subtree need not wait for this
+  // process's own participants.
+  send_root_down();
   advance();
 }
 
@@ -452,16 +455,29 @@ void collective_driver::send_root() {
     for (auto& x : root)
       c_.results.push_back(std::const_pointer_cast<tensor>(x));
     c_.results_known = true;
-    if (!self_.spans_processes_)
-      return;
-    exchange_result msg;
-    msg.run = self_.run_;
-    msg.collective = plan_.name;
-    msg.call = call_;
-    for (auto& x : root)
-      msg.values.push_back(*x);
-    self_send(collective_send::every_other_process, std::move(msg));
+    send_root_down();
+    return;
   }
+}
+
+// The root's blobs whole (their shapes and strings too), to the children
+// in one message they share.
+void collective_driver::send_root_down() {
+  auto children = self_.children();
+  if (children.empty())
+    return;
+  exchange_result msg;
+  msg.run = self_.run_;
+  msg.collective = plan_.name;
+  msg.call = call_;
+  for (auto& x : c_.results)
+    msg.values.push_back(*x);
+  collective_send send;
+  send.to = collective_send::each_of;
+  send.message = std::move(msg);
+  for (auto child : children)
+    send.those.push_back(self_.first_of_rank_[child]);
+  out_.sends.push_back(std::move(send));
 }
 
 void collective_driver::finish_broadcast() {

@@ -82,6 +82,8 @@ private:
   // Tree: the result, reduced here or come from the parent, to the
   // children.
   void send_down();
+  // Broadcast: the root's blobs to this process's children in the tree.
+  void send_root_down();
 
   // Chunk j, owned here, has every participant's part: reduce it.
   void try_reduce(uint32_t j);

@@ -61,15 +61,26 @@ uint32_t collective_run::rank_of(uint32_t participant) const {
   return rank_of_[participant];
 }
 
-uint32_t collective_run::parent_of(uint32_t rank) const {
-  return (rank - 1) / std::max<uint32_t>(limits_.tree_fanout, 1);
+uint32_t collective_run::place_of(uint32_t rank) const {
+  return (rank + ranks_ - origin_) % ranks_;
 }
 
-// A descendant's rank is greater than its ancestors'.
+uint32_t collective_run::rank_at(uint32_t place) const {
+  return (place + origin_) % ranks_;
+}
+
+// The parent of the process at place q is at place (q - 1) / k.
+uint32_t collective_run::parent_of(uint32_t rank) const {
+  auto k = std::max<uint32_t>(limits_.tree_fanout, 1);
+  return rank_at((place_of(rank) - 1) / k);
+}
+
+// A descendant's place is greater than its ancestors'.
 bool collective_run::below_here(uint32_t rank) const {
-  if (rank <= rank_)
+  auto here = place_of(rank_);
+  if (place_of(rank) <= here)
     return false;
-  while (rank > rank_)
+  while (place_of(rank) > here)
     rank = parent_of(rank);
   return rank == rank_;
 }
@@ -84,10 +95,10 @@ std::vector<uint32_t> collective_run::children() const {
   std::vector<uint32_t> result;
   auto k = std::max<uint32_t>(limits_.tree_fanout, 1);
   for (uint32_t i = 1; i <= k; ++i) {
-    auto child = uint64_t{rank_} * k + i;
+    auto child = uint64_t{place_of(rank_)} * k + i;
     if (child >= ranks_)
       break;
-    result.push_back(static_cast<uint32_t>(child));
+    result.push_back(rank_at(static_cast<uint32_t>(child)));
   }
   return result;
 }
@@ -227,6 +238,10 @@ collective_run::collective_run(uint64_t run, collective_plan plan,
   ranks_ = static_cast<uint32_t>(first_of_rank_.size());
   rank_ = rank_of_process.count(here_) > 0 ? rank_of_process.at(here_) : 0;
   spans_processes_ = ranks_ > 1;
+  if (plan_.kind == collective_kind::broadcast)
+    for (uint32_t i = 0; i < process_of_.size(); ++i)
+      if (plan_.participants[i].node == plan_.root)
+        origin_ = rank_of_[i];
 }
 
 std::optional<uint32_t> collective_run::index_of(const task_ref& t) const {
@@ -413,9 +428,9 @@ collective_run::result_arrived(uint32_t from, exchange_result& msg,
                       : msg.chunk % static_cast<uint32_t>(size());
       break;
     case collective_kind::broadcast:
-      for (uint32_t p = 0; p < size(); ++p)
-        if (plan_.participants[p].node == plan_.root)
-          sender = p;
+      // Down the tree from the root: the parent; the root takes none.
+      if (rank_ != origin_)
+        sender = first_of_rank_[parent_of(rank_)];
       break;
     case collective_kind::all_gather:
     case collective_kind::barrier:

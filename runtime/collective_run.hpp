@@ -51,14 +51,18 @@ struct collective_limits {
   uint32_t tree_fanout = 16;
 };
 
-/// A message of a collective for another process: to the process of
-/// participant `to`, or, when `to` is `every_other_process`, one message
-/// whose contents every other process of the collective shares.
+/// A message of a collective for other processes: to the process of
+/// participant `to`; when `to` is `every_other_process`, one message whose
+/// contents every other process of the collective shares; when `to` is
+/// `each_of`, one whose contents the processes of the participants in
+/// `those` share.
 struct collective_send {
   static constexpr uint32_t every_other_process
     = std::numeric_limits<uint32_t>::max();
+  static constexpr uint32_t each_of = every_other_process - 1;
   uint32_t to = every_other_process;
   std::variant<exchange_part, exchange_result> message;
+  std::vector<uint32_t> those = {};
 };
 
 /// Work handed out to run off the owner's lock: the shares of one chunk's
@@ -108,7 +112,13 @@ struct collective_actions {
 ///   Either way every element is folded over the participants in their
 ///   order, so the bits of a result depend on the participants and their
 ///   blobs only, never on the order of arrival, the cut or the placement.
-/// - broadcast: the root's process sends the root's blobs to the others.
+/// - broadcast: the root's blobs go down the same tree, rooted at the
+///   root's process instead of rank 0 (ranks counted on from the root's,
+///   around): each process forwards them to its children as they come,
+///   so the root sends at most k messages rather than m − 1, and a
+///   process exchanges with at most k + 1 others. Every process gets the
+///   root's bits unchanged; over k + 1 processes or fewer the root sends
+///   to each of the others, as a single level.
 /// - all-gather and barrier: every process sends its participants' whole
 ///   blobs to every other; each stacks them in the participants' order.
 ///
@@ -266,6 +276,10 @@ private:
   // Whether an all-reduce of such blobs goes up and down the tree.
   bool tree_for(const blob_meta& meta) const;
   uint32_t rank_of(uint32_t participant) const;
+  // The tree of the processes, rooted at rank `origin_` (0; a broadcast's
+  // root): a rank's place in it, and the rank at a place.
+  uint32_t place_of(uint32_t rank) const;
+  uint32_t rank_at(uint32_t place) const;
   uint32_t parent_of(uint32_t rank) const;
   // Whether `rank` is in this process's subtree, not this process.
   bool below_here(uint32_t rank) const;
@@ -294,6 +308,8 @@ private:
   std::vector<uint32_t> first_of_rank_;
   uint32_t rank_ = 0;
   uint32_t ranks_ = 0;
+  // The rank at the root of the tree: 0, or a broadcast's root's.
+  uint32_t origin_ = 0;
   bool spans_processes_ = false;
   std::shared_ptr<tensor_recycler> recycler_;
   collective_limits limits_;

@@ -437,12 +437,17 @@ void exchange_run::chunk_reduced(const std::string& name, uint64_t call,
 void exchange_run::carry_out(collective_state& cs, collective_actions& actions,
                              exchange_effects& out) {
   take_completions(actions, out);
-  for (auto& [to, message] : actions.sends) {
+  for (auto& [to, message, those] : actions.sends) {
     auto msg = std::visit(
       [](auto& x) {
         return caf::make_message(std::move(x));
       },
       message);
+    if (to == collective_send::each_of) {
+      for (auto p : those)
+        send(out, cs.endpoints[p], msg);
+      continue;
+    }
     if (to != collective_send::every_other_process) {
       send(out, cs.endpoints[to], std::move(msg));
       continue;

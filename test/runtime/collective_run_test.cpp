@@ -102,6 +102,9 @@ struct scenario {
   std::optional<uint32_t> ends_early;
   // This participant gives a blob of another shape.
   std::optional<uint32_t> misshapen;
+  // A broadcast's root: this participant's node (the only participant
+  // there).
+  uint32_t root = 0;
 
   size_t participants() const {
     return process_of.size();
@@ -154,7 +157,7 @@ public:
     for (uint32_t p = 0; p < s.participants(); ++p)
       plan_.participants.push_back(task_ref{
         "n" + std::to_string(s.process_of[p]), "t" + std::to_string(p)});
-    plan_.root = plan_.participants.front().node;
+    plan_.root = plan_.participants.at(s.root).node;
     for (auto proc : s.process_of)
       processes_ = std::max<uint32_t>(processes_, proc + 1);
     auto recycler = tensor_recycler::make(0);
@@ -293,6 +296,13 @@ private:
         for (uint32_t q = 0; q < processes_; ++q)
           if (q != from)
             to.push_back(q);
+      } else if (send.to == collective_send::each_of) {
+        BOOST_REQUIRE(!send.those.empty());
+        for (auto p : send.those) {
+          BOOST_REQUIRE_LT(p, s_.participants());
+          to.push_back(s_.process_of[p]);
+          BOOST_CHECK_NE(to.back(), from);
+        }
       } else {
         BOOST_REQUIRE_LT(send.to, s_.participants());
         to.push_back(s_.process_of[send.to]);
@@ -355,7 +365,7 @@ std::vector<tensor> expected_of(const scenario& s, uint64_t call) {
         break;
       }
       case collective_kind::broadcast:
-        result.push_back(first);
+        result.push_back(*all[s.root][b]);
         break;
       case collective_kind::all_gather: {
         tensor out;
@@ -820,6 +830,113 @@ BOOST_AUTO_TEST_CASE(
   // Both sides on the tree.
   s.floats = 5;
   random_orders(s, 31, 200, every_wait_fails);
+}
+
+BOOST_AUTO_TEST_CASE(
+  a_broadcast_goes_down_a_tree_from_its_root_in_every_order) {
+  // Four processes, two children each, the root at rank 3: ranks 0 and 1
+  // are its children, rank 2 is rank 0's.
+  scenario s;
+  s.kind = collective_kind::broadcast;
+  s.process_of = {0, 1, 2, 2, 3};
+  s.root = 4;
+  s.limits.tree_fanout = 2;
+  auto orders = every_order(s, [&s](const world& w) {
+    check_results(s, w);
+    BOOST_CHECK((w.partners().at(3) == std::set<uint32_t>{0, 1}));
+    BOOST_CHECK((w.partners().at(0) == std::set<uint32_t>{2}));
+    BOOST_CHECK_EQUAL(w.partners().count(1) + w.partners().count(2), 0u);
+  });
+  BOOST_TEST_MESSAGE(orders << " orders");
+  BOOST_CHECK_GT(orders, 10u);
+}
+
+BOOST_AUTO_TEST_CASE(a_broadcast_over_many_processes_stays_on_the_tree) {
+  // 16 processes, 20 participants, three calls, the root's process 5:
+  // every process hears once a call, from its parent only, and sends to
+  // at most its two children.
+  scenario s;
+  s.kind = collective_kind::broadcast;
+  s.process_of
+    = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 3, 7, 15, 0};
+  s.root = 5;
+  s.calls = 3;
+  s.floats = 50;
+  s.limits.tree_fanout = 2;
+  random_orders(s, 37, 100, [&s](const world& w) {
+    check_results(s, w);
+    for (uint32_t q = 0; q < 16; ++q)
+      BOOST_CHECK_EQUAL(w.received_by(q), q == 5 ? 0u : s.calls);
+    for (auto& [from, to] : w.partners())
+      BOOST_CHECK_LE(to.size(), 2u);
+  });
+  // The default fanout, 16: the root sends to the 15 others.
+  s.limits = {};
+  random_orders(s, 38, 20, [&s](const world& w) {
+    check_results(s, w);
+    BOOST_CHECK_EQUAL(w.partners().at(5).size(), 15u);
+  });
+}
+
+BOOST_AUTO_TEST_CASE(
+  a_broadcast_tree_survives_duplicates_and_ends_every_wait_on_a_loss) {
+  scenario s;
+  s.kind = collective_kind::broadcast;
+  s.process_of = {0, 1, 2, 3, 4, 5, 6};
+  s.root = 3;
+  s.calls = 2;
+  s.limits.tree_fanout = 2;
+  s.duplicate_messages = true;
+  random_orders(s, 41, 100, [&s](const world& w) {
+    check_results(s, w);
+  });
+  s.duplicate_messages = false;
+  for (uint32_t lost : {3u, 4u, 5u, 0u}) {
+    BOOST_TEST_CONTEXT("participant " << lost << " lost") {
+      s.lost = lost;
+      random_orders(s, 43 + lost, 100, [&s, lost](const world& w) {
+        check_every_wait_ended(
+          s, w, "node n" + std::to_string(s.process_of[lost]) + " was lost");
+      });
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_broadcast_result_comes_from_the_tree_parent_only) {
+  // Ranks 0..3, two children each, the root at rank 2: rank 3 and rank 0
+  // are its children, rank 1 is rank 3's.
+  collective_plan plan;
+  plan.name = "b";
+  plan.kind = collective_kind::broadcast;
+  for (int i = 0; i < 4; ++i)
+    plan.participants.push_back(
+      task_ref{"n" + std::to_string(i), "t" + std::to_string(i)});
+  plan.root = "n2";
+  collective_limits binary;
+  binary.tree_fanout = 2;
+  collective_run leaf{1,     plan, {0, 1, 2, 3}, 1, tensor_recycler::make(0),
+                      binary};
+  exchange_result result;
+  result.run = 1;
+  result.collective = "b";
+  result.values = {make_tensor<float>({4}, {1, 2, 3, 4})};
+  collective_actions out;
+  // From the root, or from rank 0: not the way down.
+  for (uint32_t wrong : {2u, 0u}) {
+    auto copy = result;
+    auto refused = leaf.result_arrived(wrong, copy, out);
+    BOOST_REQUIRE(refused);
+    BOOST_CHECK_NE(refused->find("does not send it"), std::string::npos);
+  }
+  // From rank 3, its parent: taken, and nothing is sent on (a leaf).
+  auto copy = result;
+  BOOST_CHECK(!leaf.result_arrived(3, copy, out));
+  BOOST_CHECK(out.sends.empty());
+  // The root takes none.
+  collective_run root{1,     plan, {0, 1, 2, 3}, 2, tensor_recycler::make(0),
+                      binary};
+  copy = result;
+  BOOST_CHECK(root.result_arrived(3, copy, out));
 }
 
 BOOST_AUTO_TEST_CASE(a_part_from_a_process_that_does_not_send_it_is_refused) {
