@@ -94,7 +94,16 @@ void collective_driver::advance(uint32_t arrived) {
       break;
     case collective_kind::all_gather:
     case collective_kind::barrier:
-      try_gather();
+      // As for an all-reduce: blobs that differ may have gone different
+      // ways (the tree, all to all), and would never all meet.
+      if (auto err = check_known_metas()) {
+        fail_everywhere(err);
+        return;
+      }
+      if (c_.tree && self_.rank_ != self_.origin_)
+        send_whole_up();
+      else
+        try_gather();
       break;
   }
 }
@@ -195,7 +204,7 @@ void collective_driver::root_arrived(std::vector<tensor>& values) {
   c_.results_known = true;
   // On down the tree at once: the subtree need not wait for this
   // process's own participants.
-  send_root_down();
+  send_results_down();
   advance();
 }
 
@@ -455,14 +464,15 @@ void collective_driver::send_root() {
     for (auto& x : root)
       c_.results.push_back(std::const_pointer_cast<tensor>(x));
     c_.results_known = true;
-    send_root_down();
+    send_results_down();
     return;
   }
 }
 
-// The root's blobs whole (their shapes and strings too), to the children
-// in one message they share.
-void collective_driver::send_root_down() {
+// The results whole (their shapes and strings too), to this process's
+// children in the tree, in one message they share: a broadcast's root's
+// blobs, or an all-gather's stack.
+void collective_driver::send_results_down() {
   auto children = self_.children();
   if (children.empty())
     return;
@@ -491,6 +501,9 @@ void collective_driver::finish_broadcast() {
 void collective_driver::send_whole() {
   if (!self_.spans_processes_)
     return;
+  c_.tree = self_.tree_for(*c_.metas[first_local()]);
+  if (c_.tree)
+    return; // up the tree once the subtree's blobs are in (advance)
   auto part = new_part();
   for (uint32_t i = 0; i < self_.size(); ++i) {
     if (!self_.local_[i])
@@ -530,6 +543,61 @@ void collective_driver::try_gather() {
     }
     c_.results.push_back(std::move(result));
   }
+  if (c_.tree)
+    send_results_down();
+  complete_locals();
+}
+
+void collective_driver::send_whole_up() {
+  if (c_.sent_up)
+    return;
+  auto n = self_.size();
+  auto here_or_below = [&](uint32_t i) {
+    return self_.local_[i] || self_.below_here(self_.rank_of(i));
+  };
+  for (uint32_t i = 0; i < n; ++i)
+    if (here_or_below(i) && !c_.inputs[i])
+      return;
+  auto part = new_part();
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!here_or_below(i))
+      continue;
+    auto contribution = contribution_of(i);
+    for (auto& x : *c_.inputs[i])
+      contribution.values.push_back(*x);
+    part.parts.push_back(std::move(contribution));
+  }
+  c_.sent_up = true;
+  self_send(self_.first_of_rank_[self_.parent_of(self_.rank_)],
+            std::move(part));
+}
+
+void collective_driver::stacked_arrived(std::vector<tensor>& values) {
+  if (c_.finished || c_.results_known)
+    return;
+  auto& mine = *c_.metas[first_local()];
+  auto n = static_cast<int64_t>(self_.size());
+  bool fits = values.size() == mine.types.size();
+  for (size_t b = 0; fits && b < values.size(); ++b) {
+    auto shape = mine.shapes[b];
+    shape.insert(shape.begin(), n);
+    fits = values[b].type == mine.types[b] && values[b].shape == shape
+      && values[b].data.size()
+        == element_count_of(shape) * element_size(mine.types[b]);
+  }
+  if (!fits) {
+    self_.fail_call(c_,
+                    self_.mismatch(call_,
+                                   "the blobs stacked down the tree are not "
+                                   "this process's blobs stacked"),
+                    out_);
+    return;
+  }
+  c_.results.clear();
+  for (auto& v : values)
+    c_.results.push_back(std::make_shared<tensor>(std::move(v)));
+  c_.results_known = true;
+  send_results_down();
   complete_locals();
 }
 

@@ -45,6 +45,10 @@ public:
   // The root's blobs came.
   void root_arrived(std::vector<tensor>& values);
 
+  /// A small all-gather's (or a barrier's) stacked blobs came down the
+  /// tree.
+  void stacked_arrived(std::vector<tensor>& values);
+
 private:
   bool owned_here(uint32_t j) const;
 
@@ -82,8 +86,11 @@ private:
   // Tree: the result, reduced here or come from the parent, to the
   // children.
   void send_down();
-  // Broadcast: the root's blobs to this process's children in the tree.
-  void send_root_down();
+  // The results whole to this process's children in the tree.
+  void send_results_down();
+  // A small all-gather or a barrier: the whole blobs of this process's
+  // participants and subtree to its parent, once all are in.
+  void send_whole_up();
 
   // Chunk j, owned here, has every participant's part: reduce it.
   void try_reduce(uint32_t j);

@@ -51,10 +51,29 @@ uint32_t collective_run::chunk_count(const blob_meta& meta) const {
   return static_cast<uint32_t>(n * pieces);
 }
 
-// Only small blobs: the root reduces every participant's whole blobs.
+// Only small blobs: the root reduces (or stacks) every participant's whole
+// blobs. A broadcast goes down its own tree whatever its size.
 bool collective_run::tree_for(const blob_meta& meta) const {
-  return spans_processes_ && plan_.kind == collective_kind::all_reduce
-    && chunk_count(meta) == 1;
+  if (!spans_processes_)
+    return false;
+  switch (plan_.kind) {
+    case collective_kind::all_reduce:
+      return chunk_count(meta) == 1;
+    case collective_kind::all_gather:
+    case collective_kind::barrier: {
+      uint64_t bytes = 0;
+      for (size_t b = 0; b < meta.types.size(); ++b) {
+        // Strings have no size the metadata tells: all to all.
+        if (meta.types[b] == dtype::string)
+          return false;
+        bytes += element_count_of(meta.shapes[b]) * element_size(meta.types[b]);
+      }
+      return bytes * size() < 2 * limits_.min_chunk_bytes;
+    }
+    case collective_kind::broadcast:
+      break;
+  }
+  return false;
 }
 
 uint32_t collective_run::rank_of(uint32_t participant) const {
@@ -303,6 +322,8 @@ collective_run::part_arrived(uint32_t from, exchange_part& msg,
                              collective_actions& out) {
   auto n = size();
   bool reduce = plan_.kind == collective_kind::all_reduce;
+  bool gather = plan_.kind == collective_kind::all_gather
+    || plan_.kind == collective_kind::barrier;
   auto not_from_there = [&](uint32_t p) {
     return "process of node " + plan_.participants[p].node
       + "'s blobs, from another process, of collective '" + plan_.name + "'";
@@ -317,7 +338,7 @@ collective_run::part_arrived(uint32_t from, exchange_part& msg,
     if (local_[part.participant])
       return "a part of collective '" + plan_.name
         + "' for a participant of this process";
-  bool tree = reduce && !msg.parts.empty()
+  bool tree = (reduce || gather) && !msg.parts.empty()
     && tree_for(blob_meta{msg.parts[0].types, msg.parts[0].shapes});
   if (reduce && !tree
       && (msg.parts.empty()
@@ -354,6 +375,10 @@ collective_run::part_arrived(uint32_t from, exchange_part& msg,
     return std::nullopt;
   auto& c = calls_.try_emplace(msg.call, n).first->second;
   if (c.finished)
+    return std::nullopt;
+  // Blobs for a subtree sent up already (a retry, a fault): nothing would
+  // ever take them.
+  if (gather && c.sent_up)
     return std::nullopt;
   if (reduce) {
     // A duplicate of a chunk reduced already, or being reduced, or of blobs
@@ -434,6 +459,12 @@ collective_run::result_arrived(uint32_t from, exchange_result& msg,
       break;
     case collective_kind::all_gather:
     case collective_kind::barrier:
+      // Only down the tree, once this process's blobs went up.
+      if (!c.local_ready || !c.tree)
+        return "a result of collective '" + plan_.name
+          + "' before this process sent its blobs up the tree";
+      if (rank_ != origin_)
+        sender = first_of_rank_[parent_of(rank_)];
       break;
   }
   if (!sender || process_of_[*sender] != from)
@@ -442,8 +473,10 @@ collective_run::result_arrived(uint32_t from, exchange_result& msg,
   collective_driver d{*this, msg.call, c, out};
   if (plan_.kind == collective_kind::all_reduce)
     d.chunk_arrived(msg.chunk, msg.values);
-  else
+  else if (plan_.kind == collective_kind::broadcast)
     d.root_arrived(msg.values);
+  else
+    d.stacked_arrived(msg.values);
   return std::nullopt;
 }
 

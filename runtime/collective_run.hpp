@@ -119,8 +119,14 @@ struct collective_actions {
 ///   process exchanges with at most k + 1 others. Every process gets the
 ///   root's bits unchanged; over k + 1 processes or fewer the root sends
 ///   to each of the others, as a single level.
-/// - all-gather and barrier: every process sends its participants' whole
-///   blobs to every other; each stacks them in the participants' order.
+/// - all-gather and barrier, small (the stack of every participant's
+///   blobs under 2 × min_chunk_bytes; a barrier's is empty): up the tree
+///   from rank 0 as a small all-reduce, each process sending its
+///   subtree's whole blobs; the root stacks them in the participants'
+///   order and the stack goes down the tree.
+/// - all-gather, larger (or of strings): every process sends its
+///   participants' whole blobs to every other; each stacks them in the
+///   participants' order.
 ///
 /// Calls are numbered from 0 by each participant. A call fails, here and
 /// (when the failure is found here) in every other process, when the
@@ -273,7 +279,8 @@ private:
 
   static blob_meta meta_of(const std::vector<tensor_ptr>& xs);
   uint32_t chunk_count(const blob_meta& meta) const;
-  // Whether an all-reduce of such blobs goes up and down the tree.
+  // Whether an all-reduce, all-gather or barrier of such blobs goes up and
+  // down the tree.
   bool tree_for(const blob_meta& meta) const;
   uint32_t rank_of(uint32_t participant) const;
   // The tree of the processes, rooted at rank `origin_` (0; a broadcast's

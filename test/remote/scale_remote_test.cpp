@@ -51,7 +51,9 @@ std::string number(double x) {
 // Every node: its own gradient g = w * k + b (k and b differ per node and
 // per element), averaged over all nodes by one Allreduce, then applied. The
 // sums are of floats that differ everywhere, so their bits show the order
-// they were added in.
+// they were added in. Then node n005's weights are broadcast, every node's
+// k gathered and a barrier passed: over 64 daemons each goes down (and
+// up) a tree of two levels, whose middle processes forward.
 std::string scale_job(int nodes, int epochs) {
   constexpr int width = 256;
   std::ostringstream init;
@@ -74,7 +76,10 @@ std::string scale_job(int nodes, int epochs) {
       {"type": "Mul", "inputs": ["w", "k"], "outputs": ["wk"]},
       {"type": "Add", "inputs": ["wk", "b"], "outputs": ["g"]},
       {"type": "Allreduce", "inputs": ["g"], "outputs": ["g"], "args": {"collective": "grad", "op": "mean"}},
-      {"type": "SGDUpdate", "inputs": ["w", "g"], "outputs": ["w"], "args": {"lr": 0.1}}]})";
+      {"type": "SGDUpdate", "inputs": ["w", "g"], "outputs": ["w"], "args": {"lr": 0.1}},
+      {"type": "Broadcast", "inputs": ["w"], "outputs": ["w_root"], "args": {"collective": "share", "root": "n005"}},
+      {"type": "Allgather", "inputs": ["k"], "outputs": ["ks"], "args": {"collective": "gather"}},
+      {"type": "Barrier", "args": {"collective": "sync"}}]})";
   }
   return R"({"name": "scale", "epoch_limit": )" + std::to_string(epochs)
     + R"(, "init": [)" + init.str() + R"(], "epoch": [)" + epoch.str() + "]}";
@@ -85,6 +90,10 @@ std::vector<std::string> fetches(int nodes) {
   for (int i = 0; i < nodes; i += fetch_every) {
     args.push_back("--fetch");
     args.push_back(node_name(i) + ":w");
+  }
+  for (auto blob : {"w_root", "ks"}) {
+    args.push_back("--fetch");
+    args.push_back(node_name(nodes - 1) + ":" + blob);
   }
   return args;
 }

@@ -939,6 +939,112 @@ BOOST_AUTO_TEST_CASE(a_broadcast_result_comes_from_the_tree_parent_only) {
   BOOST_CHECK(root.result_arrived(3, copy, out));
 }
 
+BOOST_AUTO_TEST_CASE(
+  a_small_all_gather_and_a_barrier_go_up_and_down_the_tree_in_every_order) {
+  // As the small all-reduce: ranks 1 and 2 are the root's children, rank 3
+  // is rank 1's.
+  for (auto kind : {collective_kind::all_gather, collective_kind::barrier}) {
+    BOOST_TEST_CONTEXT(describe(kind)) {
+      scenario s;
+      s.kind = kind;
+      s.process_of = {0, 1, 2, 2, 3};
+      s.limits.tree_fanout = 2;
+      auto orders = every_order(s, [&s](const world& w) {
+        check_results(s, w);
+        BOOST_CHECK((w.partners().at(0) == std::set<uint32_t>{1, 2}));
+        BOOST_CHECK((w.partners().at(1) == std::set<uint32_t>{0, 3}));
+        BOOST_CHECK((w.partners().at(2) == std::set<uint32_t>{0}));
+        BOOST_CHECK((w.partners().at(3) == std::set<uint32_t>{1}));
+      });
+      BOOST_TEST_MESSAGE(orders << " orders");
+      BOOST_CHECK_GT(orders, 10u);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_larger_all_gather_goes_all_to_all_in_every_order) {
+  // A stack of 4 x 68 bytes, over 2 x 64: every process sends to every
+  // other.
+  scenario s;
+  s.kind = collective_kind::all_gather;
+  s.process_of = {0, 1, 1, 2};
+  s.limits.min_chunk_bytes = 64;
+  auto orders = every_order(s, [&s](const world& w) {
+    check_results(s, w);
+    for (uint32_t q = 0; q < 3; ++q)
+      BOOST_CHECK_EQUAL(w.partners().at(q).size(), 2u);
+  });
+  BOOST_TEST_MESSAGE(orders << " orders");
+  BOOST_CHECK_GT(orders, 10u);
+}
+
+BOOST_AUTO_TEST_CASE(a_small_all_gather_over_many_processes_stays_on_the_tree) {
+  scenario s;
+  s.kind = collective_kind::all_gather;
+  s.process_of
+    = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 3, 7, 15, 0};
+  s.calls = 3;
+  s.floats = 50;
+  s.limits.tree_fanout = 2;
+  random_orders(s, 53, 100, [&s](const world& w) {
+    check_results(s, w);
+    BOOST_CHECK_EQUAL(w.received_by(0), 2u * s.calls);
+    for (auto& [from, to] : w.partners())
+      BOOST_CHECK_LE(to.size(), 3u);
+  });
+}
+
+BOOST_AUTO_TEST_CASE(
+  the_gather_tree_survives_duplicates_and_ends_every_wait_on_a_loss) {
+  for (auto kind : {collective_kind::all_gather, collective_kind::barrier}) {
+    BOOST_TEST_CONTEXT(describe(kind)) {
+      scenario s;
+      s.kind = kind;
+      s.process_of = {0, 1, 2, 3, 4, 5, 6};
+      s.calls = 2;
+      s.limits.tree_fanout = 2;
+      s.duplicate_messages = true;
+      random_orders(s, 59, 100, [&s](const world& w) {
+        check_results(s, w);
+      });
+      s.duplicate_messages = false;
+      for (uint32_t lost : {0u, 2u, 3u, 6u}) {
+        BOOST_TEST_CONTEXT("participant " << lost << " lost") {
+          s.lost = lost;
+          random_orders(s, 61 + lost, 100, [&s, lost](const world& w) {
+            check_every_wait_ended(s, w,
+                                   "node n" + std::to_string(s.process_of[lost])
+                                     + " was lost");
+          });
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(
+  all_gather_blobs_on_either_side_of_the_tree_threshold_fail_every_wait) {
+  // Stacks of 4 x 124 bytes (the tree, under 2 x 256) and, for
+  // participant 2's one more float, of 4 x 128 (all to all).
+  scenario s;
+  s.kind = collective_kind::all_gather;
+  s.process_of = {0, 1, 2, 3};
+  s.limits.min_chunk_bytes = 256;
+  s.limits.tree_fanout = 2;
+  s.floats = 21;
+  s.misshapen = 2;
+  random_orders(s, 67, 200, [](const world& w) {
+    for (uint32_t p = 0; p < 4; ++p) {
+      auto wait = w.wait_of(p, 0);
+      BOOST_REQUIRE(wait);
+      BOOST_REQUIRE_MESSAGE(wait->completed(),
+                            "participant " << p << " still waits");
+      BOOST_CHECK(
+        is_code(wait->outcome().error, runtime_errc::exchange_failed));
+    }
+  });
+}
+
 BOOST_AUTO_TEST_CASE(a_part_from_a_process_that_does_not_send_it_is_refused) {
   // Ranks 0..3, two children each; rank 3's blobs reach the root through
   // rank 1.
