@@ -13,6 +13,7 @@
 #include <epochrt/actors/api/actors_errc.hpp>
 #include <epochrt/actors/api/configure.hpp>
 #include <epochrt/actors/core/job_attempt_phase.hpp>
+#include <epochrt/actors/core/job_attempt_rules.hpp>
 #include <epochrt/actors/detail/gather.hpp>
 #include <epochrt/actors/detail/log.hpp>
 #include <epochrt/actors/detail/notify.hpp>
@@ -263,52 +264,6 @@ void run_job_group(attempt_ptr self, const task_group_def& group,
                  };
              run_group_now(self, group, label, epoch, std::move(after));
            });
-}
-
-// "node:blob=values" for the small outputs of the epoch's tasks: the
-// progress line of an epoch.
-std::string describe_outputs(const task_group_def& group,
-                             const std::vector<task_output>& outputs) {
-  std::string text;
-  for (auto& out : outputs) {
-    if (out.value.type == dtype::string || out.value.element_count() > 8)
-      continue;
-    text += ' ';
-    for (auto& task : group.tasks)
-      if (task.name == out.task) {
-        text += task.node;
-        text += ':';
-        break;
-      }
-    text += out.blob;
-    text += '=';
-    text += format_values(out.value);
-  }
-  return text;
-}
-
-// Stop conditions are outputs of epoch tasks on the condition's node.
-caf::expected<bool> should_stop(const job_def& job,
-                                const std::vector<task_output>& outputs) {
-  for (auto& cond : job.stop_conditions) {
-    const task_output* found = nullptr;
-    for (auto& out : outputs) {
-      if (out.blob != cond.blob)
-        continue;
-      for (auto& task : job.epoch_group.tasks)
-        if (task.name == out.task && task.node == cond.node)
-          found = &out;
-    }
-    if (found == nullptr)
-      return make_error(actors_errc::invalid_argument,
-                        "stop condition " + cond.node + ":" + cond.blob
-                          + " is not an output of any epoch task");
-    auto& value = found->value;
-    if (value.type != dtype::string && value.element_count() > 0
-        && element_as_double(value, 0) != 0.0)
-      return true;
-  }
-  return false;
 }
 
 // Checkpoints are written in the background: the loop waits only until
@@ -834,19 +789,6 @@ void resume_from(attempt_ptr self, resume_point point) {
           on_error);
     },
     on_error);
-}
-
-// The op types each node's tasks call, over every group of the job.
-std::map<std::string, std::set<std::string>>
-op_types_by_node(const job_def& job) {
-  std::map<std::string, std::set<std::string>> result;
-  for (auto* group : {&job.init_group, &job.epoch_group, &job.download_group,
-                      &job.exit_group})
-    for (auto& task : group->tasks)
-      for (auto& step : task.steps)
-        for (auto& op : step.ops)
-          result[task.node].insert(op.type);
-  return result;
 }
 
 void find_start(attempt_ptr self, const run_attempt& msg);
