@@ -140,13 +140,12 @@ void collective_driver::chunk_arrived(uint32_t j, std::vector<tensor>& values) {
   if (c_.finished || !c_.local_ready || j >= c_.chunks || c_.chunk_done[j]
       || c_.chunk_busy[j] || owned_here(j))
     return;
+  // Everywhere: on the tree, the subtree below waits for this process.
   auto wrong_size = [&] {
-    self_.fail_call(c_,
-                    self_.mismatch(call_,
+    fail_everywhere(self_.mismatch(call_,
                                    "node " + owner_of(j).node
                                      + " sent a result of the "
-                                       "wrong size"),
-                    out_);
+                                       "wrong size"));
   };
   if (values.size() != c_.results.size()) {
     wrong_size();
@@ -586,11 +585,11 @@ void collective_driver::stacked_arrived(std::vector<tensor>& values) {
         == element_count_of(shape) * element_size(mine.types[b]);
   }
   if (!fits) {
-    self_.fail_call(c_,
-                    self_.mismatch(call_,
-                                   "the blobs stacked down the tree are not "
-                                   "this process's blobs stacked"),
-                    out_);
+    // Everywhere: the subtree below waits for this process.
+    fail_everywhere(self_.mismatch(call_,
+                                   "the blobs stacked down the tree "
+                                   "are not this process's blobs "
+                                   "stacked"));
     return;
   }
   c_.results.clear();

@@ -332,6 +332,9 @@ collective_run::part_arrived(uint32_t from, exchange_part& msg,
   if (from == here_ || rank_from == process_of_.end())
     return "a part of collective '" + plan_.name
       + "' from a process without its participants";
+  // A broadcast's blobs come down as results only.
+  if (plan_.kind == collective_kind::broadcast)
+    return "a part of broadcast '" + plan_.name + "'";
   auto from_rank
     = rank_of_[static_cast<size_t>(rank_from - process_of_.begin())];
   for (auto& part : msg.parts)
@@ -431,45 +434,54 @@ collective_run::result_arrived(uint32_t from, exchange_result& msg,
         == process_of_.end())
     return "a result of collective '" + plan_.name
       + "' from a process without its participants";
-  if (msg.call < retired_below_)
-    return std::nullopt;
-  auto& c = calls_.try_emplace(msg.call, size()).first->second;
-  if (c.finished)
+  // After a loss every call here failed, and so does every later one.
+  if (msg.call < retired_below_ || lost_)
     return std::nullopt;
   if (!msg.error.empty()) {
+    auto& c = calls_.try_emplace(msg.call, size()).first->second;
     fail_call(c, make_error(runtime_errc::exchange_failed, msg.error), out);
     return std::nullopt;
   }
-  // Who may send it: the chunk's owner, or the tree parent; the root.
+  // Checked before the call is kept: a refused message changes nothing.
+  auto kept = calls_.find(msg.call);
+  const call_state* known = kept == calls_.end() ? nullptr : &kept->second;
+  if (known != nullptr && known->finished)
+    return std::nullopt;
+  bool local_ready = known != nullptr && known->local_ready;
+  bool tree = known != nullptr && known->tree;
+  // Who may send it: the chunk's owner, or the tree parent; the root of
+  // the tree takes none.
   std::optional<uint32_t> sender;
+  auto parent = [&]() -> std::optional<uint32_t> {
+    if (rank_ == origin_)
+      return std::nullopt;
+    return first_of_rank_[parent_of(rank_)];
+  };
   switch (plan_.kind) {
     case collective_kind::all_reduce:
       // Sent only once this process's blobs went out: before, it cannot
       // be told from a forgery, nor used.
-      if (!c.local_ready)
+      if (!local_ready)
         return "a result of collective '" + plan_.name
           + "' before this process contributed to it";
-      sender = c.tree ? first_of_rank_[parent_of(rank_)]
-                      : msg.chunk % static_cast<uint32_t>(size());
+      sender = tree ? parent() : msg.chunk % static_cast<uint32_t>(size());
       break;
     case collective_kind::broadcast:
-      // Down the tree from the root: the parent; the root takes none.
-      if (rank_ != origin_)
-        sender = first_of_rank_[parent_of(rank_)];
+      sender = parent();
       break;
     case collective_kind::all_gather:
     case collective_kind::barrier:
       // Only down the tree, once this process's blobs went up.
-      if (!c.local_ready || !c.tree)
+      if (!local_ready || !tree)
         return "a result of collective '" + plan_.name
           + "' before this process sent its blobs up the tree";
-      if (rank_ != origin_)
-        sender = first_of_rank_[parent_of(rank_)];
+      sender = parent();
       break;
   }
   if (!sender || process_of_[*sender] != from)
     return "a result of collective '" + plan_.name
       + "' from a process that does not send it";
+  auto& c = calls_.try_emplace(msg.call, size()).first->second;
   collective_driver d{*this, msg.call, c, out};
   if (plan_.kind == collective_kind::all_reduce)
     d.chunk_arrived(msg.chunk, msg.values);

@@ -928,6 +928,7 @@ BOOST_AUTO_TEST_CASE(a_broadcast_result_comes_from_the_tree_parent_only) {
     BOOST_REQUIRE(refused);
     BOOST_CHECK_NE(refused->find("does not send it"), std::string::npos);
   }
+  BOOST_CHECK_EQUAL(leaf.calls_kept(), 0u); // a refusal keeps nothing
   // From rank 3, its parent: taken, and nothing is sent on (a leaf).
   auto copy = result;
   BOOST_CHECK(!leaf.result_arrived(3, copy, out));
@@ -937,6 +938,16 @@ BOOST_AUTO_TEST_CASE(a_broadcast_result_comes_from_the_tree_parent_only) {
                       binary};
   copy = result;
   BOOST_CHECK(root.result_arrived(3, copy, out));
+  BOOST_CHECK_EQUAL(root.calls_kept(), 0u);
+  // After a loss, a result neither starts a call nor goes on down.
+  collective_run middle{1,     plan, {0, 1, 2, 3}, 3, tensor_recycler::make(0),
+                        binary};
+  collective_actions after_loss;
+  middle.node_lost("n0", "its process is gone", after_loss);
+  copy = result;
+  BOOST_CHECK(!middle.result_arrived(2, copy, after_loss));
+  BOOST_CHECK_EQUAL(middle.calls_kept(), 0u);
+  BOOST_CHECK(after_loss.sends.empty());
 }
 
 BOOST_AUTO_TEST_CASE(
