@@ -14,15 +14,12 @@ namespace epochrt::python {
 
 namespace {
 
+// Whether `err` is one of `codes` (of one layer's enum), by is_error: the
+// one test of an error's category.
 template <class Enum>
-bool is_one_of(const caf::error& err, caf::atom_value category,
-               std::initializer_list<Enum> codes) {
-  // A host of the public API, which leaves in_category out: the same test,
-  // null-safe.
-  if (!err || err.category() != category)
-    return false;
+bool is_one_of(const caf::error& err, std::initializer_list<Enum> codes) {
   for (auto code : codes)
-    if (err.code() == static_cast<uint8_t>(code))
+    if (is_error(err, code))
       return true;
   return false;
 }
@@ -41,24 +38,23 @@ PyObject* class_of(error_kind kind) {
 error_kind classify(const caf::error& err, error_kind fallback) {
   if (is_error(err, actors_errc::stopped))
     return error_kind::stopped;
-  if (is_one_of(err, actors_category,
-                {actors_errc::node_lost, actors_errc::unreachable})
-      || is_one_of(err, runtime_category, {runtime_errc::peer_lost}))
+  if (is_one_of(err, {actors_errc::node_lost, actors_errc::unreachable})
+      || is_one_of(err, {runtime_errc::peer_lost}))
     return error_kind::node_lost;
-  if (is_one_of(err, runtime_category,
+  if (is_one_of(err,
                 {runtime_errc::unknown_op, runtime_errc::bad_argument,
                  runtime_errc::invalid_job, runtime_errc::unreadable_file,
                  runtime_errc::missing_blob})
-      || is_one_of(err, actors_category,
+      || is_one_of(err,
                    {actors_errc::unknown_node, actors_errc::invalid_argument,
                     actors_errc::not_initialized,
                     actors_errc::no_checkpoint_manager,
                     actors_errc::job_changed})
-      || is_one_of(err, persistence_category,
+      || is_one_of(err,
                    {persistence_errc::invalid_name,
                     persistence_errc::invalid_argument,
                     persistence_errc::not_committed, persistence_errc::locked})
-      || is_one_of(err, fault_category,
+      || is_one_of(err,
                    {fault_errc::invalid_plan, fault_errc::unreadable_plan}))
     return error_kind::bad_input;
   return fallback;
