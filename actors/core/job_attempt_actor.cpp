@@ -119,7 +119,10 @@ void enter(attempt_ptr self, attempt_phase phase, int64_t epoch = -1) {
   auto& st = self->state;
   st.phase = phase;
   st.phase_epoch = epoch;
-  detail::log(self->system()).debug("job attempt: {}", describe(phase, epoch));
+  // Worded only for a log that shows it: phases are entered every epoch.
+  auto& log = detail::log(self->system());
+  if (log.should_log(spdlog::level::debug))
+    log.debug("job attempt: {}", describe(phase, epoch));
 }
 
 // A lost node's error says which node and address; this adds what the job
