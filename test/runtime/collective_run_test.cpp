@@ -492,6 +492,16 @@ void random_orders(const scenario& s, uint32_t seed, size_t runs,
   }
 }
 
+// 16 processes, 20 participants (four processes with two), three calls of
+// 50 floats, two children a process in the tree.
+void spread_over_16_processes(scenario& s) {
+  s.process_of
+    = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 3, 7, 15, 0};
+  s.calls = 3;
+  s.floats = 50;
+  s.limits.tree_fanout = 2;
+}
+
 // Limits that cut a handful of floats into several chunks and hand every
 // reduction and copy out as work in several shares.
 collective_limits tiny_limits() {
@@ -763,11 +773,7 @@ BOOST_AUTO_TEST_CASE(a_small_all_reduce_over_many_processes_stays_on_the_tree) {
   // root hears from its 2 children only, and no process talks to more than
   // its parent and children.
   scenario s;
-  s.process_of
-    = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 3, 7, 15, 0};
-  s.calls = 3;
-  s.floats = 50;
-  s.limits.tree_fanout = 2;
+  spread_over_16_processes(s);
   random_orders(s, 17, 100, [&s](const world& w) {
     check_results(s, w);
     BOOST_CHECK_EQUAL(w.received_by(0), 2u * s.calls);
@@ -857,12 +863,8 @@ BOOST_AUTO_TEST_CASE(a_broadcast_over_many_processes_stays_on_the_tree) {
   // at most its two children.
   scenario s;
   s.kind = collective_kind::broadcast;
-  s.process_of
-    = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 3, 7, 15, 0};
+  spread_over_16_processes(s);
   s.root = 5;
-  s.calls = 3;
-  s.floats = 50;
-  s.limits.tree_fanout = 2;
   random_orders(s, 37, 100, [&s](const world& w) {
     check_results(s, w);
     for (uint32_t q = 0; q < 16; ++q)
@@ -992,11 +994,7 @@ BOOST_AUTO_TEST_CASE(a_larger_all_gather_goes_all_to_all_in_every_order) {
 BOOST_AUTO_TEST_CASE(a_small_all_gather_over_many_processes_stays_on_the_tree) {
   scenario s;
   s.kind = collective_kind::all_gather;
-  s.process_of
-    = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 3, 7, 15, 0};
-  s.calls = 3;
-  s.floats = 50;
-  s.limits.tree_fanout = 2;
+  spread_over_16_processes(s);
   random_orders(s, 53, 100, [&s](const world& w) {
     check_results(s, w);
     BOOST_CHECK_EQUAL(w.received_by(0), 2u * s.calls);
