@@ -292,17 +292,12 @@ bool collective_run::contribute(uint32_t p, uint64_t call,
   // duplicate: ignored, as one to a call still kept is (below).
   if (call < retired_below_)
     return false;
-  // A participant that ended before this call means it never ends.
-  caf::error never;
-  for (auto& [q, calls] : ended_after_)
-    if (calls <= call)
-      never = make_error(runtime_errc::exchange_failed,
-                         label(call) + " cannot complete: "
-                           + task_text(plan_.participants[q]) + " ended after "
-                           + std::to_string(calls) + " calls");
+  // A participant that ended before this call means it never ends; the
+  // other processes may not know.
+  auto never = never_completes(call);
   auto& c = calls_.try_emplace(call, size()).first->second;
   if (never) {
-    fail_call(c, never, out);
+    fail_call_everywhere(call, c, never, out);
     return fail_with(never);
   }
   if (c.failed)
@@ -379,6 +374,12 @@ collective_run::part_arrived(uint32_t from, exchange_part& msg,
   auto& c = calls_.try_emplace(msg.call, n).first->second;
   if (c.finished)
     return std::nullopt;
+  // This process may be the only one to know that a participant ended
+  // before the call (told_of_end).
+  if (auto never = never_completes(msg.call)) {
+    fail_call_everywhere(msg.call, c, never, out);
+    return std::nullopt;
+  }
   // Blobs for a subtree sent up already (a retry, a fault): nothing would
   // ever take them.
   if (gather && c.sent_up)
@@ -505,13 +506,48 @@ void collective_run::task_ended(uint32_t p, uint64_t calls, bool ok,
   ended_after_[p] = calls;
   for (auto& [call, c] : calls_)
     if (call >= calls && !c.finished)
-      fail_call(c,
-                make_error(runtime_errc::exchange_failed,
-                           label(call) + " cannot complete: "
-                             + task_text(plan_.participants[p])
-                             + (ok ? " ended" : " failed") + " after "
-                             + std::to_string(calls) + " calls"),
-                out);
+      fail_call_everywhere(
+        call, c,
+        make_error(runtime_errc::exchange_failed,
+                   label(call)
+                     + " cannot complete: " + task_text(plan_.participants[p])
+                     + (ok ? " ended" : " failed") + " after "
+                     + std::to_string(calls) + " calls"),
+        out);
+}
+
+std::vector<uint32_t> collective_run::told_of_end(uint32_t p) const {
+  std::vector<uint32_t> result;
+  if (!spans_processes_)
+    return result;
+  auto add = [&](uint32_t rank) {
+    auto process = process_of_[first_of_rank_[rank]];
+    if (process != process_of_[p]
+        && std::find(result.begin(), result.end(), process) == result.end())
+      result.push_back(process);
+  };
+  if (plan_.kind == collective_kind::broadcast
+      && plan_.participants[p].node == plan_.root) {
+    for (uint32_t rank = 0; rank < ranks_; ++rank)
+      add(rank);
+    return result;
+  }
+  for (auto rank = rank_of(p); place_of(rank) != 0;) {
+    rank = parent_of(rank);
+    add(rank);
+  }
+  return result;
+}
+
+caf::error collective_run::never_completes(uint64_t call) const {
+  caf::error never;
+  for (auto& [q, calls] : ended_after_)
+    if (calls <= call)
+      never = make_error(runtime_errc::exchange_failed,
+                         label(call) + " cannot complete: "
+                           + task_text(plan_.participants[q]) + " ended after "
+                           + std::to_string(calls) + " calls");
+  return never;
 }
 
 void collective_run::node_lost(const std::string& node, const std::string& why,

@@ -134,6 +134,17 @@ struct collective_actions {
 /// is cut otherwise than this process would cut it, when a participant
 /// ended before making it, or when a node of a participant is lost; every
 /// wait of a failed call fails, and so does a later contribution to it.
+///
+/// A participant's end is told to its own process and its tree ancestors
+/// only (`told_of_end`), and each of them fails everywhere a later call
+/// it comes to know of. Some process that knows comes to know of every
+/// call that waits for the ended participant q: a call waiting in the
+/// tree reaches the lowest common ancestor of q and the waiting process
+/// (no participant below it on that side ended, or that one's ancestor
+/// is lower); a larger all-reduce sends to q's own process (q owns
+/// chunks) or, cut in fewer chunks than participants, to rank 0 (owner
+/// of chunk 0, everyone's ancestor); a larger all-gather sends to every
+/// process; a broadcast's root tells every process of its end.
 /// Duplicates (a second contribution, part or result for the same call
 /// and chunk) and messages for calls finished here are ignored.
 ///
@@ -203,8 +214,20 @@ public:
   void chunk_reduced(uint64_t call, uint32_t chunk, collective_actions& out);
 
   /// Participant `p` ended (`ok`: succeeded) after `calls` calls: the
-  /// calls from `calls` on can never complete, and fail.
+  /// calls from `calls` on can never complete, and fail here and in every
+  /// other process. Told to its own process and to those of
+  /// `told_of_end(p)`; a process that knows of the end fails, everywhere,
+  /// any later call it comes to know of.
   void task_ended(uint32_t p, uint64_t calls, bool ok, collective_actions& out);
+
+  /// The other processes (numbered as `process_of`) that must learn that
+  /// local participant `p` ended, so that no call waits for it for ever:
+  /// the ancestors of its process in the tree rooted at `origin_`; every
+  /// process for a broadcast's root, whose blobs the others wait for and
+  /// who sends nothing else. Each of those sees every later call that
+  /// waits for `p` (see the class comment), not every process: a task's
+  /// end costs O(log m) messages, not m - 1.
+  std::vector<uint32_t> told_of_end(uint32_t p) const;
 
   /// `node` was lost (`why`): when a participant runs there, every call
   /// fails, as does every later one (`runtime_errc::peer_lost`).
@@ -303,6 +326,9 @@ private:
   void fail_call_everywhere(uint64_t call, call_state& c, const caf::error& err,
                             collective_actions& out);
   void retire_finished();
+  // Why call `call` can never complete (a participant ended before it),
+  // or no error.
+  caf::error never_completes(uint64_t call) const;
 
   uint64_t run_;
   collective_plan plan_;

@@ -507,8 +507,32 @@ void exchange_run::task_ended(const task_ref& task, bool ok,
     msg.collectives.push_back(name);
     msg.calls.push_back(n);
   }
-  for (auto& other : other_processes())
+  for (auto& other : told_of_end(task))
     send(out, other, caf::make_message(msg));
+}
+
+// Not every process: at 128 daemons one per task and process was 16,000
+// messages an epoch, most of them through the master's relay.
+std::vector<caf::actor> exchange_run::told_of_end(const task_ref& task) const {
+  std::vector<caf::actor> result;
+  auto add = [&](const caf::actor& endpoint) {
+    if (endpoint && endpoint != context_.endpoint
+        && std::find(result.begin(), result.end(), endpoint) == result.end())
+      result.push_back(endpoint);
+  };
+  for (auto& [name, cs] : collectives_)
+    if (auto p = cs.calls.index_of(task))
+      for (auto process : cs.calls.told_of_end(*p))
+        if (process > 0)
+          add(cs.others[process - 1]);
+  auto uses = [&](const std::vector<task_ref>& tasks) {
+    return std::find(tasks.begin(), tasks.end(), task) != tasks.end();
+  };
+  for (auto& ch : plan_.channels)
+    if (uses(ch.putters) || uses(ch.takers))
+      if (auto* endpoint = endpoint_of(ch.channel.node))
+        add(*endpoint);
+  return result;
 }
 
 // -- messages from other processes --------------------------------------------

@@ -147,7 +147,9 @@ public:
                      exchange_effects& out);
 
   /// Task `task` of this process ended after `calls` calls of each
-  /// collective it took part in; the other processes are told.
+  /// collective it took part in; the other processes that must know are
+  /// told: the nodes of the channels it used, and for each collective
+  /// those of collective_run::told_of_end.
   void task_ended(const task_ref& task, bool ok,
                   const std::map<std::string, uint64_t>& calls,
                   exchange_effects& out);
@@ -252,6 +254,7 @@ private:
                            bool put_or_close, exchange_effects& out);
   std::shared_ptr<exchange_wait> replying_wait(const caf::actor& to,
                                                uint64_t op) const;
+  std::vector<caf::actor> told_of_end(const task_ref& task) const;
   void end_task(const task_ref& task, bool ok,
                 const std::map<std::string, uint64_t>& calls,
                 exchange_effects& out);

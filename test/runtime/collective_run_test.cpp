@@ -97,9 +97,9 @@ struct scenario {
   bool duplicate_messages = false;
   // This participant's node is lost, at a moment the order picks.
   std::optional<uint32_t> lost;
-  // This participant's task ends before its first call, at a moment the
-  // order picks (every process hears of it).
-  std::optional<uint32_t> ends_early;
+  // These participants' tasks end before their first call, at a moment
+  // the order picks; their processes and those they tell hear of it.
+  std::vector<uint32_t> ends_early;
   // This participant gives a blob of another shape.
   std::optional<uint32_t> misshapen;
   // A broadcast's root: this participant's node (the only participant
@@ -164,8 +164,12 @@ public:
     for (uint32_t q = 0; q < processes_; ++q)
       runs_.emplace_back(1, plan_, s.process_of, q, recycler, s.limits);
     for (uint32_t p = 0; p < s.participants(); ++p) {
-      if (s.ends_early && *s.ends_early == p) {
-        for (uint32_t q = 0; q < processes_; ++q)
+      auto& ending = s.ends_early;
+      if (std::find(ending.begin(), ending.end(), p) != ending.end()) {
+        // Its process, and those it tells (as an exchange does).
+        auto own = s.process_of[p];
+        pending_.push_back(end_event{own, p});
+        for (auto q : runs_[own].told_of_end(p))
           pending_.push_back(end_event{q, p});
         continue;
       }
@@ -669,7 +673,7 @@ BOOST_AUTO_TEST_CASE(every_wait_fails_when_a_participant_ends_before_its_call) {
       scenario s;
       s.kind = kind;
       s.process_of = {0, 1, 2};
-      s.ends_early = 1;
+      s.ends_early = {1};
       every_order(s, [&s, kind = kind](const world& w) {
         for (uint32_t p : {0u, 2u}) {
           auto wait = w.wait_of(p, 0);
@@ -686,6 +690,79 @@ BOOST_AUTO_TEST_CASE(every_wait_fails_when_a_participant_ends_before_its_call) {
       });
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_task_end_is_told_to_the_ancestors_of_its_process_only) {
+  scenario s;
+  spread_over_16_processes(s);
+  world w{s};
+  // Two children a process: rank r's parent is (r - 1) / 2.
+  BOOST_CHECK(
+    (w.run_of(15).told_of_end(15) == std::vector<uint32_t>{7, 3, 1, 0}));
+  BOOST_CHECK((w.run_of(4).told_of_end(4) == std::vector<uint32_t>{1, 0}));
+  BOOST_CHECK(w.run_of(0).told_of_end(19).empty());
+  // A broadcast's root is waited for by everyone; another participant by
+  // the root's process and those between.
+  s.kind = collective_kind::broadcast;
+  s.root = 5;
+  world b{s};
+  auto everyone = b.run_of(5).told_of_end(5);
+  BOOST_CHECK_EQUAL(everyone.size(), 15u);
+  BOOST_CHECK((b.run_of(6).told_of_end(6) == std::vector<uint32_t>{5}));
+}
+
+BOOST_AUTO_TEST_CASE(
+  every_wait_fails_when_tasks_deep_in_the_tree_and_at_its_root_end) {
+  // Participants 0 and 19 (all of the root's), 9 (below 4 and 1) and 13
+  // (below 6 and 2), each alone in its process, end before their first
+  // call: no call reaches the root, and the others' calls fail because
+  // processes 4 and 6, told of the ends below them, fail them everywhere,
+  // however the events fall.
+  struct setting {
+    collective_kind kind;
+    size_t min_chunk_bytes;
+  };
+  for (auto [kind, chunk] :
+       {setting{collective_kind::all_reduce, size_t{64} << 10},
+        setting{collective_kind::all_reduce, 8},
+        setting{collective_kind::all_reduce, 80},
+        setting{collective_kind::all_gather, size_t{64} << 10},
+        setting{collective_kind::all_gather, 8},
+        setting{collective_kind::barrier, size_t{64} << 10}}) {
+    BOOST_TEST_CONTEXT(describe(kind) << ", chunks of " << chunk) {
+      scenario s;
+      spread_over_16_processes(s);
+      s.kind = kind;
+      s.calls = 1;
+      s.limits.min_chunk_bytes = chunk;
+      s.limits.piece_bytes = 8;
+      s.ends_early = {0, 19, 9, 13};
+      random_orders(s, 31, 40, [&s](const world& w) {
+        check_every_wait_ended(s, w, "ended after 0 calls");
+      });
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(
+  every_wait_fails_when_a_broadcast_root_ends_before_its_call) {
+  scenario s;
+  spread_over_16_processes(s);
+  s.kind = collective_kind::broadcast;
+  s.calls = 1;
+  s.root = 9;
+  s.ends_early = {9};
+  random_orders(s, 37, 40, [&s](const world& w) {
+    for (uint32_t p = 0; p < s.participants(); ++p)
+      if (p != 9) {
+        auto wait = w.wait_of(p, 0);
+        BOOST_REQUIRE(wait && wait->completed());
+        BOOST_CHECK_MESSAGE(
+          error_text(wait->outcome().error).find("ended after 0 calls")
+            != std::string::npos,
+          error_text(wait->outcome().error));
+      }
+  });
 }
 
 BOOST_AUTO_TEST_CASE(blobs_of_another_shape_fail_every_wait_in_every_order) {
