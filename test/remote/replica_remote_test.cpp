@@ -98,6 +98,23 @@ BOOST_AUTO_TEST_CASE(each_database_is_copied_to_the_next_nodes_daemon) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(
+  the_first_replicas_plus_one_daemons_keep_the_commit_record) {
+  three_daemons d;
+  auto args = d.run_args(epochrt::test::pipeline3, {"--replicas", "1"});
+  auto run = cli(args);
+  BOOST_REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  auto ckpt = args[3];
+  auto keeps = [&](int daemon) {
+    return fs::exists(d.daemons[daemon]->root() + ckpt + "/epochrt.metadata");
+  };
+  // Those of trainer_0 and trainer_1, in node order; not every daemon,
+  // which would cost the master n^2 bytes a commit.
+  BOOST_TEST(keeps(0));
+  BOOST_TEST(keeps(1));
+  BOOST_TEST(!keeps(2));
+}
+
 BOOST_AUTO_TEST_CASE(a_database_is_copied_while_its_node_makes_it_durable) {
   three_daemons d;
   // trainer_1's daemon is slow to make its database of epoch 2 durable.
