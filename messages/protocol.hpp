@@ -34,12 +34,21 @@ struct blob_value {
 /// `run`, unique among the runs of the sender: the group's channels and
 /// collectives live for that run. The sender ends the run on every node
 /// with `exchange_end` once the group is over.
+///
+/// `plan_key` (not 0 when there is a plan) is a digest of the plan. A
+/// node daemon keeps the last plan of each group it was sent whole, and
+/// the master's proxy of the daemon then sends the same plan again as its
+/// key alone (an empty plan): the plan names every node of the group, and
+/// sent with every run it cost the master n^2 bytes an epoch. A daemon
+/// that does not keep the plan a key names refuses the run
+/// (runtime_errc::exchange_failed); the proxy then sends the next one whole.
 struct run_tasks {
   std::string group;
   int64_t epoch = 0;
   std::vector<task_def> tasks;
   uint64_t run = 0;
   exchange_plan plan = {};
+  uint64_t plan_key = 0;
 };
 
 /// Node: stop every task still running (at its next op) and reply `unit`
@@ -233,7 +242,7 @@ struct read_checkpoint {
 // (message_fields.hpp).
 #define EPOCHRT_NODE_MESSAGES(X)                                           \
   X(blob_value, name, value)                                               \
-  X(run_tasks, group, epoch, tasks, run, plan)                             \
+  X(run_tasks, group, epoch, tasks, run, plan, plan_key)                   \
   X(cancel_tasks)                                                          \
   X(task_output, task, blob, value)                                        \
   X(op_timing, index, type, offset_us, duration_us)                        \

@@ -26,8 +26,9 @@ namespace epochrt {
 /// small all-reduce goes up and down a tree of the processes
 /// (runtime/collective_run.hpp), whose parts a process forwards for others.
 /// 4: a node saves only by begin_save and end_save (save_checkpoint is
-/// gone), which name the save by an id.
-constexpr uint32_t remote_protocol_version = 4;
+/// gone), which name the save by an id. 5: a daemon keeps each group's
+/// plan, which the master then sends as its key alone (run_tasks).
+constexpr uint32_t remote_protocol_version = 5;
 
 /// Master: "I want node `node` hosted here". `client_nonce` is fresh random
 /// bytes the daemon must answer over.

@@ -13,10 +13,13 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/binary_serializer.hpp>
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 #include <caf/send.hpp>
@@ -122,6 +125,18 @@ inline caf::error with_exchange_roles(caf::error err,
                             + peer.node + " in " + roles);
     }
   return err;
+}
+
+/// A digest of `plan`, never 0: equal for plans equal to the last peer's
+/// handle, so that a daemon that keeps a group's plan is sent its key only
+/// (run_tasks::plan_key). Costs one serialization of the plan a run.
+inline uint64_t plan_key_of(caf::actor_system& sys, const exchange_plan& plan) {
+  std::vector<char> bytes;
+  caf::binary_serializer sink{sys, bytes};
+  if (auto err = sink(const_cast<exchange_plan&>(plan)))
+    return 0; // not kept: sent whole every run
+  auto key = std::hash<std::string_view>{}({bytes.data(), bytes.size()});
+  return key == 0 ? 1 : key;
 }
 
 /// A group's gather in flight; null when the group settled at once.
@@ -232,6 +247,7 @@ group_gather run_group(Self* self, const node_map& nodes,
     }
     msg.plan.relay = setup->relay;
     msg.run = new_run_id();
+    msg.plan_key = plan_key_of(self->system(), msg.plan);
   }
   if (targets.empty()) {
     done(tasks_done{});
@@ -292,8 +308,8 @@ group_gather run_group(Self* self, const node_map& nodes,
     // Called in target order: the i-th call is for lists[i].
     [&msg, &lists, next = size_t{0}](const gather_target<node_actor>&) mutable {
       auto& tasks = lists[next++];
-      return run_tasks{msg.group, msg.epoch, std::move(tasks), msg.run,
-                       msg.plan};
+      return run_tasks{msg.group, msg.epoch, std::move(tasks),
+                       msg.run,   msg.plan,  msg.plan_key};
     },
     [site](const std::string& node, caf::error err) {
       return group_node_failure(site, node, std::move(err));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <caf/abstract_actor.hpp>
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/mailbox_element.hpp>
@@ -158,6 +159,17 @@ void exchange_routes::forget(const std::vector<exchange_peer>& peers,
   }
 }
 
+// CAF 0.17 kills every proxy of a process once its last direct connection
+// to it closes, and a message enqueued to a killed proxy vanishes. A plan a
+// daemon keeps across runs (run_tasks::plan_key) may hold such a proxy
+// after a link of its own closed and opened again; through the relay it
+// still arrives, since the relay resolves the handle anew.
+bool exchange_routes::is_purged(const caf::actor& to) {
+  auto* actor = caf::actor_cast<caf::abstract_actor*>(to);
+  return actor != nullptr
+    && actor->getf(caf::abstract_actor::is_cleaned_up_flag);
+}
+
 void exchange_routes::deliver(const caf::actor& to, caf::message msg) {
   if (!to)
     return;
@@ -170,7 +182,7 @@ void exchange_routes::deliver(const caf::actor& to, caf::message msg) {
       if (data)
         partners_.insert(addr);
       if (direct_endpoints_.count(addr) == 0
-          || direct_nodes_.count(to.node()) == 0)
+          || direct_nodes_.count(to.node()) == 0 || is_purged(to))
         relay = i->second;
     }
   }

@@ -164,6 +164,8 @@ private:
   void link_up(const caf::node_id& node, const caf::actor& peer,
                const std::string& address);
   void link_down(const caf::node_id& node, const std::string& address);
+  // Whether `to` is a proxy CAF killed with its process's last connection.
+  static bool is_purged(const caf::actor& to);
   // Sends what the window released, in order.
   void send_relayed(
     std::vector<send_window<relayed_to, caf::message>::send> released)

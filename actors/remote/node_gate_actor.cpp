@@ -77,7 +77,32 @@ struct gate_state {
   bool lost = false;
   uint64_t next_deferred = 0;
   std::map<uint64_t, std::function<void()>> deferred;
+  // By group, the last plan sent whole and its key (run_tasks::plan_key).
+  // One per group name the master ran here: a job has a handful, and the
+  // gate lives as long as the master's connection. Never evicted, so that
+  // the master's proxy knows what is kept without being told.
+  std::map<std::string, std::pair<uint64_t, exchange_plan>> plans;
 };
+
+// Keeps the plan of `msg`, or puts the kept one back where only its key
+// came. An error when the key names no plan kept here: the master's proxy
+// forgets what it thought kept, and sends the next run's plan whole.
+caf::error keep_or_restore_plan(gate_state& g, run_tasks& msg) {
+  if (msg.plan_key == 0)
+    return {};
+  if (!msg.plan.empty()) {
+    g.plans[msg.group] = {msg.plan_key, msg.plan};
+    return {};
+  }
+  auto i = g.plans.find(msg.group);
+  if (i == g.plans.end() || i->second.first != msg.plan_key)
+    return make_error(runtime_errc::exchange_failed,
+                      "the plan of the " + msg.group
+                        + " group is not kept on this daemon (it is sent "
+                          "whole with the next run)");
+  msg.plan = i->second.second;
+  return {};
+}
 
 // False when `key` was seen before; remembers it otherwise.
 bool remember(gate_state& g, const request_key& key) {
@@ -343,6 +368,10 @@ caf::behavior gate_behavior(caf::event_based_actor* self,
       auto rp = self->make_response_promise();
       if (refused) {
         rp.deliver(std::move(refused));
+        return;
+      }
+      if (auto err = keep_or_restore_plan(*g, msg)) {
+        rp.deliver(std::move(err));
         return;
       }
       auto id = ++*next_id;

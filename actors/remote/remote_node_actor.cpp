@@ -68,7 +68,21 @@ struct proxy_state {
   std::chrono::milliseconds silence_limit{0};
   uint64_t next_deferred = 0;
   std::map<uint64_t, std::function<void()>> deferred;
+  // By group, the key of the plan the daemon keeps (run_tasks::plan_key)
+  // and the runs sent with the key alone since it was sent whole. Any
+  // error forgets them all: the daemon may not have kept what was sent.
+  struct kept_plan {
+    uint64_t key = 0;
+    uint32_t runs = 0;
+  };
+  std::map<std::string, kept_plan> kept_plans;
 };
+
+// A kept plan is sent whole again after this many runs: a plan whose
+// handles to other daemons CAF purged when a link closed still works (the
+// daemon sends through the relay then, exchange_routes), but goes direct
+// again only once it comes anew.
+constexpr uint32_t plan_resent_after_runs = 64;
 
 // What the proxy takes: a node's and a persistence actor's requests, and
 // what it sends itself (the handshake, from connect_remote_node; the
@@ -103,6 +117,8 @@ caf::error translate(const proxy_state& st, caf::error err,
 
 template <class Reply>
 void finish(proxy_ptr self, uint64_t id, Reply reply) {
+  if constexpr (std::is_same_v<Reply, caf::error>)
+    self->state.kept_plans.clear();
   auto& pending = *self->state.pending;
   auto i = pending.find(id);
   if (i == pending.end())
@@ -110,6 +126,19 @@ void finish(proxy_ptr self, uint64_t id, Reply reply) {
   auto rp = std::move(i->second);
   pending.erase(i);
   rp.deliver(std::move(reply));
+}
+
+// The plan of `msg` as its key alone when the daemon keeps it.
+void strip_kept_plan(proxy_state& st, run_tasks& msg) {
+  if (msg.plan_key == 0 || msg.plan.empty())
+    return;
+  auto& kept = st.kept_plans[msg.group];
+  if (kept.key == msg.plan_key && kept.runs < plan_resent_after_runs) {
+    ++kept.runs;
+    msg.plan = {};
+    return;
+  }
+  kept = {msg.plan_key, 0};
 }
 
 void connection_lost(proxy_ptr self, const caf::error& reason) {
@@ -467,6 +496,7 @@ proxy_actor::behavior_type proxy(proxy_ptr self, remote_node_config cfg,
       fn();
     },
     [self, t](run_tasks& msg) -> caf::result<tasks_done> {
+      strip_kept_plan(self->state, msg);
       return forward<tasks_done>(self, "run_tasks", std::move(msg),
                                  t.group_timeout);
     },

@@ -66,7 +66,23 @@ struct client_fixture {
     if (!connected)
       return std::move(connected.error());
     proxies.push_back(connected->proxy);
+    exchange = connected->exchange;
     return connected->proxy;
+  }
+
+  // The daemon's exchange, once attached.
+  caf::actor exchange;
+
+  // A plan that gives node n1 its exchange and hosts channel `channel` on
+  // node `channel_node` (valid only when that is n1).
+  exchange_plan plan_with(const std::string& channel,
+                          const std::string& channel_node) {
+    exchange_plan plan;
+    plan.peers.push_back(exchange_peer{"n1", exchange, "", 0});
+    channel_plan ch;
+    ch.channel = channel_def{channel, channel_node, 1, {"x"}};
+    plan.channels.push_back(ch);
+    return plan;
   }
 
   template <class Reply, class Request>
@@ -174,6 +190,38 @@ BOOST_AUTO_TEST_CASE(an_unknown_op_is_refused_before_anything_runs) {
   // The op before it did not run either.
   BOOST_TEST(
     !static_cast<bool>(ask<blob_values>(*node, fetch_blobs{{"made"}})));
+  BOOST_TEST(still_serving(*node));
+}
+
+BOOST_AUTO_TEST_CASE(a_groups_plan_crosses_once_and_then_goes_as_its_key) {
+  auto node = attach("n1");
+  BOOST_REQUIRE(node);
+  op_def fill;
+  fill.type = "CreateCounter";
+  fill.outputs = {"made"};
+  auto run = [&](uint64_t id, exchange_plan plan, uint64_t key) {
+    auto msg = tasks_with(fill);
+    msg.run = id;
+    msg.plan = std::move(plan);
+    msg.plan_key = key;
+    return ask<tasks_done>(*node, msg);
+  };
+  // A plan naming a node without an exchange is refused when it crosses.
+  auto refused = run(1, plan_with("c", "n9"), 7);
+  BOOST_REQUIRE(!refused);
+  BOOST_TEST(says(refused.error(), "no exchange"), error_text(refused.error()));
+  auto first = run(2, plan_with("c", "n1"), 8);
+  BOOST_REQUIRE_MESSAGE(first, (first ? "" : error_text(first.error())));
+  // The same key again: the proxy sends the key alone, and the daemon runs
+  // the plan it kept; the bad plan beside the key never crosses.
+  auto again = run(3, plan_with("c", "n9"), 8);
+  BOOST_REQUIRE_MESSAGE(again, (again ? "" : error_text(again.error())));
+  // A key the daemon keeps no plan for is refused, saying so.
+  auto unknown = run(4, {}, 9);
+  BOOST_REQUIRE(!unknown);
+  BOOST_TEST(is_error(unknown.error(), runtime_errc::exchange_failed));
+  BOOST_TEST(says(unknown.error(), "not kept on this daemon"),
+             error_text(unknown.error()));
   BOOST_TEST(still_serving(*node));
 }
 
