@@ -12,8 +12,11 @@ For each N of --nodes it starts N fresh `epochrt node` daemons on
 job with its N nodes in one process. Prints one line per N and mode, each
 figure the median of --runs runs:
 
-- epoch_ms, commit_ms: per epoch, from --stats-json, the first epoch left
-  out (the daemons open their connections to each other in it);
+- epoch_ms, commit_ms: per epoch, from --stats-json, the first --warmup
+  epochs (1) left out: the daemons open their connections to each other
+  in them, at most 4 at a time each, so that over 64 daemons and more
+  data goes through the master for a few epochs; --epochs 20 --warmup 8
+  gives the steady state;
 - master_cpu_ms: the master's (`epochrt run`) user+system CPU per epoch;
 - master_segs, master_kib: TCP data segments and KiB the master sends per
   epoch over all its connections (from `ss`; with TCP_NODELAY, one small
@@ -204,7 +207,7 @@ def sample_master(master, stats, samples, remote, timeout, n, kill=None):
 
 
 def run_job(epochrt, n, epochs, root, addresses, replicas, timeout,
-            spare=None, kill=None):
+            spare=None, kill=None, warmup=1):
     """One run: its per-epoch figures, or raises with the master's error.
     With `spare` and `kill` (see sample_master), the run survives one lost
     node and its recovery_ms is among the figures."""
@@ -240,7 +243,7 @@ def run_job(epochrt, n, epochs, root, addresses, replicas, timeout,
                 f"{n} nodes: the run failed: {err.read()[-2000:]}")
     recovered = [x for x in all_lines(stats) if x.get("type") == "recovered"]
     # Epochs a recovery cut short have lines without figures.
-    lines = [x for x in epoch_lines(stats)[1:]
+    lines = [x for x in epoch_lines(stats)[warmup:]
              if x.get("epoch_us") is not None
              and x.get("commit_us") is not None]
     figures = {
@@ -252,9 +255,10 @@ def run_job(epochrt, n, epochs, root, addresses, replicas, timeout,
             raise RuntimeError(f"{n} nodes: no recovery after the kill")
         figures["recovery_ms"] = recovered[0]["recovery_us"] / 1e3
         return figures  # the master's figures straddle the recovery
-    # From the end of the first epoch to the end of the one before last:
-    # the last epoch's line comes as the master closes its connections.
+    # From the end of the warm-up to the end of the epoch before last: the
+    # last epoch's line comes as the master closes its connections.
     kept = sorted(samples)[:-1]
+    kept = [e for e in kept if kept and e >= kept[0] + warmup - 1]
     if len(kept) >= 2:
         first, last = kept[0], kept[-1]
         a, b = samples[first], samples[last]
@@ -302,6 +306,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--warmup", type=int, default=1,
+                    help="epochs left out at the start (links open in them)")
     args = ap.parse_args()
     if shutil.which("ss") is None:
         sys.exit("scale_bench: needs `ss` (Debian's iproute2)")
@@ -315,7 +321,8 @@ def main():
                     with Daemons(args.epochrt, n, root) as daemons:
                         runs.append(run_job(args.epochrt, n, args.epochs,
                                             root, daemons.addresses,
-                                            replicas, args.timeout))
+                                            replicas, args.timeout,
+                                            warmup=args.warmup))
                         daemon_runs.append(daemon_figures(daemons))
             table[(n, mode)] = {**median_of(runs), **median_of(daemon_runs)}
         runs = []
