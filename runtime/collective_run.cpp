@@ -503,7 +503,7 @@ void collective_run::chunk_reduced(uint64_t call, uint32_t chunk,
 
 void collective_run::task_ended(uint32_t p, uint64_t calls, bool ok,
                                 collective_actions& out) {
-  ended_after_[p] = calls;
+  ended_after_[p] = {calls, ok};
   for (auto& [call, c] : calls_)
     if (call >= calls && !c.finished)
       fail_call_everywhere(
@@ -541,12 +541,13 @@ std::vector<uint32_t> collective_run::told_of_end(uint32_t p) const {
 
 caf::error collective_run::never_completes(uint64_t call) const {
   caf::error never;
-  for (auto& [q, calls] : ended_after_)
-    if (calls <= call)
+  for (auto& [q, end] : ended_after_)
+    if (end.first <= call)
       never = make_error(runtime_errc::exchange_failed,
                          label(call) + " cannot complete: "
-                           + task_text(plan_.participants[q]) + " ended after "
-                           + std::to_string(calls) + " calls");
+                           + task_text(plan_.participants[q])
+                           + (end.second ? " ended" : " failed") + " after "
+                           + std::to_string(end.first) + " calls");
   return never;
 }
 

@@ -350,8 +350,9 @@ private:
   // Calls below this one finished well here and are forgotten: what comes
   // for them now is a duplicate.
   uint64_t retired_below_ = 0;
-  // Participants whose task ended, with the calls they had made.
-  std::map<uint32_t, uint64_t> ended_after_;
+  // Participants whose task ended, with the calls they had made and
+  // whether it succeeded (for the error's words).
+  std::map<uint32_t, std::pair<uint64_t, bool>> ended_after_;
   // Set once a node of a participant is lost: every call fails.
   caf::error lost_;
 };

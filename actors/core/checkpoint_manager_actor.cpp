@@ -136,11 +136,20 @@ std::vector<node_ref> record_keepers(const std::vector<node_ref>& nodes,
 
 void share_record(manager_self self, std::function<void()> done) {
   auto& st = self->state;
-  auto daemons = record_keepers(st.nodes, st.replicas);
-  if (st.replicas == 0 || daemons.empty()) {
+  auto keepers = record_keepers(st.nodes, st.replicas);
+  if (st.replicas == 0 || keepers.empty()) {
     done();
     return;
   }
+  std::vector<std::string> keeper_addresses;
+  for (auto& node : keepers)
+    keeper_addresses.push_back(node.address);
+  // A daemon that kept the record of an earlier run (other keepers then, or
+  // a run --from-scratch since) would otherwise keep it for ever, and a
+  // master that lost its directory could adopt that stale record: every
+  // other daemon is told once, with a record of no epochs, to forget it.
+  bool tell_others = keeper_addresses != st.record_keepers;
+  auto daemons = tell_others ? one_per_daemon(st.nodes) : keepers;
   auto record = st.metadata->read();
   if (!record || !*record) {
     if (!record)
@@ -150,16 +159,26 @@ void share_record(manager_self self, std::function<void()> done) {
     done();
     return;
   }
+  auto forgotten = **record;
+  forgotten.committed_epochs.clear();
+  forgotten.last_stats.clear();
+  forgotten.final_epoch = -1;
   fan_out<caf::unit_t>(
     self, daemons, st.timeout, {"commit record", -1},
-    [record = std::move(**record), dir = st.db_prefix](const node_ref& node) {
-      return keep_commit_record{node.name, dir, record};
+    [record = std::move(**record), forgotten = std::move(forgotten),
+     keepers = keeper_addresses, dir = st.db_prefix](const node_ref& node) {
+      bool keeper = std::find(keepers.begin(), keepers.end(), node.address)
+        != keepers.end();
+      return keep_commit_record{node.name, dir, keeper ? record : forgotten};
     },
-    [self, done](caf::expected<std::vector<caf::unit_t>> kept) {
+    [self, done, keeper_addresses,
+     tell_others](caf::expected<std::vector<caf::unit_t>> kept) {
       if (!kept)
         detail::log(self->system())
           .warn("not every node daemon keeps the commit record: {}",
                 error_text(kept.error()));
+      else if (tell_others)
+        self->state.record_keepers = keeper_addresses;
       done();
     });
 }

@@ -48,6 +48,9 @@ struct manager_state {
   std::vector<int64_t> flush_epochs;                // their last_epoch
   // Epochs whose commit failed because a node was lost, until saved again.
   std::map<int64_t, caf::error> lost_commits;
+  // The daemons (addresses) that keep the commit record, once every other
+  // daemon of the job was told to forget the one it kept (share_record).
+  std::vector<std::string> record_keepers;
   uint64_t last_save_id = 0;          // write_checkpoints' transactions
   std::shared_ptr<job_events> events; // checkpoint_policy::events
 };

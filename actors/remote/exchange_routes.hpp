@@ -188,7 +188,7 @@ private:
   // Other daemons' exchanges this one sent data to or received data from
   // (channel requests and replies, collective parts and results), through
   // the relay or not: the only ones it connects to. Runs' other messages
-  // (a task's end, probes) go to every process and do not count.
+  // (a task's end, probes) do not count.
   std::set<caf::actor_addr> partners_ EPOCHRT_GUARDED_BY(mtx_);
   // Processes this one has a connection of its own to, the daemons'
   // exchanges reached over one instead of the relay, and the addresses

@@ -68,14 +68,19 @@ struct proxy_state {
   std::chrono::milliseconds silence_limit{0};
   uint64_t next_deferred = 0;
   std::map<uint64_t, std::function<void()>> deferred;
-  // By group, the key of the plan the daemon keeps (run_tasks::plan_key)
-  // and the runs sent with the key alone since it was sent whole. Any
-  // error forgets them all: the daemon may not have kept what was sent.
+  // By group, the key of the plan the daemon keeps (run_tasks::plan_key),
+  // whether a run sent with it whole has succeeded (only then is the plan
+  // surely kept, and no run sent whole may still be on its way, which one
+  // sent as a key could overtake), and the runs sent with the key alone
+  // since. Any error forgets them all.
   struct kept_plan {
     uint64_t key = 0;
+    bool confirmed = false;
     uint32_t runs = 0;
   };
   std::map<std::string, kept_plan> kept_plans;
+  // Requests that carry a plan whole: their group and key.
+  std::map<uint64_t, std::pair<std::string, uint64_t>> whole_plans;
 };
 
 // A kept plan is sent whole again after this many runs: a plan whose
@@ -117,8 +122,15 @@ caf::error translate(const proxy_state& st, caf::error err,
 
 template <class Reply>
 void finish(proxy_ptr self, uint64_t id, Reply reply) {
-  if constexpr (std::is_same_v<Reply, caf::error>)
-    self->state.kept_plans.clear();
+  auto& st = self->state;
+  if constexpr (std::is_same_v<Reply, caf::error>) {
+    st.kept_plans.clear();
+  } else if (auto i = st.whole_plans.find(id); i != st.whole_plans.end()) {
+    auto& kept = st.kept_plans[i->second.first];
+    if (kept.key == i->second.second)
+      kept.confirmed = true;
+  }
+  st.whole_plans.erase(id);
   auto& pending = *self->state.pending;
   auto i = pending.find(id);
   if (i == pending.end())
@@ -128,17 +140,20 @@ void finish(proxy_ptr self, uint64_t id, Reply reply) {
   rp.deliver(std::move(reply));
 }
 
-// The plan of `msg` as its key alone when the daemon keeps it.
-void strip_kept_plan(proxy_state& st, run_tasks& msg) {
+// The plan of `msg` as its key alone when the daemon surely keeps it.
+// Returns whether `msg` carries a plan whole that the daemon will keep.
+bool strip_kept_plan(proxy_state& st, run_tasks& msg) {
   if (msg.plan_key == 0 || msg.plan.empty())
-    return;
+    return false;
   auto& kept = st.kept_plans[msg.group];
-  if (kept.key == msg.plan_key && kept.runs < plan_resent_after_runs) {
+  if (kept.key == msg.plan_key && kept.confirmed
+      && kept.runs < plan_resent_after_runs) {
     ++kept.runs;
     msg.plan = {};
-    return;
+    return false;
   }
-  kept = {msg.plan_key, 0};
+  kept = {msg.plan_key, false, 0};
+  return true;
 }
 
 void connection_lost(proxy_ptr self, const caf::error& reason) {
@@ -496,9 +511,15 @@ proxy_actor::behavior_type proxy(proxy_ptr self, remote_node_config cfg,
       fn();
     },
     [self, t](run_tasks& msg) -> caf::result<tasks_done> {
-      strip_kept_plan(self->state, msg);
-      return forward<tasks_done>(self, "run_tasks", std::move(msg),
-                                 t.group_timeout);
+      auto& st = self->state;
+      auto id = st.next_id; // forward's, if it sends
+      if (strip_kept_plan(st, msg))
+        st.whole_plans[id] = {msg.group, msg.plan_key};
+      auto rp = forward<tasks_done>(self, "run_tasks", std::move(msg),
+                                    t.group_timeout);
+      if (st.next_id == id)
+        st.whole_plans.erase(id); // refused before it was sent
+      return rp;
     },
     [self, t](exchange_end& msg) -> caf::result<exchange_report> {
       return forward<exchange_report>(self, "exchange_end", std::move(msg),
