@@ -159,10 +159,13 @@ void share_record(manager_self self, std::function<void()> done) {
     done();
     return;
   }
-  auto forgotten = **record;
-  forgotten.committed_epochs.clear();
-  forgotten.last_stats.clear();
-  forgotten.final_epoch = -1;
+  checkpoint_metadata forgotten;
+  if (tell_others) {
+    forgotten = **record;
+    forgotten.committed_epochs.clear();
+    forgotten.last_stats.clear();
+    forgotten.final_epoch = -1;
+  }
   fan_out<caf::unit_t>(
     self, daemons, st.timeout, {"commit record", -1},
     [record = std::move(**record), forgotten = std::move(forgotten),

@@ -127,14 +127,15 @@ inline caf::error with_exchange_roles(caf::error err,
   return err;
 }
 
-/// A digest of `plan`, never 0: equal for plans equal to the last peer's
-/// handle, so that a daemon that keeps a group's plan is sent its key only
+/// A digest of `plan` (its handles included), never 0; 0 when it cannot be
+/// serialized, and the plan then goes whole with every run. A daemon that
+/// keeps a group's plan under this key is sent the key alone
 /// (run_tasks::plan_key). Costs one serialization of the plan a run.
 inline uint64_t plan_key_of(caf::actor_system& sys, const exchange_plan& plan) {
   std::vector<char> bytes;
   caf::binary_serializer sink{sys, bytes};
   if (auto err = sink(const_cast<exchange_plan&>(plan)))
-    return 0; // not kept: sent whole every run
+    return 0;
   auto key = std::hash<std::string_view>{}({bytes.data(), bytes.size()});
   return key == 0 ? 1 : key;
 }
