@@ -506,14 +506,7 @@ void collective_run::task_ended(uint32_t p, uint64_t calls, bool ok,
   ended_after_[p] = {calls, ok};
   for (auto& [call, c] : calls_)
     if (call >= calls && !c.finished)
-      fail_call_everywhere(
-        call, c,
-        make_error(runtime_errc::exchange_failed,
-                   label(call)
-                     + " cannot complete: " + task_text(plan_.participants[p])
-                     + (ok ? " ended" : " failed") + " after "
-                     + std::to_string(calls) + " calls"),
-        out);
+      fail_call_everywhere(call, c, ended_before(call, p), out);
 }
 
 std::vector<uint32_t> collective_run::told_of_end(uint32_t p) const {
@@ -539,15 +532,20 @@ std::vector<uint32_t> collective_run::told_of_end(uint32_t p) const {
   return result;
 }
 
+caf::error collective_run::ended_before(uint64_t call, uint32_t q) const {
+  auto& [calls, ok] = ended_after_.at(q);
+  return make_error(runtime_errc::exchange_failed,
+                    label(call)
+                      + " cannot complete: " + task_text(plan_.participants[q])
+                      + (ok ? " ended" : " failed") + " after "
+                      + std::to_string(calls) + " calls");
+}
+
 caf::error collective_run::never_completes(uint64_t call) const {
   caf::error never;
   for (auto& [q, end] : ended_after_)
     if (end.first <= call)
-      never = make_error(runtime_errc::exchange_failed,
-                         label(call) + " cannot complete: "
-                           + task_text(plan_.participants[q])
-                           + (end.second ? " ended" : " failed") + " after "
-                           + std::to_string(end.first) + " calls");
+      never = ended_before(call, q);
   return never;
 }
 

@@ -329,6 +329,9 @@ private:
   // Why call `call` can never complete (a participant ended before it),
   // or no error.
   caf::error never_completes(uint64_t call) const;
+  // Why call `call` cannot complete: participant `q` (in ended_after_)
+  // ended before it.
+  caf::error ended_before(uint64_t call, uint32_t q) const;
 
   uint64_t run_;
   collective_plan plan_;
