@@ -4,6 +4,11 @@
 #include <cmath>
 #include <numeric>
 
+#include <caf/binary_deserializer.hpp>
+#include <caf/deserializer.hpp>
+#include <caf/error.hpp>
+#include <caf/sec.hpp>
+
 namespace epochrt {
 
 namespace {
@@ -181,5 +186,28 @@ std::string format_values(const tensor& x) {
   }
   return out;
 }
+
+namespace detail {
+
+caf::error read_tensor_bytes(caf::deserializer& f, std::vector<char>& data) {
+  size_t count = 0;
+  if (auto err = f.begin_sequence(count))
+    return err;
+  if (auto* in = dynamic_cast<caf::binary_deserializer*>(&f)) {
+    if (count > in->remaining())
+      return caf::make_error(caf::sec::end_of_stream);
+    auto* first = reinterpret_cast<const char*>(in->remainder().data());
+    data.assign(first, first + count);
+    in->skip(count);
+  } else {
+    data.resize(count);
+    if (count > 0)
+      if (auto err = f.apply_raw(count, data.data()))
+        return err;
+  }
+  return f.end_sequence();
+}
+
+} // namespace detail
 
 } // namespace epochrt

@@ -8,6 +8,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <caf/fwd.hpp>
+
 #include <epochrt/messages/message_fields.hpp>
 
 namespace epochrt {
@@ -121,9 +123,40 @@ std::string format_shape(const std::vector<int64_t>& shape);
 std::string format_values(const tensor& x);
 
 // Every message type of this header and its fields, in wire order
-// (message_fields.hpp).
+// (message_fields.hpp). A tensor's `inspect` is written out below.
 #define EPOCHRT_TENSOR_MESSAGES(X) X(tensor, type, shape, data, strings)
 
-EPOCHRT_TENSOR_MESSAGES(EPOCHRT_DEFINE_MESSAGE)
+EPOCHRT_TENSOR_MESSAGES(EPOCHRT_DEFINE_MESSAGE_FIELDS)
+
+namespace detail {
+
+/// A tensor's bytes, on the wire as CAF writes any std::vector<char>: their
+/// count, then the bytes.
+struct tensor_bytes {
+  std::vector<char>* data;
+};
+
+/// Reads a tensor's bytes. From a caf::binary_deserializer (every message
+/// between processes) they are copied once, straight from the input: not
+/// zero-filled first, as CAF's own reading of a vector does, and a count
+/// larger than the input left is refused before anything is allocated.
+caf::error read_tensor_bytes(caf::deserializer& f, std::vector<char>& data);
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, tensor_bytes& x) {
+  if constexpr (std::is_base_of_v<caf::deserializer, Inspector>)
+    return read_tensor_bytes(f, *x.data);
+  else
+    return f(*x.data);
+}
+
+} // namespace detail
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, tensor& x) {
+  detail::tensor_bytes bytes{&x.data};
+  return f(caf::meta::type_name(message_fields<tensor>::name), x.type, x.shape,
+           bytes, x.strings);
+}
 
 } // namespace epochrt

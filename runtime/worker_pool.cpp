@@ -55,9 +55,12 @@ private:
 
 } // namespace
 
+std::unique_ptr<worker_pool::job> worker_pool::make_job(work fn) {
+  return std::unique_ptr<job>{new function_job(std::move(fn))};
+}
+
 bool worker_pool::submit(work fn) {
-  std::unique_ptr<job> j{new function_job(std::move(fn))};
-  return submit(std::move(j));
+  return submit(make_job(std::move(fn)));
 }
 
 bool worker_pool::submit(std::unique_ptr<job>&& j) {

@@ -67,6 +67,10 @@ public:
   worker_pool(const worker_pool&) = delete;
   worker_pool& operator=(const worker_pool&) = delete;
 
+  /// `fn` as a job, for a caller that must keep the work when the pool
+  /// refuses it (`submit(std::unique_ptr<job>&&)`).
+  static std::unique_ptr<job> make_job(work fn);
+
   /// Queues `fn`, wrapped in a job. Returns false after `stop()`: `fn` is
   /// then destroyed without running.
   bool submit(work fn);

@@ -36,6 +36,11 @@ caf::error configure_network(caf::actor_system_config& cfg,
           caf::timespan{options.heartbeat_interval});
   cfg.set("middleman.connection-timeout",
           caf::timespan{options.connection_timeout});
+  // Each message is read where it arrives, on the multiplexer's thread. A
+  // BASP worker would first copy its whole payload (a collective's piece
+  // of a MiB) to read it on another thread: a copy more of every byte
+  // received, for a read that costs no more than that copy.
+  cfg.set("middleman.workers", size_t{0});
   // Our processes talk to each other only: a peer of another application
   // is refused at the handshake.
   cfg.set("middleman.app-identifiers", std::vector<std::string>{"epochrt-1"});

@@ -194,9 +194,12 @@ void exchange_hub::flush(exchange_effects& later) {
     here = std::move(later.jobs.back());
     later.jobs.pop_back();
   }
-  for (auto& job : later.jobs)
-    if (!pool_ || !pool_->submit(job))
-      job(); // no pool (stopped): the work is short enough to do here
+  for (auto& fn : later.jobs) {
+    // Moved, never copied: a job may own a chunk's bytes.
+    auto job = worker_pool::make_job(std::move(fn));
+    if (!pool_ || !pool_->submit(std::move(job)))
+      job->run(); // no pool (stopped): the work is short enough to do here
+  }
   later.jobs.clear();
   complete_all(later.done);
   if (here)

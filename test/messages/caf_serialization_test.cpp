@@ -1,6 +1,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <typeinfo>
 
@@ -14,6 +16,9 @@
 #include <caf/deep_to_string.hpp>
 #include <caf/make_message.hpp>
 #include <caf/message.hpp>
+#include <caf/stream_deserializer.hpp>
+#include <caf/stream_serializer.hpp>
+#include <caf/streambuf.hpp>
 
 #include "test/messages/member_count.hpp"
 #include "test/messages/message_samples.hpp"
@@ -104,6 +109,70 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(every_member_of_a_message_is_listed, T,
              message_fields<T>::name << " has " << member_count<T>()
                                      << " members, its list "
                                      << message_fields<T>::count);
+}
+
+// A tensor's bytes are read by hand (tensor.hpp): on the wire they must
+// stay exactly what CAF writes for a std::vector<char>.
+BOOST_AUTO_TEST_CASE(a_tensor_goes_on_the_wire_as_its_fields_would) {
+  auto x = make_tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  std::vector<char> as_tensor;
+  std::vector<char> as_fields;
+  caf::binary_serializer tensor_sink{sys, as_tensor};
+  caf::binary_serializer fields_sink{sys, as_fields};
+  BOOST_REQUIRE(!tensor_sink(x));
+  BOOST_REQUIRE(!fields_sink(x.type, x.shape, x.data, x.strings));
+  BOOST_TEST(as_tensor == as_fields);
+}
+
+BOOST_AUTO_TEST_CASE(a_tensor_read_from_a_binary_deserializer_has_its_bytes) {
+  auto x = make_tensor<double>({3}, {0.5, -1.25, 1e300});
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  BOOST_REQUIRE(!sink(x));
+  tensor out = make_tensor<float>({1}, {7}); // bytes to be replaced
+  caf::binary_deserializer source{sys, buf};
+  BOOST_REQUIRE(!source(out));
+  BOOST_TEST(source.remaining() == 0u);
+  BOOST_TEST((out.type == x.type));
+  BOOST_TEST(out.shape == x.shape);
+  BOOST_TEST(out.data == x.data);
+}
+
+// Any other deserializer reads them as CAF reads a vector.
+BOOST_AUTO_TEST_CASE(a_tensor_read_from_a_stream_deserializer_has_its_bytes) {
+  auto x = make_tensor<int32_t>({2, 2}, {1, -2, 3, -4});
+  std::vector<char> buf;
+  {
+    caf::containerbuf<std::vector<char>> out{buf};
+    caf::stream_serializer<caf::containerbuf<std::vector<char>>&> sink{sys,
+                                                                       out};
+    BOOST_REQUIRE(!sink(x));
+  }
+  caf::charbuf in{buf.data(), buf.size()};
+  caf::stream_deserializer<caf::charbuf&> source{sys, in};
+  tensor out;
+  BOOST_REQUIRE(!source(out));
+  BOOST_TEST(out.data == x.data);
+  BOOST_TEST(out.shape == x.shape);
+}
+
+// A count of bytes past the end of the input is refused before anything is
+// allocated for it: a peer cannot make a process allocate 4 GiB with a
+// message of a few bytes (CAF writes counts of 32 bits).
+BOOST_AUTO_TEST_CASE(
+  a_tensor_claiming_more_bytes_than_the_input_holds_is_refused) {
+  auto x = make_tensor<float>({4}, {1, 2, 3, 4});
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  size_t claimed = std::numeric_limits<uint32_t>::max();
+  BOOST_REQUIRE(!sink(x.type, x.shape));
+  BOOST_REQUIRE(!sink.begin_sequence(claimed));
+  BOOST_REQUIRE(!sink.apply_raw(x.data.size(), x.data.data()));
+  tensor out;
+  caf::binary_deserializer source{sys, buf};
+  auto err = source(out);
+  BOOST_TEST((err == caf::sec::end_of_stream), sys.render(err));
+  BOOST_TEST(out.data.capacity() < claimed);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
