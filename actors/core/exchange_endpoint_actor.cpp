@@ -5,6 +5,8 @@
 #include <caf/event_based_actor.hpp>
 
 #include <epochrt/actors/core/exchange_hub.hpp>
+#include <epochrt/actors/detail/log.hpp>
+#include <epochrt/messages/error_text.hpp>
 #include <epochrt/messages/exchange_protocol.hpp>
 
 namespace epochrt {
@@ -22,6 +24,15 @@ caf::behavior endpoint_behavior(caf::event_based_actor* self,
   self->set_down_handler([weak](caf::down_msg& dm) {
     if (auto hub = weak.lock())
       hub->peer_down(dm.source, dm.reason);
+  });
+  // CAF's default for an error that comes as a message is to quit, and
+  // CAF sends one back for a message its receiver did not expect: one
+  // such answer from another process, or an error any peer sends, would
+  // stop the exchange of this process for good.
+  self->set_error_handler([self](caf::error& err) {
+    detail::log(self->system())
+      .warn("exchange: dropped an error that came as a message: {}",
+            error_text(err));
   });
   // Hands a message to the hub with the actor that sent it; a message
   // without a sender cannot be answered or checked, and is dropped.

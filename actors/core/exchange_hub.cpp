@@ -102,6 +102,10 @@ exchange_hub::make(caf::actor_system& sys, std::shared_ptr<worker_pool> pool,
     [weak](std::chrono::milliseconds delay, std::function<void()> fn) {
       if (auto hub = weak.lock())
         hub->after(delay, std::move(fn));
+    },
+    [weak](const caf::actor& peer) {
+      if (auto hub = weak.lock())
+        hub->watch_link(peer);
     });
   auto& context = result->context_;
   context.endpoint = result->endpoint_;
@@ -164,11 +168,14 @@ std::set<caf::actor> exchange_hub::peers_in_use() const {
 void exchange_hub::receive_link(const caf::actor& sender) {
   routes_->accepted(sender);
   // Its connection gone, its process is reached through the relay again.
+  watch_link(sender);
+}
+
+void exchange_hub::watch_link(const caf::actor& peer) {
   exchange_effects later;
   {
     annotated_mutex::guard guard{mtx_};
-    if (watched_.insert(sender.address()).second)
-      later.watch.push_back(sender);
+    watch(peer, later);
   }
   flush(later);
 }

@@ -79,17 +79,19 @@ bool carries_data(const caf::message& msg) {
 
 exchange_routes::exchange_routes(caf::actor_system& sys, caf::actor endpoint,
                                  const exchange_hub_options& options,
-                                 timer_fn after)
+                                 timer_fn after, watch_fn watch)
   : system_(sys), endpoint_(std::move(endpoint)), options_(options),
-    after_(std::move(after)), window_(options.relay_window_bytes) {
+    after_(std::move(after)), watch_(std::move(watch)),
+    window_(options.relay_window_bytes) {
   // nop
 }
 
 std::shared_ptr<exchange_routes>
 exchange_routes::make(caf::actor_system& sys, caf::actor endpoint,
-                      const exchange_hub_options& options, timer_fn after) {
-  return std::shared_ptr<exchange_routes>{
-    new exchange_routes(sys, std::move(endpoint), options, std::move(after))};
+                      const exchange_hub_options& options, timer_fn after,
+                      watch_fn watch) {
+  return std::shared_ptr<exchange_routes>{new exchange_routes(
+    sys, std::move(endpoint), options, std::move(after), std::move(watch))};
 }
 
 // -- as a relay
@@ -242,6 +244,10 @@ void exchange_routes::link_up(const caf::node_id& node, const caf::actor& peer,
   }
   detail::log(system_).info("exchange: connected directly to the daemon at {}",
                             address);
+  // Before anything goes over it: a run that sends over this connection
+  // and sees it close must fail, not wait for what was lost with it.
+  if (watch_)
+    watch_(peer);
   caf::send_as(endpoint_, peer, exchange_link_atom::value);
 }
 

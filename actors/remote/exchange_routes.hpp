@@ -89,11 +89,17 @@ public:
     uint64_t run = 0;
   };
 
+  /// Has the exchange watch another's endpoint (the hub's `watch`).
+  using watch_fn = std::function<void(const caf::actor&)>;
+
   /// Messages go as `endpoint`, the exchange's endpoint actor of `sys`.
-  /// `options` must outlive the routes.
+  /// `options` must outlive the routes. `watch` is called, with no lock
+  /// held, for the endpoint of each daemon a connection of its own opens
+  /// to: what goes over a connection that closes is lost, and only the
+  /// down of that endpoint's proxy tells the runs that sent over it.
   static std::shared_ptr<exchange_routes>
   make(caf::actor_system& sys, caf::actor endpoint,
-       const exchange_hub_options& options, timer_fn after);
+       const exchange_hub_options& options, timer_fn after, watch_fn watch);
 
   exchange_routes(const exchange_routes&) = delete;
   exchange_routes& operator=(const exchange_routes&) = delete;
@@ -159,7 +165,8 @@ public:
 
 private:
   exchange_routes(caf::actor_system& sys, caf::actor endpoint,
-                  const exchange_hub_options& options, timer_fn after);
+                  const exchange_hub_options& options, timer_fn after,
+                  watch_fn watch);
 
   void link_up(const caf::node_id& node, const caf::actor& peer,
                const std::string& address);
@@ -179,6 +186,7 @@ private:
   caf::actor endpoint_;
   const exchange_hub_options& options_;
   timer_fn after_;
+  watch_fn watch_;
 
   mutable annotated_mutex mtx_;
   // Daemons' exchanges reached through a relay, and that relay.

@@ -15,8 +15,10 @@
 #include <thread>
 #include <vector>
 
+#include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
 
 #include "test/actors/test_support.hpp"
 #include <epochrt/actors/core/exchange_hub.hpp>
@@ -291,6 +293,75 @@ BOOST_AUTO_TEST_CASE(a_run_that_sent_over_a_closed_link_loses_the_daemon) {
   hub->peer_down(other.address(), caf::exit_reason::remote_link_unreachable);
   BOOST_TEST(lost_with(wait, "the connection of its own"));
   hub->end(3, "n0", false);
+  hub->shutdown();
+}
+
+// Completes within 10 s or fails the test.
+void await_completion(const std::shared_ptr<exchange_wait>& wait) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!wait->completed() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  BOOST_REQUIRE(wait->completed());
+}
+
+// The daemon that opened a connection watches the other's endpoint too:
+// a run that sent over it and sees it close fails rather than wait for
+// what was lost with it. Before, only the side that accepted watched.
+BOOST_AUTO_TEST_CASE(a_run_that_sent_over_a_link_it_opened_sees_it_close) {
+  reachable = true;
+  // Stands for the other daemon's exchange. It expects nothing, and so
+  // answers what it gets with an error, as CAF does: the exchange here
+  // must outlive those answers.
+  auto peer = sys.spawn([]() -> caf::behavior {
+    return {[](int) {
+      // nop
+    }};
+  });
+  auto hub = make_hub(std::chrono::hours(1));
+  auto plan = plan_of(*hub);
+  plan.peers[1].endpoint = peer;
+  for (uint64_t run = 1; run <= 2; ++run) { // connects at run 2
+    BOOST_REQUIRE(!hub->begin(run, "n0", plan));
+    send_data(*hub, peer, run);
+    hub->end(run, "n0", false);
+  }
+  BOOST_REQUIRE(attempts.load() == 1);
+  auto wait = joined_all_reduce(*hub, plan, 3); // over the connection
+  // How CAF 0.17 tells of the connection closed: the proxy killed.
+  caf::anon_send_exit(peer, caf::exit_reason::remote_link_unreachable);
+  await_completion(wait);
+  BOOST_TEST(lost_with(wait, "the connection of its own"),
+             error_text(wait->outcome().error));
+  hub->end(3, "n0", false);
+  hub->shutdown();
+}
+
+// An error that comes as a message (CAF's answer to a message another
+// process did not expect, or one a peer sends on purpose) is dropped: by
+// CAF's default it would stop the endpoint, and with it every exchange of
+// the process.
+BOOST_AUTO_TEST_CASE(an_error_sent_to_the_exchange_does_not_stop_it) {
+  auto hub = make_hub(std::chrono::hours(1));
+  auto wait = joined_all_reduce(*hub, plan_of(*hub), 1);
+  caf::send_as(caf::actor{other.ptr()}, hub->endpoint(),
+               caf::make_error(caf::sec::unexpected_message));
+  // Still there: the down of the other daemon's exchange reaches the run.
+  auto peer = sys.spawn([]() -> caf::behavior {
+    return {[](int) {
+      // nop
+    }};
+  });
+  auto plan = plan_of(*hub);
+  plan.peers[1].endpoint = peer;
+  auto second = joined_all_reduce(*hub, plan, 2);
+  hub->receive_link(peer);
+  caf::anon_send_exit(peer, caf::exit_reason::user_shutdown);
+  await_completion(second);
+  BOOST_TEST(lost_with(second, "its exchange stopped"),
+             error_text(second->outcome().error));
+  hub->end(1, "n0", false);
+  hub->end(2, "n0", false);
+  BOOST_TEST(wait->completed());
   hub->shutdown();
 }
 
