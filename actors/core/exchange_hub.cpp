@@ -102,10 +102,6 @@ exchange_hub::make(caf::actor_system& sys, std::shared_ptr<worker_pool> pool,
     [weak](std::chrono::milliseconds delay, std::function<void()> fn) {
       if (auto hub = weak.lock())
         hub->after(delay, std::move(fn));
-    },
-    [weak](const caf::actor& peer) {
-      if (auto hub = weak.lock())
-        hub->watch_link(peer);
     });
   auto& context = result->context_;
   context.endpoint = result->endpoint_;
@@ -168,14 +164,10 @@ std::set<caf::actor> exchange_hub::peers_in_use() const {
 void exchange_hub::receive_link(const caf::actor& sender) {
   routes_->accepted(sender);
   // Its connection gone, its process is reached through the relay again.
-  watch_link(sender);
-}
-
-void exchange_hub::watch_link(const caf::actor& peer) {
   exchange_effects later;
   {
     annotated_mutex::guard guard{mtx_};
-    watch(peer, later);
+    watch(sender, later);
   }
   flush(later);
 }
@@ -338,8 +330,15 @@ caf::error exchange_hub::begin(uint64_t run, const std::string& node,
       auto& relay = st->plan().relay;
       bool relayed = relay && relay != endpoint_;
       if (relayed) {
-        routes_->choose(st->plan(), peers_in_use(), later.links);
+        // A run that sends over a connection of its own watches the
+        // exchange it sends to, whichever side opened the connection: what
+        // goes over a connection that closes is lost, and only the down of
+        // that exchange's proxy tells the run.
+        std::vector<caf::actor> direct;
+        routes_->choose(st->plan(), peers_in_use(), later.links, direct);
         watch(relay, later);
+        for (auto& peer : direct)
+          watch(peer, later);
       }
       runs_.emplace(run, std::move(*fresh));
       for (auto& peer : st->plan().peers)

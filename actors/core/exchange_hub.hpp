@@ -217,9 +217,6 @@ private:
   // Has the endpoint watch `x`, another process's exchange, once.
   void watch(const caf::actor& x, exchange_effects& later)
     EPOCHRT_REQUIRES(mtx_);
-  // The same, for the exchange of a daemon a connection of its own links
-  // this process to, whichever side opened it.
-  void watch_link(const caf::actor& peer);
   // put, take or close of a task of this process (exchange_run::channel_op).
   void channel_op(uint64_t run, const task_ref& from, uint64_t op,
                   channel_op_kind kind, const std::string& channel_name,

@@ -79,19 +79,17 @@ bool carries_data(const caf::message& msg) {
 
 exchange_routes::exchange_routes(caf::actor_system& sys, caf::actor endpoint,
                                  const exchange_hub_options& options,
-                                 timer_fn after, watch_fn watch)
+                                 timer_fn after)
   : system_(sys), endpoint_(std::move(endpoint)), options_(options),
-    after_(std::move(after)), watch_(std::move(watch)),
-    window_(options.relay_window_bytes) {
+    after_(std::move(after)), window_(options.relay_window_bytes) {
   // nop
 }
 
 std::shared_ptr<exchange_routes>
 exchange_routes::make(caf::actor_system& sys, caf::actor endpoint,
-                      const exchange_hub_options& options, timer_fn after,
-                      watch_fn watch) {
-  return std::shared_ptr<exchange_routes>{new exchange_routes(
-    sys, std::move(endpoint), options, std::move(after), std::move(watch))};
+                      const exchange_hub_options& options, timer_fn after) {
+  return std::shared_ptr<exchange_routes>{
+    new exchange_routes(sys, std::move(endpoint), options, std::move(after))};
 }
 
 // -- as a relay
@@ -114,7 +112,8 @@ bool exchange_routes::relays_for(const caf::actor_addr& peer) const {
 
 void exchange_routes::choose(const exchange_plan& plan,
                              const std::set<caf::actor>& in_use,
-                             std::vector<exchange_peer>& links) {
+                             std::vector<exchange_peer>& links,
+                             std::vector<caf::actor>& direct) {
   auto& relay = plan.relay;
   std::string own;
   for (auto& peer : plan.peers)
@@ -129,6 +128,8 @@ void exchange_routes::choose(const exchange_plan& plan,
     if (direct_nodes_.count(peer.endpoint.node()) > 0) {
       if (in_use.count(peer.endpoint) == 0)
         direct_endpoints_.insert(addr);
+      if (direct_endpoints_.count(addr) > 0 && !is_purged(peer.endpoint))
+        direct.push_back(peer.endpoint);
       continue;
     }
     direct_endpoints_.erase(addr);
@@ -244,10 +245,6 @@ void exchange_routes::link_up(const caf::node_id& node, const caf::actor& peer,
   }
   detail::log(system_).info("exchange: connected directly to the daemon at {}",
                             address);
-  // Before anything goes over it: a run that sends over this connection
-  // and sees it close must fail, not wait for what was lost with it.
-  if (watch_)
-    watch_(peer);
   caf::send_as(endpoint_, peer, exchange_link_atom::value);
 }
 

@@ -89,17 +89,11 @@ public:
     uint64_t run = 0;
   };
 
-  /// Has the exchange watch another's endpoint (the hub's `watch`).
-  using watch_fn = std::function<void(const caf::actor&)>;
-
   /// Messages go as `endpoint`, the exchange's endpoint actor of `sys`.
-  /// `options` must outlive the routes. `watch` is called, with no lock
-  /// held, for the endpoint of each daemon a connection of its own opens
-  /// to: what goes over a connection that closes is lost, and only the
-  /// down of that endpoint's proxy tells the runs that sent over it.
+  /// `options` must outlive the routes.
   static std::shared_ptr<exchange_routes>
   make(caf::actor_system& sys, caf::actor endpoint,
-       const exchange_hub_options& options, timer_fn after, watch_fn watch);
+       const exchange_hub_options& options, timer_fn after);
 
   exchange_routes(const exchange_routes&) = delete;
   exchange_routes& operator=(const exchange_routes&) = delete;
@@ -118,9 +112,12 @@ public:
   /// Chooses the routes of a run's peers as the run begins: to each other
   /// daemon's exchange, direct when connected and not used by another run
   /// (`in_use`: the exchanges the runs under way here use), else the
-  /// relay. Appends to `links` the daemons to open a connection to.
+  /// relay. Appends to `links` the daemons to open a connection to, and to
+  /// `direct` the exchanges reached over a connection of its own (never a
+  /// proxy CAF killed: messages to one go through the relay).
   void choose(const exchange_plan& plan, const std::set<caf::actor>& in_use,
-              std::vector<exchange_peer>& links);
+              std::vector<exchange_peer>& links,
+              std::vector<caf::actor>& direct);
 
   /// Drops the routes of an ended run's peers that no run under way uses
   /// (`in_use`), so that a daemon serving job after job keeps none of the
@@ -165,8 +162,7 @@ public:
 
 private:
   exchange_routes(caf::actor_system& sys, caf::actor endpoint,
-                  const exchange_hub_options& options, timer_fn after,
-                  watch_fn watch);
+                  const exchange_hub_options& options, timer_fn after);
 
   void link_up(const caf::node_id& node, const caf::actor& peer,
                const std::string& address);
@@ -186,7 +182,6 @@ private:
   caf::actor endpoint_;
   const exchange_hub_options& options_;
   timer_fn after_;
-  watch_fn watch_;
 
   mutable annotated_mutex mtx_;
   // Daemons' exchanges reached through a relay, and that relay.
